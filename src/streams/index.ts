@@ -1,0 +1,19 @@
+export {
+  DemandGate,
+  demandFromLevel,
+  type HoldWhilePausedOptions,
+  holdWhilePaused,
+  type Watermarks,
+} from "./backpressure.js";
+export { elementLimit } from "./elementLimit.js";
+export { errorFrame } from "./errorFrame.js";
+export {
+  ElementLimitExceededError,
+  endReasonOf,
+  IdleTimeoutError,
+  SlowConsumerError,
+  type StreamEndReason,
+  StreamPolicyError,
+} from "./errors.js";
+export { type IdleTimeoutOptions, idleTimeout, idleTimeoutError } from "./idleTimeout.js";
+export { type StreamEnd, streamEnd } from "./streamEnd.js";
