@@ -1,0 +1,75 @@
+/**
+ * Typed errors of the Daml-LF library. Callers branch on `code` (or on the class), never
+ * on message text; the messages are written for the person reading a 400 response or a log.
+ */
+
+export type ArchiveErrorCode =
+  /** Bytes are not a protobuf Archive / ArchivePayload / Package. */
+  | "malformed-archive"
+  /** The SHA-256 of the payload is not the archive's `hash`. */
+  | "hash-mismatch"
+  /** LF 1, an unknown LF 2 minor, or a payload without package. */
+  | "unsupported-version"
+  /** The package decodes but breaks an LF rule (bad interning index, missing metadata...). */
+  | "malformed-package";
+
+export class LfArchiveError extends Error {
+  override readonly name = "LfArchiveError";
+  constructor(
+    readonly code: ArchiveErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export type DarErrorCode =
+  | "not-a-zip"
+  | "missing-manifest"
+  | "malformed-manifest"
+  | "missing-main-dalf"
+  | "unsupported-format"
+  | "missing-entry";
+
+export class DarError extends Error {
+  override readonly name = "DarError";
+  constructor(
+    readonly code: DarErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A package definition that cannot be written as a valid archive. */
+export class LfEncodeError extends Error {
+  override readonly name = "LfEncodeError";
+}
+
+/** The signature lookup does not know a type the value needs (the caller may fetch the package). */
+export class SignatureNotFoundError extends Error {
+  override readonly name = "SignatureNotFoundError";
+  constructor(
+    readonly what: "data type" | "template" | "interface" | "choice",
+    readonly id: string,
+  ) {
+    super(`unknown ${what} ${id}`);
+  }
+}
+
+/**
+ * A Daml value that does not match its type. `path` is the JSON path of the fault (rooted at
+ * what the caller passed, e.g. `createArguments.shape.value.width`), `detail` the reason;
+ * the message is `path: detail`.
+ */
+export class ValueCodecError extends Error {
+  override readonly name = "ValueCodecError";
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+  ) {
+    super(path === "" ? detail : `${path}: ${detail}`);
+  }
+}
