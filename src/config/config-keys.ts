@@ -1,0 +1,60 @@
+/**
+ * Every configuration key the gateway knows, with its type and default. Key names follow
+ * Canton's JSON API (`server.port`, `websocket-config.http-list-wait-time`) so an operator's
+ * knowledge carries over. Adding a key here makes it settable from file, env and CLI.
+ */
+export type KeyType =
+  | { kind: "string" }
+  | { kind: "int"; min: number; max: number }
+  | { kind: "bool" }
+  | { kind: "duration" }
+  | { kind: "ledger" }
+  | { kind: "enum"; values: readonly string[] };
+
+export interface KeySpec {
+  readonly type: KeyType;
+  readonly default: string | number | boolean | undefined;
+  readonly doc: string;
+}
+
+const int = (min: number, max: number): KeyType => ({ kind: "int", min, max });
+
+export const CONFIG_KEYS = {
+  "server.address": { type: { kind: "string" }, default: "127.0.0.1", doc: "address to listen on" },
+  "server.port": { type: int(0, 65535), default: 7575, doc: "port to listen on; 0 picks an ephemeral port" },
+  "server.path-prefix": { type: { kind: "string" }, default: "", doc: "prefix of every route, e.g. /api" },
+  "server.request-timeout": { type: { kind: "duration" }, default: "20s", doc: "deadline of unary ledger calls" },
+  "server.max-body-bytes": {
+    type: int(1, 2 ** 31 - 1),
+    default: 64 * 1024 * 1024,
+    doc: "largest request body accepted (DAR uploads included)",
+  },
+  "websocket-config.http-list-max-elements-limit": {
+    type: int(1, 2 ** 31 - 1),
+    default: 1024,
+    doc: "most elements an HTTP list twin of a stream returns; more is a 413",
+  },
+  "websocket-config.http-list-wait-time": {
+    type: { kind: "duration" },
+    default: "1s",
+    doc: "how long an HTTP list twin waits for the next element",
+  },
+  "ledger.target": {
+    type: { kind: "ledger" },
+    default: "embedded",
+    doc: "`embedded` (sandbox participant started with the gateway) or HOST:PORT of a gRPC Ledger API",
+  },
+  "ledger.tls.enabled": { type: { kind: "bool" }, default: false, doc: "use TLS to the ledger" },
+  "ledger.tls.ca-cert": { type: { kind: "string" }, default: undefined, doc: "PEM file of the ledger's CA" },
+  "ledger.tls.client-cert": { type: { kind: "string" }, default: undefined, doc: "PEM client certificate (mTLS)" },
+  "ledger.tls.client-key": { type: { kind: "string" }, default: undefined, doc: "PEM client key (mTLS)" },
+  "sandbox.port": { type: int(0, 65535), default: 0, doc: "gRPC port of the embedded sandbox; 0 = ephemeral" },
+  "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
+  "log.level": {
+    type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },
+    default: "info",
+    doc: "log level",
+  },
+} as const satisfies Record<string, KeySpec>;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;

@@ -1,0 +1,27 @@
+/** The one typed configuration object, built once at start-up (see load-config.ts). */
+export type LedgerTarget =
+  | { kind: "embedded"; sandboxPort: number }
+  | {
+      kind: "remote";
+      host: string;
+      port: number;
+      tls?: { caCert?: string; clientCert?: string; clientKey?: string };
+    };
+
+export interface GatewayConfig {
+  server: {
+    address: string;
+    port: number;
+    /** Normalised: empty, or starting with `/` and not ending with one. */
+    pathPrefix: string;
+    requestTimeoutMs: number;
+    maxBodyBytes: number;
+  };
+  websocket: {
+    httpListMaxElementsLimit: number;
+    httpListWaitTimeMs: number;
+  };
+  ledger: LedgerTarget;
+  metrics: { enabled: boolean };
+  log: { level: string };
+}

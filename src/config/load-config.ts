@@ -1,0 +1,240 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
+import type { GatewayConfig, LedgerTarget } from "./gateway-config.js";
+
+/** A configuration mistake, reported at start-up with the source that made it. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Value = string | number | boolean;
+type Settings = Partial<Record<ConfigKey, Value>>;
+
+/** Short CLI flags for the keys one sets most. */
+const FLAG_ALIASES: Record<string, ConfigKey> = {
+  port: "server.port",
+  address: "server.address",
+  ledger: "ledger.target",
+  "path-prefix": "server.path-prefix",
+};
+
+export const ENV_PREFIX = "LEDGER_GATEWAY_";
+
+export function envName(key: ConfigKey): string {
+  return ENV_PREFIX + key.toUpperCase().replace(/[.-]/g, "_");
+}
+
+export interface ConfigSources {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  readFile?: (path: string) => string;
+}
+
+/**
+ * Builds the configuration from defaults, then a YAML/JSON file (`--config F`), then
+ * `LEDGER_GATEWAY_*` environment variables, then CLI flags: later sources win.
+ */
+export function loadConfig(sources: ConfigSources): GatewayConfig {
+  const { configFile, flags } = parseArgs(sources.argv);
+  const settings: Settings = {};
+  if (configFile !== undefined) {
+    const text = readConfigFile(configFile, sources.readFile);
+    Object.assign(settings, fromFile(text, configFile));
+  }
+  Object.assign(settings, fromEnv(sources.env));
+  Object.assign(settings, flags);
+  return build(settings);
+}
+
+function readConfigFile(path: string, readFile = (p: string) => readFileSync(p, "utf8")): string {
+  try {
+    return readFile(path);
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+}
+
+function parseArgs(argv: readonly string[]): { configFile?: string; flags: Settings } {
+  const flags: Settings = {};
+  let configFile: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument '${arg}' (see --help)`);
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError(`flag --${name} needs a value`);
+    if (name === "config") {
+      configFile = value;
+      continue;
+    }
+    const key = FLAG_ALIASES[name] ?? name;
+    flags[checkKey(key, `flag --${name}`)] = coerce(checkKey(key, `flag --${name}`), value, `flag --${name}`);
+  }
+  return configFile === undefined ? { flags } : { configFile, flags };
+}
+
+function fromFile(text: string, path: string): Settings {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid YAML or JSON: ${(error as Error).message}`);
+  }
+  if (document === null || document === undefined) return {};
+  if (typeof document !== "object" || Array.isArray(document)) {
+    throw new ConfigError(`config file ${path} must hold an object of settings`);
+  }
+  const settings: Settings = {};
+  for (const [dotted, value] of flatten(document as Record<string, unknown>)) {
+    const key = checkKey(dotted, `config file ${path}`);
+    settings[key] = coerce(key, value, `config file ${path}`);
+  }
+  return settings;
+}
+
+/** Nested objects become dotted keys; a leaf may also be written dotted (`server.port: 1`). */
+function flatten(object: Record<string, unknown>, prefix = ""): [string, unknown][] {
+  return Object.entries(object).flatMap(([name, value]) => {
+    const key = prefix + name;
+    if (value !== null && typeof value === "object" && !Array.isArray(value) && !(key in CONFIG_KEYS)) {
+      return flatten(value as Record<string, unknown>, `${key}.`);
+    }
+    return [[key, value] as [string, unknown]];
+  });
+}
+
+function fromEnv(env: ConfigSources["env"]): Settings {
+  const byEnvName = new Map((Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => [envName(key), key]));
+  const settings: Settings = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    const key = byEnvName.get(name);
+    if (key === undefined) throw new ConfigError(`unknown environment variable ${name}`);
+    settings[key] = coerce(key, value, `environment variable ${name}`);
+  }
+  return settings;
+}
+
+function checkKey(key: string, source: string): ConfigKey {
+  if (key in CONFIG_KEYS) return key as ConfigKey;
+  const known = Object.keys(CONFIG_KEYS).join(", ");
+  throw new ConfigError(`unknown configuration key '${key}' in ${source}; known keys: ${known}`);
+}
+
+function coerce(key: ConfigKey, raw: unknown, source: string): Value {
+  const type: KeyType = CONFIG_KEYS[key].type;
+  const bad = (expected: string) =>
+    new ConfigError(`bad value ${JSON.stringify(raw)} for ${key} in ${source}: expected ${expected}`);
+  switch (type.kind) {
+    case "string":
+      if (typeof raw !== "string") throw bad("a string");
+      return raw;
+    case "int": {
+      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
+      if (!Number.isInteger(n) || n < type.min || n > type.max) throw bad(`an integer from ${type.min} to ${type.max}`);
+      return n;
+    }
+    case "bool":
+      if (typeof raw === "boolean") return raw;
+      if (raw === "true" || raw === "false") return raw === "true";
+      throw bad("true or false");
+    case "duration":
+      if (typeof raw !== "string" || parseDuration(raw) === undefined) throw bad("a duration such as 500ms, 1s, 2m");
+      return raw;
+    case "ledger":
+      if (typeof raw !== "string" || parseLedger(raw) === undefined) throw bad("`embedded` or HOST:PORT");
+      return raw;
+    case "enum":
+      if (typeof raw !== "string" || !type.values.includes(raw)) throw bad(`one of ${type.values.join(", ")}`);
+      return raw;
+  }
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  millis: 1,
+  milliseconds: 1,
+  s: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+};
+
+/** Milliseconds of `500ms`, `1s`, `2 minutes` (Canton's HOCON durations); undefined if malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$/.exec(text);
+  if (!match) return undefined;
+  const unit = DURATION_UNITS[match[2] as string];
+  return unit === undefined ? undefined : Number(match[1]) * unit;
+}
+
+function parseLedger(text: string): { host: string; port: number } | "embedded" | undefined {
+  if (text === "embedded") return "embedded";
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  return match && port > 0 && port < 65536 ? { host: match[1] as string, port } : undefined;
+}
+
+function build(settings: Settings): GatewayConfig {
+  const get = <K extends ConfigKey>(key: K): Value | undefined => settings[key] ?? CONFIG_KEYS[key].default;
+  const str = (key: ConfigKey) => get(key) as string;
+  const num = (key: ConfigKey) => get(key) as number;
+  const optional = (key: ConfigKey) => get(key) as string | undefined;
+
+  const target = parseLedger(str("ledger.target"));
+  let ledger: LedgerTarget;
+  if (target === "embedded" || target === undefined) {
+    ledger = { kind: "embedded", sandboxPort: num("sandbox.port") };
+  } else {
+    ledger = { kind: "remote", host: target.host, port: target.port };
+    if (get("ledger.tls.enabled") === true) {
+      ledger.tls = {};
+      const ca = optional("ledger.tls.ca-cert");
+      const cert = optional("ledger.tls.client-cert");
+      const key = optional("ledger.tls.client-key");
+      if (ca !== undefined) ledger.tls.caCert = ca;
+      if (cert !== undefined) ledger.tls.clientCert = cert;
+      if (key !== undefined) ledger.tls.clientKey = key;
+    }
+  }
+  return {
+    server: {
+      address: str("server.address"),
+      port: num("server.port"),
+      pathPrefix: normalisePrefix(str("server.path-prefix")),
+      requestTimeoutMs: parseDuration(str("server.request-timeout")) as number,
+      maxBodyBytes: num("server.max-body-bytes"),
+    },
+    websocket: {
+      httpListMaxElementsLimit: num("websocket-config.http-list-max-elements-limit"),
+      httpListWaitTimeMs: parseDuration(str("websocket-config.http-list-wait-time")) as number,
+    },
+    ledger,
+    metrics: { enabled: get("metrics.enabled") as boolean },
+    log: { level: str("log.level") },
+  };
+}
+
+function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+|\/+$/g, "");
+  return trimmed === "" ? "" : `/${trimmed}`;
+}
+
+/** The flags and keys, for --help. */
+export function describeKeys(): string {
+  return (Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][])
+    .map(([key, spec]) => {
+      const alias = Object.entries(FLAG_ALIASES).find(([, k]) => k === key)?.[0];
+      const flag = alias ? `--${alias}, --${key}` : `--${key}`;
+      const def = spec.default === undefined ? "" : ` (default ${JSON.stringify(spec.default)})`;
+      return `  ${flag}\n      ${spec.doc}${def}; env ${envName(key)}`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,76 @@
+import type { ProtoJsonCodec } from "../codec/proto-json.js";
+import type { LedgerClient } from "../ledger/ledger-client.js";
+import type { LedgerApiProtos } from "../proto/ledger-api-protos.js";
+import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";
+
+/** What every route handler may use. */
+export interface RouteDeps {
+  ledger: LedgerClient;
+  codec: ProtoJsonCodec;
+  protos: LedgerApiProtos;
+}
+
+export interface GrpcRouteSpec {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  tag: string;
+  /** Relative to com.daml.ledger.api.v2, e.g. `admin.PartyManagementService`. */
+  service: string;
+  rpc: string;
+  pathParams?: ParamSpec[];
+  query?: ParamSpec[];
+  /** JSON body schema; by default the body is the gRPC request itself. */
+  body?: BodySpec;
+  /** Component schema of the answer (for the docs). */
+  responseSchema: string;
+  /** Builds the gRPC request (proto-loader shape); default: the body through the codec. */
+  toRequest?: (ctx: RequestContext, fromJson: (json: unknown) => unknown) => unknown;
+  deprecated?: boolean;
+}
+
+const API_PACKAGE = "com.daml.ledger.api.v2";
+
+/**
+ * A route that is one unary gRPC call: JSON body/params -> request -> call with the caller's
+ * token -> response -> JSON, all through the reflection codec.
+ */
+export function grpcRoute(deps: RouteDeps, spec: GrpcRouteSpec): Route {
+  const service = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`);
+  const rpc = service.methods[spec.rpc];
+  if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) {
+    throw new Error(`unknown gRPC method ${spec.service}/${spec.rpc}`);
+  }
+  const requestType = rpc.resolvedRequestType.fullName.slice(1);
+  const responseType = rpc.resolvedResponseType.fullName.slice(1);
+  const fromJson = (json: unknown) => deps.codec.fromJson(requestType, json ?? {});
+  const toRequest = spec.toRequest ?? ((ctx: RequestContext) => fromJson(ctx.body));
+  return {
+    method: spec.method,
+    path: spec.path,
+    operationId: operationId(spec.method, spec.path),
+    summary: spec.summary,
+    tag: spec.tag,
+    ...(spec.pathParams ? { pathParams: spec.pathParams } : {}),
+    ...(spec.query ? { query: spec.query } : {}),
+    ...(spec.body ? { body: spec.body } : {}),
+    ...(spec.deprecated ? { deprecated: true } : {}),
+    response: { kind: "json", schema: spec.responseSchema },
+    auth: "token",
+    handle: async (ctx): Promise<Answer> => {
+      const request = toRequest(ctx, fromJson) as object;
+      const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
+      return { kind: "json", body: deps.codec.toJson(responseType, response) };
+    },
+  };
+}
+
+/** Canton's operation ids: `getV2PartiesParticipant-id`, `patchV2PartiesParty`. */
+export function operationId(method: HttpMethod, path: string): string {
+  const segments = path
+    .split("/")
+    .filter((s) => s !== "")
+    .map((s) => s.replace(/^\{(.+)\}$/, "$1"))
+    .map((s) => s.charAt(0).toUpperCase() + s.slice(1));
+  return method.toLowerCase() + segments.join("");
+}

@@ -1,0 +1,212 @@
+import type { Logger } from "pino";
+import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
+import { bearerToken, decodeTokenClaims } from "../auth/bearer-token.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { ERROR_CATEGORIES } from "../proto/error-categories.js";
+import { BodyTooLargeError, readBody } from "./body-reader.js";
+import type { BodyValidator } from "./body-validator.js";
+import { type ErrorAnswer, errorAnswer, gatewayError, InvalidValueError, missingTokenError } from "./error-mapping.js";
+import { PathMatcher } from "./path-matcher.js";
+import { parsePathParams, parseQuery } from "./query-params.js";
+import type { Answer, HttpMethod, RequestContext, Route } from "./route.js";
+
+export interface HttpAppOptions {
+  routes: readonly Route[];
+  pathPrefix: string;
+  maxBodyBytes: number;
+  validator: BodyValidator;
+  metrics?: GatewayMetrics;
+  log: Logger;
+}
+
+const METHODS = new Set<string>(["GET", "POST", "PATCH", "PUT", "DELETE"]);
+
+/**
+ * Serves the route table on a uWS app. One straight line per request:
+ * match -> token -> body -> parse path/query -> validate -> handler -> answer; any failure
+ * on the way becomes an answer through error-mapping.
+ */
+export interface HttpRoutesHandle {
+  /** Requests received and not yet answered (for a draining shutdown). */
+  inFlight(): number;
+}
+
+export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
+  for (const route of options.routes) if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
+  const matcher = new PathMatcher(options.routes, options.pathPrefix);
+  const counter = { inFlight: 0 };
+  app.any("/*", (res, req) => serve(res, req, matcher, options, counter));
+  return { inFlight: () => counter.inFlight };
+}
+
+interface Exchange {
+  readonly res: HttpResponse;
+  readonly head: boolean;
+  readonly started: bigint;
+  aborted: boolean;
+  readonly abort: AbortController;
+  readonly done: () => void;
+}
+
+function serve(
+  res: HttpResponse,
+  req: HttpRequest,
+  matcher: PathMatcher,
+  options: HttpAppOptions,
+  counter: { inFlight: number },
+): void {
+  // Everything from `req` must be read now: uWS frees it when this function returns.
+  const rawMethod = req.getCaseSensitiveMethod().toUpperCase();
+  const head = rawMethod === "HEAD";
+  const method = (head ? "GET" : rawMethod) as HttpMethod;
+  const url = req.getUrl();
+  const rawQuery = req.getQuery() ?? "";
+  const authorization = req.getHeader("authorization");
+  const exchange: Exchange = {
+    res,
+    head,
+    started: process.hrtime.bigint(),
+    aborted: false,
+    abort: new AbortController(),
+    done: () => {
+      counter.inFlight--;
+      options.metrics?.httpInFlight.dec();
+    },
+  };
+  counter.inFlight++;
+  options.metrics?.httpInFlight.inc();
+  res.onAborted(() => {
+    exchange.aborted = true;
+    exchange.abort.abort();
+  });
+
+  const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
+  if (match.kind !== "found") {
+    const status = match.kind === "method-not-allowed" ? 405 : 404;
+    const error = gatewayError(
+      ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+      status === 405 ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
+      status === 405 ? `Method ${rawMethod} is not allowed here` : `No endpoint at ${rawMethod} ${url}`,
+    );
+    finish(exchange, { kind: "json", status, body: error.body }, "unmatched", rawMethod, options);
+    return;
+  }
+  const { route } = match;
+  const token = bearerToken(authorization);
+  // Every /v2 endpoint needs a token, even on an unsecured ledger; docs and probes do not.
+  const body = route.body ? readBody(res, options.maxBodyBytes) : Promise.resolve(undefined);
+  if (route.auth === "token" && token === undefined) {
+    body.catch(() => undefined);
+    fail(exchange, missingTokenError(), route, options);
+    return;
+  }
+  body
+    .then(async (raw) => {
+      const ctx: RequestContext = {
+        path: parsePathParams(match.path, route.pathParams),
+        query: parseQuery(rawQuery, route.query),
+        body: decodeBody(route, raw, options.validator),
+        token,
+        signal: exchange.abort.signal,
+      };
+      if (token !== undefined && options.log.isLevelEnabled("debug")) {
+        options.log.debug({ route: route.path, method, user: decodeTokenClaims(token)?.subject }, "request");
+      }
+      return route.handle(ctx);
+    })
+    .then(
+      (answer) => finish(exchange, answer, route.path, method, options),
+      (error: unknown) => fail(exchange, error, route, options),
+    );
+}
+
+function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValidator): unknown {
+  if (!route.body || raw === undefined) return undefined;
+  if (route.body.kind === "bytes") return raw;
+  // Content-Type is not looked at: Canton's own TypeScript client sends none.
+  let json: unknown;
+  try {
+    json = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
+  } catch (error) {
+    throw new InvalidValueError("body", (error as Error).message);
+  }
+  if (json === undefined) throw new InvalidValueError("body", "missing");
+  validator.validate(route.body.schema, json);
+  return json;
+}
+
+function fail(exchange: Exchange, error: unknown, route: Route, options: HttpAppOptions): void {
+  let answer: ErrorAnswer;
+  if (error instanceof BodyTooLargeError) {
+    const tooLarge = gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", error.message);
+    answer = { kind: "json", status: 413, body: tooLarge.body };
+  } else {
+    answer = errorAnswer(error);
+  }
+  if (answer.kind === "json" && answer.status >= 500 && answer.body.code === "LEDGER_API_INTERNAL_ERROR") {
+    options.log.error({ err: error, route: route.path }, "request failed in the gateway");
+  }
+  const http: Answer =
+    answer.kind === "text"
+      ? { kind: "text", status: answer.status, text: answer.text }
+      : { kind: "json", status: answer.status, body: answer.body };
+  finish(exchange, http, route.path, route.method, options);
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: "200 OK",
+  400: "400 Bad Request",
+  401: "401 Unauthorized",
+  403: "403 Forbidden",
+  404: "404 Not Found",
+  405: "405 Method Not Allowed",
+  409: "409 Conflict",
+  413: "413 Payload Too Large",
+  429: "429 Too Many Requests",
+  499: "499 Client Closed Request",
+  500: "500 Internal Server Error",
+  501: "501 Not Implemented",
+  503: "503 Service Unavailable",
+  504: "504 Gateway Timeout",
+};
+
+function finish(exchange: Exchange, answer: Answer, routeLabel: string, method: string, options: HttpAppOptions): void {
+  const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
+  const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
+  options.metrics?.recordHttp(routeLabel, method, status, seconds);
+  exchange.done();
+  if (exchange.aborted) return;
+  const { res } = exchange;
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
+    switch (answer.kind) {
+      case "json":
+        send(exchange, "application/json", JSON.stringify(answer.body));
+        break;
+      case "json-text":
+        send(exchange, "application/json", answer.text);
+        break;
+      case "text":
+        send(exchange, "text/plain; charset=utf-8", answer.text);
+        break;
+      case "bytes":
+        for (const [name, value] of Object.entries(answer.headers)) res.writeHeader(name, value);
+        send(exchange, "application/octet-stream", answer.body);
+        break;
+      case "empty":
+        if (exchange.head) res.endWithoutBody(0);
+        else res.end();
+        break;
+    }
+  });
+}
+
+function send(exchange: Exchange, contentType: string, body: string | Uint8Array): void {
+  const { res } = exchange;
+  res.writeHeader("Content-Type", contentType);
+  if (exchange.head) {
+    res.endWithoutBody(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+  } else {
+    res.end(body);
+  }
+}

@@ -1,0 +1,31 @@
+import type { WsChannelDoc } from "../docs/asyncapi-document.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { SchemaComponents } from "./body-validator.js";
+import type { RouteDeps } from "./grpc-route.js";
+import type { Route } from "./route.js";
+import { docsRoutes } from "./routes/docs-routes.js";
+import { partyRoutes } from "./routes/party-routes.js";
+import { probeRoutes } from "./routes/probe-routes.js";
+import { stateRoutes } from "./routes/state-routes.js";
+import { versionRoutes } from "./routes/version-routes.js";
+
+export interface RouteTableOptions {
+  deps: RouteDeps;
+  metrics: GatewayMetrics | undefined;
+  components: SchemaComponents;
+  wsChannels: readonly WsChannelDoc[];
+  pathPrefix: string;
+}
+
+/** Every HTTP endpoint of the gateway, in one list. */
+export function routeTable(options: RouteTableOptions): Route[] {
+  const { deps } = options;
+  const routes: Route[] = [
+    ...probeRoutes(deps.ledger, options.metrics),
+    ...versionRoutes(deps),
+    ...stateRoutes(deps),
+    ...partyRoutes(deps),
+  ];
+  routes.push(...docsRoutes(() => routes, options.wsChannels, options.components, options.pathPrefix));
+  return routes;
+}

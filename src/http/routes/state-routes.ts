@@ -1,0 +1,46 @@
+import { grpcRoute, type RouteDeps } from "../grpc-route.js";
+import type { Route } from "../route.js";
+
+export function stateRoutes(deps: RouteDeps): Route[] {
+  return [
+    grpcRoute(deps, {
+      method: "GET",
+      path: "/v2/state/ledger-end",
+      summary: "The offset of the participant's ledger end",
+      tag: "State",
+      service: "StateService",
+      rpc: "GetLedgerEnd",
+      responseSchema: "GetLedgerEndResponse",
+      toRequest: () => ({}),
+    }),
+    grpcRoute(deps, {
+      method: "GET",
+      path: "/v2/state/latest-pruned-offsets",
+      summary: "The offsets up to which the participant has pruned",
+      tag: "State",
+      service: "StateService",
+      rpc: "GetLatestPrunedOffsets",
+      responseSchema: "GetLatestPrunedOffsetsResponse",
+      toRequest: () => ({}),
+    }),
+    grpcRoute(deps, {
+      method: "GET",
+      path: "/v2/state/connected-synchronizers",
+      summary: "The synchronizers the participant is connected to, optionally for one party",
+      tag: "State",
+      service: "StateService",
+      rpc: "GetConnectedSynchronizers",
+      query: [
+        { name: "party", type: "string" },
+        { name: "participantId", type: "string" },
+        { name: "identityProviderId", type: "string" },
+      ],
+      responseSchema: "GetConnectedSynchronizersResponse",
+      toRequest: ({ query }) => ({
+        party: query.party ?? "",
+        participantId: query.participantId ?? "",
+        identityProviderId: query.identityProviderId ?? "",
+      }),
+    }),
+  ];
+}

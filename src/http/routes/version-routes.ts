@@ -1,0 +1,17 @@
+import { grpcRoute, type RouteDeps } from "../grpc-route.js";
+import type { Route } from "../route.js";
+
+export function versionRoutes(deps: RouteDeps): Route[] {
+  return [
+    grpcRoute(deps, {
+      method: "GET",
+      path: "/v2/version",
+      summary: "The version of the Ledger API and the features the participant supports",
+      tag: "Version",
+      service: "VersionService",
+      rpc: "GetLedgerApiVersion",
+      responseSchema: "GetLedgerApiVersionResponse",
+      toRequest: () => ({}),
+    }),
+  ];
+}

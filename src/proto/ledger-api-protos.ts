@@ -1,0 +1,82 @@
+import { readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { loadSync, type Options } from "@grpc/proto-loader";
+import protobuf from "protobufjs";
+import { PROTO_DIR } from "./project-root.js";
+
+/**
+ * How every gRPC message looks in JS, on both sides (gateway client and sandbox server).
+ * int64 as strings keeps Daml Int64 values and offsets exact; the JSON codec decides which
+ * of them become JSON numbers. `defaults` gives handlers complete objects; `oneofs` adds a
+ * virtual property naming the set case.
+ */
+export const PROTO_OPTIONS: Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  oneofs: true,
+  arrays: true,
+  objects: true,
+  includeDirs: [PROTO_DIR],
+};
+
+/** The proto files of the Ledger API v2 and google.rpc, relative to protos/. */
+export function ledgerApiProtoFiles(): string[] {
+  const roots = [join(PROTO_DIR, "com/daml/ledger/api/v2"), join(PROTO_DIR, "google/rpc")];
+  return roots.flatMap((root) => walk(root)).map((file) => relative(PROTO_DIR, file));
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return walk(path);
+    return entry.name.endsWith(".proto") ? [path] : [];
+  });
+}
+
+export interface LedgerApiProtos {
+  /** grpc-js constructors and service definitions, keyed by package path. */
+  readonly grpc: grpc.GrpcObject;
+  /** Reflection over the same files, for the JSON codec and status details. */
+  readonly root: protobuf.Root;
+  /** A service definition by fully qualified name, e.g. `com.daml.ledger.api.v2.VersionService`. */
+  service(fullName: string): grpc.ServiceDefinition;
+  /** A client constructor by fully qualified service name. */
+  client(fullName: string): grpc.ServiceClientConstructor;
+  /** A message type by fully qualified name. */
+  type(fullName: string): protobuf.Type;
+}
+
+let cached: LedgerApiProtos | undefined;
+
+/** Loads the protos once per process: parsing them takes a noticeable fraction of a second. */
+export function ledgerApiProtos(): LedgerApiProtos {
+  cached ??= load();
+  return cached;
+}
+
+function load(): LedgerApiProtos {
+  const files = ledgerApiProtoFiles();
+  const grpcObject = grpc.loadPackageDefinition(loadSync(files, PROTO_OPTIONS));
+  const root = new protobuf.Root();
+  // Well-known google/protobuf types come bundled with protobufjs; everything else is ours.
+  root.resolvePath = (_origin, target) => (target.startsWith("google/protobuf/") ? target : join(PROTO_DIR, target));
+  root.loadSync(files);
+  root.resolveAll();
+
+  const client = (fullName: string): grpc.ServiceClientConstructor => {
+    const found = fullName.split(".").reduce<unknown>((node, part) => (node as grpc.GrpcObject)?.[part], grpcObject);
+    if (typeof found !== "function" || !("service" in found)) throw new Error(`unknown gRPC service ${fullName}`);
+    return found as grpc.ServiceClientConstructor;
+  };
+  return {
+    grpc: grpcObject,
+    root,
+    client,
+    service: (fullName) => client(fullName).service,
+    type: (fullName) => root.lookupType(fullName),
+  };
+}

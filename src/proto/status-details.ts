@@ -1,0 +1,119 @@
+import type { Metadata } from "@grpc/grpc-js";
+import { ledgerApiProtos } from "./ledger-api-protos.js";
+
+/**
+ * The rich error model of the Ledger API: a google.rpc.Status carried in the
+ * `grpc-status-details-bin` trailer, its details packed as google.protobuf.Any. The sandbox
+ * writes it; the gateway reads it to build a JsCantonError. Shared so both agree on the wire.
+ */
+export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
+
+export interface ErrorInfo {
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+export interface RequestInfo {
+  requestId: string;
+  servingData: string;
+}
+export interface RetryInfo {
+  retryDelaySeconds: number;
+}
+export interface ResourceInfo {
+  resourceType: string;
+  resourceName: string;
+  owner: string;
+  description: string;
+}
+
+export interface StatusDetails {
+  code: number;
+  message: string;
+  errorInfos: ErrorInfo[];
+  requestInfos: RequestInfo[];
+  retryInfos: RetryInfo[];
+  resourceInfos: ResourceInfo[];
+}
+
+const TYPE_URL_PREFIX = "type.googleapis.com/";
+
+export function encodeStatusDetails(details: StatusDetails): Buffer {
+  const protos = ledgerApiProtos();
+  const pack = (typeName: string, value: object) => {
+    const type = protos.type(typeName);
+    return { typeUrl: TYPE_URL_PREFIX + typeName, value: type.encode(type.fromObject(value)).finish() };
+  };
+  const any = [
+    ...details.errorInfos.map((v) => pack("google.rpc.ErrorInfo", v)),
+    ...details.requestInfos.map((v) => pack("google.rpc.RequestInfo", v)),
+    ...details.retryInfos.map((v) =>
+      pack("google.rpc.RetryInfo", { retryDelay: durationOf(v.retryDelaySeconds) }),
+    ),
+    ...details.resourceInfos.map((v) => pack("google.rpc.ResourceInfo", v)),
+  ];
+  const status = protos.type("google.rpc.Status");
+  return Buffer.from(
+    status.encode(status.fromObject({ code: details.code, message: details.message, details: any })).finish(),
+  );
+}
+
+/** Reads the rich status from a call's trailers; undefined when the server sent none or garbage. */
+export function decodeStatusDetails(metadata: Metadata | undefined): StatusDetails | undefined {
+  const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (!Buffer.isBuffer(raw)) return undefined;
+  try {
+    return decode(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function decode(raw: Buffer): StatusDetails {
+  const protos = ledgerApiProtos();
+  const status = protos.type("google.rpc.Status").decode(raw) as unknown as {
+    code: number;
+    message: string;
+    details: { typeUrl: string; value: Uint8Array }[];
+  };
+  const result: StatusDetails = {
+    code: status.code,
+    message: status.message,
+    errorInfos: [],
+    requestInfos: [],
+    retryInfos: [],
+    resourceInfos: [],
+  };
+  for (const any of status.details ?? []) {
+    const typeName = any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1);
+    const unpack = <T>() =>
+      protos
+        .type(typeName)
+        .toObject(protos.type(typeName).decode(any.value), { longs: Number, defaults: true }) as T;
+    switch (typeName) {
+      case "google.rpc.ErrorInfo":
+        result.errorInfos.push(unpack<ErrorInfo>());
+        break;
+      case "google.rpc.RequestInfo":
+        result.requestInfos.push(unpack<RequestInfo>());
+        break;
+      case "google.rpc.RetryInfo": {
+        const delay = unpack<{ retryDelay?: { seconds?: number; nanos?: number } }>().retryDelay;
+        result.retryInfos.push({ retryDelaySeconds: (delay?.seconds ?? 0) + (delay?.nanos ?? 0) / 1e9 });
+        break;
+      }
+      case "google.rpc.ResourceInfo":
+        result.resourceInfos.push(unpack<ResourceInfo>());
+        break;
+      default:
+        // Other detail kinds (DebugInfo, ...) carry nothing the JSON error shows.
+        break;
+    }
+  }
+  return result;
+}
+
+function durationOf(seconds: number): { seconds: number; nanos: number } {
+  const whole = Math.floor(seconds);
+  return { seconds: whole, nanos: Math.round((seconds - whole) * 1e9) };
+}
