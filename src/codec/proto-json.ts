@@ -35,6 +35,24 @@ const WELL_KNOWN: Record<string, MessageOverride> = {
     },
   },
   "google.protobuf.Empty": { toJson: () => ({}), fromJson: () => ({}) },
+  // protobufjs bundles Any with its proto field name `type_url`; the JSON API writes ProtoAny.
+  "google.protobuf.Any": {
+    toJson: (m) => {
+      const any = m as { type_url?: string; typeUrl?: string; value?: Uint8Array };
+      return {
+        typeUrl: any.type_url ?? any.typeUrl ?? "",
+        value: Buffer.from(any.value ?? new Uint8Array()).toString("base64"),
+        unknownFields: { fields: {} },
+      };
+    },
+    fromJson: (json, path) => {
+      const any = json as { typeUrl?: unknown; value?: unknown } | null;
+      if (any === null || typeof any !== "object" || typeof any.typeUrl !== "string" || typeof any.value !== "string") {
+        throw new InvalidJsonError(path, `expected {typeUrl, value}, got ${describeJson(json)}`);
+      }
+      return { type_url: any.typeUrl, value: Buffer.from(any.value, "base64") };
+    },
+  },
   "com.daml.ledger.api.v2.Identifier": {
     toJson: (m) => {
       const id = m as { packageId: string; moduleName: string; entityName: string };

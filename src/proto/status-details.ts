@@ -42,7 +42,8 @@ export function encodeStatusDetails(details: StatusDetails): Buffer {
   const protos = ledgerApiProtos();
   const pack = (typeName: string, value: object) => {
     const type = protos.type(typeName);
-    return { typeUrl: TYPE_URL_PREFIX + typeName, value: type.encode(type.fromObject(value)).finish() };
+    // protobufjs bundles google.protobuf.Any with its proto field name, `type_url`.
+    return { type_url: TYPE_URL_PREFIX + typeName, value: type.encode(type.fromObject(value)).finish() };
   };
   const any = [
     ...details.errorInfos.map((v) => pack("google.rpc.ErrorInfo", v)),
@@ -74,7 +75,7 @@ function decode(raw: Buffer): StatusDetails {
   const status = protos.type("google.rpc.Status").decode(raw) as unknown as {
     code: number;
     message: string;
-    details: { typeUrl: string; value: Uint8Array }[];
+    details: { type_url: string; value: Uint8Array }[];
   };
   const result: StatusDetails = {
     code: status.code,
@@ -85,7 +86,7 @@ function decode(raw: Buffer): StatusDetails {
     resourceInfos: [],
   };
   for (const any of status.details ?? []) {
-    const typeName = any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1);
+    const typeName = any.type_url.slice(any.type_url.lastIndexOf("/") + 1);
     const unpack = <T>() =>
       protos
         .type(typeName)

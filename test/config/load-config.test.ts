@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ConfigError, loadConfig, parseDuration } from "../../src/config/load-config.js";
+
+const files = (content: Record<string, string>) => (path: string) => {
+  const text = content[path];
+  if (text === undefined) throw new Error("no such file");
+  return text;
+};
+
+describe("loadConfig", () => {
+  it("uses Canton's defaults when nothing is set", () => {
+    const config = loadConfig({ argv: [], env: {} });
+    assert.deepEqual(config.server, {
+      address: "127.0.0.1",
+      port: 7575,
+      pathPrefix: "",
+      requestTimeoutMs: 20_000,
+      maxBodyBytes: 64 * 1024 * 1024,
+    });
+    assert.deepEqual(config.websocket, { httpListMaxElementsLimit: 1024, httpListWaitTimeMs: 1000 });
+    assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
+  });
+
+  it("reads nested and dotted keys from a YAML file", () => {
+    const readFile = files({
+      "gw.yaml": "server:\n  port: 8000\n  path-prefix: api/\nwebsocket-config.http-list-wait-time: 250ms\n",
+    });
+    const config = loadConfig({ argv: ["--config", "gw.yaml"], env: {}, readFile });
+    assert.equal(config.server.port, 8000);
+    assert.equal(config.server.pathPrefix, "/api");
+    assert.equal(config.websocket.httpListWaitTimeMs, 250);
+  });
+
+  it("reads JSON files too", () => {
+    const readFile = files({ "gw.json": '{"ledger": {"target": "ledger.local:6865", "tls": {"enabled": true}}}' });
+    const config = loadConfig({ argv: ["--config", "gw.json"], env: {}, readFile });
+    assert.deepEqual(config.ledger, { kind: "remote", host: "ledger.local", port: 6865, tls: {} });
+  });
+
+  it("lets env override the file and flags override env", () => {
+    const readFile = files({ "gw.yaml": "server:\n  port: 8000\n  address: 0.0.0.0\n" });
+    const env = { LEDGER_GATEWAY_SERVER_PORT: "8001", LEDGER_GATEWAY_SERVER_ADDRESS: "127.0.0.2" };
+    const config = loadConfig({ argv: ["--config", "gw.yaml", "--port=8002"], env, readFile });
+    assert.equal(config.server.port, 8002);
+    assert.equal(config.server.address, "127.0.0.2");
+  });
+
+  it("accepts --ledger HOST:PORT and any key as a flag", () => {
+    const config = loadConfig({
+      argv: ["--ledger", "[::1]:6865", "--websocket-config.http-list-max-elements-limit", "10"],
+      env: {},
+    });
+    assert.deepEqual(config.ledger, { kind: "remote", host: "[::1]", port: 6865 });
+    assert.equal(config.websocket.httpListMaxElementsLimit, 10);
+  });
+
+  it("rejects unknown keys, naming the source", () => {
+    assert.throws(() => loadConfig({ argv: ["--prot", "1"], env: {} }), /unknown configuration key 'prot' in flag --prot/);
+    assert.throws(
+      () => loadConfig({ argv: [], env: { LEDGER_GATEWAY_SERVER_PROT: "1" } }),
+      /unknown environment variable LEDGER_GATEWAY_SERVER_PROT/,
+    );
+    const readFile = files({ "gw.yaml": "server:\n  prot: 1\n" });
+    assert.throws(() => loadConfig({ argv: ["--config", "gw.yaml"], env: {}, readFile }), /'server.prot' in config file gw.yaml/);
+  });
+
+  it("rejects bad values with what was expected", () => {
+    assert.throws(() => loadConfig({ argv: ["--port", "70000"], env: {} }), /expected an integer from 0 to 65535/);
+    assert.throws(() => loadConfig({ argv: ["--ledger", "nowhere"], env: {} }), /expected `embedded` or HOST:PORT/);
+    assert.throws(
+      () => loadConfig({ argv: ["--websocket-config.http-list-wait-time", "soon"], env: {} }),
+      /expected a duration/,
+    );
+    assert.throws(() => loadConfig({ argv: ["--port"], env: {} }), /flag --port needs a value/);
+    assert.throws(() => loadConfig({ argv: ["--config", "missing.yaml"], env: {}, readFile: files({}) }), ConfigError);
+  });
+
+  it("parses Canton-style durations", () => {
+    assert.equal(parseDuration("1s"), 1000);
+    assert.equal(parseDuration("500ms"), 500);
+    assert.equal(parseDuration("2 minutes"), 120_000);
+    assert.equal(parseDuration("1.5s"), 1500);
+    assert.equal(parseDuration("fast"), undefined);
+  });
+});

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { after, before, describe, it } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv } from "ajv";
+import { parse } from "yaml";
+import { type Stack, startStack } from "../support/stack.js";
+
+const require = createRequire(import.meta.url);
+
+interface OpenApi {
+  openapi: string;
+  paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>>;
+}
+
+describe("/docs", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack(["--path-prefix", "/gw"]);
+  });
+  after(() => stack.stop());
+
+  it("serves a valid OpenAPI 3.0 document without a token", async () => {
+    const res = await stack.request("/docs/openapi", { token: null });
+    assert.equal(res.status, 200);
+    const document = parse(await res.text()) as OpenApi;
+    assert.equal(document.openapi, "3.0.3");
+    const result = await new Validator().validate(document as object);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+  });
+
+  it("lists every route of the gateway, under the path prefix, with Canton's operation ids", async () => {
+    const document = parse(await (await stack.request("/docs/openapi", { token: null })).text()) as OpenApi;
+    const listed = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const expected = [
+      "GET /gw/livez",
+      "GET /gw/readyz",
+      "GET /gw/metrics",
+      "GET /gw/docs/openapi",
+      "GET /gw/docs/asyncapi",
+      "GET /gw/v2/version",
+      "GET /gw/v2/state/ledger-end",
+      "GET /gw/v2/state/latest-pruned-offsets",
+      "GET /gw/v2/state/connected-synchronizers",
+      "GET /gw/v2/parties",
+      "POST /gw/v2/parties",
+      "GET /gw/v2/parties/participant-id",
+      "GET /gw/v2/parties/{party}",
+      "PATCH /gw/v2/parties/{party}",
+    ];
+    assert.deepEqual([...listed].sort(), [...expected].sort());
+    assert.equal(document.paths["/gw/v2/parties/participant-id"]?.get?.operationId, "getV2PartiesParticipant-id");
+    assert.equal(document.paths["/gw/v2/parties/{party}"]?.patch?.operationId, "patchV2PartiesParty");
+    assert.ok(document.paths["/gw/v2/version"]?.get?.security, "token routes declare their security");
+    assert.equal(document.paths["/gw/livez"]?.get?.security, undefined);
+  });
+
+  it("serves a valid AsyncAPI 2.6 document", async () => {
+    const res = await stack.request("/docs/asyncapi", { token: null });
+    assert.equal(res.status, 200);
+    const document = parse(await res.text()) as { asyncapi: string };
+    assert.equal(document.asyncapi, "2.6.0");
+    const specs = require("@asyncapi/specs") as { schemas: Record<string, object> };
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    const validate = ajv.compile(specs.schemas["2.6.0"] as object);
+    assert.equal(validate(document), true, JSON.stringify(validate.errors)?.slice(0, 2000));
+  });
+});

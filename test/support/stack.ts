@@ -1,0 +1,49 @@
+import { pino } from "pino";
+import { loadConfig } from "../../src/config/load-config.js";
+import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { startSandbox } from "../../src/sandbox/sandbox.js";
+import { tokenFor } from "./tokens.js";
+
+export interface Stack {
+  /** Base URL of the gateway, path prefix included. */
+  url: string;
+  gateway: RunningGateway;
+  sandboxPort: number;
+  token: string;
+  /** fetch against the gateway with the admin token unless `token: null`. */
+  request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real stack on ephemeral ports: HTTP client -> uWS gateway -> gRPC -> sandbox.
+ * `args` are gateway CLI flags (e.g. `--server.path-prefix /api`).
+ */
+export async function startStack(args: string[] = []): Promise<Stack> {
+  const sandbox = await startSandbox({ port: 0 });
+  const config = loadConfig({ argv: ["--port", "0", ...args], env: {} });
+  const gateway = await startGateway(config, { host: "127.0.0.1", port: sandbox.port }, pino({ level: "silent" }));
+  const url = `http://127.0.0.1:${gateway.port}${config.server.pathPrefix}`;
+  const token = tokenFor();
+  return {
+    url,
+    gateway,
+    sandboxPort: sandbox.port,
+    token,
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      const bearer = init.token === undefined ? token : init.token;
+      if (bearer !== null) headers.set("authorization", `Bearer ${bearer}`);
+      return fetch(`${url}${path}`, { ...init, headers });
+    },
+    async stop() {
+      await gateway.stop(1_000);
+      await sandbox.stop();
+    },
+  };
+}
+
+/** POST/PATCH helper: JSON body, no Content-Type (as Canton's TypeScript client sends). */
+export function jsonBody(method: string, body: unknown): RequestInit {
+  return { method, body: JSON.stringify(body) };
+}
