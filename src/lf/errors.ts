@@ -52,7 +52,7 @@ export class LfEncodeError extends Error {
 export class SignatureNotFoundError extends Error {
   override readonly name = "SignatureNotFoundError";
   constructor(
-    readonly what: "data type" | "template" | "interface" | "choice",
+    readonly what: "data type" | "template" | "interface" | "choice" | "contract key",
     readonly id: string,
   ) {
     super(`unknown ${what} ${id}`);
