@@ -1,0 +1,30 @@
+import type { Metadata } from "@grpc/grpc-js";
+
+/**
+ * Who is calling, as established by the auth step. Handlers read it to decide what the caller
+ * may see or do; the identity issue adds the user's rights here.
+ */
+export interface AuthenticatedCaller {
+  /** The raw JWT, for services that pass it on or audit it. */
+  readonly token: string;
+  /** The decoded payload (verified or not, depending on the authenticator). */
+  readonly claims: Readonly<Record<string, unknown>>;
+  /** The `sub` claim: the ledger user id of user tokens. */
+  readonly userId?: string;
+}
+
+/**
+ * The auth step every Ledger API call goes through before its handler runs. It resolves the
+ * caller or throws a SandboxError (UNAUTHENTICATED in Canton's form).
+ */
+export interface Authenticator {
+  authenticate(metadata: Metadata): Promise<AuthenticatedCaller>;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The token of `authorization: Bearer <jwt>` metadata; undefined when absent or malformed. */
+export function bearerTokenOf(metadata: Metadata): string | undefined {
+  const header = metadata.get("authorization")[0];
+  return typeof header === "string" ? BEARER.exec(header)?.[1] : undefined;
+}

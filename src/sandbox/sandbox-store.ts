@@ -1,0 +1,155 @@
+import { fingerprintOf } from "./identifiers.js";
+
+/** The participant the sandbox plays. */
+export interface ParticipantIdentity {
+  readonly name: string;
+  /** The namespace fingerprint local parties are allocated in. */
+  readonly fingerprint: string;
+  /** `<name>::<fingerprint>`, as GetParticipantId and topology events show it. */
+  readonly participantId: string;
+}
+
+export interface Synchronizer {
+  readonly alias: string;
+  readonly id: string;
+}
+
+export type ParticipantPermission =
+  | "PARTICIPANT_PERMISSION_SUBMISSION"
+  | "PARTICIPANT_PERMISSION_CONFIRMATION"
+  | "PARTICIPANT_PERMISSION_OBSERVATION";
+
+/** A party known to the participant together with its participant-local record. */
+export interface PartyRecord {
+  readonly party: string;
+  readonly isLocal: boolean;
+  /** Permission of this participant on the party, per synchronizer id. */
+  readonly permissions: ReadonlyMap<string, ParticipantPermission>;
+  readonly identityProviderId: string;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Canton's party record store counts from 0 and adds 1 on every update. */
+  readonly resourceVersion: number;
+}
+
+/** A ledger update at an offset; later issues add transactions and reassignments. */
+export interface TopologyUpdate {
+  readonly kind: "topology";
+  readonly offset: number;
+  readonly updateId: string;
+  readonly synchronizerId: string;
+  readonly recordTime: Date;
+  readonly events: readonly {
+    readonly kind: "added";
+    readonly partyId: string;
+    readonly participantId: string;
+    readonly permission: ParticipantPermission;
+  }[];
+}
+export type LedgerUpdate = TopologyUpdate;
+
+export interface SandboxStoreOptions {
+  readonly participantName: string;
+  readonly synchronizerAlias: string;
+}
+
+/**
+ * The participant's state, in memory. Services read and change it only through these methods,
+ * so later issues (commands, streams, users, packages) share one consistent ledger: every
+ * change that Canton records at an offset is appended to `updates` with the next offset.
+ */
+export class SandboxStore {
+  readonly participant: ParticipantIdentity;
+  readonly synchronizers: readonly Synchronizer[];
+  private readonly parties = new Map<string, PartyRecord>();
+  private readonly log: LedgerUpdate[] = [];
+  private prunedUpToInclusive = 0;
+
+  constructor(options: SandboxStoreOptions) {
+    const fingerprint = fingerprintOf(`sandbox-participant:${options.participantName}`);
+    this.participant = {
+      name: options.participantName,
+      fingerprint,
+      participantId: `${options.participantName}::${fingerprint}`,
+    };
+    const alias = options.synchronizerAlias;
+    this.synchronizers = [{ alias, id: `${alias}::${fingerprintOf(`sandbox-synchronizer:${alias}`)}` }];
+  }
+
+  /** The offset of the last update; 0 while the ledger is empty. */
+  ledgerEnd(): number {
+    return this.log.length === 0 ? 0 : this.log[this.log.length - 1]!.offset;
+  }
+
+  latestPrunedOffset(): number {
+    return this.prunedUpToInclusive;
+  }
+
+  get updates(): readonly LedgerUpdate[] {
+    return this.log;
+  }
+
+  /** Only the default identity provider exists until identity provider configs are implemented. */
+  identityProviderExists(identityProviderId: string): boolean {
+    return identityProviderId === "";
+  }
+
+  party(party: string): PartyRecord | undefined {
+    return this.parties.get(party);
+  }
+
+  /** Known parties in Canton's order (by party id), after `afterParty`, with an id prefix. */
+  listParties(afterParty: string | undefined, prefix: string | undefined, limit: number): PartyRecord[] {
+    const sorted = [...this.parties.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const page: PartyRecord[] = [];
+    for (const party of sorted) {
+      if (page.length >= limit) break;
+      if (afterParty !== undefined && party <= afterParty) continue;
+      if (prefix !== undefined && !party.startsWith(prefix)) continue;
+      page.push(this.parties.get(party)!);
+    }
+    return page;
+  }
+
+  /**
+   * Hosts a new local party with submission permission on `synchronizerId`. As on Canton, this
+   * is a topology transaction: it takes the next offset and moves the ledger end.
+   */
+  allocateParty(
+    party: string,
+    synchronizerId: string,
+    record: { identityProviderId: string; annotations: Record<string, string> },
+  ): PartyRecord {
+    const permission: ParticipantPermission = "PARTICIPANT_PERMISSION_SUBMISSION";
+    const created: PartyRecord = {
+      party,
+      isLocal: true,
+      permissions: new Map([[synchronizerId, permission]]),
+      identityProviderId: record.identityProviderId,
+      annotations: { ...record.annotations },
+      resourceVersion: 0,
+    };
+    this.parties.set(party, created);
+    const offset = this.ledgerEnd() + 1;
+    this.log.push({
+      kind: "topology",
+      offset,
+      updateId: fingerprintOf(`sandbox-update:${offset}:${party}`),
+      synchronizerId,
+      recordTime: new Date(),
+      events: [{ kind: "added", partyId: party, participantId: this.participant.participantId, permission }],
+    });
+    return created;
+  }
+
+  /** Replaces a party's participant-local record (metadata, identity provider). */
+  updatePartyRecord(
+    party: string,
+    change: Pick<PartyRecord, "annotations" | "resourceVersion" | "identityProviderId">,
+  ): PartyRecord {
+    const existing = this.parties.get(party);
+    if (existing === undefined) throw new Error(`unknown party ${party}`);
+    const updated: PartyRecord = { ...existing, ...change };
+    this.parties.set(party, updated);
+    return updated;
+  }
+}

@@ -1,0 +1,80 @@
+import * as grpc from "@grpc/grpc-js";
+import { type Logger, pino } from "pino";
+import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import type { Authenticator } from "./auth/authenticator.js";
+import { unsecuredAuthenticator } from "./auth/unsecured-authenticator.js";
+import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
+import { SandboxStore } from "./sandbox-store.js";
+import { partyManagementService } from "./services/party-management-service.js";
+import { stateService } from "./services/state-service.js";
+import { versionService } from "./services/version-service.js";
+
+export interface SandboxOptions {
+  /** 0 or absent: an ephemeral port. */
+  port?: number;
+  host?: string;
+  /** Canton's own sandbox participant is called `sandbox`. */
+  participantName?: string;
+  synchronizerAlias?: string;
+  log?: Logger;
+  /** Defaults to the unsecured development ledger (any decodable JWT). */
+  authenticator?: Authenticator;
+}
+
+export interface RunningSandbox {
+  readonly port: number;
+  readonly store: SandboxStore;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the in-memory participant: a grpc-js server speaking the Ledger API v2 services that
+ * exist so far. Services not registered at all answer grpc-js's plain UNIMPLEMENTED.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const log = options.log ?? pino({ level: "silent" });
+  const store = new SandboxStore({
+    participantName: options.participantName ?? "sandbox",
+    synchronizerAlias: options.synchronizerAlias ?? "synchronizer-1",
+  });
+  const env: HandlerEnvironment = {
+    authenticator: options.authenticator ?? unsecuredAuthenticator(),
+    participantName: store.participant.name,
+    log,
+  };
+  const services: ServiceImplementation[] = [
+    versionService(),
+    stateService(store),
+    partyManagementService(store),
+  ];
+
+  const protos = ledgerApiProtos();
+  const server = new grpc.Server();
+  for (const service of services) {
+    const definition = protos.service(service.serviceName);
+    server.addService(definition, bindService(definition, service, env));
+  }
+  const host = options.host ?? "127.0.0.1";
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      `${host}:${options.port ?? 0}`,
+      grpc.ServerCredentials.createInsecure(),
+      (error, bound) => (error ? reject(error) : resolve(bound)),
+    );
+  });
+  log.info({ host, port, participantId: store.participant.participantId }, "sandbox listening");
+
+  return {
+    port,
+    store,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        // Graceful first; calls still open after a second (e.g. streams) are cut.
+        const timer = setTimeout(() => server.forceShutdown(), 1_000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

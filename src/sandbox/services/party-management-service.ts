@@ -1,0 +1,307 @@
+import { randomUUID } from "node:crypto";
+import { mergeAnnotations, validateAnnotations, withinMaxAnnotationsSize } from "../annotations.js";
+import type { CallContext } from "../call-context.js";
+import { ERROR_CODES } from "../error-codes.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation } from "../grpc-handler.js";
+import {
+  identifierError,
+  ledgerStringError,
+  partyAllocationSubmissionId,
+  partyStringError,
+  uniqueIdentifierError,
+  userIdError,
+} from "../identifiers.js";
+import type {
+  AllocatePartyRequest,
+  GetPartiesRequest,
+  ListKnownPartiesRequest,
+  PartyDetails,
+  UpdatePartyDetailsRequest,
+  UpdatePartyIdentityProviderIdRequest,
+} from "../ledger-api-messages.js";
+import { SandboxError } from "../sandbox-error.js";
+import type { PartyRecord, SandboxStore } from "../sandbox-store.js";
+import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
+import { decodePartyPageToken, encodePartyPageToken } from "./party-page-token.js";
+import { SANDBOX_LIMITS } from "./version-service.js";
+
+/**
+ * What party allocation needs from user management: AllocateParty's `user_id` gets act_as on
+ * the new party. The identity issue provides it; without it such requests are UNIMPLEMENTED.
+ */
+export interface PartyAllocationUsers {
+  /** Throws a SandboxError (e.g. USER_NOT_FOUND) when the user does not exist in the provider. */
+  grantActAs(userId: string, party: string, identityProviderId: string, context: CallContext): void;
+}
+
+export interface PartyManagementOptions {
+  readonly users?: PartyAllocationUsers;
+}
+
+/** The party record fields an UpdatePartyDetails mask may name (Canton's PartyDetailsPaths). */
+const UPDATABLE_PARTY_FIELDS = [
+  "party",
+  "is_local",
+  "local_metadata.annotations",
+  "local_metadata.resource_version",
+  "identity_provider_id",
+] as const;
+
+/**
+ * PartyManagementService with Canton's validation order and error codes. Authorization (admin
+ * or identity provider admin rights) comes with the identity issue; the unsecured sandbox lets
+ * every authenticated caller manage parties.
+ */
+export function partyManagementService(
+  store: SandboxStore,
+  options: PartyManagementOptions = {},
+): ServiceImplementation {
+  return {
+    serviceName: "com.daml.ledger.api.v2.admin.PartyManagementService",
+    unary: {
+      GetParticipantId: () => ({ participantId: store.participant.participantId }),
+      AllocateParty: (request: AllocatePartyRequest, context: CallContext) =>
+        allocateParty(store, options, request, context),
+      GetParties: (request: GetPartiesRequest) => getParties(store, request),
+      ListKnownParties: (request: ListKnownPartiesRequest) => listKnownParties(store, request),
+      UpdatePartyDetails: (request: UpdatePartyDetailsRequest) => updatePartyDetails(store, request),
+      UpdatePartyIdentityProviderId: (request: UpdatePartyIdentityProviderIdRequest) =>
+        updatePartyIdentityProviderId(store, request),
+      // AllocateExternalParty and GenerateExternalPartyTopology need Canton's serialized topology
+      // transactions and signature checks: left to the interactive submission issue.
+    },
+  };
+}
+
+function requireParty(party: string): string {
+  const error = partyStringError(party);
+  if (error !== undefined) throw errors.invalidArgument(error);
+  return party;
+}
+
+function optionalIdentityProviderId(id: string, fieldName: string): string {
+  const error = id === "" ? undefined : ledgerStringError(id);
+  if (error !== undefined) throw errors.invalidField(fieldName, error);
+  return id;
+}
+
+function identityProviderMustExist(store: SandboxStore, id: string): void {
+  // Canton prints the Scala value of the id here, hence `Id(...)`.
+  if (!store.identityProviderExists(id))
+    throw errors.invalidArgument(`Provided identity_provider_id Id(${id}) has not been found.`);
+}
+
+/** Canton refuses to touch a party whose record belongs to another identity provider. */
+function partyMustBeInIdentityProvider(store: SandboxStore, party: string, identityProviderId: string): void {
+  const record = store.party(party);
+  if (record !== undefined && record.identityProviderId !== identityProviderId) {
+    throw errors.permissionDenied(
+      `Party ${party} belongs to an identity provider that differs from the one specified in the request`,
+    );
+  }
+}
+
+function allocateParty(
+  store: SandboxStore,
+  options: PartyManagementOptions,
+  request: AllocatePartyRequest,
+  context: CallContext,
+): { partyDetails: PartyDetails } {
+  if (request.partyIdHint !== "") requireParty(request.partyIdHint);
+  const metadata = request.localMetadata ?? { resourceVersion: "", annotations: {} };
+  if (metadata.resourceVersion !== "")
+    throw errors.invalidArgument("field local_metadata.resource_version must be not set");
+  validateAnnotations(metadata.annotations, false, "local_metadata.annotations");
+  const identityProviderId = optionalIdentityProviderId(request.identityProviderId, "identity_provider_id");
+  if (request.synchronizerId !== "") {
+    const error = uniqueIdentifierError(request.synchronizerId);
+    if (error !== undefined) throw errors.invalidField("synchronizer_id", error);
+  }
+  if (request.userId !== "") {
+    const error = userIdError(request.userId);
+    if (error !== undefined) throw errors.invalidField("user_id", error);
+  }
+  const name = request.partyIdHint !== "" ? request.partyIdHint : `party-${randomUUID()}`;
+  const nameError = identifierError(name);
+  if (nameError !== undefined) throw errors.invalidArgument(`Invalid party ID: ${nameError}`);
+  const party = `${name}::${store.participant.fingerprint}`;
+
+  identityProviderMustExist(store, identityProviderId);
+  if (request.userId !== "" && options.users === undefined) {
+    throw errors.unsupported("AllocateParty with user_id (user management)");
+  }
+  partyMustBeInIdentityProvider(store, party, identityProviderId);
+  const synchronizerId = synchronizerFor(store, request.synchronizerId);
+  if (store.party(party) !== undefined) {
+    // Canton's topology manager answers ALREADY_EXISTS, which party allocation reports as an
+    // invalid argument correlated by the allocation's submission id.
+    throw errors.invalidArgument(
+      `Party already exists: party ${party} is already allocated on this node`,
+      partyAllocationSubmissionId(party, store.participant.participantId),
+    );
+  }
+  if (!withinMaxAnnotationsSize(metadata.annotations)) throw errors.maxPartyAnnotationsSizeExceeded(party);
+  const record = store.allocateParty(party, synchronizerId, {
+    identityProviderId,
+    annotations: metadata.annotations,
+  });
+  options.users?.grantActAs(request.userId, party, identityProviderId, context);
+  return { partyDetails: toPartyDetails(record) };
+}
+
+function synchronizerFor(store: SandboxStore, requested: string): string {
+  if (requested === "") {
+    const [only, ...others] = store.synchronizers;
+    if (only !== undefined && others.length === 0) return only.id;
+    throw errors.missingField("synchronizer_id");
+  }
+  if (!store.synchronizers.some((s) => s.id === requested)) {
+    throw new SandboxError(
+      ERROR_CODES.NOT_CONNECTED_TO_SYNCHRONIZER,
+      `This participant is not connected to synchronizer ${requested}.`,
+    );
+  }
+  return requested;
+}
+
+function getParties(store: SandboxStore, request: GetPartiesRequest): { partyDetails: PartyDetails[] } {
+  const identityProviderId = optionalIdentityProviderId(request.identityProviderId, "identity_provider_id");
+  const parties = request.parties.map(requireParty);
+  const known = [...new Set(parties)].sort().flatMap((party) => store.party(party) ?? []);
+  return { partyDetails: known.map((record) => blindedPartyDetails(record, identityProviderId)) };
+}
+
+function listKnownParties(
+  store: SandboxStore,
+  request: ListKnownPartiesRequest,
+): { partyDetails: PartyDetails[]; nextPageToken: string } {
+  const after = request.pageToken === "" ? undefined : decodePartyPageToken(request.pageToken);
+  if (request.pageToken !== "" && after === undefined) throw errors.invalidArgument("Invalid page token");
+  if (request.pageSize < 0) throw errors.invalidArgument("Page size must be non-negative");
+  if (request.pageSize > SANDBOX_LIMITS.maxPartiesPageSize) {
+    throw errors.invalidArgument(
+      `Page size must not exceed the server's maximum of ${SANDBOX_LIMITS.maxPartiesPageSize}`,
+    );
+  }
+  const identityProviderId = optionalIdentityProviderId(request.identityProviderId, "identity_provider_id");
+  let prefix: string | undefined;
+  if (request.filterParty !== "") {
+    const error =
+      partyStringError(request.filterParty) ??
+      (request.filterParty.length > 185 ? "longer than 185" : undefined);
+    if (error !== undefined) throw errors.invalidField("filterString", error);
+    prefix = request.filterParty;
+  }
+  const pageSize = request.pageSize === 0 ? SANDBOX_LIMITS.maxPartiesPageSize : request.pageSize;
+  const page = store.listParties(after, prefix, pageSize);
+  // Like Canton, a full page always carries a token, even when nothing follows.
+  const last = page.length < pageSize ? undefined : page[page.length - 1];
+  return {
+    partyDetails: page.map((record) => blindedPartyDetails(record, identityProviderId)),
+    nextPageToken: last === undefined ? "" : encodePartyPageToken(last.party),
+  };
+}
+
+function updatePartyDetails(
+  store: SandboxStore,
+  request: UpdatePartyDetailsRequest,
+): { partyDetails: PartyDetails } {
+  const details = request.partyDetails;
+  if (details === null) throw errors.missingField("party_details");
+  const party = requireParty(details.party);
+  const metadata = details.localMetadata ?? { resourceVersion: "", annotations: {} };
+  const resourceVersion =
+    metadata.resourceVersion === "" ? undefined : parseResourceVersion(metadata.resourceVersion);
+  validateAnnotations(metadata.annotations, true, "party_details.local_metadata.annotations");
+  if (request.updateMask === null) throw errors.missingField("update_mask");
+  const identityProviderId = optionalIdentityProviderId(details.identityProviderId, "identity_provider_id");
+
+  identityProviderMustExist(store, identityProviderId);
+  const mask = parseUpdateMask(request.updateMask.paths, UPDATABLE_PARTY_FIELDS);
+  if (isUpdateMaskError(mask)) throw errors.invalidPartyDetailsUpdate(party, updateMaskErrorReason(mask));
+  const annotationsMatch = mask.match("local_metadata.annotations");
+  const hasAnnotations = Object.keys(metadata.annotations).length > 0;
+  const annotationsUpdate =
+    annotationsMatch === "exact" || (annotationsMatch === "parent" && hasAnnotations)
+      ? metadata.annotations
+      : undefined;
+  const isLocalMatch = mask.match("is_local");
+  const isLocalUpdate =
+    isLocalMatch === "exact" || (isLocalMatch === "parent" && details.isLocal) ? details.isLocal : undefined;
+
+  const record = store.party(party);
+  if (record === undefined) throw errors.partyNotFound("updating a party record", party);
+  if (isLocalUpdate !== undefined && isLocalUpdate !== record.isLocal) {
+    throw errors.invalidPartyDetailsUpdate(
+      party,
+      "Update request attempted to modify not-modifiable 'is_local' attribute",
+    );
+  }
+  partyMustBeInIdentityProvider(store, party, identityProviderId);
+  if (resourceVersion !== undefined && resourceVersion !== record.resourceVersion)
+    throw errors.concurrentPartyUpdate(party);
+  const annotations =
+    annotationsUpdate === undefined
+      ? record.annotations
+      : mergeAnnotations(record.annotations, annotationsUpdate);
+  if (!withinMaxAnnotationsSize(annotations)) throw errors.maxPartyAnnotationsSizeExceeded(party);
+  // As in Canton, every accepted update (a no-op included) moves the resource version.
+  const updated = store.updatePartyRecord(party, {
+    annotations,
+    resourceVersion: record.resourceVersion + 1,
+    identityProviderId,
+  });
+  return { partyDetails: toPartyDetails(updated) };
+}
+
+function updatePartyIdentityProviderId(
+  store: SandboxStore,
+  request: UpdatePartyIdentityProviderIdRequest,
+): object {
+  const party = requireParty(request.party);
+  const source = optionalIdentityProviderId(request.sourceIdentityProviderId, "source_identity_provider_id");
+  const target = optionalIdentityProviderId(request.targetIdentityProviderId, "target_identity_provider_id");
+  identityProviderMustExist(store, source);
+  identityProviderMustExist(store, target);
+  const record = store.party(party);
+  if (record === undefined) throw errors.partyNotFound("updating party's identity provider", party);
+  if (record.identityProviderId !== source)
+    throw errors.partyNotFound("updating party's identity provider", party);
+  store.updatePartyRecord(party, { ...record, identityProviderId: target });
+  return {};
+}
+
+function parseResourceVersion(raw: string): number {
+  // Canton parses a Java long; the sandbox's versions stay far below 2^53.
+  if (!/^[+-]?\d{1,18}$/.test(raw))
+    throw errors.invalidField("party_details.local_metadata", "Invalid resource version number");
+  return Number(raw);
+}
+
+function toPartyDetails(record: PartyRecord): PartyDetails {
+  return {
+    party: record.party,
+    isLocal: record.isLocal,
+    localMetadata: {
+      resourceVersion: String(record.resourceVersion),
+      annotations: { ...record.annotations },
+    },
+    identityProviderId: record.identityProviderId,
+  };
+}
+
+/**
+ * Canton shows a party's local record only to its own identity provider; the default provider
+ * still sees whether the party is local, any other sees a bare non-local party.
+ */
+function blindedPartyDetails(record: PartyRecord, identityProviderId: string): PartyDetails {
+  if (record.identityProviderId === identityProviderId) return toPartyDetails(record);
+  const bare = { resourceVersion: "", annotations: {} };
+  return {
+    party: record.party,
+    isLocal: identityProviderId === "" ? record.isLocal : false,
+    localMetadata: bare,
+    identityProviderId: "",
+  };
+}
