@@ -22,6 +22,7 @@ export {
 export { formatManifest, parseManifest } from "./manifest.js";
 export { decodeDalf, decodePackage } from "./package-decode.js";
 export { type EncodedPackage, type EncodeOptions, encodePackage } from "./package-encode.js";
+export { instantiatePackage } from "./package-instantiate.js";
 export * from "./signature-model.js";
 export { PackageSignatureIndex, type SignatureResolver, typeConKey } from "./signature-resolver.js";
 export { type TypedValueCodec, ValueCodec } from "./value-codec.js";

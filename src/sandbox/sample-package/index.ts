@@ -5,7 +5,8 @@
  */
 import { writeDar } from "../../lf/dar.js";
 import { encodePackage } from "../../lf/package-encode.js";
-import type { TypeConName } from "../../lf/signature-model.js";
+import { instantiatePackage } from "../../lf/package-instantiate.js";
+import type { PackageSignature, TypeConName } from "../../lf/signature-model.js";
 import { SAMPLE_PACKAGE_NAME, SAMPLE_PACKAGE_VERSION, samplePackageDefinition } from "./definition.js";
 
 export { SAMPLE_PACKAGE_NAME, SAMPLE_PACKAGE_VERSION, samplePackageDefinition } from "./definition.js";
@@ -23,6 +24,13 @@ export const sampleDar: Uint8Array = writeDar({
   packageId: SAMPLE_PACKAGE_ID,
   dalf: sampleDalf,
 });
+
+/** The signatures the gateway decodes from `sampleDar`, without decoding it. */
+export const samplePackageSignature: PackageSignature = instantiatePackage(
+  samplePackageDefinition,
+  SAMPLE_PACKAGE_ID,
+  SAMPLE_LF_VERSION,
+);
 
 const id = (moduleName: string, entityName: string): TypeConName => ({
   packageId: SAMPLE_PACKAGE_ID,
