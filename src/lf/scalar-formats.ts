@@ -99,7 +99,9 @@ export function parseDate(json: unknown): number {
   if (m === null) throw new ValueFault(`expected Date (YYYY-MM-DD), got ${describeJson(json)}`);
   const days = epochDays(Number(m[1]), Number(m[2]), Number(m[3]));
   if (days === undefined || days < MIN_DATE_DAYS || days > MAX_DATE_DAYS) {
-    throw new ValueFault(`expected a Date between 0001-01-01 and 9999-12-31, got ${describeJson(json)}`);
+    throw new ValueFault(
+      `expected a valid Date between 0001-01-01 and 9999-12-31, got ${describeJson(json)}`,
+    );
   }
   return days;
 }

@@ -44,7 +44,10 @@ type View = LedgerValueView;
 const view = (v: LedgerValue | null | undefined): View => (v ?? {}) as View;
 
 const NONE: LedgerValue = { optional: { value: null } };
-const isNone = (v: LedgerValue): boolean => view(v).optional?.value == null;
+const isNone = (v: LedgerValue | null | undefined): boolean => {
+  const o = view(v).optional;
+  return o != null && o.value == null;
+};
 
 function isPlainObject(json: unknown): json is Record<string, unknown> {
   return typeof json === "object" && json !== null && !Array.isArray(json);
