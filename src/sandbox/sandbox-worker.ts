@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { type RunningSandbox, startSandbox } from "./sandbox.js";
@@ -22,14 +21,16 @@ type WorkerMessage =
 
 /**
  * Runs the sandbox in a worker thread, so `--ledger embedded` keeps its gRPC work off the
- * gateway's event loop. The worker is this same file: `.ts` under tsx (the worker inherits
- * `--import tsx` through process.execArgv), `.js` when compiled to dist/.
+ * gateway's event loop. The worker runs this same file, found by import.meta.url: `.ts` under
+ * tsx (the worker inherits `--import tsx` through process.execArgv), `.js` compiled in dist/.
  */
 export async function startSandboxWorker(
   options: SandboxWorkerOptions = {},
 ): Promise<{ port: number; stop(): Promise<void> }> {
-  // execArgv is inherited by default, which carries `--import tsx` into the worker.
-  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { [WORKER_MARK]: true, options } });
+  const worker = new Worker(workerBootstrap(import.meta.url), {
+    eval: true,
+    workerData: { [WORKER_MARK]: true, options },
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const onMessage = (message: WorkerMessage) => {
       if (message.type === "started") resolve(message.port);
@@ -49,6 +50,19 @@ export async function startSandboxWorker(
       await exited;
     },
   };
+}
+
+/**
+ * The worker's entry code: an import of this module. Under tsx the module is `.ts`, and on
+ * Node 20 the `--import tsx` a worker inherits does not install tsx's loader hooks in the
+ * worker, so the bootstrap registers them itself first (tsx is a dev dependency: only the
+ * `.ts` path needs it; compiled `.js` loads directly).
+ */
+function workerBootstrap(moduleUrl: string): string {
+  const load = `import(${JSON.stringify(moduleUrl)})`;
+  if (!moduleUrl.endsWith(".ts")) return `${load};`;
+  const tsxApi = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  return `import(${tsxApi}).then(({ register }) => { register(); return ${load}; });`;
 }
 
 async function runInWorker(options: SandboxWorkerOptions): Promise<void> {

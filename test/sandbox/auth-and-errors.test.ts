@@ -2,7 +2,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
-import { bearer, rejection, SERVICES, serviceClient } from "./sandbox-client.js";
+import { bearer, readServerStream, rejection, SERVICES, serviceClient } from "./sandbox-client.js";
 
 describe("sandbox auth step and Canton error form", () => {
   let sandbox: RunningSandbox;
@@ -59,23 +59,9 @@ describe("sandbox auth step and Canton error form", () => {
   });
 
   it("answers a stream the sandbox does not serve yet with UNIMPLEMENTED naming the method", async () => {
-    const Client = (await import("../../src/proto/ledger-api-protos.js"))
-      .ledgerApiProtos()
-      .client(SERVICES.state);
-    const client = new Client(`127.0.0.1:${sandbox.port}`, grpc.credentials.createInsecure());
-    const call = (client as unknown as Record<string, Function>).GetActiveContracts!.call(
-      client,
-      { activeAtOffset: "0" },
-      bearer(),
-    ) as grpc.ClientReadableStream<unknown>;
     const error = await rejection(
-      new Promise((resolve, reject) => {
-        call.on("data", () => {});
-        call.on("error", reject);
-        call.on("end", resolve);
-      }),
+      readServerStream(sandbox.port, SERVICES.state, "GetActiveContracts", { activeAtOffset: "0" }),
     );
-    client.close();
     strictEqual(error.code, grpc.status.UNIMPLEMENTED);
     strictEqual(error.status.errorInfos[0]?.reason, "SANDBOX_UNSUPPORTED_OPERATION");
     strictEqual(error.status.errorInfos[0]?.metadata.category, "14");

@@ -14,6 +14,7 @@ export function bearer(jwt: string | null = token()): grpc.Metadata {
   return metadata;
 }
 
+type AnyMethod = (this: grpc.Client, ...args: unknown[]) => unknown;
 type Unary = (request: object, metadata?: grpc.Metadata) => Promise<Record<string, unknown>>;
 
 /** A promise-returning client of one Ledger API service of the sandbox at `port`. */
@@ -24,7 +25,7 @@ export function serviceClient(port: number, serviceName: string): Record<string,
   for (const name of Object.keys(Client.service)) {
     methods[name] = (request, metadata = bearer()) =>
       new Promise((resolve, reject) => {
-        const method = (client as unknown as Record<string, Function>)[name]!;
+        const method = (client as unknown as Record<string, AnyMethod>)[name]!;
         method.call(
           client,
           request,
@@ -35,6 +36,25 @@ export function serviceClient(port: number, serviceName: string): Record<string,
       });
   }
   return Object.assign(methods, { close: () => client.close() });
+}
+
+/** Reads a server stream of the sandbox to its end; rejects with the stream's error. */
+export function readServerStream(
+  port: number,
+  serviceName: string,
+  method: string,
+  request: object,
+): Promise<unknown[]> {
+  const Client = ledgerApiProtos().client(serviceName);
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const start = (client as unknown as Record<string, AnyMethod>)[method]!;
+  const call = start.call(client, request, bearer()) as grpc.ClientReadableStream<unknown>;
+  const received: unknown[] = [];
+  return new Promise<unknown[]>((resolve, reject) => {
+    call.on("data", (message) => received.push(message));
+    call.on("error", reject);
+    call.on("end", () => resolve(received));
+  }).finally(() => client.close());
 }
 
 /** The rejection of `promise` as a gRPC error, with its decoded Canton status details. */
