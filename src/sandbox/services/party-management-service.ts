@@ -31,7 +31,9 @@ import { SANDBOX_LIMITS } from "./version-service.js";
  * the new party. The identity issue provides it; without it such requests are UNIMPLEMENTED.
  */
 export interface PartyAllocationUsers {
-  /** Throws a SandboxError (e.g. USER_NOT_FOUND) when the user does not exist in the provider. */
+  /** Before allocating: throws a SandboxError (e.g. USER_NOT_FOUND) for an unknown user. */
+  requireUser(userId: string, identityProviderId: string, context: CallContext): void;
+  /** After allocating: grants the user act_as on the new party. */
   grantActAs(userId: string, party: string, identityProviderId: string, context: CallContext): void;
 }
 
@@ -131,6 +133,7 @@ function allocateParty(
   if (request.userId !== "" && options.users === undefined) {
     throw errors.unsupported("AllocateParty with user_id (user management)");
   }
+  if (request.userId !== "") options.users?.requireUser(request.userId, identityProviderId, context);
   partyMustBeInIdentityProvider(store, party, identityProviderId);
   const synchronizerId = synchronizerFor(store, request.synchronizerId);
   if (store.party(party) !== undefined) {
@@ -146,7 +149,7 @@ function allocateParty(
     identityProviderId,
     annotations: metadata.annotations,
   });
-  options.users?.grantActAs(request.userId, party, identityProviderId, context);
+  if (request.userId !== "") options.users?.grantActAs(request.userId, party, identityProviderId, context);
   return { partyDetails: toPartyDetails(record) };
 }
 
@@ -270,6 +273,13 @@ function updatePartyIdentityProviderId(
     throw errors.partyNotFound("updating party's identity provider", party);
   store.updatePartyRecord(party, { ...record, identityProviderId: target });
   return {};
+}
+
+/** Canton's String185 limit, applied to the party filter. */
+function string185Error(s: string): string | undefined {
+  return s.length <= 185
+    ? undefined
+    : `The given string has a maximum length of 185 but a string of length ${s.length} ('${s}') was given`;
 }
 
 function parseResourceVersion(raw: string): number {
