@@ -139,6 +139,8 @@ export function parseTimestamp(json: unknown): string {
   const offset = (m[9] === "-" ? -1 : 1) * (offH * 3600 + offM * 60 + offS);
   const seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
   const micros = Number((m[7] ?? "").padEnd(6, "0").slice(0, 6));
+  // Exact in a double until 2255 (|micros| < 2^53); BigInt only beyond that.
+  if (Math.abs(seconds) < 9_000_000_000) return String(seconds * 1_000_000 + micros);
   const total = BigInt(seconds) * 1_000_000n + BigInt(micros);
   if (total < MIN_TIMESTAMP_US || total > MAX_TIMESTAMP_US) {
     throw new ValueFault(`expected a Timestamp between 0001-01-01 and 9999-12-31, got ${describeJson(json)}`);
