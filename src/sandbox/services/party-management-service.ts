@@ -190,9 +190,7 @@ function listKnownParties(
   const identityProviderId = optionalIdentityProviderId(request.identityProviderId, "identity_provider_id");
   let prefix: string | undefined;
   if (request.filterParty !== "") {
-    const error =
-      partyStringError(request.filterParty) ??
-      (request.filterParty.length > 185 ? "longer than 185" : undefined);
+    const error = partyStringError(request.filterParty) ?? string185Error(request.filterParty);
     if (error !== undefined) throw errors.invalidField("filterString", error);
     prefix = request.filterParty;
   }
