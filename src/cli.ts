@@ -1,13 +1,16 @@
+import { parseArgs } from "node:util";
 import { pino } from "pino";
+import { mintToken } from "./auth/mint-token.js";
 import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { type LedgerAddress, startGateway } from "./gateway.js";
-import { startSandboxWorker } from "./sandbox/sandbox-worker.js";
 
 const USAGE = `Usage:
   ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...]
       Serve the JSON Ledger API v2 (HTTP + WebSocket) in front of a gRPC Ledger API v2.
       --ledger embedded (the default) starts the in-memory sandbox participant with it.
+  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS]
+      Print a Ledger API token (HS256) for the user (default participant_admin).
   ledger-json-gateway --help
 
 Settings, lowest precedence first: defaults, the --config file (YAML or JSON, nested or
@@ -17,6 +20,10 @@ Keys:
 `;
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === "token") {
+    process.stdout.write(`${tokenCommand(argv.slice(1))}\n`);
+    return;
+  }
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${USAGE}${describeKeys()}\n`);
     return;
@@ -35,11 +42,29 @@ async function main(argv: string[]): Promise<void> {
   await serve(config);
 }
 
+function tokenCommand(args: string[]): string {
+  const { values } = parseArgs({
+    args,
+    options: {
+      user: { type: "string", default: "participant_admin" },
+      secret: { type: "string", default: "secret" },
+      expires: { type: "string", default: "86400" },
+    },
+  });
+  const expiresInSeconds = Number(values.expires);
+  if (!Number.isInteger(expiresInSeconds) || expiresInSeconds <= 0) {
+    throw new ConfigError(`--expires takes a positive number of seconds, got ${values.expires}`);
+  }
+  return mintToken({ user: values.user as string, secret: values.secret as string, expiresInSeconds });
+}
+
 async function serve(config: GatewayConfig): Promise<void> {
   const log = pino({ level: config.log.level, base: { service: "ledger-json-gateway" } });
   let ledgerAddress: LedgerAddress;
   let stopSandbox: (() => Promise<void>) | undefined;
   if (config.ledger.kind === "embedded") {
+    // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
+    const { startSandboxWorker } = await import("./sandbox/sandbox-worker.js");
     const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort });
     stopSandbox = () => sandbox.stop();
     ledgerAddress = { host: "127.0.0.1", port: sandbox.port };
@@ -49,6 +74,14 @@ async function serve(config: GatewayConfig): Promise<void> {
     ledgerAddress = tls ? { host, port, tls } : { host, port };
   }
   const gateway = await startGateway(config, ledgerAddress, log);
+  if (config.ledger.kind === "embedded") {
+    // A first request to copy: stderr, so stdout stays one JSON log entry per line.
+    const token = mintToken({ user: "participant_admin", secret: "secret", expiresInSeconds: 86_400 });
+    const base = `http://${config.server.address}:${gateway.port}${config.server.pathPrefix}`;
+    process.stderr.write(
+      `\nAdmin token (participant_admin, 24 h):\n  ${token}\nTry:\n  curl -H 'Authorization: Bearer ${token}' ${base}/v2/version\n\n`,
+    );
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -65,6 +98,10 @@ async function serve(config: GatewayConfig): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`ledger-json-gateway: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`ledger-json-gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });
