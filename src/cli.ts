@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { mintToken } from "./auth/mint-token.js";
-import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
+import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import { type LedgerAddress, startGateway } from "./gateway.js";
 
 const USAGE = `Usage:
@@ -68,7 +68,10 @@ async function serve(config: GatewayConfig): Promise<void> {
     const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort });
     stopSandbox = () => sandbox.stop();
     ledgerAddress = { host: "127.0.0.1", port: sandbox.port };
-    log.warn({ port: sandbox.port }, "embedded sandbox participant started (unsecured development ledger, loopback only)");
+    log.warn(
+      { port: sandbox.port },
+      "embedded sandbox participant started (unsecured development ledger, loopback only)",
+    );
   } else {
     const { host, port, tls } = config.ledger;
     ledgerAddress = tls ? { host, port, tls } : { host, port };
@@ -102,6 +105,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`ledger-json-gateway: ${(error as Error).message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`ledger-json-gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `ledger-json-gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import uWS from "uWebSockets.js";
+import type { Logger } from "pino";
 import { ProtoJsonCodec } from "./codec/proto-json.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
@@ -22,7 +22,11 @@ export interface RunningGateway {
 }
 
 /** Wires config -> ledger client -> route table -> uWS and starts listening. */
-export async function startGateway(config: GatewayConfig, ledgerAddress: LedgerAddress, log: Logger): Promise<RunningGateway> {
+export async function startGateway(
+  config: GatewayConfig,
+  ledgerAddress: LedgerAddress,
+  log: Logger,
+): Promise<RunningGateway> {
   const metrics = config.metrics.enabled ? new GatewayMetrics() : undefined;
   const protos = ledgerApiProtos();
   const ledger = new LedgerClient({
@@ -59,7 +63,10 @@ export async function startGateway(config: GatewayConfig, ledgerAddress: LedgerA
     ),
   );
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
-  log.info({ address: config.server.address, port, ledger: `${ledgerAddress.host}:${ledgerAddress.port}` }, "gateway listening");
+  log.info(
+    { address: config.server.address, port, ledger: `${ledgerAddress.host}:${ledgerAddress.port}` },
+    "gateway listening",
+  );
 
   return {
     port,

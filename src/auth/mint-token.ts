@@ -15,6 +15,10 @@ export const DEFAULT_AUDIENCE = "https://daml.com/jwt/aud/participant/sandbox";
 
 /** An HS256 Ledger API user token (`sub`, `aud`, `scope: daml_ledger_api`, `exp`). */
 export function mintToken(options: MintOptions): string {
-  const sign = createSigner({ key: options.secret, algorithm: "HS256", expiresIn: options.expiresInSeconds * 1000 });
+  const sign = createSigner({
+    key: options.secret,
+    algorithm: "HS256",
+    expiresIn: options.expiresInSeconds * 1000,
+  });
   return sign({ sub: options.user, aud: options.audience ?? DEFAULT_AUDIENCE, scope: "daml_ledger_api" });
 }

@@ -30,7 +30,8 @@ const WELL_KNOWN: Record<string, MessageOverride> = {
     toJson: (m) => timestampToIso(m as ProtoTimestamp),
     fromJson: (json, path) => {
       const ts = typeof json === "string" ? isoToTimestamp(json) : undefined;
-      if (ts === undefined) throw new InvalidJsonError(path, `expected an ISO-8601 timestamp, got ${describeJson(json)}`);
+      if (ts === undefined)
+        throw new InvalidJsonError(path, `expected an ISO-8601 timestamp, got ${describeJson(json)}`);
       return ts;
     },
   },
@@ -47,7 +48,12 @@ const WELL_KNOWN: Record<string, MessageOverride> = {
     },
     fromJson: (json, path) => {
       const any = json as { typeUrl?: unknown; value?: unknown } | null;
-      if (any === null || typeof any !== "object" || typeof any.typeUrl !== "string" || typeof any.value !== "string") {
+      if (
+        any === null ||
+        typeof any !== "object" ||
+        typeof any.typeUrl !== "string" ||
+        typeof any.value !== "string"
+      ) {
         throw new InvalidJsonError(path, `expected {typeUrl, value}, got ${describeJson(json)}`);
       }
       return { type_url: any.typeUrl, value: Buffer.from(any.value, "base64") };
@@ -61,7 +67,10 @@ const WELL_KNOWN: Record<string, MessageOverride> = {
     fromJson: (json, path) => {
       const parts = typeof json === "string" ? splitIdentifier(json) : undefined;
       if (parts === undefined) {
-        throw new InvalidJsonError(path, `expected an identifier package:Module:Entity, got ${describeJson(json)}`);
+        throw new InvalidJsonError(
+          path,
+          `expected an identifier package:Module:Entity, got ${describeJson(json)}`,
+        );
       }
       return parts;
     },
@@ -155,7 +164,11 @@ export class ProtoJsonCodec {
     }
     for (const oneof of type.oneofsArray) {
       if (isSyntheticOneof(oneof)) continue;
-      const cases = oneof.fieldsArray.map((field) => ({ name: field.name, key: pascalCase(field.name), convert: this.valueToJson(field) }));
+      const cases = oneof.fieldsArray.map((field) => ({
+        name: field.name,
+        key: pascalCase(field.name),
+        convert: this.valueToJson(field),
+      }));
       const oneofName = oneof.name;
       steps.push((message, out) => {
         const set = cases.find((c) => message[c.name] !== undefined && message[c.name] !== null);
@@ -198,7 +211,12 @@ export class ProtoJsonCodec {
       if (isSyntheticOneof(oneof)) continue;
       oneofs.set(
         oneof.name,
-        new Map(oneof.fieldsArray.map((f) => [pascalCase(f.name), { name: f.name, convert: this.valueFromJson(f) }])),
+        new Map(
+          oneof.fieldsArray.map((f) => [
+            pascalCase(f.name),
+            { name: f.name, convert: this.valueFromJson(f) },
+          ]),
+        ),
       );
     }
     return (json, path) => {
@@ -234,7 +252,8 @@ export class ProtoJsonCodec {
     }
     if (field.repeated) {
       return (json, path) => {
-        if (!Array.isArray(json)) throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
+        if (!Array.isArray(json))
+          throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
         return json.map((v, i) => single(v, childPath(path, i)));
       };
     }
@@ -251,7 +270,10 @@ export class ProtoJsonCodec {
       const names = new Set(Object.keys(resolved.values));
       return (json, path) => {
         if (typeof json === "string" && names.has(json)) return json;
-        throw new InvalidJsonError(path, `expected one of ${[...names].join(", ")}, got ${describeJson(json)}`);
+        throw new InvalidJsonError(
+          path,
+          `expected one of ${[...names].join(", ")}, got ${describeJson(json)}`,
+        );
       };
     }
     return scalarFromJson(field.type);
@@ -263,16 +285,25 @@ function oneofFromJson(
   json: unknown,
   path: string,
 ): Record<string, unknown> {
-  const entries = json !== null && typeof json === "object" && !Array.isArray(json) ? Object.entries(json) : [];
+  const entries =
+    json !== null && typeof json === "object" && !Array.isArray(json) ? Object.entries(json) : [];
   if (entries.length !== 1) {
-    throw new InvalidJsonError(path, `expected an object with exactly one of ${[...cases.keys(), "Empty"].join(", ")}`);
+    throw new InvalidJsonError(
+      path,
+      `expected an object with exactly one of ${[...cases.keys(), "Empty"].join(", ")}`,
+    );
   }
   const [caseName, content] = entries[0] as [string, unknown];
   if (caseName === "Empty") return {};
   const chosen = cases.get(caseName);
-  if (!chosen) throw new InvalidJsonError(path, `unknown case ${caseName}; expected one of ${[...cases.keys()].join(", ")}`);
+  if (!chosen)
+    throw new InvalidJsonError(
+      path,
+      `unknown case ${caseName}; expected one of ${[...cases.keys()].join(", ")}`,
+    );
   const inner = childPath(path, caseName);
-  const value = content !== null && typeof content === "object" && "value" in content ? content.value : undefined;
+  const value =
+    content !== null && typeof content === "object" && "value" in content ? content.value : undefined;
   // A case whose content is an empty message may be written without `value`.
   return { [chosen.name]: chosen.convert(value ?? {}, childPath(inner, "value")) };
 }
@@ -308,7 +339,8 @@ function scalarFromJson(type: string): FromJson {
   }
   if (type === "bytes") {
     return (json, path) => {
-      if (typeof json === "string" && /^[A-Za-z0-9+/_-]*={0,2}$/.test(json)) return Buffer.from(json, "base64");
+      if (typeof json === "string" && /^[A-Za-z0-9+/_-]*={0,2}$/.test(json))
+        return Buffer.from(json, "base64");
       throw new InvalidJsonError(path, `expected base64 text, got ${describeJson(json)}`);
     };
   }

@@ -23,7 +23,11 @@ export const CONFIG_KEYS = {
   "server.address": { type: { kind: "string" }, default: "127.0.0.1", doc: "address to listen on" },
   "server.port": { type: int(0, 65535), default: 7575, doc: "port to listen on; 0 picks an ephemeral port" },
   "server.path-prefix": { type: { kind: "string" }, default: "", doc: "prefix of every route, e.g. /api" },
-  "server.request-timeout": { type: { kind: "duration" }, default: "20s", doc: "deadline of unary ledger calls" },
+  "server.request-timeout": {
+    type: { kind: "duration" },
+    default: "20s",
+    doc: "deadline of unary ledger calls",
+  },
   "server.max-body-bytes": {
     type: int(1, 2 ** 31 - 1),
     default: 64 * 1024 * 1024,
@@ -46,9 +50,17 @@ export const CONFIG_KEYS = {
   },
   "ledger.tls.enabled": { type: { kind: "bool" }, default: false, doc: "use TLS to the ledger" },
   "ledger.tls.ca-cert": { type: { kind: "string" }, default: undefined, doc: "PEM file of the ledger's CA" },
-  "ledger.tls.client-cert": { type: { kind: "string" }, default: undefined, doc: "PEM client certificate (mTLS)" },
+  "ledger.tls.client-cert": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "PEM client certificate (mTLS)",
+  },
   "ledger.tls.client-key": { type: { kind: "string" }, default: undefined, doc: "PEM client key (mTLS)" },
-  "sandbox.port": { type: int(0, 65535), default: 0, doc: "gRPC port of the embedded sandbox; 0 = ephemeral" },
+  "sandbox.port": {
+    type: int(0, 65535),
+    default: 0,
+    doc: "gRPC port of the embedded sandbox; 0 = ephemeral",
+  },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

@@ -132,8 +132,14 @@ function coerce(key: ConfigKey, raw: unknown, source: string): Value {
       if (typeof raw !== "string") throw bad("a string");
       return raw;
     case "int": {
-      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
-      if (!Number.isInteger(n) || n < type.min || n > type.max) throw bad(`an integer from ${type.min} to ${type.max}`);
+      const n =
+        typeof raw === "number"
+          ? raw
+          : typeof raw === "string" && /^-?\d+$/.test(raw)
+            ? Number(raw)
+            : Number.NaN;
+      if (!Number.isInteger(n) || n < type.min || n > type.max)
+        throw bad(`an integer from ${type.min} to ${type.max}`);
       return n;
     }
     case "bool":
@@ -141,13 +147,15 @@ function coerce(key: ConfigKey, raw: unknown, source: string): Value {
       if (raw === "true" || raw === "false") return raw === "true";
       throw bad("true or false");
     case "duration":
-      if (typeof raw !== "string" || parseDuration(raw) === undefined) throw bad("a duration such as 500ms, 1s, 2m");
+      if (typeof raw !== "string" || parseDuration(raw) === undefined)
+        throw bad("a duration such as 500ms, 1s, 2m");
       return raw;
     case "ledger":
       if (typeof raw !== "string" || parseLedger(raw) === undefined) throw bad("`embedded` or HOST:PORT");
       return raw;
     case "enum":
-      if (typeof raw !== "string" || !type.values.includes(raw)) throw bad(`one of ${type.values.join(", ")}`);
+      if (typeof raw !== "string" || !type.values.includes(raw))
+        throw bad(`one of ${type.values.join(", ")}`);
       return raw;
   }
 }

@@ -12,7 +12,11 @@ export interface WsChannelDoc {
 }
 
 /** AsyncAPI 2.6.0 of the WebSocket endpoints, built from their table and schemas/components.json. */
-export function asyncApiDocument(channels: readonly WsChannelDoc[], components: SchemaComponents, pathPrefix: string): object {
+export function asyncApiDocument(
+  channels: readonly WsChannelDoc[],
+  components: SchemaComponents,
+  pathPrefix: string,
+): object {
   const messages: Record<string, object> = {};
   const docChannels: Record<string, object> = {};
   for (const channel of channels) {
@@ -23,7 +27,10 @@ export function asyncApiDocument(channels: readonly WsChannelDoc[], components: 
     docChannels[`${pathPrefix}${channel.path}`] = {
       description: channel.summary,
       subscribe: { operationId: `on${id}`, message: { $ref: `#/components/messages/${responseMessage}` } },
-      publish: { operationId: `send${id}`, message: { $ref: `#/components/messages/${channel.requestSchema}` } },
+      publish: {
+        operationId: `send${id}`,
+        message: { $ref: `#/components/messages/${channel.requestSchema}` },
+      },
       bindings: { ws: { method: "GET" } },
     };
   }
@@ -32,20 +39,30 @@ export function asyncApiDocument(channels: readonly WsChannelDoc[], components: 
     info: {
       title: "JSON Ledger API WebSocket endpoints",
       version: components.apiVersion,
-      description: "Served by ledger-json-gateway. Authenticate with the subprotocols `daml.ws.auth` and `jwt.token.<JWT>`.",
+      description:
+        "Served by ledger-json-gateway. Authenticate with the subprotocols `daml.ws.auth` and `jwt.token.<JWT>`.",
     },
     channels: docChannels,
     components: {
       schemas: components.schemas,
       messages,
       securitySchemes: {
-        httpApiKeyAuth: { type: "httpApiKey", name: "Sec-WebSocket-Protocol", in: "header", description: "Ledger API JWT" },
+        httpApiKeyAuth: {
+          type: "httpApiKey",
+          name: "Sec-WebSocket-Protocol",
+          in: "header",
+          description: "Ledger API JWT",
+        },
       },
     },
   };
 }
 
-export function asyncApiYaml(channels: readonly WsChannelDoc[], components: SchemaComponents, pathPrefix: string): string {
+export function asyncApiYaml(
+  channels: readonly WsChannelDoc[],
+  components: SchemaComponents,
+  pathPrefix: string,
+): string {
   return stringify(asyncApiDocument(channels, components, pathPrefix), { aliasDuplicateObjects: false });
 }
 

@@ -30,7 +30,10 @@ function strip(node: unknown): unknown {
       if (kept.length > 0) out[key] = kept;
       continue;
     }
-    out[key] = key === "properties" ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, strip(v)])) : strip(value);
+    out[key] =
+      key === "properties"
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, strip(v)]))
+        : strip(value);
   }
   return out;
 }

@@ -3,7 +3,11 @@ import type { SchemaComponents } from "../http/body-validator.js";
 import type { ParamSpec, Route } from "../http/route.js";
 
 /** OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. */
-export function openApiDocument(routes: readonly Route[], components: SchemaComponents, pathPrefix: string): object {
+export function openApiDocument(
+  routes: readonly Route[],
+  components: SchemaComponents,
+  pathPrefix: string,
+): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     const path = `${pathPrefix}${route.path}`;
@@ -33,7 +37,11 @@ export function openApiDocument(routes: readonly Route[], components: SchemaComp
   };
 }
 
-export function openApiYaml(routes: readonly Route[], components: SchemaComponents, pathPrefix: string): string {
+export function openApiYaml(
+  routes: readonly Route[],
+  components: SchemaComponents,
+  pathPrefix: string,
+): string {
   return stringify(openApiDocument(routes, components, pathPrefix), { aliasDuplicateObjects: false });
 }
 
@@ -62,14 +70,22 @@ function operation(route: Route): object {
         description: ["Invalid value", ...invalidLocations.map((l) => `Invalid value for: ${l}`)].join(", "),
         content: { "text/plain": { schema: { type: "string" } } },
       },
-      default: { description: "An error of the ledger or the gateway", content: { "application/json": { schema: ref("JsCantonError") } } },
+      default: {
+        description: "An error of the ledger or the gateway",
+        content: { "application/json": { schema: ref("JsCantonError") } },
+      },
     },
     ...(route.auth === "token" ? { security: [{ httpAuth: [] }, { apiKeyAuth: [] }] } : {}),
   };
 }
 
 function parameter(spec: ParamSpec, where: "path" | "query"): object {
-  return { name: spec.name, in: where, required: where === "path" || spec.required === true, schema: paramSchema(spec) };
+  return {
+    name: spec.name,
+    in: where,
+    required: where === "path" || spec.required === true,
+    schema: paramSchema(spec),
+  };
 }
 
 function paramSchema(spec: ParamSpec): object {
@@ -92,7 +108,10 @@ function paramSchema(spec: ParamSpec): object {
 function requestBody(route: Route): object {
   const body = route.body;
   if (body?.kind === "bytes") {
-    return { required: true, content: { [body.contentType]: { schema: { type: "string", format: "binary" } } } };
+    return {
+      required: true,
+      content: { [body.contentType]: { schema: { type: "string", format: "binary" } } },
+    };
   }
   return { required: true, content: { "application/json": { schema: ref(body?.schema ?? "") } } };
 }
@@ -103,11 +122,17 @@ function success(route: Route): object {
     case "json":
       return { description: "", content: { "application/json": { schema: ref(r.schema) } } };
     case "json-array":
-      return { description: "", content: { "application/json": { schema: { type: "array", items: ref(r.schema) } } } };
+      return {
+        description: "",
+        content: { "application/json": { schema: { type: "array", items: ref(r.schema) } } },
+      };
     case "text":
       return { description: "", content: { "text/plain": { schema: { type: "string" } } } };
     case "bytes":
-      return { description: "", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } };
+      return {
+        description: "",
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+      };
     case "empty":
       return { description: "" };
   }

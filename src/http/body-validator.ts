@@ -13,7 +13,9 @@ let components: SchemaComponents | undefined;
 
 /** schemas/components.json: the JSON shapes of the API (see src/docs/import-reference-schemas.ts). */
 export function schemaComponents(): SchemaComponents {
-  components ??= JSON.parse(readFileSync(join(projectRoot(), "schemas", "components.json"), "utf8")) as SchemaComponents;
+  components ??= JSON.parse(
+    readFileSync(join(projectRoot(), "schemas", "components.json"), "utf8"),
+  ) as SchemaComponents;
   return components;
 }
 

@@ -1,4 +1,4 @@
-import { Metadata, type ServiceError, status as GrpcStatus } from "@grpc/grpc-js";
+import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { InvalidJsonError } from "../codec/json-path.js";
 import { ERROR_CATEGORIES, type ErrorCategory, errorCategoryById } from "../proto/error-categories.js";
 import { decodeStatusDetails } from "../proto/status-details.js";
@@ -74,8 +74,26 @@ export function httpStatusOfGrpc(code: number): number {
 
 /** Canton's `CODE_ID(category,correlation): cause` message prefix. */
 const CANTON_MESSAGE = /^[A-Z0-9_]+\(\d+,[^)]*\): ([\s\S]*)$/;
+/** Security-sensitive errors (auth, permissions, internals) reach clients without details. */
+const REDACTED_MESSAGE = /^An error occurred\. Please contact the operator and inquire about the request (.+) with tid (.+)$/;
 
 export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
+  const redacted = REDACTED_MESSAGE.exec(error.details ?? "");
+  if (redacted) {
+    const present = (id: string | undefined) => (id === undefined || /^<no-/.test(id) ? null : id);
+    return {
+      code: "NA",
+      cause: "A security-sensitive error has been received",
+      correlationId: present(redacted[1]),
+      traceId: present(redacted[2]),
+      context: {},
+      resources: [],
+      errorCategory: -1,
+      grpcCodeValue: error.code,
+      retryInfo: null,
+      definiteAnswer: null,
+    };
+  }
   const details = decodeStatusDetails(error.metadata);
   const errorInfo = details?.errorInfos.length === 1 ? details.errorInfos[0] : undefined;
   if (!details || !errorInfo) {

@@ -1,11 +1,17 @@
-import type { Logger } from "pino";
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
+import type { Logger } from "pino";
 import { bearerToken, decodeTokenClaims } from "../auth/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 import { BodyTooLargeError, readBody } from "./body-reader.js";
 import type { BodyValidator } from "./body-validator.js";
-import { type ErrorAnswer, errorAnswer, gatewayError, InvalidValueError, missingTokenError } from "./error-mapping.js";
+import {
+  type ErrorAnswer,
+  errorAnswer,
+  gatewayError,
+  InvalidValueError,
+  missingTokenError,
+} from "./error-mapping.js";
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import type { Answer, HttpMethod, RequestContext, Route } from "./route.js";
@@ -32,7 +38,8 @@ export interface HttpRoutesHandle {
 }
 
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
-  for (const route of options.routes) if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
+  for (const route of options.routes)
+    if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
   const matcher = new PathMatcher(options.routes, options.pathPrefix);
   const counter = { inFlight: 0 };
   app.any("/*", (res, req) => serve(res, req, matcher, options, counter));
@@ -138,7 +145,11 @@ function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValida
 function fail(exchange: Exchange, error: unknown, route: Route, options: HttpAppOptions): void {
   let answer: ErrorAnswer;
   if (error instanceof BodyTooLargeError) {
-    const tooLarge = gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", error.message);
+    const tooLarge = gatewayError(
+      ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+      "REQUEST_TOO_LARGE",
+      error.message,
+    );
     answer = { kind: "json", status: 413, body: tooLarge.body };
   } else {
     answer = errorAnswer(error);
@@ -170,7 +181,13 @@ const STATUS_TEXT: Record<number, string> = {
   504: "504 Gateway Timeout",
 };
 
-function finish(exchange: Exchange, answer: Answer, routeLabel: string, method: string, options: HttpAppOptions): void {
+function finish(
+  exchange: Exchange,
+  answer: Answer,
+  routeLabel: string,
+  method: string,
+  options: HttpAppOptions,
+): void {
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds);

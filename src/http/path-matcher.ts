@@ -18,9 +18,7 @@ export class PathMatcher {
   private readonly compiled: Compiled[];
 
   constructor(routes: readonly Route[], prefix: string) {
-    this.compiled = routes
-      .map((route) => compile(route, prefix))
-      .sort((a, b) => b.literals - a.literals);
+    this.compiled = routes.map((route) => compile(route, prefix)).sort((a, b) => b.literals - a.literals);
   }
 
   match(method: HttpMethod, urlPath: string): Match {

@@ -6,7 +6,10 @@ import type { ParamSpec, QueryValue } from "./route.js";
  * Parses the query string against the route's parameters. Unknown parameters are ignored
  * (as Canton does); a malformed value is `Invalid value for: query parameter <name>`.
  */
-export function parseQuery(raw: string, specs: readonly ParamSpec[] = []): Record<string, QueryValue | undefined> {
+export function parseQuery(
+  raw: string,
+  specs: readonly ParamSpec[] = [],
+): Record<string, QueryValue | undefined> {
   const params = new URLSearchParams(raw);
   const out: Record<string, QueryValue | undefined> = {};
   for (const spec of specs) {

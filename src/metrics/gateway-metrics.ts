@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CallOutcome } from "../ledger/ledger-client.js";
 
 /**
@@ -43,7 +43,10 @@ export class GatewayMetrics {
   }
 
   recordCall(outcome: CallOutcome): void {
-    this.grpcDuration.observe({ method: `${outcome.service}/${outcome.method}`, code: outcome.code }, outcome.seconds);
+    this.grpcDuration.observe(
+      { method: `${outcome.service}/${outcome.method}`, code: outcome.code },
+      outcome.seconds,
+    );
   }
 
   recordHttp(route: string, method: string, status: number, seconds: number): void {

@@ -63,13 +63,17 @@ function load(): LedgerApiProtos {
   const grpcObject = grpc.loadPackageDefinition(loadSync(files, PROTO_OPTIONS));
   const root = new protobuf.Root();
   // Well-known google/protobuf types come bundled with protobufjs; everything else is ours.
-  root.resolvePath = (_origin, target) => (target.startsWith("google/protobuf/") ? target : join(PROTO_DIR, target));
+  root.resolvePath = (_origin, target) =>
+    target.startsWith("google/protobuf/") ? target : join(PROTO_DIR, target);
   root.loadSync(files);
   root.resolveAll();
 
   const client = (fullName: string): grpc.ServiceClientConstructor => {
-    const found = fullName.split(".").reduce<unknown>((node, part) => (node as grpc.GrpcObject)?.[part], grpcObject);
-    if (typeof found !== "function" || !("service" in found)) throw new Error(`unknown gRPC service ${fullName}`);
+    const found = fullName
+      .split(".")
+      .reduce<unknown>((node, part) => (node as grpc.GrpcObject)?.[part], grpcObject);
+    if (typeof found !== "function" || !("service" in found))
+      throw new Error(`unknown gRPC service ${fullName}`);
     return found as grpc.ServiceClientConstructor;
   };
   return {

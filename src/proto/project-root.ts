@@ -12,7 +12,8 @@ export function projectRoot(): string {
   for (;;) {
     if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "protos"))) return dir;
     const parent = dirname(dir);
-    if (parent === dir) throw new Error("cannot find the ledger-json-gateway package root (package.json + protos/)");
+    if (parent === dir)
+      throw new Error("cannot find the ledger-json-gateway package root (package.json + protos/)");
     dir = parent;
   }
 }

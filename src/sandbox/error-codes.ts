@@ -17,16 +17,8 @@ export interface ErrorCode {
   readonly redact?: boolean;
 }
 
-/** Categories whose details Canton never sends to the client (ErrorCategory.redactDetails). */
-const REDACTED_CATEGORY_IDS: ReadonlySet<number> = new Set([
-  ERROR_CATEGORIES.SystemInternalAssumptionViolated.id,
-  ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials.id,
-  ERROR_CATEGORIES.InsufficientPermission.id,
-  ERROR_CATEGORIES.InternalUnsupportedOperation.id,
-]);
-
 export function isRedacted(code: ErrorCode): boolean {
-  return code.redact ?? REDACTED_CATEGORY_IDS.has(code.category.id);
+  return code.redact ?? code.category.redactDetails;
 }
 
 const code = (id: string, category: ErrorCategory, redact?: boolean): ErrorCode =>

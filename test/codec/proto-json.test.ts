@@ -13,12 +13,21 @@ const V2 = "com.daml.ledger.api.v2";
 function overTheWire(typeName: string, value: object): unknown {
   const type = protos.type(typeName);
   const bytes = type.encode(type.fromObject(value)).finish();
-  return type.toObject(type.decode(bytes), { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true });
+  return type.toObject(type.decode(bytes), {
+    longs: String,
+    enums: String,
+    bytes: Buffer,
+    defaults: true,
+    oneofs: true,
+  });
 }
 
 describe("ProtoJsonCodec.toJson", () => {
   it("writes int64 as numbers and keeps defaults", () => {
-    const json = codec.toJson(`${V2}.GetLedgerEndResponse`, overTheWire(`${V2}.GetLedgerEndResponse`, { offset: "42" }));
+    const json = codec.toJson(
+      `${V2}.GetLedgerEndResponse`,
+      overTheWire(`${V2}.GetLedgerEndResponse`, { offset: "42" }),
+    );
     assert.deepEqual(json, { offset: 42 });
     const empty = codec.toJson(`${V2}.GetLedgerEndResponse`, overTheWire(`${V2}.GetLedgerEndResponse`, {}));
     assert.deepEqual(empty, { offset: 0 });
@@ -26,10 +35,14 @@ describe("ProtoJsonCodec.toJson", () => {
 
   it("writes a oneof as {Case: {value}} under the oneof's name", () => {
     const right = overTheWire(`${V2}.admin.Right`, { canActAs: { party: "alice::1220" } });
-    assert.deepEqual(codec.toJson(`${V2}.admin.Right`, right), { kind: { CanActAs: { value: { party: "alice::1220" } } } });
+    assert.deepEqual(codec.toJson(`${V2}.admin.Right`, right), {
+      kind: { CanActAs: { value: { party: "alice::1220" } } },
+    });
     const admin = overTheWire(`${V2}.admin.Right`, { participantAdmin: {} });
     assert.deepEqual(codec.toJson(`${V2}.admin.Right`, admin), { kind: { ParticipantAdmin: { value: {} } } });
-    assert.deepEqual(codec.toJson(`${V2}.admin.Right`, overTheWire(`${V2}.admin.Right`, {})), { kind: { Empty: {} } });
+    assert.deepEqual(codec.toJson(`${V2}.admin.Right`, overTheWire(`${V2}.admin.Right`, {})), {
+      kind: { Empty: {} },
+    });
   });
 
   it("writes nested messages, maps, enums and absent messages", () => {
@@ -49,17 +62,22 @@ describe("ProtoJsonCodec.toJson", () => {
       synchronizerId: "local::1220",
       permission: 1,
     });
-    assert.deepEqual(codec.toJson(`${V2}.GetConnectedSynchronizersResponse.ConnectedSynchronizer`, synchronizer), {
-      synchronizerAlias: "local",
-      synchronizerId: "local::1220",
-      permission: "PARTICIPANT_PERMISSION_SUBMISSION",
-    });
+    assert.deepEqual(
+      codec.toJson(`${V2}.GetConnectedSynchronizersResponse.ConnectedSynchronizer`, synchronizer),
+      {
+        synchronizerAlias: "local",
+        synchronizerId: "local::1220",
+        permission: "PARTICIPANT_PERMISSION_SUBMISSION",
+      },
+    );
   });
 
   it("writes Timestamps as ISO text", () => {
     const checkpoint = overTheWire(`${V2}.OffsetCheckpoint`, {
       offset: "7",
-      synchronizerTimes: [{ synchronizerId: "s::1", recordTime: { seconds: "1700000000", nanos: 123_456_000 } }],
+      synchronizerTimes: [
+        { synchronizerId: "s::1", recordTime: { seconds: "1700000000", nanos: 123_456_000 } },
+      ],
     });
     assert.deepEqual(codec.toJson(`${V2}.OffsetCheckpoint`, checkpoint), {
       offset: 7,
@@ -70,21 +88,29 @@ describe("ProtoJsonCodec.toJson", () => {
 
 describe("ProtoJsonCodec.fromJson", () => {
   it("reads a oneof case and int64 given as number or text", () => {
-    const request = codec.fromJson(`${V2}.admin.Right`, { kind: { CanReadAs: { value: { party: "bob::1" } } } });
+    const request = codec.fromJson(`${V2}.admin.Right`, {
+      kind: { CanReadAs: { value: { party: "bob::1" } } },
+    });
     assert.deepEqual(request, { canReadAs: { party: "bob::1" } });
     assert.deepEqual(codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset: 5 }), { offset: "5" });
     assert.deepEqual(codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset: "6" }), { offset: "6" });
   });
 
   it("ignores unknown fields and nulls, as Canton's relaxed decoder", () => {
-    assert.deepEqual(codec.fromJson(`${V2}.admin.AllocatePartyRequest`, { partyIdHint: "a", nope: 1, userId: null }), {
-      partyIdHint: "a",
-    });
+    assert.deepEqual(
+      codec.fromJson(`${V2}.admin.AllocatePartyRequest`, { partyIdHint: "a", nope: 1, userId: null }),
+      {
+        partyIdHint: "a",
+      },
+    );
   });
 
   it("names the path of a misfit", () => {
     assert.throws(
-      () => codec.fromJson(`${V2}.admin.UpdatePartyDetailsRequest`, { partyDetails: { localMetadata: { annotations: { a: 1 } } } }),
+      () =>
+        codec.fromJson(`${V2}.admin.UpdatePartyDetailsRequest`, {
+          partyDetails: { localMetadata: { annotations: { a: 1 } } },
+        }),
       (error: unknown) =>
         error instanceof InvalidJsonError &&
         error.path === "partyDetails.localMetadata.annotations.a" &&
@@ -94,7 +120,10 @@ describe("ProtoJsonCodec.fromJson", () => {
       () => codec.fromJson(`${V2}.admin.Right`, { kind: { CanDance: { value: {} } } }),
       /kind: unknown case CanDance/,
     );
-    assert.throws(() => codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset: "1.5" }), /offset: expected an integer/);
+    assert.throws(
+      () => codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset: "1.5" }),
+      /offset: expected an integer/,
+    );
   });
 
   it("round-trips a request through the real protobuf encoding", () => {

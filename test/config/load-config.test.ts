@@ -33,7 +33,9 @@ describe("loadConfig", () => {
   });
 
   it("reads JSON files too", () => {
-    const readFile = files({ "gw.json": '{"ledger": {"target": "ledger.local:6865", "tls": {"enabled": true}}}' });
+    const readFile = files({
+      "gw.json": '{"ledger": {"target": "ledger.local:6865", "tls": {"enabled": true}}}',
+    });
     const config = loadConfig({ argv: ["--config", "gw.json"], env: {}, readFile });
     assert.deepEqual(config.ledger, { kind: "remote", host: "ledger.local", port: 6865, tls: {} });
   });
@@ -56,24 +58,39 @@ describe("loadConfig", () => {
   });
 
   it("rejects unknown keys, naming the source", () => {
-    assert.throws(() => loadConfig({ argv: ["--prot", "1"], env: {} }), /unknown configuration key 'prot' in flag --prot/);
+    assert.throws(
+      () => loadConfig({ argv: ["--prot", "1"], env: {} }),
+      /unknown configuration key 'prot' in flag --prot/,
+    );
     assert.throws(
       () => loadConfig({ argv: [], env: { LEDGER_GATEWAY_SERVER_PROT: "1" } }),
       /unknown environment variable LEDGER_GATEWAY_SERVER_PROT/,
     );
     const readFile = files({ "gw.yaml": "server:\n  prot: 1\n" });
-    assert.throws(() => loadConfig({ argv: ["--config", "gw.yaml"], env: {}, readFile }), /'server.prot' in config file gw.yaml/);
+    assert.throws(
+      () => loadConfig({ argv: ["--config", "gw.yaml"], env: {}, readFile }),
+      /'server.prot' in config file gw.yaml/,
+    );
   });
 
   it("rejects bad values with what was expected", () => {
-    assert.throws(() => loadConfig({ argv: ["--port", "70000"], env: {} }), /expected an integer from 0 to 65535/);
-    assert.throws(() => loadConfig({ argv: ["--ledger", "nowhere"], env: {} }), /expected `embedded` or HOST:PORT/);
+    assert.throws(
+      () => loadConfig({ argv: ["--port", "70000"], env: {} }),
+      /expected an integer from 0 to 65535/,
+    );
+    assert.throws(
+      () => loadConfig({ argv: ["--ledger", "nowhere"], env: {} }),
+      /expected `embedded` or HOST:PORT/,
+    );
     assert.throws(
       () => loadConfig({ argv: ["--websocket-config.http-list-wait-time", "soon"], env: {} }),
       /expected a duration/,
     );
     assert.throws(() => loadConfig({ argv: ["--port"], env: {} }), /flag --port needs a value/);
-    assert.throws(() => loadConfig({ argv: ["--config", "missing.yaml"], env: {}, readFile: files({}) }), ConfigError);
+    assert.throws(
+      () => loadConfig({ argv: ["--config", "missing.yaml"], env: {}, readFile: files({}) }),
+      ConfigError,
+    );
   });
 
   it("parses Canton-style durations", () => {

@@ -2,13 +2,22 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { InvalidJsonError } from "../../src/codec/json-path.js";
-import { errorAnswer, httpStatusOfGrpc, InvalidValueError, jsCantonErrorOfGrpc } from "../../src/http/error-mapping.js";
+import {
+  errorAnswer,
+  httpStatusOfGrpc,
+  InvalidValueError,
+  jsCantonErrorOfGrpc,
+} from "../../src/http/error-mapping.js";
 import { encodeStatusDetails, STATUS_DETAILS_KEY } from "../../src/proto/status-details.js";
 
 function grpcError(code: status, message: string, details?: Buffer): ServiceError {
   const metadata = new Metadata();
   if (details) metadata.set(STATUS_DETAILS_KEY, details);
-  return Object.assign(new Error(`${code} ${status[code]}: ${message}`), { code, details: message, metadata });
+  return Object.assign(new Error(`${code} ${status[code]}: ${message}`), {
+    code,
+    details: message,
+    metadata,
+  });
 }
 
 describe("jsCantonErrorOfGrpc", () => {
@@ -17,13 +26,19 @@ describe("jsCantonErrorOfGrpc", () => {
       code: status.NOT_FOUND,
       message: "PARTY_NOT_FOUND(11,abcd1234): Party not found",
       errorInfos: [
-        { reason: "PARTY_NOT_FOUND", domain: "", metadata: { category: "11", tid: "abcd1234ef", definite_answer: "false", party: "p" } },
+        {
+          reason: "PARTY_NOT_FOUND",
+          domain: "",
+          metadata: { category: "11", tid: "abcd1234ef", definite_answer: "false", party: "p" },
+        },
       ],
       requestInfos: [{ requestId: "corr-1", servingData: "" }],
       retryInfos: [{ retryDelaySeconds: 1 }],
       resourceInfos: [{ resourceType: "PARTY", resourceName: "p", owner: "", description: "" }],
     });
-    const body = jsCantonErrorOfGrpc(grpcError(status.NOT_FOUND, "PARTY_NOT_FOUND(11,abcd1234): Party not found", details));
+    const body = jsCantonErrorOfGrpc(
+      grpcError(status.NOT_FOUND, "PARTY_NOT_FOUND(11,abcd1234): Party not found", details),
+    );
     assert.deepEqual(body, {
       code: "PARTY_NOT_FOUND",
       cause: "Party not found",
@@ -103,5 +118,18 @@ describe("errorAnswer", () => {
     const answer = errorAnswer(new TypeError("secret internals"));
     assert.equal(answer.status, 500);
     assert.ok(answer.kind === "json" && !JSON.stringify(answer.body).includes("secret internals"));
+  });
+});
+
+describe("redacted errors", () => {
+  it("decode to code NA with the correlation and trace ids, as Canton's JSON API", () => {
+    const message = "An error occurred. Please contact the operator and inquire about the request c0ffee with tid 0123abcd";
+    const body = jsCantonErrorOfGrpc(grpcError(status.PERMISSION_DENIED, message));
+    assert.equal(body.code, "NA");
+    assert.equal(body.cause, "A security-sensitive error has been received");
+    assert.equal(body.correlationId, "c0ffee");
+    assert.equal(body.traceId, "0123abcd");
+    assert.equal(body.errorCategory, -1);
+    assert.equal(body.grpcCodeValue, status.PERMISSION_DENIED);
   });
 });

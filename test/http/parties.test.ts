@@ -45,10 +45,12 @@ describe("/v2/parties", () => {
     assert.match(body.cause, /not valid!/);
   });
 
-  it("refuses a second party with the same hint", async () => {
+  it("refuses a second party with the same hint, as Canton does (INVALID_ARGUMENT)", async () => {
     const res = await stack.request("/v2/parties", jsonBody("POST", { partyIdHint: "alice" }));
-    assert.equal(res.status, 409);
-    assert.equal(((await res.json()) as JsCantonError).errorCategory, 10);
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as JsCantonError;
+    assert.equal(body.errorCategory, 8);
+    assert.match(body.cause, /already/);
   });
 
   it("lists known parties, with paging", async () => {
@@ -126,7 +128,10 @@ describe("/v2/parties", () => {
       jsonBody("PATCH", {
         partyDetails: {
           party: alice.party,
-          localMetadata: { resourceVersion: alice.localMetadata?.resourceVersion, annotations: { team: "green" } },
+          localMetadata: {
+            resourceVersion: alice.localMetadata?.resourceVersion,
+            annotations: { team: "green" },
+          },
         },
         updateMask: { paths: ["local_metadata"] },
       }),
@@ -138,7 +143,10 @@ describe("/v2/parties", () => {
   it("refuses an update whose body names another party than the path", async () => {
     const res = await stack.request(
       `/v2/parties/${encodeURIComponent(alice.party)}`,
-      jsonBody("PATCH", { partyDetails: { party: "someone::1220" }, updateMask: { paths: ["local_metadata"] } }),
+      jsonBody("PATCH", {
+        partyDetails: { party: "someone::1220" },
+        updateMask: { paths: ["local_metadata"] },
+      }),
     );
     assert.equal(res.status, 400);
     const body = (await res.json()) as JsCantonError;

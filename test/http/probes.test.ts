@@ -37,9 +37,18 @@ describe("health probes and metrics", () => {
     const res = await stack.request("/metrics", { token: null });
     assert.equal(res.status, 200);
     const text = await res.text();
-    assert.match(text, /ledger_gateway_http_requests_total\{route="\/v2\/version",method="GET",status_class="2xx"\} \d+/);
-    assert.match(text, /ledger_gateway_http_requests_total\{route="\/v2\/parties\/\{party\}",method="GET",status_class="2xx"\}/);
-    assert.match(text, /ledger_gateway_grpc_client_call_duration_seconds_count\{method="VersionService\/GetLedgerApiVersion",code="OK"\}/);
+    assert.match(
+      text,
+      /ledger_gateway_http_requests_total\{route="\/v2\/version",method="GET",status_class="2xx"\} \d+/,
+    );
+    assert.match(
+      text,
+      /ledger_gateway_http_requests_total\{route="\/v2\/parties\/\{party\}",method="GET",status_class="2xx"\}/,
+    );
+    assert.match(
+      text,
+      /ledger_gateway_grpc_client_call_duration_seconds_count\{method="VersionService\/GetLedgerApiVersion",code="OK"\}/,
+    );
     assert.match(text, /ledger_gateway_http_requests_in_flight \d+/);
     assert.match(text, /process_cpu_user_seconds_total/);
     assert.ok(!text.includes(party), "a raw path parameter leaked into the metrics");

@@ -49,10 +49,15 @@ describe("routing, tokens and malformed requests", () => {
     assert.equal(body.grpcCodeValue, 16);
   });
 
-  it("answers a token that is not a JWT with the ledger's 401", async () => {
+  it("answers a token that is not a JWT with the ledger's redacted 401, as Canton decodes it", async () => {
     const res = await stack.request("/v2/state/ledger-end", { token: "not-a-jwt" });
     assert.equal(res.status, 401);
-    assert.equal(((await res.json()) as JsCantonError).errorCategory, 6);
+    const body = (await res.json()) as JsCantonError & { traceId: string | null };
+    assert.equal(body.code, "NA");
+    assert.equal(body.cause, "A security-sensitive error has been received");
+    assert.equal(body.errorCategory, -1);
+    assert.equal(body.grpcCodeValue, 16);
+    assert.match(body.traceId ?? "", /^[0-9a-f]{32}$/);
   });
 
   it("answers malformed JSON with 400 text/plain naming the body", async () => {
@@ -71,7 +76,10 @@ describe("routing, tokens and malformed requests", () => {
   it("answers a malformed query value with 400 naming the parameter", async () => {
     const res = await stack.request("/v2/parties?pageSize=many");
     assert.equal(res.status, 400);
-    assert.equal(await res.text(), 'Invalid value for: query parameter pageSize (expected an integer, got "many")');
+    assert.equal(
+      await res.text(),
+      'Invalid value for: query parameter pageSize (expected an integer, got "many")',
+    );
   });
 
   it("refuses a body over the configured limit with 413", async () => {

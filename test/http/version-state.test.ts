@@ -14,12 +14,20 @@ describe("/v2/version and /v2/state", () => {
     assert.equal(res.status, 200);
     const body = (await res.json()) as { version: string; features: Record<string, unknown> };
     assert.match(body.version, /^3\.5\./);
-    for (const feature of ["experimental", "userManagement", "partyManagement", "offsetCheckpoint", "packageFeature"]) {
+    for (const feature of [
+      "experimental",
+      "userManagement",
+      "partyManagement",
+      "offsetCheckpoint",
+      "packageFeature",
+    ]) {
       assert.ok(feature in body.features, `features.${feature} is missing`);
     }
     const userManagement = body.features.userManagement as { supported: boolean };
     assert.equal(userManagement.supported, true);
-    const checkpoint = body.features.offsetCheckpoint as { maxOffsetCheckpointEmissionDelay: { seconds: number } };
+    const checkpoint = body.features.offsetCheckpoint as {
+      maxOffsetCheckpointEmissionDelay: { seconds: number };
+    };
     assert.equal(typeof checkpoint.maxOffsetCheckpointEmissionDelay.seconds, "number");
   });
 
@@ -38,7 +46,10 @@ describe("/v2/version and /v2/state", () => {
   it("reports that nothing was pruned yet", async () => {
     const res = await stack.request("/v2/state/latest-pruned-offsets");
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { participantPrunedUpToInclusive: 0, allDivulgedContractsPrunedUpToInclusive: 0 });
+    assert.deepEqual(await res.json(), {
+      participantPrunedUpToInclusive: 0,
+      allDivulgedContractsPrunedUpToInclusive: 0,
+    });
   });
 
   it("lists the connected synchronizers, with the permission of a hosted party", async () => {
@@ -50,7 +61,10 @@ describe("/v2/version and /v2/state", () => {
     assert.ok(connectedSynchronizers.length >= 1);
     assert.match(connectedSynchronizers[0]?.synchronizerId ?? "", /^[^:]+::[0-9a-f]+$/);
 
-    const allocated = await stack.request("/v2/parties", jsonBody("POST", { partyIdHint: `sync-${Date.now()}` }));
+    const allocated = await stack.request(
+      "/v2/parties",
+      jsonBody("POST", { partyIdHint: `sync-${Date.now()}` }),
+    );
     const { partyDetails } = (await allocated.json()) as { partyDetails: { party: string } };
     const forParty = await stack.request(
       `/v2/state/connected-synchronizers?party=${encodeURIComponent(partyDetails.party)}`,

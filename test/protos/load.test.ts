@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
 

@@ -22,7 +22,11 @@ export interface Stack {
 export async function startStack(args: string[] = []): Promise<Stack> {
   const sandbox = await startSandbox({ port: 0 });
   const config = loadConfig({ argv: ["--port", "0", ...args], env: {} });
-  const gateway = await startGateway(config, { host: "127.0.0.1", port: sandbox.port }, pino({ level: "silent" }));
+  const gateway = await startGateway(
+    config,
+    { host: "127.0.0.1", port: sandbox.port },
+    pino({ level: "silent" }),
+  );
   const url = `http://127.0.0.1:${gateway.port}${config.server.pathPrefix}`;
   const token = tokenFor();
   return {

@@ -1,4 +1,4 @@
-import { type WsChannelDoc, asyncApiYaml } from "../../docs/asyncapi-document.js";
+import { asyncApiYaml, type WsChannelDoc } from "../../docs/asyncapi-document.js";
 import { openApiYaml } from "../../docs/openapi-document.js";
 import type { SchemaComponents } from "../body-validator.js";
 import type { Route } from "../route.js";

@@ -1,5 +1,5 @@
-import type { GatewayMetrics } from "../../metrics/gateway-metrics.js";
 import type { LedgerClient } from "../../ledger/ledger-client.js";
+import type { GatewayMetrics } from "../../metrics/gateway-metrics.js";
 import type { Route } from "../route.js";
 
 const READINESS_TIMEOUT_MS = 2_000;
