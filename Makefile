@@ -5,9 +5,12 @@ ARGS ?=
 
 .PHONY: install build run test lint typecheck bench clean
 
-# node_modules is rebuilt whenever the lock file changes.
+# node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
+# lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
+# npm 11 leaves other platforms' optional packages (biome's binaries) out of the lock and
+# `npm ci` then refuses it.
 node_modules/.installed: package.json package-lock.json
-	$(NPM) ci --no-audit --no-fund --loglevel=error
+	$(NPM) install --no-audit --no-fund --loglevel=error
 	touch $@
 
 install: node_modules/.installed

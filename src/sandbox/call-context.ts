@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { AuthenticatedCaller } from "./auth/authenticator.js";
+import type { Requirement } from "./auth/authorization.js";
 
 /** What a handler knows about the call it serves, besides the request. */
 export interface CallContext {
@@ -10,6 +11,8 @@ export interface CallContext {
   readonly traceId: string;
   readonly caller: AuthenticatedCaller;
   readonly metadata: Metadata;
+  /** Throws PERMISSION_DENIED (or UNAUTHENTICATED) unless the caller meets the requirement. */
+  authorize(requirement: Requirement): Promise<void>;
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;

@@ -1,6 +1,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/authenticator.js";
+import type { Authorizer } from "./auth/authorization.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
 import { isRedacted } from "./error-codes.js";
 import { errors } from "./errors.js";
@@ -10,6 +11,7 @@ import { SandboxError } from "./sandbox-error.js";
 /** What every call needs besides its service: the auth step, the answering participant, the log. */
 export interface HandlerEnvironment {
   readonly authenticator: Authenticator;
+  readonly authorizer: Authorizer;
   readonly participantName: string;
   readonly log: Logger;
 }
@@ -85,7 +87,13 @@ async function run<T>(
 ): Promise<T> {
   const caller = await env.authenticator.authenticate(metadata);
   env.log.debug({ method, tid: traceId, user: caller.userId }, "ledger api call");
-  return body({ method, traceId, caller, metadata });
+  return body({
+    method,
+    traceId,
+    caller,
+    metadata,
+    authorize: (requirement) => env.authorizer.require(caller, requirement),
+  });
 }
 
 /** Logs the full error (Canton logs every rejection, redacted ones included) and encodes it. */

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
+import { type Authorizer, permissiveAuthorizer } from "./auth/authorization.js";
 import { unsecuredAuthenticator } from "./auth/unsecured-authenticator.js";
 import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
 import { SandboxStore } from "./sandbox-store.js";
@@ -19,6 +20,8 @@ export interface SandboxOptions {
   log?: Logger;
   /** Defaults to the unsecured development ledger (any decodable JWT). */
   authenticator?: Authenticator;
+  /** Defaults to allowing every authenticated caller everything. */
+  authorizer?: Authorizer;
 }
 
 export interface RunningSandbox {
@@ -39,6 +42,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const env: HandlerEnvironment = {
     authenticator: options.authenticator ?? unsecuredAuthenticator(),
+    authorizer: options.authorizer ?? permissiveAuthorizer(),
     participantName: store.participant.name,
     log,
   };
