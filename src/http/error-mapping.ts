@@ -75,7 +75,8 @@ export function httpStatusOfGrpc(code: number): number {
 /** Canton's `CODE_ID(category,correlation): cause` message prefix. */
 const CANTON_MESSAGE = /^[A-Z0-9_]+\(\d+,[^)]*\): ([\s\S]*)$/;
 /** Security-sensitive errors (auth, permissions, internals) reach clients without details. */
-const REDACTED_MESSAGE = /^An error occurred\. Please contact the operator and inquire about the request (.+) with tid (.+)$/;
+const REDACTED_MESSAGE =
+  /^An error occurred\. Please contact the operator and inquire about the request (.+) with tid (.+)$/;
 
 export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
   const redacted = REDACTED_MESSAGE.exec(error.details ?? "");

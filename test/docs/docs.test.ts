@@ -69,7 +69,13 @@ describe("/docs", () => {
     assert.equal(document.asyncapi, "2.6.0");
     const specs = require("@asyncapi/specs") as { schemas: Record<string, object> };
     // The AsyncAPI schema bundles its own copy of the draft-07 meta-schema.
-    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, meta: false, validateSchema: false });
+    const ajv = new Ajv({
+      strict: false,
+      allErrors: true,
+      validateFormats: false,
+      meta: false,
+      validateSchema: false,
+    });
     const validate = ajv.compile(specs.schemas["2.6.0"] as object);
     assert.equal(validate(document), true, JSON.stringify(validate.errors)?.slice(0, 2000));
   });

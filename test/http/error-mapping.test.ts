@@ -123,7 +123,8 @@ describe("errorAnswer", () => {
 
 describe("redacted errors", () => {
   it("decode to code NA with the correlation and trace ids, as Canton's JSON API", () => {
-    const message = "An error occurred. Please contact the operator and inquire about the request c0ffee with tid 0123abcd";
+    const message =
+      "An error occurred. Please contact the operator and inquire about the request c0ffee with tid 0123abcd";
     const body = jsCantonErrorOfGrpc(grpcError(status.PERMISSION_DENIED, message));
     assert.equal(body.code, "NA");
     assert.equal(body.cause, "A security-sensitive error has been received");
