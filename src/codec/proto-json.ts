@@ -14,8 +14,12 @@ import { isoToTimestamp, type ProtoTimestamp, timestampToIso } from "./timestamp
  * - absent message fields are left out; missing request fields take their defaults.
  * Messages whose JSON is shaped by hand (Daml values, Js* wrappers) plug in as overrides.
  */
-export type ToJson = (message: unknown) => unknown;
-export type FromJson = (json: unknown, path: string) => unknown;
+/**
+ * `context` travels unchanged through one conversion to every override (e.g. the package ids
+ * that `#package-name` references resolved to for this request).
+ */
+export type ToJson = (message: unknown, context?: unknown) => unknown;
+export type FromJson = (json: unknown, path: string, context?: unknown) => unknown;
 
 export interface MessageOverride {
   toJson?: ToJson;
@@ -96,6 +100,8 @@ export function pascalCase(name: string): string {
 export class ProtoJsonCodec {
   private readonly toJsonCache = new Map<string, ToJson>();
   private readonly fromJsonCache = new Map<string, FromJson>();
+  private readonly genericToJsonCache = new Map<string, ToJson>();
+  private readonly genericFromJsonCache = new Map<string, FromJson>();
   private readonly overrides: Record<string, MessageOverride>;
 
   constructor(
@@ -105,12 +111,31 @@ export class ProtoJsonCodec {
     this.overrides = { ...WELL_KNOWN, ...overrides };
   }
 
-  toJson(typeName: string, message: unknown): unknown {
-    return this.messageToJson(typeName)(message);
+  toJson(typeName: string, message: unknown, context?: unknown): unknown {
+    return this.messageToJson(typeName)(message, context);
   }
 
-  fromJson(typeName: string, json: unknown, path = ""): unknown {
-    return this.messageFromJson(typeName)(json, path);
+  fromJson(typeName: string, json: unknown, path = "", context?: unknown): unknown {
+    return this.messageFromJson(typeName)(json, path, context);
+  }
+
+  /** The generic conversion of a message, for overrides that adjust a few fields of it. */
+  genericToJson(typeName: string, message: unknown, context?: unknown): Record<string, unknown> {
+    let compiled = this.genericToJsonCache.get(typeName);
+    if (!compiled) {
+      compiled = this.compileToJson(this.lookup(typeName));
+      this.genericToJsonCache.set(typeName, compiled);
+    }
+    return compiled(message, context) as Record<string, unknown>;
+  }
+
+  genericFromJson(typeName: string, json: unknown, path: string, context?: unknown): Record<string, unknown> {
+    let compiled = this.genericFromJsonCache.get(typeName);
+    if (!compiled) {
+      compiled = this.compileFromJson(this.lookup(typeName));
+      this.genericFromJsonCache.set(typeName, compiled);
+    }
+    return compiled(json, path, context) as Record<string, unknown>;
   }
 
   private lookup(typeName: string): protobuf.Type {
@@ -126,7 +151,7 @@ export class ProtoJsonCodec {
     } else {
       // Recursive types: register a forwarder before compiling the fields.
       let compiled: ToJson | undefined;
-      this.toJsonCache.set(typeName, (m) => (compiled as ToJson)(m));
+      this.toJsonCache.set(typeName, (m, c) => (compiled as ToJson)(m, c));
       compiled = this.compileToJson(this.lookup(typeName));
       converter = compiled;
     }
@@ -142,7 +167,7 @@ export class ProtoJsonCodec {
       converter = override;
     } else {
       let compiled: FromJson | undefined;
-      this.fromJsonCache.set(typeName, (j, p) => (compiled as FromJson)(j, p));
+      this.fromJsonCache.set(typeName, (j, p, c) => (compiled as FromJson)(j, p, c));
       compiled = this.compileFromJson(this.lookup(typeName));
       converter = compiled;
     }
@@ -151,15 +176,15 @@ export class ProtoJsonCodec {
   }
 
   private compileToJson(type: protobuf.Type): ToJson {
-    const steps: ((message: Record<string, unknown>, out: Record<string, unknown>) => void)[] = [];
+    const steps: ((message: Record<string, unknown>, out: Record<string, unknown>, context: unknown) => void)[] = [];
     for (const field of type.fieldsArray) {
       if (isRealOneof(field)) continue;
       const convert = this.valueToJson(field);
       const name = field.name;
-      steps.push((message, out) => {
+      steps.push((message, out, context) => {
         const value = message[name];
         if (value === undefined || value === null) return;
-        out[name] = convert(value);
+        out[name] = convert(value, context);
       });
     }
     for (const oneof of type.oneofsArray) {
@@ -170,14 +195,14 @@ export class ProtoJsonCodec {
         convert: this.valueToJson(field),
       }));
       const oneofName = oneof.name;
-      steps.push((message, out) => {
+      steps.push((message, out, context) => {
         const set = cases.find((c) => message[c.name] !== undefined && message[c.name] !== null);
-        out[oneofName] = set ? { [set.key]: { value: set.convert(message[set.name]) } } : { Empty: {} };
+        out[oneofName] = set ? { [set.key]: { value: set.convert(message[set.name], context) } } : { Empty: {} };
       });
     }
-    return (message) => {
+    return (message, context) => {
       const out: Record<string, unknown> = {};
-      for (const step of steps) step(message as Record<string, unknown>, out);
+      for (const step of steps) step(message as Record<string, unknown>, out, context);
       return out;
     };
   }
@@ -185,16 +210,17 @@ export class ProtoJsonCodec {
   private valueToJson(field: protobuf.Field): ToJson {
     const single = this.scalarOrMessageToJson(field);
     if (field.map) {
-      return (value) => Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, single(v)]));
+      return (value, context) =>
+        Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, single(v, context)]));
     }
-    if (field.repeated) return (value) => (value as unknown[]).map(single);
+    if (field.repeated) return (value, context) => (value as unknown[]).map((v) => single(v, context));
     return single;
   }
 
   private scalarOrMessageToJson(field: protobuf.Field): ToJson {
     if (field.resolvedType && "fieldsArray" in field.resolvedType) {
       const typeName = fullName(field.resolvedType);
-      return (value) => this.messageToJson(typeName)(value);
+      return (value, context) => this.messageToJson(typeName)(value, context);
     }
     if (INT64_TYPES.has(field.type)) return (value) => Number(value);
     if (field.type === "bytes") return (value) => Buffer.from(value as Uint8Array).toString("base64");
@@ -219,7 +245,7 @@ export class ProtoJsonCodec {
         ),
       );
     }
-    return (json, path) => {
+    return (json, path, context) => {
       if (json === null || typeof json !== "object" || Array.isArray(json)) {
         throw new InvalidJsonError(path, `expected an object, got ${describeJson(json)}`);
       }
@@ -230,11 +256,11 @@ export class ProtoJsonCodec {
         const here = childPath(path, key);
         const plain = fields.get(key);
         if (plain) {
-          out[key] = plain.convert(value, here);
+          out[key] = plain.convert(value, here, context);
           continue;
         }
         const cases = oneofs.get(key);
-        if (cases) Object.assign(out, oneofFromJson(cases, value, here));
+        if (cases) Object.assign(out, oneofFromJson(cases, value, here, context));
       }
       return out;
     };
@@ -243,18 +269,17 @@ export class ProtoJsonCodec {
   private valueFromJson(field: protobuf.Field): FromJson {
     const single = this.scalarOrMessageFromJson(field);
     if (field.map) {
-      return (json, path) => {
+      return (json, path, context) => {
         if (json === null || typeof json !== "object" || Array.isArray(json)) {
           throw new InvalidJsonError(path, `expected an object, got ${describeJson(json)}`);
         }
-        return Object.fromEntries(Object.entries(json).map(([k, v]) => [k, single(v, childPath(path, k))]));
+        return Object.fromEntries(Object.entries(json).map(([k, v]) => [k, single(v, childPath(path, k), context)]));
       };
     }
     if (field.repeated) {
-      return (json, path) => {
-        if (!Array.isArray(json))
-          throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
-        return json.map((v, i) => single(v, childPath(path, i)));
+      return (json, path, context) => {
+        if (!Array.isArray(json)) throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
+        return json.map((v, i) => single(v, childPath(path, i), context));
       };
     }
     return single;
@@ -264,7 +289,7 @@ export class ProtoJsonCodec {
     const resolved = field.resolvedType;
     if (resolved && "fieldsArray" in resolved) {
       const typeName = fullName(resolved);
-      return (json, path) => this.messageFromJson(typeName)(json, path);
+      return (json, path, context) => this.messageFromJson(typeName)(json, path, context);
     }
     if (resolved && "values" in resolved) {
       const names = new Set(Object.keys(resolved.values));
@@ -284,6 +309,7 @@ function oneofFromJson(
   cases: Map<string, { name: string; convert: FromJson }>,
   json: unknown,
   path: string,
+  context: unknown,
 ): Record<string, unknown> {
   const entries =
     json !== null && typeof json === "object" && !Array.isArray(json) ? Object.entries(json) : [];
@@ -305,7 +331,7 @@ function oneofFromJson(
   const value =
     content !== null && typeof content === "object" && "value" in content ? content.value : undefined;
   // A case whose content is an empty message may be written without `value`.
-  return { [chosen.name]: chosen.convert(value ?? {}, childPath(inner, "value")) };
+  return { [chosen.name]: chosen.convert(value ?? {}, childPath(inner, "value"), context) };
 }
 
 function scalarFromJson(type: string): FromJson {

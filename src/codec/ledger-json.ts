@@ -1,0 +1,67 @@
+import type protobuf from "protobufjs";
+import { ValueCodec } from "../lf/index.js";
+import { type CommandContext, commandTemplateRefs, damlJsonOverrides } from "./daml-json-overrides.js";
+import { IdentifierCollector } from "./identifier-collector.js";
+import type { PackageSignatures } from "./package-signatures.js";
+import { ProtoJsonCodec } from "./proto-json.js";
+
+/**
+ * The JSON codec of the gateway: the reflection codec plus the Daml-aware overrides, with
+ * the async steps they need first (load the signatures of the packages a message names;
+ * resolve `#package-name` references of commands).
+ */
+export class LedgerJson {
+  readonly codec: ProtoJsonCodec;
+  private readonly identifiers: IdentifierCollector;
+
+  constructor(
+    root: protobuf.Root,
+    private readonly signatures: PackageSignatures,
+  ) {
+    const values = new ValueCodec(signatures);
+    this.codec = new ProtoJsonCodec(root, damlJsonOverrides(() => this.codec, values));
+    this.identifiers = new IdentifierCollector(root);
+  }
+
+  /** The packages a message needs that are not loaded yet (empty on the hot path). */
+  missingPackages(typeName: string, message: unknown): string[] {
+    return [...this.identifiers.packageIds(typeName, message)].filter((id) => !this.signatures.has(id));
+  }
+
+  /** JSON of a message from the ledger, loading package signatures first when needed. */
+  async toJson(typeName: string, message: unknown, token: string | undefined): Promise<unknown> {
+    const missing = this.missingPackages(typeName, message);
+    if (missing.length > 0) await this.signatures.ensure(missing, token);
+    return this.codec.toJson(typeName, message);
+  }
+
+  /** Like toJson when nothing is missing, without a Promise: for stream elements. */
+  toJsonNow(typeName: string, message: unknown): unknown {
+    return this.codec.toJson(typeName, message);
+  }
+
+  /**
+   * A request from JSON. Commands (`commands`, at the root or under `commands`) get their
+   * `#package-name` references resolved for the first actAs party and their signatures loaded;
+   * the `#name` form itself is what goes to the ledger.
+   */
+  async fromJson(typeName: string, json: unknown, token: string | undefined): Promise<unknown> {
+    const body = json as { commands?: unknown; actAs?: unknown } | null;
+    const commands = typeName.endsWith(".Commands") ? body : (body?.commands as typeof body);
+    const refs = commandTemplateRefs(commands);
+    if (refs.length === 0) return this.codec.fromJson(typeName, json);
+    const party = Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
+    const resolved = new Map<string, string>();
+    await Promise.all(
+      [...new Set(refs)].map(async (ref) => {
+        resolved.set(
+          ref,
+          ref.startsWith("#") ? await this.signatures.resolvePackageName(ref.slice(1), party, token) : ref,
+        );
+      }),
+    );
+    await this.signatures.ensure(new Set(resolved.values()), token);
+    const context: CommandContext = { packageIdOf: (ref) => resolved.get(ref) ?? ref };
+    return this.codec.fromJson(typeName, json, "", context);
+  }
+}
