@@ -3,16 +3,27 @@ import type { Logger } from "pino";
 import { ProtoJsonCodec } from "./codec/proto-json.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
+import type { RouteDeps } from "./http/grpc-route.js";
 import { attachHttpRoutes } from "./http/http-app.js";
 import { routeTable } from "./http/route-table.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
+import type { StreamEndpoint } from "./ws/stream-endpoint.js";
+import { attachWsStreams } from "./ws/ws-streams.js";
 
 export interface LedgerAddress {
   host: string;
   port: number;
   tls?: { caCert?: string; clientCert?: string; clientKey?: string };
+}
+
+export interface GatewayOptions {
+  /**
+   * The stream endpoints, each served as a WebSocket and as its HTTP list twin; built from the
+   * route dependencies (ledger client, codec, protos) so that they can open and decode their calls.
+   */
+  streamEndpoints?: (deps: RouteDeps) => readonly StreamEndpoint[];
 }
 
 export interface RunningGateway {
@@ -26,6 +37,7 @@ export async function startGateway(
   config: GatewayConfig,
   ledgerAddress: LedgerAddress,
   log: Logger,
+  options: GatewayOptions = {},
 ): Promise<RunningGateway> {
   const metrics = config.metrics.enabled ? new GatewayMetrics() : undefined;
   const protos = ledgerApiProtos();
@@ -37,20 +49,45 @@ export async function startGateway(
   });
   const codec = new ProtoJsonCodec(protos.root);
   const components = schemaComponents();
+  const deps: RouteDeps = { ledger, codec, protos };
+  const streamEndpoints = options.streamEndpoints?.(deps) ?? [];
   const routes = routeTable({
-    deps: { ledger, codec, protos },
+    deps,
     metrics,
     components,
-    wsChannels: [],
+    wsChannels: streamEndpoints.map(({ path, summary, requestSchema, responseSchema }) => ({
+      path,
+      summary,
+      requestSchema,
+      responseSchema,
+    })),
     pathPrefix: config.server.pathPrefix,
+    streamEndpoints,
+    listTwin: config.websocket,
   });
 
   const app = uWS.App();
+  const validator = new BodyValidator(components);
   const http = attachHttpRoutes(app, {
     routes,
     pathPrefix: config.server.pathPrefix,
     maxBodyBytes: config.server.maxBodyBytes,
-    validator: new BodyValidator(components),
+    validator,
+    log,
+    ...(metrics ? { metrics } : {}),
+  });
+  const ws = attachWsStreams(app, {
+    endpoints: streamEndpoints,
+    pathPrefix: config.server.pathPrefix,
+    validator,
+    limits: {
+      highWaterMark: config.websocket.highWaterMark,
+      lowWaterMark: config.websocket.lowWaterMark,
+      hardLimit: config.websocket.hardLimit,
+      writeDeadlineMs: config.websocket.writeDeadlineMs,
+    },
+    pingIntervalMs: config.websocket.pingIntervalMs,
+    maxQueryBytes: config.server.maxBodyBytes,
     log,
     ...(metrics ? { metrics } : {}),
   });
@@ -74,6 +111,8 @@ export async function startGateway(
       uWS.us_listen_socket_close(listenSocket);
       const deadline = Date.now() + drainMs;
       while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // Streams never drain by themselves: they are told the gateway goes away.
+      ws.closeAll();
       app.close();
       ledger.close();
     },

@@ -43,6 +43,31 @@ export const CONFIG_KEYS = {
     default: "1s",
     doc: "how long an HTTP list twin waits for the next element",
   },
+  "websocket-config.high-water-mark": {
+    type: int(0, 2 ** 31 - 1),
+    default: 1024 * 1024,
+    doc: "bytes buffered on a WebSocket above which its gRPC stream is paused",
+  },
+  "websocket-config.low-water-mark": {
+    type: int(0, 2 ** 31 - 1),
+    default: 256 * 1024,
+    doc: "bytes buffered on a paused WebSocket at or below which its gRPC stream resumes",
+  },
+  "websocket-config.hard-limit": {
+    type: int(1, 2 ** 31 - 1),
+    default: 16 * 1024 * 1024,
+    doc: "bytes buffered on a WebSocket past which it is closed as a slow consumer (never dropping frames)",
+  },
+  "websocket-config.write-deadline": {
+    type: { kind: "duration" },
+    default: "60s",
+    doc: "how long a paused WebSocket may make no progress draining before it is closed as a slow consumer",
+  },
+  "websocket-config.ping-interval": {
+    type: { kind: "duration" },
+    default: "13s",
+    doc: "interval of keep-alive pings on WebSocket streams (Canton's); 0s disables them",
+  },
   "ledger.target": {
     type: { kind: "ledger" },
     default: "embedded",

@@ -20,6 +20,13 @@ export interface GatewayConfig {
   websocket: {
     httpListMaxElementsLimit: number;
     httpListWaitTimeMs: number;
+    /** Backpressure of WebSocket streams, in bytes buffered on the socket. */
+    highWaterMark: number;
+    lowWaterMark: number;
+    hardLimit: number;
+    writeDeadlineMs: number;
+    /** 0: no pings. */
+    pingIntervalMs: number;
   };
   ledger: LedgerTarget;
   metrics: { enabled: boolean };

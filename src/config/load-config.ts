@@ -223,11 +223,32 @@ function build(settings: Settings): GatewayConfig {
     websocket: {
       httpListMaxElementsLimit: num("websocket-config.http-list-max-elements-limit"),
       httpListWaitTimeMs: parseDuration(str("websocket-config.http-list-wait-time")) as number,
+      ...watermarks(
+        num("websocket-config.low-water-mark"),
+        num("websocket-config.high-water-mark"),
+        num("websocket-config.hard-limit"),
+      ),
+      writeDeadlineMs: parseDuration(str("websocket-config.write-deadline")) as number,
+      pingIntervalMs: parseDuration(str("websocket-config.ping-interval")) as number,
     },
     ledger,
     metrics: { enabled: get("metrics.enabled") as boolean },
     log: { level: str("log.level") },
   };
+}
+
+/** The marks only make sense ordered: pause below the hard limit, resume below the pause. */
+function watermarks(
+  lowWaterMark: number,
+  highWaterMark: number,
+  hardLimit: number,
+): { lowWaterMark: number; highWaterMark: number; hardLimit: number } {
+  if (!(lowWaterMark <= highWaterMark && highWaterMark < hardLimit)) {
+    throw new ConfigError(
+      `need websocket-config.low-water-mark (${lowWaterMark}) <= high-water-mark (${highWaterMark}) < hard-limit (${hardLimit})`,
+    );
+  }
+  return { lowWaterMark, highWaterMark, hardLimit };
 }
 
 function normalisePrefix(prefix: string): string {

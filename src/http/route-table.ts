@@ -1,7 +1,9 @@
 import type { WsChannelDoc } from "../docs/asyncapi-document.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { StreamEndpoint } from "../ws/stream-endpoint.js";
 import type { SchemaComponents } from "./body-validator.js";
 import type { RouteDeps } from "./grpc-route.js";
+import { type ListTwinConfig, listTwinRoute } from "./list-twin.js";
 import type { Route } from "./route.js";
 import { docsRoutes } from "./routes/docs-routes.js";
 import { partyRoutes } from "./routes/party-routes.js";
@@ -15,6 +17,9 @@ export interface RouteTableOptions {
   components: SchemaComponents;
   wsChannels: readonly WsChannelDoc[];
   pathPrefix: string;
+  /** Stream endpoints: each gets its HTTP list twin here (and a WebSocket in src/ws). */
+  streamEndpoints?: readonly StreamEndpoint[];
+  listTwin?: ListTwinConfig;
 }
 
 /** Every HTTP endpoint of the gateway, in one list. */
@@ -26,6 +31,11 @@ export function routeTable(options: RouteTableOptions): Route[] {
     ...stateRoutes(deps),
     ...partyRoutes(deps),
   ];
+  if (options.listTwin !== undefined) {
+    const config = options.listTwin;
+    for (const endpoint of options.streamEndpoints ?? [])
+      routes.push(listTwinRoute(endpoint, config, options.metrics));
+  }
   routes.push(...docsRoutes(() => routes, options.wsChannels, options.components, options.pathPrefix));
   return routes;
 }

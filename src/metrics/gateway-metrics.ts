@@ -1,5 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CallOutcome } from "../ledger/ledger-client.js";
+import type { StreamEndReason } from "../streams/errors.js";
+
+/** How a stream was served: a WebSocket or an HTTP list twin. */
+export type StreamTransport = "ws" | "http";
 
 /**
  * The gateway's Prometheus metrics. Labels are bounded by construction: route templates
@@ -38,6 +42,56 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly wsStreamsOpen = new Gauge({
+    name: "ledger_gateway_ws_streams_open",
+    help: "Open WebSocket streams, by endpoint path template",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamElements = new Counter({
+    name: "ledger_gateway_stream_elements_sent_total",
+    help: "Stream elements sent to clients, by endpoint and transport (ws, http list twin)",
+    labelNames: ["endpoint", "transport"] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamBytes = new Counter({
+    name: "ledger_gateway_stream_bytes_sent_total",
+    help: "Bytes of stream elements sent to clients (JSON text), by endpoint and transport",
+    labelNames: ["endpoint", "transport"] as const,
+    registers: [this.registry],
+  });
+
+  readonly wsBackpressurePauses = new Counter({
+    name: "ledger_gateway_ws_backpressure_pauses_total",
+    help: "Times a WebSocket went over its high-water mark and its gRPC stream was paused",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamEnds = new Counter({
+    name: "ledger_gateway_stream_ends_total",
+    help: "Streams ended, by endpoint, transport and reason (completed, idle, element_limit, slow_consumer, error, unsubscribed)",
+    labelNames: ["endpoint", "transport", "reason"] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamDuration = new Histogram({
+    name: "ledger_gateway_stream_duration_seconds",
+    help: "Lifetime of streams, by endpoint, transport and end reason",
+    labelNames: ["endpoint", "transport", "reason"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400],
+    registers: [this.registry],
+  });
+
+  readonly wsCloses = new Counter({
+    name: "ledger_gateway_ws_closes_total",
+    help: "WebSocket stream closes, by endpoint and close code",
+    labelNames: ["endpoint", "code"] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -52,6 +106,21 @@ export class GatewayMetrics {
   recordHttp(route: string, method: string, status: number, seconds: number): void {
     this.httpRequests.inc({ route, method, status_class: `${Math.floor(status / 100)}xx` });
     this.httpDuration.observe({ route, method }, seconds);
+  }
+
+  recordStreamSent(endpoint: string, transport: StreamTransport, elements: number, bytes: number): void {
+    this.streamElements.inc({ endpoint, transport }, elements);
+    this.streamBytes.inc({ endpoint, transport }, bytes);
+  }
+
+  recordStreamEnd(
+    endpoint: string,
+    transport: StreamTransport,
+    reason: StreamEndReason,
+    seconds: number,
+  ): void {
+    this.streamEnds.inc({ endpoint, transport, reason });
+    this.streamDuration.observe({ endpoint, transport, reason }, seconds);
   }
 
   async exposition(): Promise<{ contentType: string; text: string }> {

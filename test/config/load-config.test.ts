@@ -18,7 +18,15 @@ describe("loadConfig", () => {
       requestTimeoutMs: 20_000,
       maxBodyBytes: 64 * 1024 * 1024,
     });
-    assert.deepEqual(config.websocket, { httpListMaxElementsLimit: 1024, httpListWaitTimeMs: 1000 });
+    assert.deepEqual(config.websocket, {
+      httpListMaxElementsLimit: 1024,
+      httpListWaitTimeMs: 1000,
+      highWaterMark: 1024 * 1024,
+      lowWaterMark: 256 * 1024,
+      hardLimit: 16 * 1024 * 1024,
+      writeDeadlineMs: 60_000,
+      pingIntervalMs: 13_000,
+    });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
   });
 

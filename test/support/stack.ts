@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway.js";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { tokenFor } from "./tokens.js";
 
@@ -19,13 +19,14 @@ export interface Stack {
  * The real stack on ephemeral ports: HTTP client -> uWS gateway -> gRPC -> sandbox.
  * `args` are gateway CLI flags (e.g. `--server.path-prefix /api`).
  */
-export async function startStack(args: string[] = []): Promise<Stack> {
+export async function startStack(args: string[] = [], options: GatewayOptions = {}): Promise<Stack> {
   const sandbox = await startSandbox({ port: 0 });
   const config = loadConfig({ argv: ["--port", "0", ...args], env: {} });
   const gateway = await startGateway(
     config,
     { host: "127.0.0.1", port: sandbox.port },
     pino({ level: "silent" }),
+    options,
   );
   const url = `http://127.0.0.1:${gateway.port}${config.server.pathPrefix}`;
   const token = tokenFor();

@@ -1,0 +1,133 @@
+import { EMPTY, identity, type Observable } from "rxjs";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { ERROR_CATEGORIES } from "../proto/error-categories.js";
+import { elementLimit } from "../streams/elementLimit.js";
+import { ElementLimitExceededError, type StreamEndReason } from "../streams/errors.js";
+import { idleTimeout } from "../streams/idleTimeout.js";
+import { streamEnd } from "../streams/streamEnd.js";
+import type { StreamEndpoint } from "../ws/stream-endpoint.js";
+import { CantonHttpError, gatewayError, InvalidValueError } from "./error-mapping.js";
+import { operationId } from "./grpc-route.js";
+import type { Answer, RequestContext, Route } from "./route.js";
+
+export interface ListTwinConfig {
+  /** websocket-config.http-list-max-elements-limit */
+  httpListMaxElementsLimit: number;
+  /** websocket-config.http-list-wait-time */
+  httpListWaitTimeMs: number;
+}
+
+/** Canton's HTTP status of this error is 413, not the 409 its category's gRPC code gives. */
+const PAYLOAD_TOO_LARGE = 413;
+
+/**
+ * The HTTP list twin of a stream endpoint: POST on the same path with the same body, the whole
+ * stream as one JSON array, with Canton's rules (json-api-behaviour.md):
+ * - cut at min(`limit` ?? max+1, max+1) elements; more than max -> 413
+ *   JSON_API_MAXIMUM_LIST_ELEMENTS_NUMBER_REACHED; `limit` <= max just truncates (200);
+ * - an idle wait (`stream_idle_timeout_ms` ?? the configured wait) applies when the client gives
+ *   one or the stream is open-ended; it also bounds the wait for the first element, and the
+ *   answer is what was collected;
+ * - the array is joined from the elements' JSON texts, never re-serialised;
+ * - a client that goes away unsubscribes, which cancels the gRPC call.
+ */
+export function listTwinRoute(
+  endpoint: StreamEndpoint,
+  config: ListTwinConfig,
+  metrics?: GatewayMetrics,
+): Route {
+  return {
+    method: "POST",
+    path: endpoint.path,
+    operationId: operationId("POST", endpoint.path),
+    summary: `${endpoint.summary} (as a list: the stream's elements in one JSON array)`,
+    tag: tagOf(endpoint.path),
+    query: [
+      { name: "limit", type: "int64" },
+      { name: "stream_idle_timeout_ms", type: "int64" },
+    ],
+    body: { kind: "json", schema: endpoint.requestSchema },
+    response: { kind: "json-array", schema: endpoint.responseSchema },
+    auth: "token",
+    ...(endpoint.deprecated ? { deprecated: true } : {}),
+    handle: async (ctx): Promise<Answer> => {
+      const limit = nonNegative(ctx, "limit");
+      const idleMs = nonNegative(ctx, "stream_idle_timeout_ms");
+      const wait = idleMs ?? (endpoint.idleByDefault(ctx.body) ? config.httpListWaitTimeMs : undefined);
+      const started = process.hrtime.bigint();
+      let reason: StreamEndReason = "completed";
+      const record = (elements: number, bytes: number): void => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics?.recordStreamSent(endpoint.path, "http", elements, bytes);
+        metrics?.recordStreamEnd(endpoint.path, "http", reason, seconds);
+      };
+      // The demand never goes false: the element limit bounds what is held, and the answer is
+      // written once.
+      const source = endpoint.open(ctx.body, ctx.token ?? "", EMPTY).pipe(
+        elementLimit<string>(config.httpListMaxElementsLimit, limit),
+        wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
+        streamEnd<string>((end) => {
+          if (end.reason !== "completed") reason = end.reason;
+        }),
+      );
+      let texts: string[];
+      try {
+        texts = await collect(source, ctx.signal);
+      } catch (error) {
+        record(0, 0);
+        throw error instanceof ElementLimitExceededError ? tooManyElements(error) : error;
+      }
+      const text = `[${texts.join(",")}]`;
+      record(texts.length, Buffer.byteLength(text));
+      return { kind: "json-text", text };
+    },
+  };
+}
+
+function nonNegative(ctx: RequestContext, name: string): number | undefined {
+  const value = ctx.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || value < 0 || !Number.isSafeInteger(value)) {
+    throw new InvalidValueError(`query parameter ${name}`, `expected an integer >= 0, got ${value}`);
+  }
+  return value;
+}
+
+function tooManyElements(error: ElementLimitExceededError): CantonHttpError {
+  const { body } = gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "JSON_API_MAXIMUM_LIST_ELEMENTS_NUMBER_REACHED",
+    error.message,
+  );
+  return new CantonHttpError(PAYLOAD_TOO_LARGE, body);
+}
+
+/** The texts in order; rejects with the stream's error; the signal's abort cancels the stream. */
+function collect(source: Observable<string>, signal: AbortSignal): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const texts: string[] = [];
+    const gone = (): void => {
+      subscription.unsubscribe();
+      reject(new Error("client went away"));
+    };
+    const subscription = source.subscribe({
+      next: (text) => texts.push(text),
+      error: (error: unknown) => {
+        signal.removeEventListener("abort", gone);
+        reject(error);
+      },
+      complete: () => {
+        signal.removeEventListener("abort", gone);
+        resolve(texts);
+      },
+    });
+    if (signal.aborted) gone();
+    else if (!subscription.closed) signal.addEventListener("abort", gone, { once: true });
+  });
+}
+
+/** The OpenAPI tag Canton uses: the path's first segment after the version, capitalised. */
+function tagOf(path: string): string {
+  const segment = path.split("/").filter((s) => s !== "")[1] ?? "";
+  return segment.charAt(0).toUpperCase() + segment.slice(1);
+}

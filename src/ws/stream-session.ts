@@ -1,0 +1,124 @@
+import type { Logger } from "pino";
+import { defer, map, type Subscription } from "rxjs";
+import type { BodyValidator } from "../http/body-validator.js";
+import { CantonHttpError, InvalidValueError, isGrpcError } from "../http/error-mapping.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { errorFrame } from "../streams/errorFrame.js";
+import { type StreamEndReason, StreamPolicyError } from "../streams/errors.js";
+import { streamEnd } from "../streams/streamEnd.js";
+import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
+import type { StreamEndpoint } from "./stream-endpoint.js";
+import { parseStreamRequest } from "./stream-request.js";
+import { errorFrameText } from "./ws-error.js";
+
+export type SessionLimits = Pick<
+  SocketSinkOptions,
+  "highWaterMark" | "lowWaterMark" | "hardLimit" | "writeDeadlineMs"
+>;
+
+export interface StreamSessionOptions {
+  endpoint: StreamEndpoint;
+  /** The token of this socket's upgrade request, for its one gRPC call. */
+  token: string;
+  validator: BodyValidator;
+  limits: SessionLimits;
+  metrics: GatewayMetrics | undefined;
+  log: Logger;
+}
+
+type Frame = { kind: "element" | "error"; text: string };
+
+/**
+ * One WebSocket stream from query frame to close: parse and validate the one query frame,
+ * open the endpoint with the sink's demand, frame elements and the final error, record how it
+ * ended. The uWS handlers in ws-streams.ts only forward their events here.
+ */
+export class StreamSession {
+  readonly #options: StreamSessionOptions;
+  readonly #sink: SocketSink;
+  readonly #started = process.hrtime.bigint();
+  #queried = false;
+  #subscription: Subscription | undefined;
+  /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
+  #reason: StreamEndReason | undefined;
+
+  constructor(socket: FrameSocket, options: StreamSessionOptions) {
+    this.#options = options;
+    const endpoint = options.endpoint.path;
+    const metrics = options.metrics;
+    this.#sink = new SocketSink(socket, {
+      ...options.limits,
+      ...(options.endpoint.offsetOf ? { offsetOf: (e: string) => options.endpoint.offsetOf?.(e) } : {}),
+      onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
+      onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
+      onSlowConsumer: (cause) => {
+        this.#reason ??= "slow_consumer";
+        options.log.warn({ endpoint, cause, delivered: this.#sink.delivered }, "slow consumer disconnected");
+      },
+    });
+    metrics?.wsStreamsOpen.inc({ endpoint });
+  }
+
+  /** A client frame: the first is the query, later ones are ignored (as Canton does). */
+  message(text: string): void {
+    if (this.#queried) return;
+    this.#queried = true;
+    const { endpoint, token, validator } = this.#options;
+    let request: unknown;
+    try {
+      request = parseStreamRequest(text, endpoint.requestSchema, validator);
+    } catch (error) {
+      this.#reason = "error";
+      this.#sink.errorFrame(errorFrameText(error));
+      this.#sink.complete();
+      return;
+    }
+    this.#subscription = defer(() => endpoint.open(request, token, this.#sink.demand$))
+      .pipe(
+        streamEnd((end) => {
+          this.#reason ??= end.reason;
+          if (end.error !== undefined) this.#logFailure(end.error);
+        }),
+        map((text): Frame => ({ kind: "element", text })),
+        errorFrame((error): Frame => ({ kind: "error", text: errorFrameText(error) })),
+      )
+      .subscribe({
+        next: (frame) =>
+          frame.kind === "element" ? this.#sink.element(frame.text) : this.#sink.errorFrame(frame.text),
+        complete: () => this.#sink.complete(),
+      });
+  }
+
+  /** uWS `drain`. */
+  drained(): void {
+    this.#sink.drained();
+  }
+
+  /** uWS `close`, whoever closed: cancels the gRPC call at once and records the end. */
+  closed(code: number): void {
+    this.#sink.socketClosed();
+    this.#subscription?.unsubscribe();
+    const endpoint = this.#options.endpoint.path;
+    const metrics = this.#options.metrics;
+    if (metrics === undefined) return;
+    const seconds = Number(process.hrtime.bigint() - this.#started) / 1e9;
+    metrics.wsStreamsOpen.dec({ endpoint });
+    metrics.wsCloses.inc({ endpoint, code: String(code) });
+    metrics.recordStreamEnd(endpoint, "ws", this.#reason ?? "unsubscribed", seconds);
+  }
+
+  #logFailure(error: unknown): void {
+    // Ledger errors are the client's business (they get the frame); only our own faults are logged.
+    const expected =
+      isGrpcError(error) ||
+      error instanceof CantonHttpError ||
+      error instanceof InvalidValueError ||
+      error instanceof StreamPolicyError;
+    if (!expected) {
+      this.#options.log.error(
+        { err: error, endpoint: this.#options.endpoint.path },
+        "stream failed in the gateway",
+      );
+    }
+  }
+}
