@@ -48,6 +48,29 @@ export const ERROR_CODES = {
     "NOT_CONNECTED_TO_SYNCHRONIZER",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
   ),
+  // Packages: RequestValidationErrors.NotFound, PackageServiceErrors, CantonPackageServiceError,
+  // TopologyManagerError (vetting), LedgerApiErrors (preferred packages)
+  PACKAGE_NOT_FOUND: code("PACKAGE_NOT_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing),
+  INVALID_DAR: code("INVALID_DAR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAR_PARSE_ERROR: code("DAR_PARSE_ERROR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAR_DEPENDENCIES_NOT_VALID: code("DAR_DEPENDENCIES_NOT_VALID", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER: code(
+    "PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  KNOWN_PACKAGE_VERSION: code("KNOWN_PACKAGE_VERSION", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  NOT_VALID_UPGRADE_PACKAGE: code("NOT_VALID_UPGRADE_PACKAGE", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  TOPOLOGY_DEPENDENCIES_NOT_VETTED: code(
+    "TOPOLOGY_DEPENDENCIES_NOT_VETTED",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  TOPOLOGY_SERIAL_MISMATCH: code("TOPOLOGY_SERIAL_MISMATCH", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  UNRESOLVED_VETTING_REFERENCE: code(
+    "UNRESOLVED_VETTING_REFERENCE",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  AMBIGUOUS_VETTING_REFERENCE: code("AMBIGUOUS_VETTING_REFERENCE", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  NO_PREFERRED_PACKAGES_FOUND: code("NO_PREFERRED_PACKAGES_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
   // AuthorizationChecksErrors
   UNAUTHENTICATED: code("UNAUTHENTICATED", ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials),
   PERMISSION_DENIED: code("PERMISSION_DENIED", ERROR_CATEGORIES.InsufficientPermission),

@@ -5,7 +5,12 @@ import type { Authenticator } from "./auth/authenticator.js";
 import { type Authorizer, permissiveAuthorizer } from "./auth/authorization.js";
 import { unsecuredAuthenticator } from "./auth/unsecured-authenticator.js";
 import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
+import { PackageStore } from "./packages/package-store.js";
+import { preloadSamplePackage } from "./packages/preload.js";
 import { SandboxStore } from "./sandbox-store.js";
+import { interactiveSubmissionService } from "./services/interactive-submission-service.js";
+import { packageManagementService } from "./services/package-management-service.js";
+import { packageService } from "./services/package-service.js";
 import { partyManagementService } from "./services/party-management-service.js";
 import { stateService } from "./services/state-service.js";
 import { versionService } from "./services/version-service.js";
@@ -27,6 +32,8 @@ export interface SandboxOptions {
 export interface RunningSandbox {
   readonly port: number;
   readonly store: SandboxStore;
+  /** Archives and vetting state (the sample package preloaded and vetted). */
+  readonly packages: PackageStore;
   stop(): Promise<void>;
 }
 
@@ -46,7 +53,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     participantName: store.participant.name,
     log,
   };
+  const packages = new PackageStore(store.synchronizers.map((s) => s.id));
+  preloadSamplePackage(packages);
   const services: ServiceImplementation[] = [
+    packageService(store, packages),
+    packageManagementService(store, packages),
+    interactiveSubmissionService(store, packages),
     versionService(),
     stateService(store),
     partyManagementService(store),
@@ -71,6 +83,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   return {
     port,
     store,
+    packages,
     stop: () =>
       new Promise<void>((resolve) => {
         // Graceful first; calls still open after a second (e.g. streams) are cut.

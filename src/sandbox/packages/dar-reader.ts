@@ -1,0 +1,65 @@
+/**
+ * Turns uploaded DAR bytes into the packages the store keeps, or into Canton's error for a
+ * broken upload: an unreadable zip or manifest is INVALID_DAR, an entry that is not a valid
+ * Daml-LF 2 archive is DAR_PARSE_ERROR (both INVALID_ARGUMENT), never an unexpected failure.
+ */
+import { archiveSchema } from "../../lf/archive-proto.js";
+import { DarError, LfArchiveError } from "../../lf/errors.js";
+import { decodeDalf, type PackageSignature, readDar } from "../../lf/index.js";
+import type { WArchive } from "../../lf/lf2-wire.js";
+import { packageErrors } from "./package-errors.js";
+
+/** One package as the participant stores it. */
+export interface ArchivedPackage {
+  readonly packageId: string;
+  readonly name: string;
+  readonly version: string;
+  /**
+   * Archive.payload: what GetPackage serves as `archive_payload` and what the JSON API sends as
+   * the download body. Its SHA-256 is the package id.
+   */
+  readonly payload: Uint8Array;
+  /** The whole .dalf (serialized Archive), for the package size Canton reports. */
+  readonly archiveSize: number;
+  readonly signature: PackageSignature;
+}
+
+export interface UploadedDar {
+  readonly mainPackageId: string;
+  /** Main package first, then the dependencies in manifest order. */
+  readonly packages: readonly ArchivedPackage[];
+}
+
+export function readUploadedDar(bytes: Uint8Array): UploadedDar {
+  let contents: ReturnType<typeof readDar>;
+  try {
+    contents = readDar(bytes);
+  } catch (error) {
+    if (error instanceof DarError) throw packageErrors.invalidDar(error.message);
+    throw error;
+  }
+  const packages = [contents.main, ...contents.dependencies].map((entry) =>
+    archivedPackage(entry.path, entry.bytes),
+  );
+  return { mainPackageId: packages[0]!.packageId, packages };
+}
+
+export function archivedPackage(path: string, dalf: Uint8Array): ArchivedPackage {
+  let signature: PackageSignature;
+  try {
+    signature = decodeDalf(dalf);
+  } catch (error) {
+    if (error instanceof LfArchiveError) throw packageErrors.darParseError(`${path}: ${error.message}`);
+    throw error;
+  }
+  // decodeDalf verified the envelope, so this second read of it cannot fail.
+  const archive = archiveSchema().Archive.decode(dalf) as unknown as WArchive;
+  return {
+    packageId: signature.packageId,
+    name: signature.name,
+    version: signature.version,
+    payload: archive.payload ?? new Uint8Array(),
+    archiveSize: dalf.byteLength,
+    signature,
+  };
+}
