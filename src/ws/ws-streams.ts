@@ -30,6 +30,8 @@ export interface WsStreamsOptions {
 export interface WsStreamsHandle {
   /** Open stream sockets. */
   open(): number;
+  /** Bytes buffered in the gateway for all stream sockets together (what slow consumers cost). */
+  buffered(): number;
   /** Ends every stream socket with 1001 (going away) and stops the pings. */
   closeAll(): void;
 }
@@ -89,6 +91,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   }
   return {
     open: () => sockets.size,
+    buffered: () => {
+      let total = 0;
+      for (const ws of sockets) total += ws.getBufferedAmount();
+      return total;
+    },
     closeAll: () => {
       pinger.stop();
       for (const ws of [...sockets]) ws.end(GOING_AWAY, "gateway shutting down");
