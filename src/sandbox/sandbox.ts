@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
+import type { TokenVerificationOptions } from "../auth/token-verifier.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
-import { type Authorizer, permissiveAuthorizer } from "./auth/authorization.js";
-import { unsecuredAuthenticator } from "./auth/unsecured-authenticator.js";
+import type { Authorizer } from "./auth/authorization.js";
 import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
 import { PackageStore } from "./packages/package-store.js";
 import { preloadSamplePackage } from "./packages/preload.js";
@@ -14,6 +14,7 @@ import { packageService } from "./services/package-service.js";
 import { partyManagementService } from "./services/party-management-service.js";
 import { stateService } from "./services/state-service.js";
 import { versionService } from "./services/version-service.js";
+import { identityAndAccess } from "./users/identity-and-access.js";
 
 export interface SandboxOptions {
   /** 0 or absent: an ephemeral port. */
@@ -23,9 +24,13 @@ export interface SandboxOptions {
   participantName?: string;
   synchronizerAlias?: string;
   log?: Logger;
-  /** Defaults to the unsecured development ledger (any decodable JWT). */
+  /** Token verification; default `unsafe` (any signature, but a valid Ledger API token). */
+  auth?: TokenVerificationOptions;
+  /** Canton's default is 16. */
+  maxIdentityProviderConfigs?: number;
+  /** Replaces the token verification of `auth` altogether. */
   authenticator?: Authenticator;
-  /** Defaults to allowing every authenticated caller everything. */
+  /** Defaults to the token user's rights, as a secured participant enforces them. */
   authorizer?: Authorizer;
 }
 
@@ -47,9 +52,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     participantName: options.participantName ?? "sandbox",
     synchronizerAlias: options.synchronizerAlias ?? "synchronizer-1",
   });
+  const access = identityAndAccess(store, {
+    log,
+    ...(options.auth ? { verification: options.auth } : {}),
+    ...(options.maxIdentityProviderConfigs
+      ? { maxIdentityProviderConfigs: options.maxIdentityProviderConfigs }
+      : {}),
+  });
   const env: HandlerEnvironment = {
-    authenticator: options.authenticator ?? unsecuredAuthenticator(),
-    authorizer: options.authorizer ?? permissiveAuthorizer(),
+    authenticator: options.authenticator ?? access.authenticator,
+    authorizer: options.authorizer ?? access.authorizer,
     participantName: store.participant.name,
     log,
   };
@@ -61,7 +73,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     interactiveSubmissionService(store, packages),
     versionService(),
     stateService(store),
-    partyManagementService(store),
+    partyManagementService(store, { users: access.partyUsers }),
+    ...access.services,
   ];
 
   const protos = ledgerApiProtos();

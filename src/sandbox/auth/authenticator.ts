@@ -1,8 +1,9 @@
 import type { Metadata } from "@grpc/grpc-js";
 
 /**
- * Who is calling, as established by the auth step. Handlers read it to decide what the caller
- * may see or do; the identity issue adds the user's rights here.
+ * Who is calling, as established by the auth step (a verified token). What the caller may do
+ * is resolved from the user store when a requirement is checked (resolved-claims.ts), so a
+ * change of rights takes effect on the next call.
  */
 export interface AuthenticatedCaller {
   /** The raw JWT, for services that pass it on or audit it. */
@@ -11,6 +12,10 @@ export interface AuthenticatedCaller {
   readonly claims: Readonly<Record<string, unknown>>;
   /** The `sub` claim: the ledger user id of user tokens. */
   readonly userId?: string;
+  /** The participant the token is restricted to (its `aud`), when it names one. */
+  readonly participantId?: string;
+  /** Set when the token's issuer is an identity provider configuration's: the user lives there. */
+  readonly identityProviderId?: string;
 }
 
 /**

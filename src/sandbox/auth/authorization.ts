@@ -1,18 +1,33 @@
 import type { AuthenticatedCaller } from "./authenticator.js";
 
 /**
- * What an operation needs of its caller, in the terms of the Ledger API's rights (the
- * description's table, section 5). Services state the requirement; an Authorizer decides.
+ * What an operation needs of its caller, in the terms of the Ledger API's rights (Canton's
+ * RequiredClaim). Services state the requirement; an Authorizer decides. Every kind that names
+ * an identity provider also checks that an identity provider's token only reaches its own.
  */
 export type Requirement =
-  /** Any valid token (version, preferred packages, vetting list, ...). */
+  /** Any valid token of a known, active user (version, ledger end, preferred packages, ...). */
   | { readonly kind: "authenticated" }
   /** ParticipantAdmin. */
   | { readonly kind: "admin" }
-  /** ParticipantAdmin, or IdentityProviderAdmin of this identity provider ("" = default). */
+  /** ParticipantAdmin, or IdentityProviderAdmin of this identity provider ("" = the caller's). */
   | { readonly kind: "idp-admin"; readonly identityProviderId: string }
-  /** ParticipantAdmin, the provider's admin, or the authenticated user itself (e.g. own rights). */
+  /**
+   * ParticipantAdmin, the provider's admin, or the authenticated user named by `userId` (Canton's
+   * AdminOrIdpAdminOrSelfAdmin: allocating a party for oneself). An empty `userId` names nobody.
+   */
   | { readonly kind: "self-or-idp-admin"; readonly userId: string; readonly identityProviderId: string }
+  /**
+   * Reading a user (GetUser, ListUserRights): the authenticated user itself (`userId` empty or
+   * its own), else ParticipantAdmin or the provider's admin.
+   */
+  | { readonly kind: "user-reader"; readonly userId: string; readonly identityProviderId: string }
+  /** ParticipantAdmin, the provider's admin, or any right (act, read, execute) on each party. */
+  | {
+      readonly kind: "admin-or-operate-as";
+      readonly parties: readonly string[];
+      readonly identityProviderId: string;
+    }
   /** Submitting: CanActAs each of `actAs`, and CanReadAs (or CanActAs) each of `readAs`. */
   | { readonly kind: "act-as"; readonly actAs: readonly string[]; readonly readAs: readonly string[] }
   /** Reading as these parties: CanReadAs or CanActAs each, or CanReadAsAnyParty. */
@@ -23,14 +38,15 @@ export type Requirement =
   | { readonly kind: "execute-as"; readonly parties: readonly string[] };
 
 /**
- * Decides whether a caller meets a requirement; throws a SandboxError (PERMISSION_DENIED, or
- * UNAUTHENTICATED for a deactivated or unknown user) when it does not.
+ * Decides whether a caller meets a requirement; throws a SandboxError when it does not:
+ * PERMISSION_DENIED for missing rights and for unknown or deactivated users (as a secured Canton
+ * participant answers), INVALID_TOKEN when a request needs a user id the token lacks.
  */
 export interface Authorizer {
   require(caller: AuthenticatedCaller, requirement: Requirement): Promise<void>;
 }
 
-/** The unsecured development ledger before user rights exist: every valid token may do anything. */
+/** Every authenticated caller may do anything: for tests that are not about rights. */
 export function permissiveAuthorizer(): Authorizer {
   return { require: async () => undefined };
 }

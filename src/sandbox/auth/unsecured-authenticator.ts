@@ -1,26 +1,12 @@
-import { createDecoder } from "fast-jwt";
-import { errors } from "../errors.js";
-import { type AuthenticatedCaller, type Authenticator, bearerTokenOf } from "./authenticator.js";
+import { type Logger, pino } from "pino";
+import type { Authenticator } from "./authenticator.js";
+import { jwtAuthenticator } from "./jwt-authenticator.js";
 
 /**
- * An unsecured development ledger: a decodable JWT is still required (as on Canton's sandbox,
- * where any secret signs it), but neither signature nor expiry is checked.
+ * The unsecured development ledger: any signature is accepted, but a well-formed, signed,
+ * unexpired Ledger API token is still required (as on Canton's sandbox, where any secret signs
+ * it), and its user's rights still decide what it may do.
  */
-export function unsecuredAuthenticator(): Authenticator {
-  const decode = createDecoder({ complete: false });
-  return {
-    async authenticate(metadata): Promise<AuthenticatedCaller> {
-      const token = bearerTokenOf(metadata);
-      if (token === undefined) throw errors.missingJwtToken();
-      let payload: unknown;
-      try {
-        payload = decode(token);
-      } catch {
-        throw errors.missingJwtToken();
-      }
-      if (typeof payload !== "object" || payload === null) throw errors.missingJwtToken();
-      const claims = payload as Record<string, unknown>;
-      return typeof claims.sub === "string" ? { token, claims, userId: claims.sub } : { token, claims };
-    },
-  };
+export function unsecuredAuthenticator(log: Logger = pino({ level: "silent" })): Authenticator {
+  return jwtAuthenticator({ verification: { mode: "unsafe" }, log });
 }

@@ -62,14 +62,45 @@ export function partyManagementService(
   return {
     serviceName: "com.daml.ledger.api.v2.admin.PartyManagementService",
     unary: {
-      GetParticipantId: () => ({ participantId: store.participant.participantId }),
-      AllocateParty: (request: AllocatePartyRequest, context: CallContext) =>
-        allocateParty(store, options, request, context),
-      GetParties: (request: GetPartiesRequest) => getParties(store, request),
-      ListKnownParties: (request: ListKnownPartiesRequest) => listKnownParties(store, request),
-      UpdatePartyDetails: (request: UpdatePartyDetailsRequest) => updatePartyDetails(store, request),
-      UpdatePartyIdentityProviderId: (request: UpdatePartyIdentityProviderIdRequest) =>
-        updatePartyIdentityProviderId(store, request),
+      // Authorization as Canton's PartyManagementServiceAuthorization.
+      GetParticipantId: async (_request: object, context: CallContext) => {
+        await context.authorize({ kind: "authenticated" });
+        return { participantId: store.participant.participantId };
+      },
+      AllocateParty: async (request: AllocatePartyRequest, context: CallContext) => {
+        await context.authorize({
+          kind: "self-or-idp-admin",
+          userId: request.userId,
+          identityProviderId: request.identityProviderId,
+        });
+        return allocateParty(store, options, request, context);
+      },
+      GetParties: async (request: GetPartiesRequest, context: CallContext) => {
+        await context.authorize({
+          kind: "admin-or-operate-as",
+          parties: request.parties,
+          identityProviderId: request.identityProviderId,
+        });
+        return getParties(store, request);
+      },
+      ListKnownParties: async (request: ListKnownPartiesRequest, context: CallContext) => {
+        await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
+        return listKnownParties(store, request);
+      },
+      UpdatePartyDetails: async (request: UpdatePartyDetailsRequest, context: CallContext) => {
+        await context.authorize({
+          kind: "idp-admin",
+          identityProviderId: request.partyDetails?.identityProviderId ?? "",
+        });
+        return updatePartyDetails(store, request);
+      },
+      UpdatePartyIdentityProviderId: async (
+        request: UpdatePartyIdentityProviderIdRequest,
+        context: CallContext,
+      ) => {
+        await context.authorize({ kind: "admin" });
+        return updatePartyIdentityProviderId(store, request);
+      },
       // AllocateExternalParty and GenerateExternalPartyTopology need Canton's serialized topology
       // transactions and signature checks: left to the interactive submission issue.
     },

@@ -1,3 +1,4 @@
+import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
@@ -12,14 +13,30 @@ export function stateService(store: SandboxStore): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.StateService",
     unary: {
-      GetLedgerEnd: () => ({ offset: store.ledgerEnd() }),
-      GetLatestPrunedOffsets: () => ({
-        participantPrunedUpToInclusive: store.latestPrunedOffset(),
-        allDivulgedContractsPrunedUpToInclusive: store.latestPrunedOffset(),
-      }),
-      GetConnectedSynchronizers: (request: GetConnectedSynchronizersRequest) => ({
-        connectedSynchronizers: connectedSynchronizers(store, request),
-      }),
+      GetLedgerEnd: async (_request: object, context: CallContext) => {
+        await context.authorize({ kind: "authenticated" });
+        return { offset: store.ledgerEnd() };
+      },
+      GetLatestPrunedOffsets: async (_request: object, context: CallContext) => {
+        await context.authorize({ kind: "authenticated" });
+        return {
+          participantPrunedUpToInclusive: store.latestPrunedOffset(),
+          allDivulgedContractsPrunedUpToInclusive: store.latestPrunedOffset(),
+        };
+      },
+      GetConnectedSynchronizers: async (request: GetConnectedSynchronizersRequest, context: CallContext) => {
+        // Canton: public without a party; with one, admin, idp admin or any right on the party.
+        await context.authorize(
+          request.party === ""
+            ? { kind: "authenticated" }
+            : {
+                kind: "admin-or-operate-as",
+                parties: [request.party],
+                identityProviderId: request.identityProviderId,
+              },
+        );
+        return { connectedSynchronizers: connectedSynchronizers(store, request) };
+      },
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { CallContext } from "../call-context.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 
 /** The limits the sandbox advertises; Canton's defaults, which the sandbox's services enforce. */
@@ -39,6 +40,11 @@ export function versionService(): ServiceImplementation {
   };
   return {
     serviceName: "com.daml.ledger.api.v2.VersionService",
-    unary: { GetLedgerApiVersion: () => response },
+    unary: {
+      GetLedgerApiVersion: async (_request: object, context: CallContext) => {
+        await context.authorize({ kind: "authenticated" });
+        return response;
+      },
+    },
   };
 }
