@@ -1,14 +1,16 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
-import { ProtoJsonCodec } from "./codec/proto-json.js";
+import { LedgerJson } from "./codec/ledger-json.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
 import type { RouteDeps } from "./http/grpc-route.js";
 import { attachHttpRoutes } from "./http/http-app.js";
 import { routeTable } from "./http/route-table.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
+import { PackageSignatureCache } from "./ledger/package-signatures.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
+import { ledgerStreamEndpoints } from "./ws/endpoints/ledger-streams.js";
 import type { StreamEndpoint } from "./ws/stream-endpoint.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
@@ -22,6 +24,7 @@ export interface GatewayOptions {
   /**
    * The stream endpoints, each served as a WebSocket and as its HTTP list twin; built from the
    * route dependencies (ledger client, codec, protos) so that they can open and decode their calls.
+   * Default: the five stream endpoints of the JSON Ledger API.
    */
   streamEndpoints?: (deps: RouteDeps) => readonly StreamEndpoint[];
 }
@@ -47,10 +50,11 @@ export async function startGateway(
     deadlineMs: config.server.requestTimeoutMs,
     ...(metrics ? { onCallEnd: (outcome) => metrics.recordCall(outcome) } : {}),
   });
-  const codec = new ProtoJsonCodec(protos.root);
+  const signatures = new PackageSignatureCache({ ledger });
+  const json = new LedgerJson(protos.root, signatures, signatures.codec);
   const components = schemaComponents();
-  const deps: RouteDeps = { ledger, codec, protos };
-  const streamEndpoints = options.streamEndpoints?.(deps) ?? [];
+  const deps: RouteDeps = { ledger, json, protos };
+  const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
   const routes = routeTable({
     deps,
     metrics,

@@ -1,4 +1,4 @@
-import { type LedgerRecord, type LedgerValue, type TypeConName, ValueCodec } from "../lf/index.js";
+import type { LedgerRecord, LedgerValue, TypeConName, ValueCodec } from "../lf/index.js";
 import { childPath, describeJson, InvalidJsonError } from "./json-path.js";
 import type { MessageOverride, ProtoJsonCodec } from "./proto-json.js";
 import { splitIdentifier } from "./proto-json.js";
@@ -19,7 +19,10 @@ export interface CommandContext {
   packageIdOf(reference: string): string;
 }
 
-export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCodec): Record<string, MessageOverride> {
+export function damlJsonOverrides(
+  codec: () => ProtoJsonCodec,
+  values: ValueCodec,
+): Record<string, MessageOverride> {
   const generic = (name: string, message: unknown) => codec().genericToJson(`${V2}.${name}`, message);
   const nested = (name: string, message: unknown) => codec().toJson(`${V2}.${name}`, message);
   const fromGeneric = (name: string, json: unknown, path: string, context: unknown) =>
@@ -45,7 +48,8 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
       toJson: (m) => {
         const view = m as Message & { interfaceId: LedgerId; viewValue: unknown };
         const out = generic("InterfaceView", { ...view, viewValue: null });
-        if (view.viewValue) out.viewValue = values.interfaceView(view.interfaceId).toJson(record(view.viewValue));
+        if (view.viewValue)
+          out.viewValue = values.interfaceView(view.interfaceId).toJson(record(view.viewValue));
         return out;
       },
     },
@@ -60,9 +64,13 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
         };
         const out = generic("ExercisedEvent", { ...event, choiceArgument: null, exerciseResult: null });
         const owner = event.interfaceId ?? event.templateId;
-        out.choiceArgument = values.choiceArgument(owner, event.choice).toJson(event.choiceArgument as LedgerValue);
+        out.choiceArgument = values
+          .choiceArgument(owner, event.choice)
+          .toJson(event.choiceArgument as LedgerValue);
         if (event.exerciseResult) {
-          out.exerciseResult = values.choiceResult(owner, event.choice).toJson(event.exerciseResult as LedgerValue);
+          out.exerciseResult = values
+            .choiceResult(owner, event.choice)
+            .toJson(event.exerciseResult as LedgerValue);
         }
         return out;
       },
@@ -83,11 +91,16 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
           incompleteAssigned?: unknown;
         };
         const out = generic("GetActiveContractsResponse", response);
-        if (response.activeContract) out.contractEntry = { JsActiveContract: nested("ActiveContract", response.activeContract) };
+        if (response.activeContract)
+          out.contractEntry = { JsActiveContract: nested("ActiveContract", response.activeContract) };
         else if (response.incompleteUnassigned) {
-          out.contractEntry = { JsIncompleteUnassigned: nested("IncompleteUnassigned", response.incompleteUnassigned) };
+          out.contractEntry = {
+            JsIncompleteUnassigned: nested("IncompleteUnassigned", response.incompleteUnassigned),
+          };
         } else if (response.incompleteAssigned) {
-          out.contractEntry = { JsIncompleteAssigned: nested("IncompleteAssigned", response.incompleteAssigned) };
+          out.contractEntry = {
+            JsIncompleteAssigned: nested("IncompleteAssigned", response.incompleteAssigned),
+          };
         } else out.contractEntry = { JsEmpty: {} };
         return out;
       },
@@ -110,18 +123,35 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
     },
     [`${V2}.CreateCommand`]: {
       fromJson: (json, path, context) => {
-        const out = fromGeneric("CreateCommand", { ...asObject(json, path), createArguments: null }, path, context);
+        const out = fromGeneric(
+          "CreateCommand",
+          { ...asObject(json, path), createArguments: null },
+          path,
+          context,
+        );
         const template = typeCon(out.templateId, context);
-        out.createArguments = recordOf(values.templatePayload(template), field(json, "createArguments"), path);
+        out.createArguments = recordOf(
+          values.templatePayload(template),
+          field(json, "createArguments"),
+          path,
+        );
         return out;
       },
     },
     [`${V2}.ExerciseCommand`]: {
       fromJson: (json, path, context) => {
-        const out = fromGeneric("ExerciseCommand", { ...asObject(json, path), choiceArgument: null }, path, context);
+        const out = fromGeneric(
+          "ExerciseCommand",
+          { ...asObject(json, path), choiceArgument: null },
+          path,
+          context,
+        );
         const owner = typeCon(out.templateId, context);
         const argument = values.choiceArgument(owner, String(out.choice ?? ""));
-        out.choiceArgument = argument.toValue(field(json, "choiceArgument"), childPath(path, "choiceArgument"));
+        out.choiceArgument = argument.toValue(
+          field(json, "choiceArgument"),
+          childPath(path, "choiceArgument"),
+        );
         return out;
       },
     },
@@ -130,9 +160,14 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
         const object = { ...asObject(json, path), contractKey: null, choiceArgument: null };
         const out = fromGeneric("ExerciseByKeyCommand", object, path, context);
         const template = typeCon(out.templateId, context);
-        out.contractKey = values.contractKey(template).toValue(field(json, "contractKey"), childPath(path, "contractKey"));
+        out.contractKey = values
+          .contractKey(template)
+          .toValue(field(json, "contractKey"), childPath(path, "contractKey"));
         const argument = values.choiceArgument(template, String(out.choice ?? ""));
-        out.choiceArgument = argument.toValue(field(json, "choiceArgument"), childPath(path, "choiceArgument"));
+        out.choiceArgument = argument.toValue(
+          field(json, "choiceArgument"),
+          childPath(path, "choiceArgument"),
+        );
         return out;
       },
     },
@@ -141,17 +176,31 @@ export function damlJsonOverrides(codec: () => ProtoJsonCodec, values: ValueCode
         const object = { ...asObject(json, path), createArguments: null, choiceArgument: null };
         const out = fromGeneric("CreateAndExerciseCommand", object, path, context);
         const template = typeCon(out.templateId, context);
-        out.createArguments = recordOf(values.templatePayload(template), field(json, "createArguments"), path);
+        out.createArguments = recordOf(
+          values.templatePayload(template),
+          field(json, "createArguments"),
+          path,
+        );
         const argument = values.choiceArgument(template, String(out.choice ?? ""));
-        out.choiceArgument = argument.toValue(field(json, "choiceArgument"), childPath(path, "choiceArgument"));
+        out.choiceArgument = argument.toValue(
+          field(json, "choiceArgument"),
+          childPath(path, "choiceArgument"),
+        );
         return out;
       },
     },
     [`${V2}.PrefetchContractKey`]: {
       fromJson: (json, path, context) => {
-        const out = fromGeneric("PrefetchContractKey", { ...asObject(json, path), contractKey: null }, path, context);
+        const out = fromGeneric(
+          "PrefetchContractKey",
+          { ...asObject(json, path), contractKey: null },
+          path,
+          context,
+        );
         const template = typeCon(out.templateId, context);
-        out.contractKey = values.contractKey(template).toValue(field(json, "contractKey"), childPath(path, "contractKey"));
+        out.contractKey = values
+          .contractKey(template)
+          .toValue(field(json, "contractKey"), childPath(path, "contractKey"));
         return out;
       },
     },
@@ -166,10 +215,14 @@ const COMMAND_CASES: Record<string, { field: string; message: string }> = {
 };
 
 function singleCase(json: unknown, path: string, cases: Record<string, unknown>): [string, unknown] {
-  const entries = json !== null && typeof json === "object" && !Array.isArray(json) ? Object.entries(json) : [];
+  const entries =
+    json !== null && typeof json === "object" && !Array.isArray(json) ? Object.entries(json) : [];
   const [entry] = entries;
   if (entries.length !== 1 || !entry || !(entry[0] in cases)) {
-    throw new InvalidJsonError(path, `expected an object with exactly one of ${Object.keys(cases).join(", ")}`);
+    throw new InvalidJsonError(
+      path,
+      `expected an object with exactly one of ${Object.keys(cases).join(", ")}`,
+    );
   }
   return entry;
 }
@@ -185,7 +238,11 @@ function field(json: unknown, name: string): unknown {
   return (json as Record<string, unknown>)[name];
 }
 
-function recordOf(codec: { toValue(json: unknown, path?: string): LedgerValue }, json: unknown, path: string) {
+function recordOf(
+  codec: { toValue(json: unknown, path?: string): LedgerValue },
+  json: unknown,
+  path: string,
+) {
   const value = codec.toValue(json, childPath(path, "createArguments"));
   return (value as { record: LedgerRecord }).record;
 }

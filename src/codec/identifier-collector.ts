@@ -73,7 +73,9 @@ export class IdentifierCollector {
     const type = this.root.lookupType(typeName);
     return type.fieldsArray.some((f) => {
       const resolved = f.resolvedType;
-      return !!resolved && "fieldsArray" in resolved && this.mayHoldIdentifiers(resolved.fullName.slice(1), seen);
+      return (
+        !!resolved && "fieldsArray" in resolved && this.mayHoldIdentifiers(resolved.fullName.slice(1), seen)
+      );
     });
   }
 }

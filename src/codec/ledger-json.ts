@@ -14,12 +14,16 @@ export class LedgerJson {
   readonly codec: ProtoJsonCodec;
   private readonly identifiers: IdentifierCollector;
 
+  /** `values` defaults to a codec over `signatures`; pass the cache's own so eviction clears it. */
   constructor(
     root: protobuf.Root,
     private readonly signatures: PackageSignatures,
+    values: ValueCodec = new ValueCodec(signatures),
   ) {
-    const values = new ValueCodec(signatures);
-    this.codec = new ProtoJsonCodec(root, damlJsonOverrides(() => this.codec, values));
+    this.codec = new ProtoJsonCodec(
+      root,
+      damlJsonOverrides(() => this.codec, values),
+    );
     this.identifiers = new IdentifierCollector(root);
   }
 
@@ -50,7 +54,8 @@ export class LedgerJson {
     const commands = typeName.endsWith(".Commands") ? body : (body?.commands as typeof body);
     const refs = commandTemplateRefs(commands);
     if (refs.length === 0) return this.codec.fromJson(typeName, json);
-    const party = Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
+    const party =
+      Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
     const resolved = new Map<string, string>();
     await Promise.all(
       [...new Set(refs)].map(async (ref) => {

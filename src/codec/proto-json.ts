@@ -176,7 +176,11 @@ export class ProtoJsonCodec {
   }
 
   private compileToJson(type: protobuf.Type): ToJson {
-    const steps: ((message: Record<string, unknown>, out: Record<string, unknown>, context: unknown) => void)[] = [];
+    const steps: ((
+      message: Record<string, unknown>,
+      out: Record<string, unknown>,
+      context: unknown,
+    ) => void)[] = [];
     for (const field of type.fieldsArray) {
       if (isRealOneof(field)) continue;
       const convert = this.valueToJson(field);
@@ -197,7 +201,9 @@ export class ProtoJsonCodec {
       const oneofName = oneof.name;
       steps.push((message, out, context) => {
         const set = cases.find((c) => message[c.name] !== undefined && message[c.name] !== null);
-        out[oneofName] = set ? { [set.key]: { value: set.convert(message[set.name], context) } } : { Empty: {} };
+        out[oneofName] = set
+          ? { [set.key]: { value: set.convert(message[set.name], context) } }
+          : { Empty: {} };
       });
     }
     return (message, context) => {
@@ -273,12 +279,15 @@ export class ProtoJsonCodec {
         if (json === null || typeof json !== "object" || Array.isArray(json)) {
           throw new InvalidJsonError(path, `expected an object, got ${describeJson(json)}`);
         }
-        return Object.fromEntries(Object.entries(json).map(([k, v]) => [k, single(v, childPath(path, k), context)]));
+        return Object.fromEntries(
+          Object.entries(json).map(([k, v]) => [k, single(v, childPath(path, k), context)]),
+        );
       };
     }
     if (field.repeated) {
       return (json, path, context) => {
-        if (!Array.isArray(json)) throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
+        if (!Array.isArray(json))
+          throw new InvalidJsonError(path, `expected an array, got ${describeJson(json)}`);
         return json.map((v, i) => single(v, childPath(path, i), context));
       };
     }

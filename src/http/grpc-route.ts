@@ -1,4 +1,4 @@
-import type { ProtoJsonCodec } from "../codec/proto-json.js";
+import type { LedgerJson } from "../codec/ledger-json.js";
 import type { LedgerClient } from "../ledger/ledger-client.js";
 import type { LedgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";
@@ -6,7 +6,7 @@ import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } f
 /** What every route handler may use. */
 export interface RouteDeps {
   ledger: LedgerClient;
-  codec: ProtoJsonCodec;
+  json: LedgerJson;
   protos: LedgerApiProtos;
 }
 
@@ -25,7 +25,9 @@ export interface GrpcRouteSpec {
   /** Component schema of the answer (for the docs). */
   responseSchema: string;
   /** Builds the gRPC request (proto-loader shape); default: the body through the codec. */
-  toRequest?: (ctx: RequestContext, fromJson: (json: unknown) => unknown) => unknown;
+  toRequest?: (ctx: RequestContext, fromJson: (json: unknown) => Promise<unknown>) => unknown;
+  /** Reshapes the JSON of the gRPC response (legacy shapes such as transaction trees). */
+  toAnswer?: (json: unknown) => unknown;
   deprecated?: boolean;
 }
 
@@ -33,7 +35,8 @@ const API_PACKAGE = "com.daml.ledger.api.v2";
 
 /**
  * A route that is one unary gRPC call: JSON body/params -> request -> call with the caller's
- * token -> response -> JSON, all through the reflection codec.
+ * token -> response -> JSON, through the ledger JSON codec (which loads the package
+ * signatures that Daml values need).
  */
 export function grpcRoute(deps: RouteDeps, spec: GrpcRouteSpec): Route {
   const service = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`);
@@ -43,8 +46,10 @@ export function grpcRoute(deps: RouteDeps, spec: GrpcRouteSpec): Route {
   }
   const requestType = rpc.resolvedRequestType.fullName.slice(1);
   const responseType = rpc.resolvedResponseType.fullName.slice(1);
-  const fromJson = (json: unknown) => deps.codec.fromJson(requestType, json ?? {});
-  const toRequest = spec.toRequest ?? ((ctx: RequestContext) => fromJson(ctx.body));
+  const toRequest =
+    spec.toRequest ??
+    ((ctx: RequestContext, fromJson: (json: unknown) => Promise<unknown>) => fromJson(ctx.body));
+  const toAnswer = spec.toAnswer ?? ((json: unknown) => json);
   return {
     method: spec.method,
     path: spec.path,
@@ -58,9 +63,10 @@ export function grpcRoute(deps: RouteDeps, spec: GrpcRouteSpec): Route {
     response: { kind: "json", schema: spec.responseSchema },
     auth: "token",
     handle: async (ctx): Promise<Answer> => {
-      const request = toRequest(ctx, fromJson) as object;
+      const fromJson = (json: unknown) => deps.json.fromJson(requestType, json ?? {}, ctx.token);
+      const request = (await toRequest(ctx, fromJson)) as object;
       const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
-      return { kind: "json", body: deps.codec.toJson(responseType, response) };
+      return { kind: "json", body: toAnswer(await deps.json.toJson(responseType, response, ctx.token)) };
     },
   };
 }

@@ -5,10 +5,15 @@ import type { SchemaComponents } from "./body-validator.js";
 import type { RouteDeps } from "./grpc-route.js";
 import { type ListTwinConfig, listTwinRoute } from "./list-twin.js";
 import type { Route } from "./route.js";
+import { commandRoutes } from "./routes/command-routes.js";
 import { docsRoutes } from "./routes/docs-routes.js";
+import { eventRoutes } from "./routes/event-routes.js";
+import { interactiveRoutes } from "./routes/interactive-routes.js";
+import { packageRoutes } from "./routes/package-routes.js";
 import { partyRoutes } from "./routes/party-routes.js";
 import { probeRoutes } from "./routes/probe-routes.js";
 import { stateRoutes } from "./routes/state-routes.js";
+import { updateRoutes } from "./routes/update-routes.js";
 import { versionRoutes } from "./routes/version-routes.js";
 
 export interface RouteTableOptions {
@@ -30,6 +35,11 @@ export function routeTable(options: RouteTableOptions): Route[] {
     ...versionRoutes(deps),
     ...stateRoutes(deps),
     ...partyRoutes(deps),
+    ...packageRoutes(deps),
+    ...interactiveRoutes(deps),
+    ...commandRoutes(deps),
+    ...updateRoutes(deps),
+    ...eventRoutes(deps),
   ];
   if (options.listTwin !== undefined) {
     const config = options.listTwin;

@@ -16,4 +16,5 @@ export {
   StreamPolicyError,
 } from "./errors.js";
 export { type IdleTimeoutOptions, idleTimeout, idleTimeoutError } from "./idleTimeout.js";
+export { mapInOrder } from "./mapInOrder.js";
 export { type StreamEnd, streamEnd } from "./streamEnd.js";

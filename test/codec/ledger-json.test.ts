@@ -35,7 +35,13 @@ function signatures(): PackageSignatures & { ensured: string[][]; names: string[
 function overTheWire(typeName: string, value: object): unknown {
   const type = protos.type(typeName);
   const bytes = type.encode(type.fromObject(value)).finish();
-  return type.toObject(type.decode(bytes), { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true });
+  return type.toObject(type.decode(bytes), {
+    longs: String,
+    enums: String,
+    bytes: Buffer,
+    defaults: true,
+    oneofs: true,
+  });
 }
 
 const iouId = { packageId: SAMPLE_PACKAGE_ID, moduleName: "Iou", entityName: "Iou" };
@@ -99,7 +105,9 @@ describe("LedgerJson: events to JSON", () => {
         consuming: true,
         witnessParties: ["alice::1220"],
         lastDescendantNodeId: 2,
-        exerciseResult: { record: { fields: [{ value: { contractId: "00c1" } }, { value: { contractId: "00c2" } }] } },
+        exerciseResult: {
+          record: { fields: [{ value: { contractId: "00c1" } }, { value: { contractId: "00c2" } }] },
+        },
         packageName: "gateway-samples",
         acsDelta: true,
       },
@@ -114,7 +122,13 @@ describe("LedgerJson: events to JSON", () => {
     const sigs = signatures();
     const json = new LedgerJson(protos.root, sigs);
     const archived = overTheWire(`${V2}.Event`, {
-      archived: { offset: "1", nodeId: 0, contractId: "00", templateId: { ...iouId, packageId: "other" }, witnessParties: ["a::1"] },
+      archived: {
+        offset: "1",
+        nodeId: 0,
+        contractId: "00",
+        templateId: { ...iouId, packageId: "other" },
+        witnessParties: ["a::1"],
+      },
     });
     assert.deepEqual(json.missingPackages(`${V2}.Event`, archived), ["other"]);
     await json.toJson(`${V2}.Event`, archived, "t");
@@ -135,16 +149,28 @@ describe("LedgerJson: commands from JSON", () => {
           {
             CreateCommand: {
               templateId: "#gateway-samples:Iou:Iou",
-              createArguments: { issuer: "bank::1220", owner: "alice::1220", currency: "EUR", amount: 10, observers: [] },
+              createArguments: {
+                issuer: "bank::1220",
+                owner: "alice::1220",
+                currency: "EUR",
+                amount: 10,
+                observers: [],
+              },
             },
           },
         ],
       },
       "t",
-    )) as { commands: { create: { templateId: unknown; createArguments: { fields: { value: unknown }[] } } }[] };
+    )) as {
+      commands: { create: { templateId: unknown; createArguments: { fields: { value: unknown }[] } } }[];
+    };
     const create = request.commands[0]?.create;
     // The #name form is what goes to the ledger; the signature came from the resolved package.
-    assert.deepEqual(create?.templateId, { packageId: "#gateway-samples", moduleName: "Iou", entityName: "Iou" });
+    assert.deepEqual(create?.templateId, {
+      packageId: "#gateway-samples",
+      moduleName: "Iou",
+      entityName: "Iou",
+    });
     assert.deepEqual(create?.createArguments.fields[3]?.value, { numeric: "10.0000000000" });
     assert.deepEqual(sigs.names, ["gateway-samples/alice::1220"]);
   });
@@ -174,7 +200,8 @@ describe("LedgerJson: commands from JSON", () => {
       ),
       (error: unknown) =>
         error instanceof ValueCodecError &&
-        error.message === "commands.commands[0].ExerciseCommand.choiceArgument.splitAmount: expected Numeric, got true",
+        error.message ===
+          "commands.commands[0].ExerciseCommand.choiceArgument.splitAmount: expected Numeric, got true",
     );
   });
 });

@@ -76,8 +76,8 @@ export function partyRoutes(deps: RouteDeps): Route[] {
       pathParams: [{ name: "party", type: "string" }],
       body: { kind: "json", schema: "UpdatePartyDetailsRequest" },
       responseSchema: "UpdatePartyDetailsResponse",
-      toRequest: ({ path, body }, fromJson) => {
-        const request = fromJson(body) as { partyDetails?: { party?: string } | null };
+      toRequest: async ({ path, body }, fromJson) => {
+        const request = (await fromJson(body)) as { partyDetails?: { party?: string } | null };
         // As Canton: the party in the path must be the one the body updates.
         if (request.partyDetails?.party !== path.party) {
           throw gatewayError(

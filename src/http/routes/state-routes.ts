@@ -42,5 +42,18 @@ export function stateRoutes(deps: RouteDeps): Route[] {
         identityProviderId: query.identityProviderId ?? "",
       }),
     }),
+    ...(["GET", "POST"] as const).map((method) =>
+      // 3.5 takes the page request as the body of a GET; later Cantons add POST: both work.
+      grpcRoute(deps, {
+        method,
+        path: "/v2/state/active-contracts-page",
+        summary: "One page of the active contract set at an offset",
+        tag: "State",
+        service: "StateService",
+        rpc: "GetActiveContractsPage",
+        body: { kind: "json", schema: "GetActiveContractsPageRequest" },
+        responseSchema: "JsGetActiveContractsPageResponse",
+      }),
+    ),
   ];
 }
