@@ -208,7 +208,7 @@ function finish(
         break;
       case "bytes":
         for (const [name, value] of Object.entries(answer.headers)) res.writeHeader(name, value);
-        send(exchange, "application/octet-stream", answer.body);
+        sendChunked(exchange, "application/octet-stream", answer.body);
         break;
       case "empty":
         if (exchange.head) res.endWithoutBody(0);
@@ -216,6 +216,25 @@ function finish(
         break;
     }
   });
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Binary downloads go out with `Transfer-Encoding: chunked` (uWS switches to it on `write`), as
+ * the description promises for package bytes; uWS buffers what the socket cannot take yet.
+ */
+function sendChunked(exchange: Exchange, contentType: string, body: Uint8Array): void {
+  const { res } = exchange;
+  res.writeHeader("Content-Type", contentType);
+  if (exchange.head) {
+    res.endWithoutBody(body.byteLength);
+    return;
+  }
+  for (let offset = 0; offset < body.byteLength; offset += CHUNK_BYTES) {
+    res.write(body.subarray(offset, Math.min(offset + CHUNK_BYTES, body.byteLength)));
+  }
+  res.end();
 }
 
 function send(exchange: Exchange, contentType: string, body: string | Uint8Array): void {

@@ -7,6 +7,8 @@ import { type ListTwinConfig, listTwinRoute } from "./list-twin.js";
 import type { Route } from "./route.js";
 import { commandRoutes } from "./routes/command-routes.js";
 import { docsRoutes } from "./routes/docs-routes.js";
+import { interactiveRoutes } from "./routes/interactive-routes.js";
+import { packageRoutes } from "./routes/package-routes.js";
 import { eventRoutes } from "./routes/event-routes.js";
 import { interactiveRoutes } from "./routes/interactive-routes.js";
 import { packageRoutes } from "./routes/package-routes.js";
@@ -35,6 +37,8 @@ export function routeTable(options: RouteTableOptions): Route[] {
     ...versionRoutes(deps),
     ...stateRoutes(deps),
     ...partyRoutes(deps),
+    ...packageRoutes(deps),
+    ...interactiveRoutes(deps),
     ...packageRoutes(deps),
     ...interactiveRoutes(deps),
     ...commandRoutes(deps),
