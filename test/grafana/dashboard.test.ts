@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
+
+interface Panel {
+  type: string;
+  title: string;
+  targets?: { expr: string }[];
+}
+
+const dashboard = JSON.parse(readFileSync("grafana/dashboards/ledger-json-gateway.json", "utf8")) as {
+  panels: Panel[];
+};
+const HISTOGRAM_SUFFIX = /_(bucket|count|sum)$/;
+
+/** Metric families the gateway exposes, as Prometheus will see them. */
+async function exposedFamilies(): Promise<Set<string>> {
+  const { text } = await new GatewayMetrics().exposition();
+  return new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string));
+}
+
+describe("Grafana dashboard", () => {
+  it("queries only metrics the gateway exposes", async () => {
+    const families = await exposedFamilies();
+    const used = dashboard.panels
+      .flatMap((p) => p.targets ?? [])
+      .flatMap((t) => [...t.expr.matchAll(/\b((?:ledger_gateway|process|nodejs)_[a-z0-9_]+)/g)]);
+    assert.ok(used.length >= 15, "the dashboard has queries");
+    for (const [name] of used) {
+      const family = families.has(name) ? name : name.replace(HISTOGRAM_SUFFIX, "");
+      assert.ok(families.has(family), `${name} is not exposed by the gateway`);
+    }
+  });
+
+  it("shows every metric of the gateway's own", async () => {
+    const exprs = dashboard.panels
+      .flatMap((p) => p.targets ?? [])
+      .map((t) => t.expr)
+      .join("\n");
+    const own = [...(await exposedFamilies())].filter((name) => name.startsWith("ledger_gateway_"));
+    assert.ok(own.length >= 10);
+    for (const name of own) assert.ok(exprs.includes(name), `${name} has no panel`);
+  });
+});
