@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { mintToken } from "./auth/mint-token.js";
+import { mintToken, type SigningAlgorithm } from "./auth/mint-token.js";
+import { readVerificationFiles } from "./auth/token-verifier.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import { type LedgerAddress, startGateway } from "./gateway.js";
@@ -9,8 +11,10 @@ const USAGE = `Usage:
   ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...]
       Serve the JSON Ledger API v2 (HTTP + WebSocket) in front of a gRPC Ledger API v2.
       --ledger embedded (the default) starts the in-memory sandbox participant with it.
-  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS]
-      Print a Ledger API token (HS256) for the user (default participant_admin).
+  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS] [--alg HS256|RS256|ES256]
+                           [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
+      Print a Ledger API token for the user (default participant_admin): HS256 with the secret,
+      or RS256/ES256 with the private key.
   ledger-json-gateway --help
 
 Settings, lowest precedence first: defaults, the --config file (YAML or JSON, nested or
@@ -49,13 +53,46 @@ function tokenCommand(args: string[]): string {
       user: { type: "string", default: "participant_admin" },
       secret: { type: "string", default: "secret" },
       expires: { type: "string", default: "86400" },
+      alg: { type: "string", default: "HS256" },
+      key: { type: "string" },
+      audience: { type: "string" },
+      issuer: { type: "string" },
+      kid: { type: "string" },
     },
   });
   const expiresInSeconds = Number(values.expires);
   if (!Number.isInteger(expiresInSeconds) || expiresInSeconds <= 0) {
     throw new ConfigError(`--expires takes a positive number of seconds, got ${values.expires}`);
   }
-  return mintToken({ user: values.user as string, secret: values.secret as string, expiresInSeconds });
+  const algorithm = (values.alg ?? "HS256").toUpperCase() as SigningAlgorithm;
+  if (!["HS256", "RS256", "ES256"].includes(algorithm))
+    throw new ConfigError("--alg takes HS256, RS256 or ES256");
+  if (algorithm !== "HS256" && values.key === undefined)
+    throw new ConfigError(`--alg ${algorithm} needs --key PRIVATE_KEY_PEM_FILE`);
+  const secret =
+    algorithm === "HS256" ? (values.secret as string) : readFileSync(values.key as string, "utf8");
+  return mintToken({
+    user: values.user as string,
+    secret,
+    algorithm,
+    expiresInSeconds,
+    ...(values.audience !== undefined ? { audience: values.audience } : {}),
+    ...(values.issuer !== undefined ? { issuer: values.issuer } : {}),
+    ...(values.kid !== undefined ? { keyId: values.kid } : {}),
+  });
+}
+
+/** A first admin token to print at start, when the gateway can sign one the sandbox accepts. */
+function startToken(config: GatewayConfig): string | undefined {
+  const { mode, secret, audience, issuer } = config.sandboxAuth;
+  if (mode !== "unsafe" && mode !== "hs256") return undefined;
+  return mintToken({
+    user: "participant_admin",
+    secret: mode === "hs256" ? (secret ?? "") : "secret",
+    expiresInSeconds: 86_400,
+    ...(audience !== undefined ? { audience } : {}),
+    ...(issuer !== undefined ? { issuer } : {}),
+  });
 }
 
 async function serve(config: GatewayConfig): Promise<void> {
@@ -65,13 +102,21 @@ async function serve(config: GatewayConfig): Promise<void> {
   if (config.ledger.kind === "embedded") {
     // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
     const { startSandboxWorker } = await import("./sandbox/sandbox-worker.js");
-    const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort });
+    const auth = readVerificationFiles(config.sandboxAuth);
+    const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort, auth });
     stopSandbox = () => sandbox.stop();
     ledgerAddress = { host: "127.0.0.1", port: sandbox.port };
-    log.warn(
-      { port: sandbox.port },
-      "embedded sandbox participant started (unsecured development ledger, loopback only)",
-    );
+    if (auth.mode === "unsafe") {
+      log.warn(
+        { port: sandbox.port },
+        "embedded sandbox participant started (unsecured development ledger: any token signature is accepted, loopback only; user rights are enforced)",
+      );
+    } else {
+      log.info(
+        { port: sandbox.port, auth: auth.mode },
+        "embedded sandbox participant started (loopback only)",
+      );
+    }
   } else {
     const { host, port, tls } = config.ledger;
     ledgerAddress = tls ? { host, port, tls } : { host, port };
@@ -79,10 +124,12 @@ async function serve(config: GatewayConfig): Promise<void> {
   const gateway = await startGateway(config, ledgerAddress, log);
   if (config.ledger.kind === "embedded") {
     // A first request to copy: stderr, so stdout stays one JSON log entry per line.
-    const token = mintToken({ user: "participant_admin", secret: "secret", expiresInSeconds: 86_400 });
+    const token = startToken(config);
     const base = `http://${config.server.address}:${gateway.port}${config.server.pathPrefix}`;
     process.stderr.write(
-      `\nAdmin token (participant_admin, 24 h):\n  ${token}\nTry:\n  curl -H 'Authorization: Bearer ${token}' ${base}/v2/version\n\n`,
+      token === undefined
+        ? `\nMint an admin token with your private key:\n  ledger-json-gateway token --alg ${config.sandboxAuth.mode.toUpperCase()} --key KEY.pem\n\n`
+        : `\nAdmin token (participant_admin, 24 h):\n  ${token}\nTry:\n  curl -H 'Authorization: Bearer ${token}' ${base}/v2/version\n\n`,
     );
   }
 

@@ -1,5 +1,6 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
+import { applyGatewayAuth } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/ledger-json.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
@@ -70,6 +71,7 @@ export async function startGateway(
     listTwin: config.websocket,
   });
 
+  applyGatewayAuth(routes, config.auth, log);
   const app = uWS.App();
   const validator = new BodyValidator(components);
   const http = attachHttpRoutes(app, {

@@ -86,6 +86,50 @@ export const CONFIG_KEYS = {
     default: 0,
     doc: "gRPC port of the embedded sandbox; 0 = ephemeral",
   },
+  "auth.mode": {
+    type: { kind: "enum", values: ["none", "unsafe-decode", "hs256", "rs256", "es256"] },
+    default: "none",
+    doc: "token verification at the gateway; `none` leaves it to the ledger",
+  },
+  "auth.secret": { type: { kind: "string" }, default: undefined, doc: "HS256 secret (auth.mode hs256)" },
+  "auth.public-key-file": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "PEM public key file (auth.mode rs256/es256)",
+  },
+  "auth.jwks-file": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "JWKS file (auth.mode rs256/es256)",
+  },
+  "auth.audience": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "target audience: tokens' aud must contain it (Canton's audience-based tokens)",
+  },
+  "auth.issuer": { type: { kind: "string" }, default: undefined, doc: "required iss of tokens" },
+  "sandbox.auth.mode": {
+    type: { kind: "enum", values: ["unsafe", "hs256", "rs256", "es256"] },
+    default: "unsafe",
+    doc: "token verification of the embedded sandbox; `unsafe` accepts any signature (loopback only)",
+  },
+  "sandbox.auth.secret": { type: { kind: "string" }, default: undefined, doc: "HS256 secret of the sandbox" },
+  "sandbox.auth.public-key-file": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "PEM public key file of the sandbox (rs256/es256)",
+  },
+  "sandbox.auth.jwks-file": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "JWKS file of the sandbox (rs256/es256)",
+  },
+  "sandbox.auth.audience": {
+    type: { kind: "string" },
+    default: undefined,
+    doc: "target audience of the sandbox",
+  },
+  "sandbox.auth.issuer": { type: { kind: "string" }, default: undefined, doc: "required iss at the sandbox" },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

@@ -1,3 +1,6 @@
+import type { GatewayAuthConfig } from "../auth/gateway-auth.js";
+import type { TokenVerificationFiles } from "../auth/token-verifier.js";
+
 /** The one typed configuration object, built once at start-up (see load-config.ts). */
 export type LedgerTarget =
   | { kind: "embedded"; sandboxPort: number }
@@ -30,5 +33,9 @@ export interface GatewayConfig {
   };
   ledger: LedgerTarget;
   metrics: { enabled: boolean };
+  /** Token verification at the gateway (`none`: left to the ledger). */
+  auth: GatewayAuthConfig;
+  /** Token verification of the embedded sandbox (`unsafe` by default: any signature). */
+  sandboxAuth: TokenVerificationFiles;
   log: { level: string };
 }

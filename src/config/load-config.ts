@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import type { GatewayAuthMode } from "../auth/gateway-auth.js";
+import type { TokenVerificationFiles, VerificationMode } from "../auth/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
 import type { GatewayConfig, LedgerTarget } from "./gateway-config.js";
 
@@ -233,6 +235,11 @@ function build(settings: Settings): GatewayConfig {
     },
     ledger,
     metrics: { enabled: get("metrics.enabled") as boolean },
+    auth: { mode: str("auth.mode") as GatewayAuthMode, ...authFiles("auth", optional) },
+    sandboxAuth: {
+      mode: str("sandbox.auth.mode") as VerificationMode,
+      ...authFiles("sandbox.auth", optional),
+    },
     log: { level: str("log.level") },
   };
 }
@@ -249,6 +256,26 @@ function watermarks(
     );
   }
   return { lowWaterMark, highWaterMark, hardLimit };
+}
+
+/** The key files and claim rules under `auth.*` or `sandbox.auth.*`, only those set. */
+function authFiles(
+  prefix: "auth" | "sandbox.auth",
+  optional: (key: ConfigKey) => string | undefined,
+): Omit<TokenVerificationFiles, "mode"> {
+  const entries = (
+    [
+      ["secret", "secret"],
+      ["publicKeyFile", "public-key-file"],
+      ["jwksFile", "jwks-file"],
+      ["audience", "audience"],
+      ["issuer", "issuer"],
+    ] as const
+  ).flatMap(([field, key]) => {
+    const value = optional(`${prefix}.${key}`);
+    return value === undefined ? [] : [[field, value] as const];
+  });
+  return Object.fromEntries(entries);
 }
 
 function normalisePrefix(prefix: string): string {

@@ -7,15 +7,15 @@ import { type ListTwinConfig, listTwinRoute } from "./list-twin.js";
 import type { Route } from "./route.js";
 import { commandRoutes } from "./routes/command-routes.js";
 import { docsRoutes } from "./routes/docs-routes.js";
-import { interactiveRoutes } from "./routes/interactive-routes.js";
-import { packageRoutes } from "./routes/package-routes.js";
 import { eventRoutes } from "./routes/event-routes.js";
+import { idpRoutes } from "./routes/idp-routes.js";
 import { interactiveRoutes } from "./routes/interactive-routes.js";
 import { packageRoutes } from "./routes/package-routes.js";
 import { partyRoutes } from "./routes/party-routes.js";
 import { probeRoutes } from "./routes/probe-routes.js";
 import { stateRoutes } from "./routes/state-routes.js";
 import { updateRoutes } from "./routes/update-routes.js";
+import { userRoutes } from "./routes/user-routes.js";
 import { versionRoutes } from "./routes/version-routes.js";
 
 export interface RouteTableOptions {
@@ -37,8 +37,8 @@ export function routeTable(options: RouteTableOptions): Route[] {
     ...versionRoutes(deps),
     ...stateRoutes(deps),
     ...partyRoutes(deps),
-    ...packageRoutes(deps),
-    ...interactiveRoutes(deps),
+    ...userRoutes(deps),
+    ...idpRoutes(deps),
     ...packageRoutes(deps),
     ...interactiveRoutes(deps),
     ...commandRoutes(deps),

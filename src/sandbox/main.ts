@@ -1,10 +1,13 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
+import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from "../auth/token-verifier.js";
 import { startSandbox } from "./sandbox.js";
 
 /**
  * Standalone sandbox for benchmarks and manual use:
- * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]`.
+ * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]
+ *  [--auth-mode unsafe|hs256|rs256|es256 --auth-secret S | --auth-public-key-file F | --auth-jwks-file F]
+ *  [--auth-audience A] [--auth-issuer I]`.
  * Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
  */
 const { values } = parseArgs({
@@ -13,13 +16,32 @@ const { values } = parseArgs({
     host: { type: "string", default: "127.0.0.1" },
     participant: { type: "string", default: "sandbox" },
     "log-level": { type: "string", default: "info" },
+    "auth-mode": { type: "string", default: "unsafe" },
+    "auth-secret": { type: "string" },
+    "auth-public-key-file": { type: "string" },
+    "auth-jwks-file": { type: "string" },
+    "auth-audience": { type: "string" },
+    "auth-issuer": { type: "string" },
   },
+});
+
+const mode = values["auth-mode"] as VerificationMode;
+if (!VERIFICATION_MODES.includes(mode))
+  throw new Error(`--auth-mode must be one of ${VERIFICATION_MODES.join(", ")}`);
+const auth = readVerificationFiles({
+  mode,
+  ...(values["auth-secret"] !== undefined ? { secret: values["auth-secret"] } : {}),
+  ...(values["auth-public-key-file"] !== undefined ? { publicKeyFile: values["auth-public-key-file"] } : {}),
+  ...(values["auth-jwks-file"] !== undefined ? { jwksFile: values["auth-jwks-file"] } : {}),
+  ...(values["auth-audience"] !== undefined ? { audience: values["auth-audience"] } : {}),
+  ...(values["auth-issuer"] !== undefined ? { issuer: values["auth-issuer"] } : {}),
 });
 
 const sandbox = await startSandbox({
   port: Number(values.port),
   host: values.host,
   participantName: values.participant,
+  auth,
   log: pino({ level: values["log-level"] }, pino.destination(2)),
 });
 process.stdout.write(`${sandbox.port}\n`);

@@ -1,5 +1,6 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { pino } from "pino";
+import type { TokenVerificationOptions } from "../auth/token-verifier.js";
 import { type RunningSandbox, startSandbox } from "./sandbox.js";
 
 /** What crosses the thread boundary: only cloneable options (no logger, no authenticator). */
@@ -9,6 +10,8 @@ export interface SandboxWorkerOptions {
   participantName?: string;
   /** pino level for the worker's own logger; silent by default. */
   logLevel?: string;
+  /** Token verification (key material as text: files are read before the worker starts). */
+  auth?: TokenVerificationOptions;
 }
 
 /** Marks our own worker, so importing this module in any other worker starts nothing. */

@@ -1,7 +1,7 @@
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway.js";
-import { startSandbox } from "../../src/sandbox/sandbox.js";
+import { type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
 import { tokenFor } from "./tokens.js";
 
 export interface Stack {
@@ -15,17 +15,28 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** How a test sets up the stack's auth and logs (default: unsafe sandbox, silent logs). */
+export interface StackOptions {
+  /** Sandbox options such as `auth` (token verification) and `log`. */
+  sandbox?: Omit<SandboxOptions, "port">;
+  gatewayLog?: Logger;
+}
+
 /**
  * The real stack on ephemeral ports: HTTP client -> uWS gateway -> gRPC -> sandbox.
  * `args` are gateway CLI flags (e.g. `--server.path-prefix /api`).
  */
-export async function startStack(args: string[] = [], options: GatewayOptions = {}): Promise<Stack> {
-  const sandbox = await startSandbox({ port: 0 });
+export async function startStack(
+  args: string[] = [],
+  options: GatewayOptions = {},
+  stackOptions: StackOptions = {},
+): Promise<Stack> {
+  const sandbox = await startSandbox({ ...stackOptions.sandbox, port: 0 });
   const config = loadConfig({ argv: ["--port", "0", ...args], env: {} });
   const gateway = await startGateway(
     config,
     { host: "127.0.0.1", port: sandbox.port },
-    pino({ level: "silent" }),
+    stackOptions.gatewayLog ?? pino({ level: "silent" }),
     options,
   );
   const url = `http://127.0.0.1:${gateway.port}${config.server.pathPrefix}`;
