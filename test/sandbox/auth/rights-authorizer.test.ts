@@ -1,0 +1,71 @@
+import { doesNotThrow, strictEqual, throws } from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ResolvedClaims } from "../../../src/sandbox/auth/resolved-claims.js";
+import { checkRequirement, impliedIdentityProviderId } from "../../../src/sandbox/auth/rights-authorizer.js";
+import { SandboxError } from "../../../src/sandbox/sandbox-error.js";
+
+const base: ResolvedClaims = {
+  userId: "u",
+  resolvedFromUser: true,
+  admin: false,
+  idpAdmin: false,
+  readAsAnyParty: false,
+  executeAsAnyParty: false,
+  actAs: new Set(),
+  readAs: new Set(),
+  executeAs: new Set(),
+};
+const denied = (claims: ResolvedClaims, requirement: Parameters<typeof checkRequirement>[1]) =>
+  throws(
+    () => checkRequirement(claims, requirement),
+    (e: unknown) => e instanceof SandboxError && e.code.id === "PERMISSION_DENIED",
+  );
+
+describe("rights authorizer (Canton's required claims)", () => {
+  it("submissions need CanActAs for actAs and a read right for readAs", () => {
+    const claims = { ...base, actAs: new Set(["a"]), readAs: new Set(["r"]) };
+    doesNotThrow(() => checkRequirement(claims, { kind: "act-as", actAs: ["a"], readAs: ["r", "a"] }));
+    denied(claims, { kind: "act-as", actAs: ["r"], readAs: [] });
+    denied({ ...base, admin: true }, { kind: "act-as", actAs: ["a"], readAs: [] });
+  });
+
+  it("reads need CanReadAs, CanActAs or CanReadAsAnyParty", () => {
+    doesNotThrow(() =>
+      checkRequirement({ ...base, readAsAnyParty: true }, { kind: "read-as", parties: ["x"] }),
+    );
+    doesNotThrow(() =>
+      checkRequirement({ ...base, actAs: new Set(["x"]) }, { kind: "read-as", parties: ["x"] }),
+    );
+    denied({ ...base, executeAs: new Set(["x"]) }, { kind: "read-as", parties: ["x"] });
+    denied(base, { kind: "read-as-any-party" });
+  });
+
+  it("interactive execution accepts CanExecuteAs, CanActAs or CanExecuteAsAnyParty", () => {
+    doesNotThrow(() =>
+      checkRequirement({ ...base, executeAs: new Set(["x"]) }, { kind: "execute-as", parties: ["x"] }),
+    );
+    doesNotThrow(() =>
+      checkRequirement({ ...base, executeAsAnyParty: true }, { kind: "execute-as", parties: ["y"] }),
+    );
+    denied({ ...base, readAs: new Set(["x"]) }, { kind: "execute-as", parties: ["x"] });
+  });
+
+  it("scopes identity provider admins to their provider", () => {
+    const idpAdmin = { ...base, idpAdmin: true, identityProviderId: "idp1" };
+    doesNotThrow(() => checkRequirement(idpAdmin, { kind: "idp-admin", identityProviderId: "idp1" }));
+    doesNotThrow(() => checkRequirement(idpAdmin, { kind: "idp-admin", identityProviderId: "" }));
+    strictEqual(impliedIdentityProviderId(idpAdmin, ""), "idp1");
+    denied(idpAdmin, { kind: "idp-admin", identityProviderId: "idp2" });
+    denied(idpAdmin, { kind: "admin" });
+  });
+
+  it("lets users read themselves and allocate parties for themselves only", () => {
+    doesNotThrow(() => checkRequirement(base, { kind: "user-reader", userId: "", identityProviderId: "" }));
+    doesNotThrow(() => checkRequirement(base, { kind: "user-reader", userId: "u", identityProviderId: "" }));
+    denied(base, { kind: "user-reader", userId: "other", identityProviderId: "" });
+    doesNotThrow(() =>
+      checkRequirement(base, { kind: "self-or-idp-admin", userId: "u", identityProviderId: "" }),
+    );
+    denied(base, { kind: "self-or-idp-admin", userId: "", identityProviderId: "" });
+  });
+});
