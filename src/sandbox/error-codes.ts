@@ -50,27 +50,45 @@ export const ERROR_CODES = {
   ),
   // Packages: RequestValidationErrors.NotFound, PackageServiceErrors, CantonPackageServiceError,
   // TopologyManagerError (vetting), LedgerApiErrors (preferred packages)
-  PACKAGE_NOT_FOUND: code("PACKAGE_NOT_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing),
+  PACKAGE_NOT_FOUND: code(
+    "PACKAGE_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
   INVALID_DAR: code("INVALID_DAR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
   DAR_PARSE_ERROR: code("DAR_PARSE_ERROR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
-  DAR_DEPENDENCIES_NOT_VALID: code("DAR_DEPENDENCIES_NOT_VALID", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAR_DEPENDENCIES_NOT_VALID: code(
+    "DAR_DEPENDENCIES_NOT_VALID",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
   PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER: code(
     "PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
   ),
   KNOWN_PACKAGE_VERSION: code("KNOWN_PACKAGE_VERSION", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
-  NOT_VALID_UPGRADE_PACKAGE: code("NOT_VALID_UPGRADE_PACKAGE", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  NOT_VALID_UPGRADE_PACKAGE: code(
+    "NOT_VALID_UPGRADE_PACKAGE",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
   TOPOLOGY_DEPENDENCIES_NOT_VETTED: code(
     "TOPOLOGY_DEPENDENCIES_NOT_VETTED",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
   ),
-  TOPOLOGY_SERIAL_MISMATCH: code("TOPOLOGY_SERIAL_MISMATCH", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  TOPOLOGY_SERIAL_MISMATCH: code(
+    "TOPOLOGY_SERIAL_MISMATCH",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
   UNRESOLVED_VETTING_REFERENCE: code(
     "UNRESOLVED_VETTING_REFERENCE",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
   ),
-  AMBIGUOUS_VETTING_REFERENCE: code("AMBIGUOUS_VETTING_REFERENCE", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
-  NO_PREFERRED_PACKAGES_FOUND: code("NO_PREFERRED_PACKAGES_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  AMBIGUOUS_VETTING_REFERENCE: code(
+    "AMBIGUOUS_VETTING_REFERENCE",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  NO_PREFERRED_PACKAGES_FOUND: code(
+    "NO_PREFERRED_PACKAGES_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
   // AuthorizationChecksErrors
   UNAUTHENTICATED: code("UNAUTHENTICATED", ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials),
   PERMISSION_DENIED: code("PERMISSION_DENIED", ERROR_CATEGORIES.InsufficientPermission),
@@ -83,5 +101,71 @@ export const ERROR_CODES = {
     "SANDBOX_UNSUPPORTED_OPERATION",
     ERROR_CATEGORIES.InternalUnsupportedOperation,
     false,
+  ),
+  // Commands and reads of the ledger (ConsistencyErrors, CommandExecutionErrors,
+  // RequestValidationErrors, TransactionRoutingError), used by src/sandbox/ledger
+  CONTRACT_NOT_FOUND: code(
+    "CONTRACT_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  CONTRACT_KEY_NOT_FOUND: code(
+    "CONTRACT_KEY_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  DUPLICATE_CONTRACT_KEY: code(
+    "DUPLICATE_CONTRACT_KEY",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceExists,
+  ),
+  DUPLICATE_COMMAND: code("DUPLICATE_COMMAND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceExists),
+  DAML_AUTHORIZATION_ERROR: code(
+    "DAML_AUTHORIZATION_ERROR",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  TEMPLATE_PRECONDITION_VIOLATED: code(
+    "TEMPLATE_PRECONDITION_VIOLATED",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  UNHANDLED_EXCEPTION: code("UNHANDLED_EXCEPTION", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  WRONGLY_TYPED_CONTRACT: code(
+    "WRONGLY_TYPED_CONTRACT",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE: code(
+    "CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  DISCLOSED_CONTRACT_AUTHENTICATION_FAILED: code(
+    "DISCLOSED_CONTRACT_AUTHENTICATION_FAILED",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  UPDATE_NOT_FOUND: code("UPDATE_NOT_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing),
+  CONTRACT_EVENTS_NOT_FOUND: code(
+    "CONTRACT_EVENTS_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  CONTRACT_PAYLOAD_NOT_FOUND: code(
+    "CONTRACT_PAYLOAD_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  TEMPLATES_OR_INTERFACES_NOT_FOUND: code(
+    "TEMPLATES_OR_INTERFACES_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  OFFSET_AFTER_LEDGER_END: code(
+    "OFFSET_AFTER_LEDGER_END",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateSeekAfterEnd,
+  ),
+  OFFSET_OUT_OF_RANGE: code("OFFSET_OUT_OF_RANGE", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  DESCENDING_ORDER_MISSING_END: code(
+    "DESCENDING_ORDER_MISSING_END",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  /**
+   * Not a Canton code: the sandbox does not interpret Daml, so a template without a native model
+   * (e.g. from an uploaded DAR) cannot be used in commands. FAILED_PRECONDITION, with its cause.
+   */
+  SANDBOX_NO_NATIVE_MODEL: code(
+    "SANDBOX_NO_NATIVE_MODEL",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
   ),
 } as const satisfies Record<string, ErrorCode>;

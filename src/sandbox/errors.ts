@@ -67,4 +67,127 @@ export const errors = {
       ERROR_CODES.SANDBOX_UNSUPPORTED_OPERATION,
       `${method} is not implemented by the sandbox yet`,
     ),
+
+  // ---- the ledger: commands, updates, contracts (src/sandbox/ledger)
+
+  contractNotFound: (contractId: string) =>
+    new SandboxError(ERROR_CODES.CONTRACT_NOT_FOUND, `Contract could not be found with id ${contractId}`, {
+      resources: [["CONTRACT_ID", contractId]],
+    }),
+
+  contractKeyNotFound: (templateId: string, key: string) =>
+    new SandboxError(
+      ERROR_CODES.CONTRACT_KEY_NOT_FOUND,
+      `dependency error: couldn't find key GlobalKey(${templateId}, ${key})`,
+      {
+        resources: [
+          ["TEMPLATE_ID", templateId],
+          ["CONTRACT_KEY", key],
+        ],
+      },
+    ),
+
+  duplicateContractKey: (templateId: string, key: string) =>
+    new SandboxError(
+      ERROR_CODES.DUPLICATE_CONTRACT_KEY,
+      `Inconsistent: DuplicateContractKey: contract key is not unique: GlobalKey(${templateId}, ${key})`,
+      {
+        resources: [
+          ["TEMPLATE_ID", templateId],
+          ["CONTRACT_KEY", key],
+        ],
+      },
+    ),
+
+  /** Canton reports it at the offset the rejection took, with the accepted command's offset. */
+  duplicateCommand: (completionOffset: number, existingSubmissionId: string | undefined) =>
+    new SandboxError(ERROR_CODES.DUPLICATE_COMMAND, "Command submission already exists.", {
+      context: {
+        completion_offset: String(completionOffset),
+        ...(existingSubmissionId ? { existing_submission_id: existingSubmissionId } : {}),
+      },
+      definiteAnswer: true,
+    }),
+
+  damlAuthorization: (reason: string) =>
+    new SandboxError(ERROR_CODES.DAML_AUTHORIZATION_ERROR, `Interpretation error: Error: ${reason}`),
+
+  templatePrecondition: (templateId: string, predicate: string) =>
+    new SandboxError(
+      ERROR_CODES.TEMPLATE_PRECONDITION_VIOLATED,
+      `Interpretation error: Error: Template precondition violated in ${templateId}: ensure ${predicate}`,
+    ),
+
+  unhandledException: (message: string) =>
+    new SandboxError(
+      ERROR_CODES.UNHANDLED_EXCEPTION,
+      `Interpretation error: Error: Unhandled Daml exception: DA.Exception.AssertionFailed:AssertionFailed@3f4deaf1{ message = "${message}" }`,
+    ),
+
+  wronglyTypedContract: (contractId: string, expected: string, actual: string) =>
+    new SandboxError(
+      ERROR_CODES.WRONGLY_TYPED_CONTRACT,
+      `Interpretation error: Error: Contract ${contractId} was expected to be of type ${expected} but is of type ${actual}`,
+      { resources: [["CONTRACT_ID", contractId]] },
+    ),
+
+  contractDoesNotImplementInterface: (contractId: string, templateId: string, interfaceId: string) =>
+    new SandboxError(
+      ERROR_CODES.CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE,
+      `Interpretation error: Error: Contract ${contractId} of template ${templateId} does not implement interface ${interfaceId}`,
+      { resources: [["CONTRACT_ID", contractId]] },
+    ),
+
+  disclosedContractAuthentication: (reason: string) =>
+    new SandboxError(
+      ERROR_CODES.DISCLOSED_CONTRACT_AUTHENTICATION_FAILED,
+      `Disclosed contract authentication failed: ${reason}`,
+    ),
+
+  updateNotFound: (resource: readonly ["UPDATE_ID" | "OFFSET", string]) =>
+    new SandboxError(ERROR_CODES.UPDATE_NOT_FOUND, "Update not found, or not visible.", {
+      resources: [resource],
+    }),
+
+  contractEventsNotFound: (contractId: string) =>
+    new SandboxError(ERROR_CODES.CONTRACT_EVENTS_NOT_FOUND, "Contract events not found, or not visible.", {
+      resources: [["CONTRACT_ID", contractId]],
+    }),
+
+  contractPayloadNotFound: (contractId: string) =>
+    new SandboxError(ERROR_CODES.CONTRACT_PAYLOAD_NOT_FOUND, "Contract payload not found, or not visible.", {
+      resources: [["CONTRACT_ID", contractId]],
+    }),
+
+  templatesOrInterfacesNotFound: (templates: readonly string[], interfaces: readonly string[]) =>
+    new SandboxError(
+      ERROR_CODES.TEMPLATES_OR_INTERFACES_NOT_FOUND,
+      `The following template or interface ids don't exist: ${[
+        templates.length > 0 ? `Templates do not exist: [${templates.join(", ")}]. ` : "",
+        interfaces.length > 0 ? `Interfaces do not exist: [${interfaces.join(", ")}]. ` : "",
+      ]
+        .join("")
+        .trim()}`,
+    ),
+
+  offsetAfterLedgerEnd: (offsetType: string, requested: number, ledgerEnd: number) =>
+    new SandboxError(
+      ERROR_CODES.OFFSET_AFTER_LEDGER_END,
+      `${offsetType} offset (${requested}) is after ledger end (${ledgerEnd})`,
+    ),
+
+  offsetOutOfRange: (message: string) => new SandboxError(ERROR_CODES.OFFSET_OUT_OF_RANGE, message),
+
+  descendingOrderMissingEnd: () =>
+    new SandboxError(
+      ERROR_CODES.DESCENDING_ORDER_MISSING_END,
+      "end_inclusive is not provided when descending_order is true",
+      { definiteAnswer: null },
+    ),
+
+  noNativeModel: (identifier: string) =>
+    new SandboxError(
+      ERROR_CODES.SANDBOX_NO_NATIVE_MODEL,
+      `The sandbox does not interpret Daml: ${identifier} has no native model (only the templates of gateway-samples can be used in commands)`,
+    ),
 };

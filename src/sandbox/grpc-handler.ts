@@ -19,18 +19,35 @@ export interface HandlerEnvironment {
 /** One unary method: a plain request object in, a plain response object out (PROTO_OPTIONS shape). */
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Res | Promise<Res>;
 
-/** A service's implementation: its fully qualified name and its unary methods by proto name. */
+/**
+ * Where a server-streaming handler writes. `write` returns a promise only when the client's
+ * HTTP/2 window is full: the handler awaits it (the 'drain' of the call), so a slow reader holds
+ * the producer back and memory stays bounded.
+ */
+export interface StreamSink {
+  write(message: unknown): Promise<void> | undefined;
+  /** True once the client cancelled (or went away); the handler should stop. */
+  readonly cancelled: boolean;
+  /** Resolves when the client cancels: lets an idle handler stop waiting. */
+  readonly whenCancelled: Promise<void>;
+}
+
+/** One server-streaming method: resolves when the stream is complete, rejects with its error. */
+export type StreamHandler<Req> = (request: Req, context: CallContext, sink: StreamSink) => Promise<void>;
+
+/** A service's implementation: its fully qualified name and its methods by proto name. */
 export interface ServiceImplementation {
   readonly serviceName: string;
   // `never` accepts every handler's request type (parameters are contravariant).
   readonly unary: Readonly<Record<string, UnaryHandler<never, unknown>>>;
+  readonly stream?: Readonly<Record<string, StreamHandler<never>>>;
 }
 
 /**
- * The grpc-js implementation of a service definition: each implemented unary method runs
- * auth -> handler -> Canton error mapping; every other method (streams included, until later
- * issues add them) authenticates and then answers UNIMPLEMENTED in Canton's error form, so the
- * client learns which method is missing rather than seeing a bare transport error.
+ * The grpc-js implementation of a service definition: each implemented unary or server-streaming
+ * method runs auth -> handler -> Canton error mapping; every other method authenticates and then
+ * answers UNIMPLEMENTED in Canton's error form, so the client learns which method is missing
+ * rather than seeing a bare transport error.
  */
 export function bindService(
   definition: grpc.ServiceDefinition,
@@ -41,8 +58,11 @@ export function bindService(
   for (const [name, method] of Object.entries(definition)) {
     const fullName = `${implementation.serviceName}/${name}`;
     const handler = implementation.unary[name];
+    const streamHandler = implementation.stream?.[name];
     if (handler !== undefined && !method.requestStream && !method.responseStream) {
       bound[name] = unaryCall(fullName, handler as UnaryHandler<unknown, unknown>, env);
+    } else if (streamHandler !== undefined && method.responseStream && !method.requestStream) {
+      bound[name] = serverStreamingCall(fullName, streamHandler as StreamHandler<unknown>, env);
     } else if (method.responseStream && !method.requestStream) {
       bound[name] = unsupportedStream(fullName, env);
     } else {
@@ -63,6 +83,53 @@ function unaryCall(
       (response) => callback(null, response),
       (error: unknown) => callback(failure(method, traceId, error, env)),
     );
+  };
+}
+
+function serverStreamingCall(
+  method: string,
+  handler: StreamHandler<unknown>,
+  env: HandlerEnvironment,
+): grpc.handleServerStreamingCall<unknown, unknown> {
+  return (call) => {
+    const traceId = traceIdOf(call.metadata);
+    const sink = streamSink(call);
+    run(method, traceId, call.metadata, env, (context) => handler(call.request, context, sink)).then(
+      () => {
+        if (!sink.cancelled) call.end();
+      },
+      (error: unknown) => {
+        if (!sink.cancelled) call.emit("error", failure(method, traceId, error, env));
+      },
+    );
+  };
+}
+
+function streamSink(call: grpc.ServerWritableStream<unknown, unknown>): StreamSink {
+  let cancelled = false;
+  let drained: Promise<void> | undefined;
+  const whenCancelled = new Promise<void>((resolve) => {
+    call.once("cancelled", () => {
+      cancelled = true;
+      resolve();
+    });
+  });
+  return {
+    get cancelled() {
+      return cancelled;
+    },
+    whenCancelled,
+    write(message) {
+      if (call.write(message)) return undefined;
+      // One waiter for the next drain, shared by writes made before it comes (or a cancel).
+      drained ??= Promise.race([
+        new Promise<void>((resolve) => call.once("drain", () => resolve())),
+        whenCancelled,
+      ]).finally(() => {
+        drained = undefined;
+      });
+      return drained;
+    },
   };
 }
 

@@ -1,7 +1,16 @@
 import type { ErrorCode } from "./error-codes.js";
 
 /** Canton's ErrorResource names, as they appear in ResourceInfo.resourceType. */
-export type ErrorResourceType = "PARTY" | "USER" | "IDENTITY_PROVIDER_CONFIG" | "PACKAGE" | "CONTRACT_ID";
+export type ErrorResourceType =
+  | "PARTY"
+  | "USER"
+  | "IDENTITY_PROVIDER_CONFIG"
+  | "PACKAGE"
+  | "CONTRACT_ID"
+  | "CONTRACT_KEY"
+  | "TEMPLATE_ID"
+  | "UPDATE_ID"
+  | "OFFSET";
 
 export interface SandboxErrorOptions {
   /** Extra error context (ErrorInfo metadata), e.g. `field_name` of MISSING_FIELD. */

@@ -1,4 +1,5 @@
 import { fingerprintOf } from "./identifiers.js";
+import type { RejectionUpdate, TransactionUpdate } from "./ledger/ledger-update.js";
 
 /** The participant the sandbox plays. */
 export interface ParticipantIdentity {
@@ -31,7 +32,7 @@ export interface PartyRecord {
   readonly resourceVersion: number;
 }
 
-/** A ledger update at an offset; later issues add transactions and reassignments. */
+/** A party allocation: a topology transaction at an offset. */
 export interface TopologyUpdate {
   readonly kind: "topology";
   readonly offset: number;
@@ -45,7 +46,11 @@ export interface TopologyUpdate {
     readonly permission: ParticipantPermission;
   }[];
 }
-export type LedgerUpdate = TopologyUpdate;
+/**
+ * Everything Canton records at an offset: topology transactions, transactions and command
+ * rejections (a rejection has an offset too: its completion's). Reassignments come later.
+ */
+export type LedgerUpdate = TopologyUpdate | TransactionUpdate | RejectionUpdate;
 
 export interface SandboxStoreOptions {
   readonly participantName: string;
@@ -62,6 +67,7 @@ export class SandboxStore {
   readonly synchronizers: readonly Synchronizer[];
   private readonly parties = new Map<string, PartyRecord>();
   private readonly log: LedgerUpdate[] = [];
+  private readonly listeners = new Set<() => void>();
   private prunedUpToInclusive = 0;
 
   constructor(options: SandboxStoreOptions) {
@@ -86,6 +92,41 @@ export class SandboxStore {
 
   get updates(): readonly LedgerUpdate[] {
     return this.log;
+  }
+
+  /**
+   * Appends the update `make` builds for the next offset; the one place offsets are handed out,
+   * so party allocations, transactions and rejections share one counter. Streams are woken up.
+   */
+  append<U extends LedgerUpdate>(make: (offset: number) => U): U {
+    const update = make(this.ledgerEnd() + 1);
+    this.log.push(update);
+    for (const listener of this.listeners) listener();
+    return update;
+  }
+
+  /** Index in `updates` of the first update after `offset` (= updates.length when none). */
+  indexAfter(offset: number): number {
+    let low = 0;
+    let high = this.log.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.log[mid]!.offset <= offset) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  updateAt(offset: number): LedgerUpdate | undefined {
+    const index = this.indexAfter(offset - 1);
+    const update = this.log[index];
+    return update?.offset === offset ? update : undefined;
+  }
+
+  /** Calls `listener` after every append until the returned function is called. */
+  onAppend(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Only the default identity provider exists until identity provider configs are implemented. */
@@ -129,15 +170,18 @@ export class SandboxStore {
       resourceVersion: 0,
     };
     this.parties.set(party, created);
-    const offset = this.ledgerEnd() + 1;
-    this.log.push({
-      kind: "topology",
-      offset,
-      updateId: fingerprintOf(`sandbox-update:${offset}:${party}`),
-      synchronizerId,
-      recordTime: new Date(),
-      events: [{ kind: "added", partyId: party, participantId: this.participant.participantId, permission }],
-    });
+    this.append(
+      (offset): TopologyUpdate => ({
+        kind: "topology",
+        offset,
+        updateId: fingerprintOf(`sandbox-update:${offset}:${party}`),
+        synchronizerId,
+        recordTime: new Date(),
+        events: [
+          { kind: "added", partyId: party, participantId: this.participant.participantId, permission },
+        ],
+      }),
+    );
     return created;
   }
 

@@ -5,14 +5,22 @@ import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
 import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
+import { createLedgerRuntime } from "./ledger/ledger-runtime.js";
+import { type PreloadOptions, type PreloadResult, preloadTicks } from "./ledger/preload.js";
 import { PackageStore } from "./packages/package-store.js";
 import { preloadSamplePackage } from "./packages/preload.js";
 import { SandboxStore } from "./sandbox-store.js";
+import { commandCompletionService } from "./services/command-completion-service.js";
+import { commandService } from "./services/command-service.js";
+import { commandSubmissionService } from "./services/command-submission-service.js";
+import { contractService } from "./services/contract-service.js";
+import { eventQueryService } from "./services/event-query-service.js";
 import { interactiveSubmissionService } from "./services/interactive-submission-service.js";
 import { packageManagementService } from "./services/package-management-service.js";
 import { packageService } from "./services/package-service.js";
 import { partyManagementService } from "./services/party-management-service.js";
 import { stateService } from "./services/state-service.js";
+import { updateService } from "./services/update-service.js";
 import { versionService } from "./services/version-service.js";
 import { identityAndAccess } from "./users/identity-and-access.js";
 
@@ -32,6 +40,10 @@ export interface SandboxOptions {
   authenticator?: Authenticator;
   /** Defaults to the token user's rights, as a secured participant enforces them. */
   authorizer?: Authorizer;
+  /** Idle time after which live streams send an OffsetCheckpoint; default 1000 ms. */
+  checkpointIntervalMs?: number;
+  /** Bulk-created `Bench:Tick` contracts for benchmarks, before the server listens. */
+  preload?: PreloadOptions;
 }
 
 export interface RunningSandbox {
@@ -39,6 +51,8 @@ export interface RunningSandbox {
   readonly store: SandboxStore;
   /** Archives and vetting state (the sample package preloaded and vetted). */
   readonly packages: PackageStore;
+  /** What `preload` created (and the party owning it). */
+  readonly preloaded: PreloadResult | undefined;
   stop(): Promise<void>;
 }
 
@@ -67,12 +81,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   };
   const packages = new PackageStore(store.synchronizers.map((s) => s.id));
   preloadSamplePackage(packages);
+  const ledger = createLedgerRuntime(store, {
+    ...(options.checkpointIntervalMs !== undefined
+      ? { checkpointIntervalMs: options.checkpointIntervalMs }
+      : {}),
+  });
+  const preloaded = options.preload && preloadTicks(ledger, store, options.preload);
   const services: ServiceImplementation[] = [
     packageService(store, packages),
     packageManagementService(store, packages),
     interactiveSubmissionService(store, packages),
     versionService(),
-    stateService(store),
+    stateService(store, ledger),
+    commandService(ledger),
+    commandSubmissionService(ledger),
+    commandCompletionService(ledger),
+    updateService(ledger),
+    eventQueryService(ledger),
+    contractService(ledger),
     partyManagementService(store, { users: access.partyUsers }),
     ...access.services,
   ];
@@ -97,6 +123,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     port,
     store,
     packages,
+    preloaded,
     stop: () =>
       new Promise<void>((resolve) => {
         // Graceful first; calls still open after a second (e.g. streams) are cut.

@@ -58,14 +58,14 @@ describe("sandbox auth step and Canton error form", () => {
     deepStrictEqual(error.status.retryInfos, []);
   });
 
-  it("answers a stream the sandbox does not serve yet with UNIMPLEMENTED naming the method", async () => {
+  it("fails a server stream in Canton's form (status details in the stream's trailers)", async () => {
     const error = await rejection(
       readServerStream(sandbox.port, SERVICES.state, "GetActiveContracts", { activeAtOffset: "0" }),
     );
-    strictEqual(error.code, grpc.status.UNIMPLEMENTED);
-    strictEqual(error.status.errorInfos[0]?.reason, "SANDBOX_UNSUPPORTED_OPERATION");
-    strictEqual(error.status.errorInfos[0]?.metadata.category, "14");
-    match(error.details, /com\.daml\.ledger\.api\.v2\.StateService\/GetActiveContracts is not implemented/);
+    strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
+    strictEqual(error.status.errorInfos[0]?.reason, "MISSING_FIELD");
+    strictEqual(error.status.errorInfos[0]?.metadata.category, "8");
+    match(error.details, /The submitted command is missing a mandatory field: event_format/);
   });
 
   it("answers an unimplemented unary method of a served service in Canton's form", async () => {

@@ -1,18 +1,42 @@
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
-import type { ServiceImplementation } from "../grpc-handler.js";
+import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
+import { activeContracts } from "../ledger/active-contracts.js";
+import type { EventFormatMessage } from "../ledger/command-messages.js";
+import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { decodeToken, encodeToken } from "../ledger/page-token.js";
 import type { ConnectedSynchronizer, GetConnectedSynchronizersRequest } from "../ledger-api-messages.js";
 import type { SandboxStore } from "../sandbox-store.js";
 
+interface GetActiveContractsRequest {
+  activeAtOffset: string;
+  eventFormat: EventFormatMessage | null;
+  streamContinuationToken?: Buffer | null;
+}
+
+interface GetActiveContractsPageRequest {
+  activeAtOffset?: string | null;
+  eventFormat: EventFormatMessage | null;
+  maxPageSize?: number | null;
+  pageToken?: Buffer | null;
+}
+
+/** The sandbox's page size limits for active contracts pages. */
+const DEFAULT_ACS_PAGE_SIZE = 1000;
+const MAX_ACS_PAGE_SIZE = 10_000;
+
 /**
- * StateService: ledger end, pruning state and connected synchronizers. The active contract
- * snapshot methods come with the contract store; until then they answer UNIMPLEMENTED.
+ * StateService: ledger end, pruning state, connected synchronizers and, with a ledger, the
+ * active contract snapshot (streamed with continuation tokens, or in pages).
  */
-export function stateService(store: SandboxStore): ServiceImplementation {
+export function stateService(store: SandboxStore, runtime?: LedgerRuntime): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.StateService",
+    stream: runtime === undefined ? {} : { GetActiveContracts: activeContractsStream(store, runtime) },
     unary: {
+      ...(runtime === undefined ? {} : { GetActiveContractsPage: activeContractsPage(store, runtime) }),
       GetLedgerEnd: async (_request: object, context: CallContext) => {
         await context.authorize({ kind: "authenticated" });
         return { offset: store.ledgerEnd() };
@@ -72,4 +96,85 @@ function connectedSynchronizers(
       ? []
       : [{ synchronizerAlias: synchronizer.alias, synchronizerId: synchronizer.id, permission }];
   });
+}
+
+/** Continuation tokens and page tokens point after the contract with this creation index. */
+interface AcsPosition {
+  readonly after: number;
+}
+
+async function snapshotFormat(
+  runtime: LedgerRuntime,
+  message: EventFormatMessage | null,
+  context: CallContext,
+) {
+  const format = CompiledEventFormat.compile(runtime.registry, message, "event_format");
+  await context.authorize(format.requirement());
+  return format;
+}
+
+function checkActiveAt(store: SandboxStore, activeAt: number): void {
+  if (activeAt < 0)
+    throw errors.offsetOutOfRange(`Offset ${activeAt} in active_at_offset is a negative integer`);
+  const ledgerEnd = store.ledgerEnd();
+  if (activeAt > ledgerEnd) throw errors.offsetAfterLedgerEnd("Active at", activeAt, ledgerEnd);
+}
+
+function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
+  return async (request: GetActiveContractsRequest, context: CallContext, sink: StreamSink) => {
+    const activeAt = Number(request.activeAtOffset);
+    checkActiveAt(store, activeAt);
+    const format = await snapshotFormat(runtime, request.eventFormat, context);
+    const requestKey = JSON.stringify(["acs", activeAt, format.key]);
+    const token = request.streamContinuationToken;
+    const from =
+      token != null && token.length > 0
+        ? decodeToken<AcsPosition>(token, requestKey, "stream continuation token").after + 1
+        : 0;
+    for (const entry of activeContracts(runtime.ledger, runtime.events, format, activeAt, from)) {
+      const drained = sink.write({
+        ...entry.response,
+        streamContinuationToken: encodeToken<AcsPosition>({ after: entry.contract.sequence }, requestKey),
+      });
+      if (drained !== undefined) await drained;
+      if (sink.cancelled) return;
+    }
+  };
+}
+
+function activeContractsPage(store: SandboxStore, runtime: LedgerRuntime) {
+  return async (request: GetActiveContractsPageRequest, context: CallContext) => {
+    const format = await snapshotFormat(runtime, request.eventFormat, context);
+    const activeAt =
+      request.activeAtOffset === undefined || request.activeAtOffset === null
+        ? store.ledgerEnd()
+        : Number(request.activeAtOffset);
+    checkActiveAt(store, activeAt);
+    const size = request.maxPageSize ?? DEFAULT_ACS_PAGE_SIZE;
+    if (size <= 0 || size > MAX_ACS_PAGE_SIZE) {
+      throw errors.invalidArgument(`max_page_size must be between 1 and ${MAX_ACS_PAGE_SIZE}, got ${size}`);
+    }
+    const requestKey = JSON.stringify(["acs-page", activeAt, format.key]);
+    const token = request.pageToken;
+    const from =
+      token != null && token.length > 0
+        ? decodeToken<AcsPosition>(token, requestKey, "page token").after + 1
+        : 0;
+    const page: object[] = [];
+    let last = -1;
+    let more = false;
+    for (const entry of activeContracts(runtime.ledger, runtime.events, format, activeAt, from)) {
+      if (page.length === size) {
+        more = true;
+        break;
+      }
+      page.push({ ...entry.response, streamContinuationToken: Buffer.alloc(0) });
+      last = entry.contract.sequence;
+    }
+    return {
+      activeContracts: page,
+      activeAtOffset: activeAt,
+      ...(more ? { nextPageToken: encodeToken<AcsPosition>({ after: last }, requestKey) } : {}),
+    };
+  };
 }

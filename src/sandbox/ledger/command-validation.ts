@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import { errors } from "../errors.js";
+import { ledgerStringError, partyStringError, userIdError } from "../identifiers.js";
+import type { CommandMessage, CommandsMessage, DisclosedContractMessage } from "./command-messages.js";
+import type { DeduplicationPeriod } from "./ledger-update.js";
+
+/** A submission after request validation: what the ledger needs, defaults applied. */
+export interface ValidatedCommands {
+  readonly userId: string;
+  readonly commandId: string;
+  readonly submissionId: string;
+  readonly workflowId: string;
+  readonly actAs: readonly string[];
+  readonly readAs: readonly string[];
+  readonly commands: readonly CommandMessage[];
+  readonly disclosedContracts: readonly DisclosedContractMessage[];
+  readonly deduplication: DeduplicationPeriod;
+}
+
+/** Canton's participant default of `ledger-api.max-deduplication-duration`: 7 days. */
+export const MAX_DEDUPLICATION_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Validates Commands as Canton's CommandsValidator does, in its order and wording: the user id
+ * defaults to the token's user (`defaultUserId`), the submission id to a fresh one, the
+ * deduplication period to the participant's maximum.
+ */
+export function validateCommands(commands: CommandsMessage | null, defaultUserId: string): ValidatedCommands {
+  if (commands === null) throw errors.missingField("commands");
+  const userId = commands.userId !== "" ? commands.userId : defaultUserId;
+  if (userId === "") throw errors.missingField("user_id");
+  const userError = userIdError(userId);
+  if (userError !== undefined) throw errors.invalidField("user_id", userError);
+  if (commands.commandId === "") throw errors.missingField("command_id");
+  checkLedgerString("command_id", commands.commandId);
+  if (commands.submissionId !== "") checkLedgerString("submission_id", commands.submissionId);
+  if (commands.workflowId !== "") checkLedgerString("workflow_id", commands.workflowId);
+  if (commands.commands.length === 0) throw errors.missingField("commands");
+  if (commands.actAs.length === 0) throw errors.missingField("act_as");
+  for (const party of [...commands.actAs, ...commands.readAs]) {
+    const error = partyStringError(party);
+    if (error !== undefined) throw errors.invalidArgument(`Invalid party: ${error}`);
+  }
+  return {
+    userId,
+    commandId: commands.commandId,
+    submissionId: commands.submissionId !== "" ? commands.submissionId : randomUUID(),
+    workflowId: commands.workflowId,
+    actAs: [...new Set(commands.actAs)],
+    readAs: [...new Set(commands.readAs)].filter((p) => !commands.actAs.includes(p)),
+    commands: commands.commands,
+    disclosedContracts: commands.disclosedContracts,
+    deduplication: deduplicationOf(commands),
+  };
+}
+
+function checkLedgerString(field: string, value: string): void {
+  const error = ledgerStringError(value);
+  if (error !== undefined) throw errors.invalidField(field, error);
+}
+
+function deduplicationOf(commands: CommandsMessage): DeduplicationPeriod {
+  if (commands.deduplicationPeriod === "deduplicationOffset") {
+    const offset = Number(commands.deduplicationOffset ?? "0");
+    if (offset < 0) {
+      throw errors.invalidField("deduplication_period", `the offset ${offset} is negative`);
+    }
+    return { kind: "offset", offset };
+  }
+  if (commands.deduplicationPeriod === "deduplicationDuration" && commands.deduplicationDuration) {
+    const seconds = Number(commands.deduplicationDuration.seconds);
+    const nanos = commands.deduplicationDuration.nanos;
+    if (seconds < 0 || nanos < 0) {
+      throw errors.invalidField("deduplication_period", "Duration must be positive");
+    }
+    if (seconds > MAX_DEDUPLICATION_SECONDS) {
+      throw errors.invalidField(
+        "deduplication_period",
+        `The given deduplication duration of ${seconds}s exceeds the maximum deduplication duration of ${MAX_DEDUPLICATION_SECONDS}s`,
+      );
+    }
+    return { kind: "duration", seconds, nanos };
+  }
+  return { kind: "duration", seconds: MAX_DEDUPLICATION_SECONDS, nanos: 0 };
+}

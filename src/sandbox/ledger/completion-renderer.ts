@@ -1,0 +1,40 @@
+import type { LedgerUpdate } from "../sandbox-store.js";
+import type { CompletionInfo } from "./ledger-update.js";
+import { OK_STATUS, timestamp } from "./proto-shapes.js";
+
+/**
+ * The completion of the command behind `update` for a completion stream reader, or undefined
+ * when the update has none or the reader may not see it (another user id, or no actAs party
+ * among the requested parties). actAs is narrowed to the requested parties, as Canton does.
+ */
+export function completionOf(
+  update: LedgerUpdate,
+  userId: string,
+  parties: ReadonlySet<string>,
+): object | undefined {
+  if (update.kind === "topology" || update.completion === undefined) return undefined;
+  const info = update.completion;
+  if (info.userId !== userId) return undefined;
+  const actAs = info.actAs.filter((p) => parties.has(p));
+  if (actAs.length === 0) return undefined;
+  return {
+    commandId: info.commandId,
+    status: update.kind === "transaction" ? OK_STATUS : update.status,
+    updateId: update.kind === "transaction" ? update.updateId : "",
+    userId: info.userId,
+    actAs,
+    submissionId: info.submissionId,
+    ...deduplicationOf(info),
+    traceContext: null,
+    offset: update.offset,
+    synchronizerTime: { synchronizerId: update.synchronizerId, recordTime: timestamp(update.recordTime) },
+    paidTrafficCost: 0,
+  };
+}
+
+function deduplicationOf(info: CompletionInfo) {
+  const period = info.deduplication;
+  return period.kind === "offset"
+    ? { deduplicationOffset: period.offset }
+    : { deduplicationDuration: { seconds: period.seconds, nanos: period.nanos } };
+}

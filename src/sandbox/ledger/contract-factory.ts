@@ -1,0 +1,61 @@
+import { createHash } from "node:crypto";
+import { type JsonValue, type TypeConName, typeConKey } from "../../lf/index.js";
+import { errors } from "../errors.js";
+import type { ModelRegistry } from "../models/model-registry.js";
+import type { JsonRecord, TemplateModel } from "../models/template-model.js";
+import type { ContractKey, StoredContract } from "./ledger-update.js";
+
+const unique = (parties: readonly string[]): string[] => [...new Set(parties)];
+
+/** The hash that identifies a contract key among all templates. */
+export function contractKeyHash(templateId: TypeConName, key: JsonValue): string {
+  return createHash("sha256")
+    .update(`${typeConKey(templateId)}|${JSON.stringify(key)}`)
+    .digest("hex");
+}
+
+/**
+ * A new contract of `model` with the metadata its model computes (signatories, observers, key),
+ * after its ensure clause held. Offsets are filled in when the transaction commits.
+ */
+export function newContract(
+  registry: ModelRegistry,
+  model: TemplateModel,
+  contractId: string,
+  argument: JsonRecord,
+  createdAt: Date,
+): StoredContract {
+  const templateId = model.id;
+  const failed = model.ensure(argument);
+  if (failed !== undefined) throw errors.templatePrecondition(typeConKey(templateId), failed);
+  const signatories = unique(model.signatories(argument));
+  const observers = unique(model.observers(argument)).filter((p) => !signatories.includes(p));
+  let key: ContractKey | undefined;
+  if (model.key !== undefined) {
+    const json = model.key.key(argument);
+    key = {
+      json,
+      value: registry.codec.contractKey(templateId).toValue(json),
+      hash: contractKeyHash(templateId, json),
+      maintainers: unique(model.key.maintainers(json)),
+    };
+  }
+  return {
+    contractId,
+    templateId,
+    packageName: registry.packageName(templateId.packageId),
+    argument,
+    argumentValue: registry.codec.templatePayload(templateId).toValue(argument),
+    signatories,
+    observers,
+    stakeholders: new Set([...signatories, ...observers]),
+    key,
+    createdAt,
+    createdOffset: 0,
+    createdNodeId: 0,
+    createdWorkflowId: "",
+    sequence: 0,
+    archivedOffset: undefined,
+    archivedNodeId: undefined,
+  };
+}

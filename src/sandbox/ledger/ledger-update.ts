@@ -1,0 +1,111 @@
+/**
+ * The ledger's records: contracts, the nodes of a committed transaction, and the updates the
+ * store keeps at offsets. Everything the read side shows is derived from these.
+ */
+import type { JsonValue, LedgerValue, TypeConName } from "../../lf/index.js";
+import type { JsonRecord } from "../models/template-model.js";
+
+export interface ContractKey {
+  readonly json: JsonValue;
+  /** The key as a labelled Ledger API value. */
+  readonly value: LedgerValue;
+  /** Identifies the key among all templates (template id + canonical key). */
+  readonly hash: string;
+  readonly maintainers: readonly string[];
+}
+
+export interface StoredContract {
+  readonly contractId: string;
+  readonly templateId: TypeConName;
+  readonly packageName: string;
+  readonly argument: JsonRecord;
+  /** The create argument as a labelled Ledger API record value. */
+  readonly argumentValue: LedgerValue;
+  readonly signatories: readonly string[];
+  /** Observers without the signatories, as Canton shows them. */
+  readonly observers: readonly string[];
+  readonly stakeholders: ReadonlySet<string>;
+  readonly key: ContractKey | undefined;
+  readonly createdAt: Date;
+  /** Where the contract was created; 0 for a disclosed contract this participant never saw. */
+  createdOffset: number;
+  createdNodeId: number;
+  createdWorkflowId: string;
+  /** Creation order on this participant: the ACS is listed in it and continuation tokens point into it. */
+  sequence: number;
+  archivedOffset: number | undefined;
+  archivedNodeId: number | undefined;
+}
+
+export interface CreateNode {
+  readonly kind: "create";
+  readonly nodeId: number;
+  readonly contract: StoredContract;
+  /** Informees of the node and of all its ancestors. */
+  readonly witnesses: readonly string[];
+}
+
+export interface ExerciseNode {
+  readonly kind: "exercise";
+  readonly nodeId: number;
+  readonly contract: StoredContract;
+  /** Set when the choice is an interface choice. */
+  readonly interfaceId: TypeConName | undefined;
+  readonly choice: string;
+  readonly choiceArgument: LedgerValue;
+  readonly actingParties: readonly string[];
+  readonly consuming: boolean;
+  lastDescendantNodeId: number;
+  exerciseResult: LedgerValue | null;
+  readonly witnesses: readonly string[];
+}
+
+export type TransactionNode = CreateNode | ExerciseNode;
+
+/** What the completion of a command shows besides its outcome. */
+export interface CompletionInfo {
+  readonly commandId: string;
+  readonly userId: string;
+  readonly actAs: readonly string[];
+  readonly submissionId: string;
+  readonly deduplication: DeduplicationPeriod;
+}
+
+export type DeduplicationPeriod =
+  | { readonly kind: "duration"; readonly seconds: number; readonly nanos: number }
+  | { readonly kind: "offset"; readonly offset: number };
+
+export interface TransactionUpdate {
+  readonly kind: "transaction";
+  readonly offset: number;
+  readonly updateId: string;
+  readonly workflowId: string;
+  readonly effectiveAt: Date;
+  readonly recordTime: Date;
+  readonly synchronizerId: string;
+  /** In node id order (pre-order of the tree). */
+  readonly nodes: readonly TransactionNode[];
+  /** Absent for bulk-preloaded transactions, which have no command behind them. */
+  readonly completion: CompletionInfo | undefined;
+  /** Contracts created and archived inside this transaction (ACS_DELTA leaves them out). */
+  readonly transient: ReadonlySet<string>;
+  /** The last rendering of this update, keyed by the format that produced it (see update-renderer). */
+  rendered?: { readonly key: string; readonly message: unknown };
+}
+
+/** A command rejected after admission (DUPLICATE_COMMAND): only its completion shows it. */
+export interface RejectionUpdate {
+  readonly kind: "rejection";
+  readonly offset: number;
+  readonly recordTime: Date;
+  readonly synchronizerId: string;
+  readonly completion: CompletionInfo;
+  /** google.rpc.Status in the proto-loader shape. */
+  readonly status: GoogleRpcStatus;
+}
+
+export interface GoogleRpcStatus {
+  readonly code: number;
+  readonly message: string;
+  readonly details: readonly { readonly typeUrl: string; readonly value: Buffer }[];
+}

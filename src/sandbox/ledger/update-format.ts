@@ -1,0 +1,95 @@
+import type { Requirement } from "../auth/authorization.js";
+import { errors } from "../errors.js";
+import type { ModelRegistry } from "../models/model-registry.js";
+import type { TopologyUpdate } from "../sandbox-store.js";
+import type { TransactionFormatMessage, UpdateFormatMessage } from "./command-messages.js";
+import { CompiledEventFormat } from "./event-format.js";
+import { timestamp } from "./proto-shapes.js";
+import type { TransactionFormat } from "./transaction-projection.js";
+
+/** What an UpdateFormat asks for; unset parts emit nothing. */
+export interface CompiledUpdateFormat {
+  readonly transactions: TransactionFormat | undefined;
+  /** Parties whose participant authorization events to show; empty = all. */
+  readonly topologyParties: ReadonlySet<string> | undefined;
+  readonly key: string;
+  /** The rights a reader needs for every part. */
+  readonly requirements: readonly Requirement[];
+}
+
+export function compileTransactionFormat(
+  registry: ModelRegistry,
+  message: TransactionFormatMessage | null,
+  field: string,
+): TransactionFormat {
+  if (message === null) throw errors.missingField(field);
+  const events = CompiledEventFormat.compile(registry, message.eventFormat, "event_format");
+  switch (message.transactionShape) {
+    case "TRANSACTION_SHAPE_ACS_DELTA":
+      return { shape: "ACS_DELTA", events };
+    case "TRANSACTION_SHAPE_LEDGER_EFFECTS":
+      return { shape: "LEDGER_EFFECTS", events };
+    default:
+      throw errors.missingField("transaction_shape");
+  }
+}
+
+export function compileUpdateFormat(
+  registry: ModelRegistry,
+  message: UpdateFormatMessage | null,
+): CompiledUpdateFormat {
+  if (message === null) throw errors.missingField("update_format");
+  const transactions =
+    message.includeTransactions === null
+      ? undefined
+      : compileTransactionFormat(registry, message.includeTransactions, "include_transactions");
+  // The sandbox has one synchronizer: there are no reassignments to show, but the format is checked.
+  const reassignments =
+    message.includeReassignments === null
+      ? undefined
+      : CompiledEventFormat.compile(registry, message.includeReassignments, "include_reassignments");
+  const topology = message.includeTopologyEvents?.includeParticipantAuthorizationEvents ?? null;
+  const topologyParties = topology === null ? undefined : new Set(topology.parties);
+  const requirements: Requirement[] = [];
+  if (transactions !== undefined) requirements.push(transactions.events.requirement());
+  if (reassignments !== undefined) requirements.push(reassignments.requirement());
+  if (topologyParties !== undefined) {
+    requirements.push(
+      topologyParties.size === 0
+        ? { kind: "read-as-any-party" }
+        : { kind: "read-as", parties: [...topologyParties] },
+    );
+  }
+  return {
+    transactions,
+    topologyParties,
+    requirements,
+    key: JSON.stringify([
+      transactions?.shape,
+      transactions?.events.key,
+      topologyParties && [...topologyParties].sort(),
+    ]),
+  };
+}
+
+/** A party allocation as a TopologyTransaction for these parties, or undefined when none is asked for. */
+export function projectTopology(update: TopologyUpdate, parties: ReadonlySet<string>): object | undefined {
+  const events = update.events
+    .filter((e) => parties.size === 0 || parties.has(e.partyId))
+    .map((e) => ({
+      participantAuthorizationAdded: {
+        partyId: e.partyId,
+        participantId: e.participantId,
+        participantPermission: e.permission,
+      },
+    }));
+  if (events.length === 0) return undefined;
+  return {
+    updateId: update.updateId,
+    offset: update.offset,
+    synchronizerId: update.synchronizerId,
+    recordTime: timestamp(update.recordTime),
+    events,
+    traceContext: null,
+  };
+}

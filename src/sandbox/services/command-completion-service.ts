@@ -1,0 +1,52 @@
+import type { CallContext } from "../call-context.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
+import { completionOf } from "../ledger/completion-renderer.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { checkpointMessage, streamUpdates } from "../ledger/update-feed.js";
+
+interface CompletionStreamRequest {
+  userId: string;
+  parties: string[];
+  beginExclusive: string;
+}
+
+/**
+ * CommandCompletionService.CompletionStream: the completions of one user's commands for the
+ * requested parties from `beginExclusive` on, live, with OffsetCheckpoints while idle.
+ */
+export function commandCompletionService(runtime: LedgerRuntime): ServiceImplementation {
+  const store = runtime.ledger.store;
+  return {
+    serviceName: "com.daml.ledger.api.v2.CommandCompletionService",
+    unary: {},
+    stream: {
+      CompletionStream: async (request: CompletionStreamRequest, context: CallContext, sink: StreamSink) => {
+        const userId = request.userId !== "" ? request.userId : (context.caller.userId ?? "");
+        if (userId === "") throw errors.missingField("user_id");
+        if (request.parties.length === 0) throw errors.missingField("parties");
+        await context.authorize({ kind: "read-as", parties: request.parties });
+        const begin = Number(request.beginExclusive);
+        if (begin < 0)
+          throw errors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
+        const ledgerEnd = store.ledgerEnd();
+        if (begin > ledgerEnd) throw errors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
+        const parties = new Set(request.parties);
+        await streamUpdates({
+          store,
+          sink,
+          beginExclusive: begin,
+          endInclusive: undefined,
+          checkpointIntervalMs: runtime.checkpointIntervalMs,
+          render: (update) => {
+            const completion = completionOf(update, userId, parties);
+            return completion === undefined ? undefined : { completion };
+          },
+          checkpoint: (offset, synchronizerId) => ({
+            offsetCheckpoint: checkpointMessage(offset, synchronizerId),
+          }),
+        });
+      },
+    },
+  };
+}

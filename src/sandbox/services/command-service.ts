@@ -1,0 +1,57 @@
+import { errors } from "../errors.js";
+import type { ServiceImplementation } from "../grpc-handler.js";
+import type { CommandsMessage, TransactionFormatMessage } from "../ledger/command-messages.js";
+import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { submitCommands } from "../ledger/submission.js";
+import { projectTransaction, transactionMessage } from "../ledger/transaction-projection.js";
+import { compileTransactionFormat } from "../ledger/update-format.js";
+
+/**
+ * CommandService: submit and wait for the outcome. The sandbox commits synchronously, so
+ * "waiting" is the submission itself; a rejection recorded at an offset (DUPLICATE_COMMAND)
+ * fails the call with the same status its completion carries.
+ */
+export function commandService(runtime: LedgerRuntime): ServiceImplementation {
+  return {
+    serviceName: "com.daml.ledger.api.v2.CommandService",
+    unary: {
+      SubmitAndWait: async (request: { commands: CommandsMessage | null }, context) => {
+        const outcome = await submitCommands(runtime, request.commands, context);
+        if (outcome.kind === "rejected") throw outcome.error;
+        return { updateId: outcome.update.updateId, completionOffset: outcome.update.offset };
+      },
+      SubmitAndWaitForTransaction: async (
+        request: { commands: CommandsMessage | null; transactionFormat: TransactionFormatMessage | null },
+        context,
+      ) => {
+        // Validate the format before anything is committed.
+        const format =
+          request.transactionFormat === null
+            ? undefined
+            : compileTransactionFormat(runtime.registry, request.transactionFormat, "transaction_format");
+        const outcome = await submitCommands(runtime, request.commands, context);
+        if (outcome.kind === "rejected") throw outcome.error;
+        const tx = outcome.update;
+        // Canton 3.3+: without a format, ACS_DELTA with a wildcard for all actAs and readAs, verbose.
+        const effective = format ?? {
+          shape: "ACS_DELTA" as const,
+          events: CompiledEventFormat.wildcard(
+            runtime.registry,
+            [...(tx.completion?.actAs ?? []), ...outcome.readAs],
+            true,
+          ),
+        };
+        return {
+          transaction:
+            projectTransaction(tx, effective, runtime.events) ?? transactionMessage(tx, effective.events, []),
+        };
+      },
+      SubmitAndWaitForReassignment: () => {
+        throw errors.unsupported(
+          "com.daml.ledger.api.v2.CommandService/SubmitAndWaitForReassignment (the sandbox has a single synchronizer: nothing to reassign)",
+        );
+      },
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { errors } from "../errors.js";
+import type { ServiceImplementation } from "../grpc-handler.js";
+import type { CommandsMessage } from "../ledger/command-messages.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { submitCommands } from "../ledger/submission.js";
+
+/**
+ * CommandSubmissionService: asynchronous submission. Validation and interpretation errors fail
+ * the call (as on Canton); the outcome of an accepted submission, success or a later rejection
+ * such as DUPLICATE_COMMAND, shows in the completion stream and, if committed, in the updates.
+ */
+export function commandSubmissionService(runtime: LedgerRuntime): ServiceImplementation {
+  return {
+    serviceName: "com.daml.ledger.api.v2.CommandSubmissionService",
+    unary: {
+      Submit: async (request: { commands: CommandsMessage | null }, context) => {
+        await submitCommands(runtime, request.commands, context);
+        return {};
+      },
+      SubmitReassignment: () => {
+        throw errors.unsupported(
+          "com.daml.ledger.api.v2.CommandSubmissionService/SubmitReassignment (the sandbox has a single synchronizer: nothing to reassign)",
+        );
+      },
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { errors } from "../errors.js";
+import type { ServiceImplementation } from "../grpc-handler.js";
+import type { EventFormatMessage } from "../ledger/command-messages.js";
+import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+
+/**
+ * EventQueryService.GetEventsByContractId: the create and (if any) the archive of a contract in
+ * ACS_DELTA presentation, for readers among its stakeholders; CONTRACT_EVENTS_NOT_FOUND otherwise.
+ */
+export function eventQueryService(runtime: LedgerRuntime): ServiceImplementation {
+  return {
+    serviceName: "com.daml.ledger.api.v2.EventQueryService",
+    unary: {
+      GetEventsByContractId: async (
+        request: { contractId: string; eventFormat: EventFormatMessage | null },
+        context,
+      ) => {
+        if (request.contractId === "") throw errors.missingField("contract_id");
+        const format = CompiledEventFormat.compile(runtime.registry, request.eventFormat, "event_format");
+        await context.authorize(format.requirement());
+        const contract = runtime.ledger.contract(request.contractId);
+        const selection = contract && format.select(contract.templateId, contract.stakeholders);
+        if (contract === undefined || selection === undefined)
+          throw errors.contractEventsNotFound(request.contractId);
+        const synchronizerId = runtime.ledger.synchronizerId;
+        const createdEvent = runtime.events.created(contract, {
+          offset: contract.createdOffset,
+          nodeId: contract.createdNodeId,
+          selection,
+          verbose: format.verbose,
+          acsDelta: true,
+        });
+        const archived =
+          contract.archivedOffset === undefined
+            ? null
+            : {
+                archivedEvent: runtime.events.archived(contract, {
+                  offset: contract.archivedOffset,
+                  nodeId: contract.archivedNodeId ?? 0,
+                  selection,
+                }),
+                synchronizerId,
+              };
+        return { created: { createdEvent, synchronizerId }, archived };
+      },
+    },
+  };
+}

@@ -1,0 +1,187 @@
+import type { CallContext } from "../call-context.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
+import type { UpdateFormatMessage } from "../ledger/command-messages.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { decodeToken, encodeToken } from "../ledger/page-token.js";
+import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../ledger/update-feed.js";
+import { type CompiledUpdateFormat, compileUpdateFormat } from "../ledger/update-format.js";
+import { renderUpdate } from "../ledger/update-renderer.js";
+import type { LedgerUpdate } from "../sandbox-store.js";
+
+interface GetUpdatesRequest {
+  beginExclusive: string;
+  endInclusive?: string | null;
+  updateFormat: UpdateFormatMessage | null;
+  descendingOrder: boolean;
+}
+
+interface GetUpdatesPageRequest {
+  beginOffsetExclusive?: string | null;
+  endOffsetInclusive?: string | null;
+  maxPageSize?: number | null;
+  updateFormat: UpdateFormatMessage | null;
+  descendingOrder: boolean;
+  pageToken?: Buffer | null;
+}
+
+/** Canton's defaults for updates pages (ledger-api.update-service). */
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+
+interface PagePosition {
+  /** The page covers offsets in (low, high]. */
+  readonly low: number;
+  readonly high: number;
+}
+
+/**
+ * UpdateService: the update stream (bounded or live, ascending or descending), single updates
+ * by offset or id (UPDATE_NOT_FOUND when nothing of it is visible), and pages of updates.
+ */
+export function updateService(runtime: LedgerRuntime): ServiceImplementation {
+  const store = runtime.ledger.store;
+
+  async function format(message: UpdateFormatMessage | null, context: CallContext) {
+    const compiled = compileUpdateFormat(runtime.registry, message);
+    for (const requirement of compiled.requirements) await context.authorize(requirement);
+    return compiled;
+  }
+  const render = (update: LedgerUpdate, compiled: CompiledUpdateFormat) =>
+    renderUpdate(update, compiled, runtime.events);
+
+  return {
+    serviceName: "com.daml.ledger.api.v2.UpdateService",
+    unary: {
+      GetUpdateByOffset: async (
+        request: { offset: string; updateFormat: UpdateFormatMessage | null },
+        context,
+      ) => {
+        const offset = Number(request.offset);
+        if (offset <= 0)
+          throw errors.offsetOutOfRange(`Offset ${offset} in offset is not a positive integer`);
+        const compiled = await format(request.updateFormat, context);
+        const update = store.updateAt(offset);
+        const rendered = update && render(update, compiled);
+        if (rendered === undefined) throw errors.updateNotFound(["OFFSET", String(offset)]);
+        return rendered;
+      },
+      GetUpdateById: async (
+        request: { updateId: string; updateFormat: UpdateFormatMessage | null },
+        context,
+      ) => {
+        if (request.updateId === "") throw errors.missingField("update_id");
+        const compiled = await format(request.updateFormat, context);
+        const update = runtime.ledger.updateById(request.updateId);
+        const rendered = update && render(update, compiled);
+        if (rendered === undefined) throw errors.updateNotFound(["UPDATE_ID", request.updateId]);
+        return rendered;
+      },
+      GetUpdatesPage: async (request: GetUpdatesPageRequest, context) => {
+        const compiled = await format(request.updateFormat, context);
+        const ledgerEnd = store.ledgerEnd();
+        const begin = optionalOffset(request.beginOffsetExclusive) ?? 0;
+        const end = optionalOffset(request.endOffsetInclusive);
+        if (end !== undefined && end > ledgerEnd)
+          throw errors.offsetAfterLedgerEnd("endOffsetInclusive", end, ledgerEnd);
+        if (end !== undefined && begin > end) {
+          throw errors.invalidArgument("beginOffsetExclusive is after endOffsetInclusive");
+        }
+        const size = request.maxPageSize ?? DEFAULT_PAGE_SIZE;
+        if (size <= 0 || size > MAX_PAGE_SIZE) {
+          throw errors.invalidArgument(`max_page_size must be between 1 and ${MAX_PAGE_SIZE}, got ${size}`);
+        }
+        // A page is fixed by its first request: the token keeps the window it was cut from.
+        const requestKey = JSON.stringify([begin, end, compiled.key, request.descendingOrder]);
+        const token =
+          request.pageToken != null && request.pageToken.length > 0
+            ? decodeToken<PagePosition & { end: number }>(request.pageToken, requestKey, "page token")
+            : undefined;
+        const windowEnd = token?.end ?? end ?? ledgerEnd;
+        const updates: object[] = [];
+        let low: number;
+        let high: number;
+        let more: boolean;
+        if (!request.descendingOrder) {
+          low = token?.high ?? begin;
+          high = low;
+          let index = store.indexAfter(low);
+          while (index < store.updates.length && updates.length < size) {
+            const update = store.updates[index]!;
+            if (update.offset > windowEnd) break;
+            index++;
+            high = update.offset;
+            const rendered = render(update, compiled);
+            if (rendered !== undefined) updates.push(rendered);
+          }
+          if (updates.length < size) high = Math.max(high, windowEnd);
+          more = high < windowEnd;
+        } else {
+          high = token?.low ?? windowEnd;
+          low = high;
+          let index = store.indexAfter(high) - 1;
+          while (index >= 0 && updates.length < size) {
+            const update = store.updates[index]!;
+            if (update.offset <= begin) break;
+            index--;
+            low = update.offset - 1;
+            const rendered = render(update, compiled);
+            if (rendered !== undefined) updates.push(rendered);
+          }
+          if (updates.length < size) low = Math.min(low, begin);
+          more = low > begin;
+        }
+        return {
+          updates,
+          lowestPageOffsetExclusive: low,
+          highestPageOffsetInclusive: high,
+          ...(more ? { nextPageToken: encodeToken({ low, high, end: windowEnd }, requestKey) } : {}),
+        };
+      },
+    },
+    stream: {
+      GetUpdates: async (request: GetUpdatesRequest, context: CallContext, sink: StreamSink) => {
+        const begin = Number(request.beginExclusive);
+        if (begin < 0)
+          throw errors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
+        const end = optionalOffset(request.endInclusive);
+        if (request.descendingOrder && end === undefined) throw errors.descendingOrderMissingEnd();
+        if (end !== undefined && end <= 0) {
+          throw errors.offsetOutOfRange(`Offset ${end} in end_inclusive is not a positive integer`);
+        }
+        const ledgerEnd = store.ledgerEnd();
+        if (begin > ledgerEnd) throw errors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
+        if (end !== undefined && end > ledgerEnd) throw errors.offsetAfterLedgerEnd("End", end, ledgerEnd);
+        const compiled = await format(request.updateFormat, context);
+        const renderOne = (update: LedgerUpdate) => render(update, compiled);
+        if (end !== undefined && end <= begin) return;
+        if (request.descendingOrder) {
+          await streamUpdatesDescending({
+            store,
+            sink,
+            beginExclusive: begin,
+            endInclusive: end!,
+            render: renderOne,
+          });
+          return;
+        }
+        await streamUpdates({
+          store,
+          sink,
+          beginExclusive: begin,
+          endInclusive: end,
+          render: renderOne,
+          checkpointIntervalMs: runtime.checkpointIntervalMs,
+          checkpoint: (offset, synchronizerId) => ({
+            offsetCheckpoint: checkpointMessage(offset, synchronizerId),
+          }),
+        });
+      },
+    },
+  };
+}
+
+/** proto3 `optional int64`: absent is undefined (or null), present is a decimal string. */
+function optionalOffset(value: string | null | undefined): number | undefined {
+  return value === undefined || value === null ? undefined : Number(value);
+}
