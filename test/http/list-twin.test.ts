@@ -98,7 +98,13 @@ describe("HTTP list twins of stream endpoints", () => {
   });
 
   it("maps a gRPC error to its HTTP status and JsCantonError", async () => {
-    const response = await list({ failAfter: 2, failCode: grpc.status.FAILED_PRECONDITION, richError: true });
+    // Bounded, so no idle wait can end the list before the error arrives on a busy machine.
+    const response = await list({
+      count: 5,
+      failAfter: 2,
+      failCode: grpc.status.FAILED_PRECONDITION,
+      richError: true,
+    });
     const body = (await response.json()) as Record<string, unknown>;
     deepStrictEqual(
       { status: response.status, code: body.code, errorCategory: body.errorCategory },
