@@ -141,10 +141,7 @@ describe("users over HTTP (UserManagementService)", () => {
         ],
       }),
     );
-    strictEqual(
-      granted.body.newlyGrantedRights instanceof Array && granted.body.newlyGrantedRights.length,
-      2,
-    );
+    strictEqual(Array.isArray(granted.body.newlyGrantedRights) && granted.body.newlyGrantedRights.length, 2);
     const again = await call(
       "/v2/users/bare/rights",
       jsonBody("POST", { userId: "bare", rights: [{ kind: { CanReadAs: { value: { party } } } }] }),
