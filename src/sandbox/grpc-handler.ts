@@ -32,6 +32,28 @@ export interface StreamSink {
   readonly whenCancelled: Promise<void>;
 }
 
+/**
+ * A response already serialized to protobuf bytes: streams that send the same message to many
+ * readers (or to the same benchmark reader again) encode it once. Only services bound through
+ * `acceptingPreEncoded` understand it.
+ */
+export class PreEncoded {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** The definition with serializers that pass PreEncoded responses through unchanged. */
+export function acceptingPreEncoded(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const wrapped: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(definition)) {
+    const serialize = method.responseSerialize;
+    wrapped[name] = {
+      ...method,
+      responseSerialize: (value: unknown) => (value instanceof PreEncoded ? value.bytes : serialize(value)),
+    };
+  }
+  return wrapped;
+}
+
 /** One server-streaming method: resolves when the stream is complete, rejects with its error. */
 export type StreamHandler<Req> = (request: Req, context: CallContext, sink: StreamSink) => Promise<void>;
 

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from "../auth/token-verifier.js";
+import type { PreloadOptions } from "./ledger/preload.js";
 import { startSandbox } from "./sandbox.js";
 
 /**
@@ -8,6 +9,8 @@ import { startSandbox } from "./sandbox.js";
  * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]
  *  [--auth-mode unsafe|hs256|rs256|es256 --auth-secret S | --auth-public-key-file F | --auth-jwks-file F]
  *  [--auth-audience A] [--auth-issuer I]`.
+ * `--preload ticks=200000[,payloadBytes=64][,party=bench]` bulk-creates Bench:Tick contracts first
+ * and logs their owner party on stderr.
  * Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
  */
 const { values } = parseArgs({
@@ -16,6 +19,7 @@ const { values } = parseArgs({
     host: { type: "string", default: "127.0.0.1" },
     participant: { type: "string", default: "sandbox" },
     "log-level": { type: "string", default: "info" },
+    preload: { type: "string" },
     "auth-mode": { type: "string", default: "unsafe" },
     "auth-secret": { type: "string" },
     "auth-public-key-file": { type: "string" },
@@ -41,13 +45,35 @@ const sandbox = await startSandbox({
   port: Number(values.port),
   host: values.host,
   participantName: values.participant,
+  ...(values.preload !== undefined ? { preload: parsePreload(values.preload) } : {}),
   auth,
   log: pino({ level: values["log-level"] }, pino.destination(2)),
 });
 process.stdout.write(`${sandbox.port}\n`);
+if (sandbox.preloaded !== undefined) {
+  const { ticks, party, firstOffset, lastOffset } = sandbox.preloaded;
+  process.stderr.write(
+    `preloaded ${ticks} ticks owned by ${party} at offsets ${firstOffset}..${lastOffset}\n`,
+  );
+}
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     void sandbox.stop().then(() => process.exit(0));
   });
+}
+
+/** `ticks=200000,payloadBytes=64,party=bench` */
+function parsePreload(spec: string): PreloadOptions {
+  const fields = new Map(spec.split(",").map((pair) => pair.split("=", 2) as [string, string]));
+  const ticks = Number(fields.get("ticks"));
+  if (!Number.isSafeInteger(ticks) || ticks < 0)
+    throw new Error(`--preload needs ticks=<count>, got ${spec}`);
+  const payloadBytes = fields.has("payloadBytes") ? Number(fields.get("payloadBytes")) : undefined;
+  const party = fields.get("party");
+  return {
+    ticks,
+    ...(payloadBytes !== undefined ? { payloadBytes } : {}),
+    ...(party !== undefined ? { party } : {}),
+  };
 }

@@ -4,7 +4,12 @@ import type { TokenVerificationOptions } from "../auth/token-verifier.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
-import { bindService, type HandlerEnvironment, type ServiceImplementation } from "./grpc-handler.js";
+import {
+  acceptingPreEncoded,
+  bindService,
+  type HandlerEnvironment,
+  type ServiceImplementation,
+} from "./grpc-handler.js";
 import { createLedgerRuntime } from "./ledger/ledger-runtime.js";
 import { type PreloadOptions, type PreloadResult, preloadTicks } from "./ledger/preload.js";
 import { PackageStore } from "./packages/package-store.js";
@@ -107,7 +112,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const server = new grpc.Server();
   for (const service of services) {
     const definition = protos.service(service.serviceName);
-    server.addService(definition, bindService(definition, service, env));
+    server.addService(acceptingPreEncoded(definition), bindService(definition, service, env));
   }
   const host = options.host ?? "127.0.0.1";
   const port = await new Promise<number>((resolve, reject) => {

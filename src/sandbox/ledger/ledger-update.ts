@@ -89,8 +89,8 @@ export interface TransactionUpdate {
   readonly completion: CompletionInfo | undefined;
   /** Contracts created and archived inside this transaction (ACS_DELTA leaves them out). */
   readonly transient: ReadonlySet<string>;
-  /** The last rendering of this update, keyed by the format that produced it (see update-renderer). */
-  rendered?: { readonly key: string; readonly message: unknown };
+  /** The encoded GetUpdatesResponse of the last rendering, keyed by its format (see update-renderer). */
+  encoded?: { readonly key: string; readonly bytes: Buffer | undefined };
 }
 
 /** A command rejected after admission (DUPLICATE_COMMAND): only its completion shows it. */

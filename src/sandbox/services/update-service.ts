@@ -6,7 +6,7 @@ import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { decodeToken, encodeToken } from "../ledger/page-token.js";
 import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../ledger/update-feed.js";
 import { type CompiledUpdateFormat, compileUpdateFormat } from "../ledger/update-format.js";
-import { renderUpdate } from "../ledger/update-renderer.js";
+import { renderUpdate, renderUpdateEncoded } from "../ledger/update-renderer.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
 
 interface GetUpdatesRequest {
@@ -153,7 +153,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         if (begin > ledgerEnd) throw errors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
         if (end !== undefined && end > ledgerEnd) throw errors.offsetAfterLedgerEnd("End", end, ledgerEnd);
         const compiled = await format(request.updateFormat, context);
-        const renderOne = (update: LedgerUpdate) => render(update, compiled);
+        const renderOne = (update: LedgerUpdate) => renderUpdateEncoded(update, compiled, runtime.events);
         if (end !== undefined && end <= begin) return;
         if (request.descendingOrder) {
           await streamUpdatesDescending({
