@@ -1,5 +1,6 @@
 import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { InvalidJsonError } from "../codec/json-path.js";
+import { SignatureNotFoundError, ValueCodecError } from "../lf/index.js";
 import { ERROR_CATEGORIES, type ErrorCategory, errorCategoryById } from "../proto/error-categories.js";
 import { decodeStatusDetails } from "../proto/status-details.js";
 
@@ -181,6 +182,15 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     return { kind: "text", status: 400, text: new InvalidValueError("body", error.message).message };
   }
   if (error instanceof CantonHttpError) return { kind: "json", status: error.httpStatus, body: error.body };
+  // An ill-typed Daml value names its JSON path (Canton answers 500 here; we do better).
+  if (error instanceof ValueCodecError || error instanceof SignatureNotFoundError) {
+    const invalid = gatewayError(
+      ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+      "INVALID_ARGUMENT",
+      `The submitted request has invalid arguments: ${error.message}`,
+    );
+    return { kind: "json", status: invalid.httpStatus, body: invalid.body };
+  }
   if (isGrpcError(error)) {
     const body = jsCantonErrorOfGrpc(error);
     return { kind: "json", status: httpStatusOfGrpc(error.code), body };

@@ -1,11 +1,15 @@
 import { grpcRoute, type RouteDeps } from "../grpc-route.js";
 import { transactionTree, wildcardTransactionFormat } from "../legacy-requests.js";
-import type { Route } from "../route.js";
+import type { RequestContext, Route } from "../route.js";
 
 const COMMANDS = "CommandService";
 const SUBMISSION = "CommandSubmissionService";
 
 export function commandRoutes(deps: RouteDeps): Route[] {
+  /** A JsCommands body as the request's `commands`, so error paths start at the body's own fields. */
+  const commandsRequest = async ({ body, token }: RequestContext) => ({
+    commands: await deps.json.fromJson("com.daml.ledger.api.v2.Commands", body, token),
+  });
   return [
     grpcRoute(deps, {
       method: "POST",
@@ -16,7 +20,7 @@ export function commandRoutes(deps: RouteDeps): Route[] {
       rpc: "SubmitAndWait",
       body: { kind: "json", schema: "JsCommands" },
       responseSchema: "SubmitAndWaitResponse",
-      toRequest: async ({ body }, fromJson) => fromJson({ commands: body }),
+      toRequest: commandsRequest,
     }),
     grpcRoute(deps, {
       method: "POST",
@@ -70,7 +74,7 @@ export function commandRoutes(deps: RouteDeps): Route[] {
       rpc: "Submit",
       body: { kind: "json", schema: "JsCommands" },
       responseSchema: "SubmitResponse",
-      toRequest: async ({ body }, fromJson) => fromJson({ commands: body }),
+      toRequest: commandsRequest,
     }),
     grpcRoute(deps, {
       method: "POST",
