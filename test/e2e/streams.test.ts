@@ -194,7 +194,7 @@ describe("update, ACS and completion streams through the gateway", () => {
     await new Promise((r) => setTimeout(r, 200));
     const tx = await submit("live-1", "9");
     const { frames } = await streamed;
-    assert.equal(frames[0]?.update?.Transaction?.value?.updateId, tx.updateId);
+    assert.equal((frames[0] as Json | undefined)?.update?.Transaction?.value?.updateId, tx.updateId);
   });
 
   it("answers an open-ended list twin after the idle wait with what it has", async () => {
@@ -244,7 +244,7 @@ describe("update, ACS and completion streams through the gateway", () => {
     assert.deepEqual([...ids].sort(), [...contractIds].sort());
     const ws = await wsStream(stack, "/v2/state/active-contracts", request, aliceToken);
     assert.deepEqual(ws.frames, list.body);
-    const token = list.body[0].streamContinuationToken;
+    const token = (list.body[0] as Json).streamContinuationToken;
     const rest = await call<Json[]>(
       stack,
       "POST",
