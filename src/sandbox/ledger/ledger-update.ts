@@ -107,5 +107,6 @@ export interface RejectionUpdate {
 export interface GoogleRpcStatus {
   readonly code: number;
   readonly message: string;
-  readonly details: readonly { readonly typeUrl: string; readonly value: Buffer }[];
+  /** `type_url`: proto-loader keeps the proto field names of the bundled google.protobuf.Any. */
+  readonly details: readonly { readonly type_url: string; readonly value: Buffer }[];
 }

@@ -20,6 +20,6 @@ export function rpcStatusOf(error: unknown, origin: ErrorOrigin): GoogleRpcStatu
   return {
     code: decoded.code,
     message: decoded.message,
-    details: decoded.details.map((d) => ({ typeUrl: d.type_url, value: Buffer.from(d.value) })),
+    details: decoded.details.map((d) => ({ type_url: d.type_url, value: Buffer.from(d.value) })),
   };
 }

@@ -77,7 +77,8 @@ export const iouModel: TemplateModel = {
       interfaceId: sampleIds.asset,
       view: (a) => ({
         owner: party(a, "owner"),
-        description: `${text(a, "amount")} ${text(a, "currency")} issued by ${party(a, "issuer")}`,
+        // Daml shows a Numeric 10 with all ten decimals.
+        description: `${formatNumeric10(amount(a))} ${text(a, "currency")} issued by ${party(a, "issuer")}`,
       }),
     },
   ],
