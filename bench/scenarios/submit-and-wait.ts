@@ -1,0 +1,127 @@
+import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { SAMPLE_PACKAGE_ID } from "../../src/sandbox/sample-package/index.js";
+import { percentile, round, secondsSince } from "../lib/stats.js";
+
+/**
+ * submit-and-wait latency and throughput at a fixed concurrency: `concurrency` clients each
+ * creating Bench:Tick contracts back to back, directly over gRPC and through the gateway's
+ * JSON endpoint, in one run.
+ */
+export interface SubmitAndWaitResult {
+  commands: number;
+  concurrency: number;
+  directGrpc: Figures;
+  gateway: Figures;
+  ratioToDirect: { throughput: number; p50: number; p99: number };
+}
+
+interface Figures {
+  commandsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface SubmitAndWaitSetup {
+  sandboxPort: number;
+  gatewayPort: number;
+  party: string;
+  token: string;
+  commands: number;
+  concurrency: number;
+}
+
+async function measure(
+  total: number,
+  concurrency: number,
+  submit: (i: number) => Promise<void>,
+): Promise<Figures> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = process.hrtime.bigint();
+        await submit(i);
+        latencies.push(secondsSince(t0) * 1000);
+      }
+    }),
+  );
+  const seconds = secondsSince(started);
+  latencies.sort((a, b) => a - b);
+  return {
+    commandsPerSecond: Math.round(total / seconds),
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+  };
+}
+
+export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAndWaitResult> {
+  const { party, token } = setup;
+  const ledger = new LedgerClient({ target: `127.0.0.1:${setup.sandboxPort}`, deadlineMs: 60_000 });
+  const payload = "x".repeat(64);
+  const run = `${process.pid}-${Date.now()}`;
+
+  const direct = await measure(setup.commands, setup.concurrency, async (i) => {
+    await ledger.unary(
+      "CommandService",
+      "SubmitAndWait",
+      {
+        commands: {
+          commandId: `bench-direct-${run}-${i}`,
+          actAs: [party],
+          commands: [
+            {
+              create: {
+                templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
+                createArguments: {
+                  fields: [
+                    { value: { party } },
+                    { value: { int64: String(i) } },
+                    { value: { text: payload } },
+                  ],
+                },
+              },
+            },
+          ],
+        },
+      },
+      token,
+    );
+  });
+
+  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
+  const gateway = await measure(setup.commands, setup.concurrency, async (i) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        commandId: `bench-gateway-${run}-${i}`,
+        actAs: [party],
+        commands: [
+          {
+            CreateCommand: {
+              templateId: "#gateway-samples:Bench:Tick",
+              createArguments: { owner: party, seq: String(i), payload },
+            },
+          },
+        ],
+      }),
+    });
+    if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+  });
+  ledger.close();
+  return {
+    commands: setup.commands,
+    concurrency: setup.concurrency,
+    directGrpc: direct,
+    gateway,
+    ratioToDirect: {
+      throughput: round(gateway.commandsPerSecond / direct.commandsPerSecond, 3),
+      p50: round(gateway.p50Ms / direct.p50Ms, 3),
+      p99: round(gateway.p99Ms / direct.p99Ms, 3),
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { median, round, secondsSince } from "../lib/stats.js";
+import { readWebSocketStream } from "../lib/ws-reader.js";
+
+/**
+ * Update stream throughput over the same preloaded ledger, in one run: a direct gRPC client of
+ * the sandbox, the gateway's WebSocket, and the gateway's HTTP list twin. Every transport reads
+ * the whole range [0, end] as a client would (protobuf objects for gRPC, parsed JSON for the
+ * gateway); runs are interleaved so that machine noise hits all of them alike.
+ */
+export interface UpdateStreamResult {
+  events: number;
+  runs: number;
+  eventsPerSecond: { directGrpc: number; gatewayWebSocket: number; gatewayHttpList: number };
+  ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number };
+  gatewayPeakRssBytes: number;
+}
+
+export interface UpdateStreamSetup {
+  sandboxPort: number;
+  gatewayPort: number;
+  party: string;
+  lastOffset: number;
+  token: string;
+  runs: number;
+  /** Resident memory of the gateway process, sampled by the caller. */
+  gatewayRss: () => Promise<number>;
+}
+
+const filter = (party: string) => ({
+  filtersByParty: { [party]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] } },
+});
+
+export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStreamResult> {
+  const { party, lastOffset, token } = setup;
+  const jsonRequest = {
+    beginExclusive: 0,
+    endInclusive: lastOffset,
+    updateFormat: {
+      includeTransactions: { eventFormat: filter(party), transactionShape: "TRANSACTION_SHAPE_ACS_DELTA" },
+    },
+  };
+  const grpcRequest = {
+    beginExclusive: "0",
+    endInclusive: String(lastOffset),
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: {
+          filtersByParty: {
+            [party]: { cumulative: [{ wildcardFilter: { includeCreatedEventBlob: false } }] },
+          },
+        },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  };
+  const ledger = new LedgerClient({ target: `127.0.0.1:${setup.sandboxPort}`, deadlineMs: 600_000 });
+  const direct: number[] = [];
+  const ws: number[] = [];
+  const http: number[] = [];
+  let events = 0;
+  let peakRss = 0;
+
+  const countEvents = (element: unknown) => {
+    const tx = (element as { update?: { Transaction?: { value: { events: unknown[] } } } }).update
+      ?.Transaction;
+    return tx ? tx.value.events.length : 0;
+  };
+
+  // Run 0 warms every path up (JIT, connections, the gateway's package cache) and is not counted.
+  for (let run = 0; run <= setup.runs; run++) {
+    const counted = run > 0;
+    // Direct gRPC: the sandbox's own rate, the ceiling of any gateway.
+    {
+      const started = process.hrtime.bigint();
+      let seen = 0;
+      await new Promise<void>((resolve, reject) => {
+        const call = ledger.serverStream<{ transaction?: { events: unknown[] } }>(
+          "UpdateService",
+          "GetUpdates",
+          grpcRequest,
+          token,
+        );
+        call.on("data", (message) => {
+          seen += message.transaction?.events.length ?? 0;
+        });
+        call.on("end", resolve);
+        call.on("error", reject);
+      });
+      if (counted) direct.push(seen / secondsSince(started));
+      events = seen;
+    }
+    {
+      const started = process.hrtime.bigint();
+      let seen = 0;
+      const sampler = setInterval(
+        () => void setup.gatewayRss().then((rss) => (peakRss = Math.max(peakRss, rss))),
+        250,
+      );
+      try {
+        await readWebSocketStream(
+          `ws://127.0.0.1:${setup.gatewayPort}/v2/updates`,
+          token,
+          jsonRequest,
+          (element) => {
+            seen += countEvents(element);
+          },
+        );
+      } finally {
+        clearInterval(sampler);
+      }
+      if (seen !== events) throw new Error(`the WebSocket delivered ${seen} events, gRPC ${events}`);
+      if (counted) ws.push(seen / secondsSince(started));
+    }
+    {
+      const started = process.hrtime.bigint();
+      const res = await fetch(`http://127.0.0.1:${setup.gatewayPort}/v2/updates`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify(jsonRequest),
+      });
+      if (res.status !== 200)
+        throw new Error(`list twin answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      const elements = (await res.json()) as unknown[];
+      const seen = elements.reduce<number>((sum, element) => sum + countEvents(element), 0);
+      if (seen !== events) throw new Error(`the list twin delivered ${seen} events, gRPC ${events}`);
+      if (counted) http.push(seen / secondsSince(started));
+    }
+  }
+  ledger.close();
+  const rates = { directGrpc: median(direct), gatewayWebSocket: median(ws), gatewayHttpList: median(http) };
+  return {
+    events,
+    runs: setup.runs,
+    eventsPerSecond: {
+      directGrpc: Math.round(rates.directGrpc),
+      gatewayWebSocket: Math.round(rates.gatewayWebSocket),
+      gatewayHttpList: Math.round(rates.gatewayHttpList),
+    },
+    ratioToDirect: {
+      gatewayWebSocket: round(rates.gatewayWebSocket / rates.directGrpc, 3),
+      gatewayHttpList: round(rates.gatewayHttpList / rates.directGrpc, 3),
+    },
+    gatewayPeakRssBytes: peakRss,
+  };
+}
