@@ -7,9 +7,18 @@ export interface ProtoTimestamp {
   nanos: number;
 }
 
+// Events of one stream share few distinct seconds: formatting the date part once per second
+// takes Date.toISOString off the per-event path.
+let lastSeconds = Number.NaN;
+let lastBase = "";
+
 export function timestampToIso(ts: ProtoTimestamp): string {
   const seconds = Number(ts.seconds);
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
+  if (seconds !== lastSeconds) {
+    lastBase = new Date(seconds * 1000).toISOString().slice(0, 19);
+    lastSeconds = seconds;
+  }
+  const base = lastBase;
   const nanos = ts.nanos ?? 0;
   if (nanos === 0) return `${base}Z`;
   let fraction = String(nanos).padStart(9, "0");

@@ -24,6 +24,7 @@ export interface LedgerClientOptions {
 }
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
+const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 
 /**
  * One gRPC channel to the participant, shared by every service. The caller's token travels
@@ -38,6 +39,10 @@ export class LedgerClient {
       "grpc.max_receive_message_length": 64 * 1024 * 1024,
       "grpc.max_send_message_length": 64 * 1024 * 1024,
       "grpc.keepalive_time_ms": 30_000,
+      // HTTP/2 flow-control window per stream. The 64 KiB default makes a busy gateway stall
+      // the ledger between window updates; 1 MiB keeps streams flowing while a paused call
+      // still holds the ledger back within 1 MiB.
+      "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
     });
   }
 
