@@ -1,6 +1,6 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
-import { applyGatewayAuth } from "./auth/gateway-auth.js";
+import { applyGatewayAuth, gatewayTokenCheck } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/ledger-json.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
@@ -71,7 +71,8 @@ export async function startGateway(
     listTwin: config.websocket,
   });
 
-  applyGatewayAuth(routes, config.auth, log);
+  const acceptsToken = gatewayTokenCheck(config.auth, log);
+  applyGatewayAuth(routes, acceptsToken);
   const app = uWS.App();
   const validator = new BodyValidator(components);
   const http = attachHttpRoutes(app, {
@@ -96,6 +97,7 @@ export async function startGateway(
     maxQueryBytes: config.server.maxBodyBytes,
     log,
     ...(metrics ? { metrics } : {}),
+    ...(acceptsToken ? { acceptsToken } : {}),
   });
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>

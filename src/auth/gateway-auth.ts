@@ -28,31 +28,43 @@ export interface GatewayAuthConfig extends Omit<TokenVerificationFiles, "mode"> 
  * JsCantonError; the reason goes to the log, never the token. The user id of a verified token
  * is logged at debug level for audit, and never used as a metric label.
  */
-export function applyGatewayAuth(routes: Route[], config: GatewayAuthConfig, log: Logger): void {
-  if (config.mode === "none") return;
-  const { mode, ...files } = config;
-  const verifier = createTokenVerifier(
-    readVerificationFiles({ ...files, mode: mode === "unsafe-decode" ? "unsafe" : mode }),
-  );
+export function applyGatewayAuth(routes: Route[], accepts: GatewayTokenCheck | undefined): void {
+  if (accepts === undefined) return;
   routes.forEach((route, index) => {
     if (route.auth !== "token") return;
     routes[index] = {
       ...route,
       handle: async (ctx) => {
         // A missing token is answered by the app before any handler runs.
-        if (ctx.token !== undefined) {
-          const result = await verifier.verify(ctx.token);
-          if (!result.ok) {
-            log.info({ route: route.path, reason: result.reason }, "token rejected by the gateway");
-            throw missingTokenError();
-          }
-          log.debug(
-            { route: route.path, method: route.method, user: result.claims.userId },
-            "authenticated request",
-          );
+        if (ctx.token !== undefined && !(await accepts(ctx.token, `${route.method} ${route.path}`))) {
+          throw missingTokenError();
         }
         return route.handle(ctx);
       },
     };
   });
+}
+
+/** Whether the gateway accepts a token, `where` naming the route for the log. */
+export type GatewayTokenCheck = (token: string, where: string) => Promise<boolean>;
+
+/**
+ * The gateway's own token check for HTTP routes and WebSocket upgrades alike; undefined in mode
+ * `none`. The reason of a rejection goes to the log, never the token.
+ */
+export function gatewayTokenCheck(config: GatewayAuthConfig, log: Logger): GatewayTokenCheck | undefined {
+  if (config.mode === "none") return undefined;
+  const { mode, ...files } = config;
+  const verifier = createTokenVerifier(
+    readVerificationFiles({ ...files, mode: mode === "unsafe-decode" ? "unsafe" : mode }),
+  );
+  return async (token, where) => {
+    const result = await verifier.verify(token);
+    if (!result.ok) {
+      log.info({ route: where, reason: result.reason }, "token rejected by the gateway");
+      return false;
+    }
+    log.debug({ route: where, user: result.claims.userId }, "authenticated request");
+    return true;
+  };
 }

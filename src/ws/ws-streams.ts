@@ -5,6 +5,7 @@ import uWS, {
   type us_socket_context_t,
 } from "uWebSockets.js";
 import type { Logger } from "pino";
+import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../http/body-validator.js";
 import { missingTokenError } from "../http/error-mapping.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
@@ -25,6 +26,8 @@ export interface WsStreamsOptions {
   maxQueryBytes: number;
   metrics?: GatewayMetrics;
   log: Logger;
+  /** The gateway's own token verification (auth.mode), run before the upgrade too. */
+  acceptsToken?: GatewayTokenCheck;
 }
 
 export interface WsStreamsHandle {
@@ -112,21 +115,32 @@ function upgrade(
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const auth = wsAuth(req.getHeader("authorization"), req.getHeader("sec-websocket-protocol"));
-  if (auth === undefined) {
+  const key = req.getHeader("sec-websocket-key");
+  const extensions = req.getHeader("sec-websocket-extensions");
+  const refuse = () => {
     const error = missingTokenError();
     options.metrics?.recordHttp(endpoint.path, "GET", error.httpStatus, 0);
     res
       .writeStatus(`${error.httpStatus} Unauthorized`)
       .writeHeader("Content-Type", "application/json")
       .end(JSON.stringify(error.body));
+  };
+  if (auth === undefined) {
+    refuse();
     return;
   }
-  const data: SocketData = { token: auth.token };
-  res.upgrade(
-    data,
-    req.getHeader("sec-websocket-key"),
-    auth.protocol,
-    req.getHeader("sec-websocket-extensions"),
-    context,
-  );
+  const accept = () =>
+    res.upgrade<SocketData>({ token: auth.token }, key, auth.protocol, extensions, context);
+  if (options.acceptsToken === undefined) {
+    accept();
+    return;
+  }
+  // Verification may wait (keys); the client may leave meanwhile.
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  void options.acceptsToken(auth.token, `GET ${endpoint.path}`).then((ok) => {
+    if (!aborted) res.cork(ok ? accept : refuse);
+  });
 }

@@ -1,5 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
 import { AUDIENCE, signToken } from "../auth/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 
@@ -184,6 +185,24 @@ describe("gateway-side verification (auth.mode hs256)", () => {
     // The ledger's answer would be redacted (code NA); this one comes from the gateway.
     strictEqual(body.code, "UNAUTHENTICATED");
     strictEqual(body.cause, "The command is missing a (valid) JWT token");
+  });
+
+  it("checks WebSocket tokens before the upgrade too", async () => {
+    const upgrade = (bearer: string) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+          "daml.ws.auth",
+          `jwt.token.${bearer}`,
+        ]);
+        socket.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        socket.on("open", () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.on("error", () => undefined);
+      });
+    strictEqual(await upgrade(signToken("participant_admin", { key: "wrong" })), 401);
+    strictEqual(await upgrade(token("participant_admin")), 101);
   });
 
   it("passes a valid token on; the ledger still decides the rights (403)", async () => {
