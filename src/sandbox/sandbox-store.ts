@@ -129,11 +129,6 @@ export class SandboxStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Only the default identity provider exists until identity provider configs are implemented. */
-  identityProviderExists(identityProviderId: string): boolean {
-    return identityProviderId === "";
-  }
-
   party(party: string): PartyRecord | undefined {
     return this.parties.get(party);
   }

@@ -104,7 +104,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     updateService(ledger),
     eventQueryService(ledger),
     contractService(ledger),
-    partyManagementService(store, { users: access.partyUsers }),
+    partyManagementService(store, {
+      users: access.partyUsers,
+      identityProviderExists: (id) => access.idps.exists(id),
+    }),
     ...access.services,
   ];
 

@@ -39,6 +39,8 @@ export interface PartyAllocationUsers {
 
 export interface PartyManagementOptions {
   readonly users?: PartyAllocationUsers;
+  /** Whether an identity provider id names a configuration; default: only the default provider (""). */
+  readonly identityProviderExists?: (identityProviderId: string) => boolean;
 }
 
 /** The party record fields an UpdatePartyDetails mask may name (Canton's PartyDetailsPaths). */
@@ -59,6 +61,7 @@ export function partyManagementService(
   store: SandboxStore,
   options: PartyManagementOptions = {},
 ): ServiceImplementation {
+  const idpExists = options.identityProviderExists ?? defaultProviderOnly;
   return {
     serviceName: "com.daml.ledger.api.v2.admin.PartyManagementService",
     unary: {
@@ -73,7 +76,7 @@ export function partyManagementService(
           userId: request.userId,
           identityProviderId: request.identityProviderId,
         });
-        return allocateParty(store, options, request, context);
+        return allocateParty(store, options, request, context, idpExists);
       },
       GetParties: async (request: GetPartiesRequest, context: CallContext) => {
         await context.authorize({
@@ -92,14 +95,14 @@ export function partyManagementService(
           kind: "idp-admin",
           identityProviderId: request.partyDetails?.identityProviderId ?? "",
         });
-        return updatePartyDetails(store, request);
+        return updatePartyDetails(store, idpExists, request);
       },
       UpdatePartyIdentityProviderId: async (
         request: UpdatePartyIdentityProviderIdRequest,
         context: CallContext,
       ) => {
         await context.authorize({ kind: "admin" });
-        return updatePartyIdentityProviderId(store, request);
+        return updatePartyIdentityProviderId(store, idpExists, request);
       },
       // AllocateExternalParty and GenerateExternalPartyTopology need Canton's serialized topology
       // transactions and signature checks: left to the interactive submission issue.
@@ -119,9 +122,11 @@ function optionalIdentityProviderId(id: string, fieldName: string): string {
   return id;
 }
 
-function identityProviderMustExist(store: SandboxStore, id: string): void {
+const defaultProviderOnly = (identityProviderId: string) => identityProviderId === "";
+
+function identityProviderMustExist(exists: (id: string) => boolean, id: string): void {
   // Canton prints the Scala value of the id here, hence `Id(...)`.
-  if (!store.identityProviderExists(id))
+  if (!exists(id))
     throw errors.invalidArgument(`Provided identity_provider_id Id(${id}) has not been found.`);
 }
 
@@ -140,6 +145,7 @@ function allocateParty(
   options: PartyManagementOptions,
   request: AllocatePartyRequest,
   context: CallContext,
+  idpExists: (id: string) => boolean,
 ): { partyDetails: PartyDetails } {
   if (request.partyIdHint !== "") requireParty(request.partyIdHint);
   const metadata = request.localMetadata ?? { resourceVersion: "", annotations: {} };
@@ -160,7 +166,7 @@ function allocateParty(
   if (nameError !== undefined) throw errors.invalidArgument(`Invalid party ID: ${nameError}`);
   const party = `${name}::${store.participant.fingerprint}`;
 
-  identityProviderMustExist(store, identityProviderId);
+  identityProviderMustExist(idpExists, identityProviderId);
   if (request.userId !== "" && options.users === undefined) {
     throw errors.unsupported("AllocateParty with user_id (user management)");
   }
@@ -237,6 +243,7 @@ function listKnownParties(
 
 function updatePartyDetails(
   store: SandboxStore,
+  idpExists: (id: string) => boolean,
   request: UpdatePartyDetailsRequest,
 ): { partyDetails: PartyDetails } {
   const details = request.partyDetails;
@@ -249,7 +256,7 @@ function updatePartyDetails(
   if (request.updateMask === null) throw errors.missingField("update_mask");
   const identityProviderId = optionalIdentityProviderId(details.identityProviderId, "identity_provider_id");
 
-  identityProviderMustExist(store, identityProviderId);
+  identityProviderMustExist(idpExists, identityProviderId);
   const mask = parseUpdateMask(request.updateMask.paths, UPDATABLE_PARTY_FIELDS);
   if (isUpdateMaskError(mask)) throw errors.invalidPartyDetailsUpdate(party, updateMaskErrorReason(mask));
   const annotationsMatch = mask.match("local_metadata.annotations");
@@ -289,13 +296,14 @@ function updatePartyDetails(
 
 function updatePartyIdentityProviderId(
   store: SandboxStore,
+  idpExists: (id: string) => boolean,
   request: UpdatePartyIdentityProviderIdRequest,
 ): object {
   const party = requireParty(request.party);
   const source = optionalIdentityProviderId(request.sourceIdentityProviderId, "source_identity_provider_id");
   const target = optionalIdentityProviderId(request.targetIdentityProviderId, "target_identity_provider_id");
-  identityProviderMustExist(store, source);
-  identityProviderMustExist(store, target);
+  identityProviderMustExist(idpExists, source);
+  identityProviderMustExist(idpExists, target);
   const record = store.party(party);
   if (record === undefined) throw errors.partyNotFound("updating party's identity provider", party);
   if (record.identityProviderId !== source)

@@ -37,9 +37,6 @@ export interface IdentityAndAccess {
 export function identityAndAccess(store: SandboxStore, options: IdentityAndAccessOptions): IdentityAndAccess {
   const users = new UserStore(SANDBOX_LIMITS.maxRightsPerUser);
   const idps = new IdentityProviderStore(options.maxIdentityProviderConfigs ?? MAX_IDENTITY_PROVIDER_CONFIGS);
-  // The party store predates identity provider configs and only knows the default provider;
-  // from here on it asks the configurations.
-  store.identityProviderExists = (id) => idps.exists(id);
   const resolveClaims = claimsResolver({
     users,
     partyExists: (party) => store.party(party) !== undefined,
