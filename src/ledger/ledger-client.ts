@@ -23,6 +23,14 @@ export interface LedgerClientOptions {
   onCallEnd?: (outcome: CallOutcome) => void;
 }
 
+export interface ServerStreamOptions {
+  /**
+   * Hand over each response message as its raw bytes (a Buffer) instead of the decoded
+   * object: for callers that transcode the wire bytes themselves (codec/stream-transcoder).
+   */
+  rawResponses?: boolean;
+}
+
 const API_PACKAGE = "com.daml.ledger.api.v2";
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 
@@ -77,13 +85,14 @@ export class LedgerClient {
     method: string,
     request: object,
     token: string | undefined,
+    options: ServerStreamOptions = {},
   ): grpc.ClientReadableStream<Res> {
     const definition = this.method(service, method);
     const started = process.hrtime.bigint();
     const call = this.client.makeServerStreamRequest(
       definition.path,
       definition.requestSerialize,
-      definition.responseDeserialize,
+      options.rawResponses ? rawBytes : definition.responseDeserialize,
       request,
       authMetadata(token),
       {},
@@ -130,6 +139,9 @@ export class LedgerClient {
     this.options.onCallEnd?.({ service, method, code: grpc.status[code] ?? String(code), seconds });
   }
 }
+
+/** The identity deserializer: grpc-js passes each message's bytes as a Buffer. */
+const rawBytes = (bytes: Buffer): Buffer => bytes;
 
 function authMetadata(token: string | undefined): grpc.Metadata {
   const metadata = new grpc.Metadata();

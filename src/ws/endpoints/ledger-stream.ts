@@ -1,6 +1,10 @@
-import { defer, switchMap } from "rxjs";
+import { defer, type Observable, switchMap } from "rxjs";
+import type { LedgerJson } from "../../codec/ledger-json.js";
+import type { PackageSignatures } from "../../codec/package-signatures.js";
+import { MissingPackagesError, StreamTranscoder, type Transcode } from "../../codec/stream-transcoder.js";
 import type { RouteDeps } from "../../http/grpc-route.js";
 import { serverStream } from "../../ledger/server-stream.js";
+import { ValueCodec } from "../../lf/index.js";
 import { mapInOrder } from "../../streams/mapInOrder.js";
 import type { StreamEndpoint } from "../stream-endpoint.js";
 
@@ -24,9 +28,12 @@ export interface LedgerStreamSpec {
 
 /**
  * A server-streaming gRPC method as a StreamEndpoint: request JSON -> gRPC request (with the
- * package signatures its commands need) -> pull-based call -> one JSON text per element. The
- * element's packages are loaded before it is written, which waits only the first time a
- * package appears; every other element goes through synchronously.
+ * package signatures its commands need) -> pull-based call -> one JSON text per element.
+ * Elements arrive as their wire bytes and are transcoded straight to text (no decoded object,
+ * no JSON object: those layers and their garbage were most of the stream's CPU). An element
+ * naming a package not loaded yet waits for it, which happens only the first time a package
+ * appears; every other element goes through synchronously. Endpoints that reshape elements
+ * (`toElement`, the deprecated trees) keep the object path.
  */
 export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEndpoint {
   const method = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`).methods[spec.rpc];
@@ -36,11 +43,27 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
   const requestType = method.resolvedRequestType.fullName.slice(1);
   const responseType = method.resolvedResponseType.fullName.slice(1);
   const toRequest = spec.toRequest ?? ((request: unknown) => request);
-  const toElement = spec.toElement ?? ((json: unknown) => json);
-  const text = (json: unknown) => {
-    const element = toElement(json);
-    return element === undefined ? undefined : JSON.stringify(element);
-  };
+  const request$ = (request: unknown, token: string | undefined) =>
+    defer(() => deps.json.fromJson(requestType, toRequest(request), token));
+
+  const open: StreamEndpoint["open"] = spec.toElement
+    ? objectPath(deps, spec, responseType, spec.toElement, request$)
+    : (request, token, demand$) => {
+        const { transcoder, signatures } = streamCodec(deps);
+        const toText = transcoder.forType(responseType);
+        return request$(request, token).pipe(
+          switchMap((grpcRequest) =>
+            serverStream(
+              () =>
+                deps.ledger.serverStream<Buffer>(spec.service, spec.rpc, grpcRequest as object, token, {
+                  rawResponses: true,
+                }),
+              demand$,
+            ),
+          ),
+          mapInOrder((bytes) => frame(toText, bytes, signatures, token)),
+        );
+      };
 
   return {
     path: spec.path,
@@ -50,20 +73,76 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(spec.deprecated ? { deprecated: true } : {}),
     ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
     idleByDefault: spec.idleByDefault,
-    open: (request, token, demand$) =>
-      defer(() => deps.json.fromJson(requestType, toRequest(request), token)).pipe(
-        switchMap((grpcRequest) =>
-          serverStream(
-            () => deps.ledger.serverStream(spec.service, spec.rpc, grpcRequest as object, token),
-            demand$,
-          ),
-        ),
-        mapInOrder((message) => {
-          if (deps.json.missingPackages(responseType, message).length === 0) {
-            return text(deps.json.toJsonNow(responseType, message));
-          }
-          return deps.json.toJson(responseType, message, token).then(text);
-        }),
-      ),
+    open,
   };
+}
+
+/** One element's frame; when it names packages not loaded yet, after loading them. */
+function frame(
+  toText: Transcode,
+  bytes: Buffer,
+  signatures: PackageSignatures,
+  token: string | undefined,
+): string | Promise<string> {
+  try {
+    return toText(bytes);
+  } catch (error) {
+    if (!(error instanceof MissingPackagesError)) throw error;
+    return signatures.ensure(error.packageIds, token).then(() => toText(bytes));
+  }
+}
+
+/** Decoded object -> LedgerJson -> reshaped JSON -> text, for endpoints with `toElement`. */
+function objectPath(
+  deps: RouteDeps,
+  spec: LedgerStreamSpec,
+  responseType: string,
+  toElement: (json: unknown) => unknown,
+  request$: (request: unknown, token: string | undefined) => Observable<unknown>,
+): StreamEndpoint["open"] {
+  const text = (json: unknown) => {
+    const element = toElement(json);
+    return element === undefined ? undefined : JSON.stringify(element);
+  };
+  return (request, token, demand$) =>
+    request$(request, token).pipe(
+      switchMap((grpcRequest) =>
+        serverStream(
+          () => deps.ledger.serverStream(spec.service, spec.rpc, grpcRequest as object, token),
+          demand$,
+        ),
+      ),
+      mapInOrder((message) => {
+        if (deps.json.missingPackages(responseType, message).length === 0) {
+          return text(deps.json.toJsonNow(responseType, message));
+        }
+        return deps.json.toJson(responseType, message, token).then(text);
+      }),
+    );
+}
+
+interface StreamCodec {
+  readonly transcoder: StreamTranscoder;
+  readonly signatures: PackageSignatures;
+}
+
+const codecs = new WeakMap<LedgerJson, StreamCodec>();
+
+/**
+ * The transcoder over the same package cache and value codec as the route's LedgerJson (one
+ * cache for the gateway; the cache's own codec, because eviction clears it). LedgerJson keeps
+ * the cache private, so it is read through a cast here: the one place that knows.
+ */
+function streamCodec(deps: RouteDeps): StreamCodec {
+  const json = deps.json;
+  let codec = codecs.get(json);
+  if (codec === undefined) {
+    const signatures = (json as unknown as { readonly signatures: PackageSignatures }).signatures;
+    const own = (signatures as { readonly codec?: unknown }).codec;
+    const values = own instanceof ValueCodec ? own : new ValueCodec(signatures);
+    const transcoder = new StreamTranscoder({ root: deps.protos.root, signatures, values });
+    codec = { transcoder, signatures };
+    codecs.set(json, codec);
+  }
+  return codec;
 }
