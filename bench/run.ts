@@ -1,8 +1,11 @@
 /**
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
- *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000] [--concurrency 16]
- * Writes bench/results/gateway-v1.json and prints a summary. Targets (checked here, not in
+ *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
+ *                          [--concurrency 16] [--batch 10]
+ * Writes bench/results/gateway-v1.json and prints a summary. Target (checked here, never in
  * tests): the WebSocket update stream delivers at least 80% of the direct gRPC rate.
+ * The update stream is measured twice: one event per transaction (the worst case: every event
+ * pays a message's overhead) and `--batch` events per transaction.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -10,9 +13,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/auth/mint-token.js";
 import { projectRoot } from "../src/proto/project-root.js";
-import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
+import { type RunningSandbox, startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
-import { updateStream } from "./scenarios/update-stream.js";
+import { type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
 
 const WS_TARGET = 0.8;
 
@@ -23,84 +26,106 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
     commands: { type: "string", default: "2000" },
     concurrency: { type: "string", default: "16" },
+    batch: { type: "string", default: "10" },
   },
 });
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
 
-const sandbox = await startSandboxProcess(ticks, payloadBytes);
-const gateway = await startGatewayProcess(sandbox.port, [
-  // One list-twin answer holds the whole range, as the WebSocket does.
-  "--websocket-config.http-list-max-elements-limit",
-  String(ticks + 1000),
-]).catch(async (error: unknown) => {
-  await sandbox.stop();
-  throw error;
-});
+interface Stack {
+  sandbox: RunningSandbox;
+  gatewayPort: number;
+  /** `actAs-<party>`: the unsecured sandbox checks rights, not signatures. */
+  token: string;
+  gatewayRss: () => Promise<number>;
+}
 
-// The unsecured sandbox checks rights, not signatures: `actAs-<party>` may act and read as the party.
-const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
-const gatewayRss = async () => {
-  const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
-  return Number(/^process_resident_memory_bytes (\d+)/m.exec(text)?.[1] ?? 0);
-};
+/** A preloaded sandbox and a gateway in front of it, for the length of `body`. */
+async function withStack<T>(perTransaction: number, body: (stack: Stack) => Promise<T>): Promise<T> {
+  const sandbox = await startSandboxProcess(ticks, payloadBytes, perTransaction);
+  try {
+    // One list-twin answer holds the whole range, as the WebSocket does.
+    const gateway = await startGatewayProcess(sandbox.port, [
+      "--websocket-config.http-list-max-elements-limit",
+      String(ticks + 1000),
+    ]);
+    try {
+      return await body({
+        sandbox,
+        gatewayPort: gateway.port,
+        token: mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 }),
+        gatewayRss: async () => {
+          const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
+          return Number(/^process_resident_memory_bytes (\d+)/m.exec(text)?.[1] ?? 0);
+        },
+      });
+    } finally {
+      await gateway.stop();
+    }
+  } finally {
+    await sandbox.stop();
+  }
+}
 
-try {
-  console.log(
-    `update stream: ${ticks} preloaded ticks of ${payloadBytes} B, ${values.runs} runs per transport ...`,
-  );
-  const updates = await updateStream({
-    sandboxPort: sandbox.port,
-    gatewayPort: gateway.port,
-    party: sandbox.tickParty,
-    lastOffset: sandbox.lastOffset,
-    token,
+const streamOf = (stack: Stack) =>
+  updateStream({
+    sandboxPort: stack.sandbox.port,
+    gatewayPort: stack.gatewayPort,
+    party: stack.sandbox.tickParty,
+    lastOffset: stack.sandbox.lastOffset,
+    token: stack.token,
     runs: Number(values.runs),
-    gatewayRss,
+    gatewayRss: stack.gatewayRss,
   });
+
+console.log(
+  `update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ${values.runs} runs ...`,
+);
+const single = await withStack(1, async (stack) => {
+  const updates = await streamOf(stack);
   console.log(`submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`);
   const commands = await submitAndWait({
-    sandboxPort: sandbox.port,
-    gatewayPort: gateway.port,
-    party: sandbox.tickParty,
-    token,
+    sandboxPort: stack.sandbox.port,
+    gatewayPort: stack.gatewayPort,
+    party: stack.sandbox.tickParty,
+    token: stack.token,
     commands: Number(values.commands),
     concurrency: Number(values.concurrency),
   });
-  const result = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: `${cpus().length} x ${cpus()[0]?.model ?? "?"}`,
-    command: `make bench ARGS="--ticks ${ticks} --payload ${payloadBytes} --runs ${values.runs} --commands ${values.commands} --concurrency ${values.concurrency}"`,
-    updateStream: updates,
-    submitAndWait: commands,
-    targets: {
-      webSocketVsDirect: { min: WS_TARGET, met: updates.ratioToDirect.gatewayWebSocket >= WS_TARGET },
-    },
-  };
-  const dir = join(projectRoot(), "bench", "results");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "gateway-v1.json"), `${JSON.stringify(result, null, 2)}\n`);
-  console.table({
-    "direct gRPC": { "events/s": updates.eventsPerSecond.directGrpc, "vs direct": 1 },
-    "gateway WebSocket": {
-      "events/s": updates.eventsPerSecond.gatewayWebSocket,
-      "vs direct": updates.ratioToDirect.gatewayWebSocket,
-    },
-    "gateway HTTP list": {
-      "events/s": updates.eventsPerSecond.gatewayHttpList,
-      "vs direct": updates.ratioToDirect.gatewayHttpList,
-    },
-  });
-  console.table({ "direct gRPC": commands.directGrpc, gateway: commands.gateway });
-  console.log(
-    `gateway peak RSS during the WebSocket stream: ${(updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-  );
-  console.log(
-    `WebSocket/direct = ${updates.ratioToDirect.gatewayWebSocket} (target >= ${WS_TARGET}: ${result.targets.webSocketVsDirect.met ? "met" : "NOT met"})`,
-  );
-  console.log("wrote bench/results/gateway-v1.json");
-} finally {
-  await gateway.stop();
-  await sandbox.stop();
-}
+  return { updates, commands };
+});
+console.log(`update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
+const batched = await withStack(Number(values.batch), streamOf);
+
+const met = (u: UpdateStreamResult) => u.ratioToDirect.gatewayWebSocket >= WS_TARGET;
+const result = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: `${cpus().length} x ${cpus()[0]?.model ?? "?"}`,
+  command: `node dist/bench/run.js --ticks ${ticks} --payload ${payloadBytes} --runs ${values.runs} --commands ${values.commands} --concurrency ${values.concurrency} --batch ${values.batch}`,
+  updateStream: { eventsPerTransaction: 1, ...single.updates },
+  updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batched },
+  submitAndWait: single.commands,
+  targets: {
+    webSocketVsDirect: { min: WS_TARGET, met: met(single.updates), metBatched: met(batched) },
+  },
+};
+const dir = join(projectRoot(), "bench", "results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, "gateway-v1.json"), `${JSON.stringify(result, null, 2)}\n`);
+
+const row = (u: UpdateStreamResult) => ({
+  "direct gRPC": u.eventsPerSecond.directGrpc,
+  "gateway WebSocket": u.eventsPerSecond.gatewayWebSocket,
+  "gateway HTTP list": u.eventsPerSecond.gatewayHttpList,
+  "WS vs direct": u.ratioToDirect.gatewayWebSocket,
+  "list vs direct": u.ratioToDirect.gatewayHttpList,
+});
+console.table({ "1 event/tx": row(single.updates), [`${values.batch} events/tx`]: row(batched) });
+console.table({ "direct gRPC": single.commands.directGrpc, gateway: single.commands.gateway });
+console.log(
+  `gateway peak RSS while streaming: ${(single.updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB; ` +
+    `WebSocket target >= ${WS_TARGET}: ${met(single.updates) ? "met" : "NOT met"} (1/tx), ` +
+    `${met(batched) ? "met" : "NOT met"} (${values.batch}/tx)`,
+);
+console.log("wrote bench/results/gateway-v1.json");

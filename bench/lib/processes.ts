@@ -39,14 +39,18 @@ function stopper(child: ChildProcess): () => Promise<void> {
  * The standalone sandbox with `ticks` preloaded Bench:Tick contracts; resolves with its gRPC
  * port (first stdout line) and the ticks' owner (its stderr preload line).
  */
-export async function startSandboxProcess(ticks: number, payloadBytes: number): Promise<RunningSandbox> {
+export async function startSandboxProcess(
+  ticks: number,
+  payloadBytes: number,
+  perTransaction = 1,
+): Promise<RunningSandbox> {
   const args = [
     "--port",
     "0",
     "--log-level",
     "warn",
     "--preload",
-    `ticks=${ticks},payloadBytes=${payloadBytes},party=bench`,
+    `ticks=${ticks},payloadBytes=${payloadBytes},party=bench,perTransaction=${perTransaction}`,
   ];
   const child = spawn(process.execPath, [...entry("src/sandbox/main"), ...args], {
     stdio: ["ignore", "pipe", "pipe"],

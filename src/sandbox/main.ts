@@ -9,7 +9,7 @@ import { startSandbox } from "./sandbox.js";
  * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]
  *  [--auth-mode unsafe|hs256|rs256|es256 --auth-secret S | --auth-public-key-file F | --auth-jwks-file F]
  *  [--auth-audience A] [--auth-issuer I]`.
- * `--preload ticks=200000[,payloadBytes=64][,party=bench]` bulk-creates Bench:Tick contracts first
+ * `--preload ticks=200000[,payloadBytes=64][,party=bench][,perTransaction=1]` bulk-creates Bench:Tick contracts first
  * and logs their owner party on stderr.
  * Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
  */
@@ -71,9 +71,13 @@ function parsePreload(spec: string): PreloadOptions {
     throw new Error(`--preload needs ticks=<count>, got ${spec}`);
   const payloadBytes = fields.has("payloadBytes") ? Number(fields.get("payloadBytes")) : undefined;
   const party = fields.get("party");
+  const perTransaction = fields.has("perTransaction") ? Number(fields.get("perTransaction")) : undefined;
+  if (perTransaction !== undefined && !(Number.isSafeInteger(perTransaction) && perTransaction > 0))
+    throw new Error(`--preload perTransaction must be a positive integer, got ${spec}`);
   return {
     ticks,
     ...(payloadBytes !== undefined ? { payloadBytes } : {}),
     ...(party !== undefined ? { party } : {}),
+    ...(perTransaction !== undefined ? { perTransaction } : {}),
   };
 }

@@ -11,6 +11,8 @@ export interface PreloadOptions {
   readonly payloadBytes?: number;
   /** Party id hint of the owner (allocated if new). Default `bench`. */
   readonly party?: string;
+  /** Ticks created per transaction (one create event each). Default 1, the worst case per message. */
+  readonly perTransaction?: number;
 }
 
 export interface PreloadResult {
@@ -24,8 +26,9 @@ export interface PreloadResult {
 const NO_TRANSIENTS: ReadonlySet<string> = new Set();
 
 /**
- * Bulk-creates `Bench:Tick` contracts for benchmarks, one transaction per tick (so an update
- * stream over them yields one event per transaction, the worst case for per-message overhead).
+ * Bulk-creates `Bench:Tick` contracts for benchmarks, `perTransaction` ticks per transaction
+ * (default one: an update stream then yields one event per message, the worst case for
+ * per-message overhead).
  * It skips command interpretation and the value codec: the tick's Value is built directly, and
  * the transaction is committed as the command engine would have produced it. 200k ticks take a
  * second or two.
@@ -44,43 +47,43 @@ export function preloadTicks(
   const stakeholders = new Set(signatories);
   const witnesses = [party];
   const firstOffset = store.ledgerEnd() + 1;
-  for (let seq = 1; seq <= options.ticks; seq++) {
+  const perTransaction = Math.max(1, options.perTransaction ?? 1);
+  for (let first = 1; first <= options.ticks; first += perTransaction) {
     const createdAt = new Date();
-    const argumentValue: LedgerValue = {
-      record: {
-        recordId: null,
-        fields: [
-          { label: "owner", value: { party } },
-          { label: "seq", value: { int64: String(seq) } },
-          { label: "payload", value: { text: payload } },
-        ],
-      },
-    };
-    const contract: StoredContract = {
-      contractId: ledger.contractIds.next(),
-      templateId,
-      packageName,
-      argument: { owner: party, seq: String(seq), payload },
-      argumentValue,
-      signatories,
-      observers: [],
-      stakeholders,
-      key: undefined,
-      createdAt,
-      createdOffset: 0,
-      createdNodeId: 0,
-      createdWorkflowId: "",
-      sequence: 0,
-      archivedOffset: undefined,
-      archivedNodeId: undefined,
-    };
-    ledger.commit(
-      [{ kind: "create", nodeId: 0, contract, witnesses }],
-      NO_TRANSIENTS,
-      createdAt,
-      "",
-      undefined,
-    );
+    const last = Math.min(options.ticks, first + perTransaction - 1);
+    const nodes = [];
+    for (let seq = first; seq <= last; seq++) {
+      const argumentValue: LedgerValue = {
+        record: {
+          recordId: null,
+          fields: [
+            { label: "owner", value: { party } },
+            { label: "seq", value: { int64: String(seq) } },
+            { label: "payload", value: { text: payload } },
+          ],
+        },
+      };
+      const contract: StoredContract = {
+        contractId: ledger.contractIds.next(),
+        templateId,
+        packageName,
+        argument: { owner: party, seq: String(seq), payload },
+        argumentValue,
+        signatories,
+        observers: [],
+        stakeholders,
+        key: undefined,
+        createdAt,
+        createdOffset: 0,
+        createdNodeId: 0,
+        createdWorkflowId: "",
+        sequence: 0,
+        archivedOffset: undefined,
+        archivedNodeId: undefined,
+      };
+      nodes.push({ kind: "create" as const, nodeId: seq - first, contract, witnesses });
+    }
+    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined);
   }
   return { party, ticks: options.ticks, firstOffset, lastOffset: store.ledgerEnd() };
 }

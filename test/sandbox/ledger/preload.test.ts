@@ -55,3 +55,31 @@ describe("sandbox ledger: tick preload", () => {
     strictEqual(acs.length, 500);
   });
 });
+
+describe("sandbox ledger: tick preload, several per transaction", () => {
+  let f: LedgerFixture;
+  before(async () => {
+    f = await ledgerFixture({
+      preload: { ticks: 25, payloadBytes: 8, party: "batcher", perTransaction: 10 },
+    });
+  });
+  after(() => f.close());
+
+  it("groups the ticks into transactions of perTransaction create events (the last one shorter)", async () => {
+    const { party, firstOffset, lastOffset } = f.sandbox.preloaded!;
+    strictEqual(lastOffset - firstOffset + 1, 3);
+    const updates = await readStream(f.sandbox.port, LEDGER_SERVICES.update, "GetUpdates", {
+      beginExclusive: "0",
+      endInclusive: String(lastOffset),
+      updateFormat: { includeTransactions: txFormat(wildcard([party]), "TRANSACTION_SHAPE_ACS_DELTA") },
+    });
+    deepStrictEqual(
+      updates.map((u: Msg) => u.transaction.events.length),
+      [10, 10, 5],
+    );
+    deepStrictEqual(
+      updates[2].transaction.events.map((e: Msg) => e.created.nodeId),
+      [0, 1, 2, 3, 4],
+    );
+  });
+});
