@@ -70,10 +70,10 @@ describe("package endpoints", () => {
     assert.deepEqual(await res.json(), { packageIds: [SAMPLE_PACKAGE_ID] });
   });
 
-  it("validates a DAR with an empty 200 and stores nothing", async () => {
+  it("validates a DAR with a 200 {} and stores nothing", async () => {
     const res = await stack.request("/v2/dars/validate", octets(other.dar));
     assert.equal(res.status, 200);
-    assert.equal(await res.text(), "");
+    assert.deepEqual(await res.json(), {});
     const status = await stack.request(`/v2/packages/${other.packageId}/status`);
     assert.deepEqual(await status.json(), { packageStatus: "PACKAGE_STATUS_UNSPECIFIED" });
   });

@@ -36,8 +36,9 @@ export function packageRoutes(deps: RouteDeps): Route[] {
       handle: async ({ body, query, token }) => {
         const request = { darFile: body ?? Buffer.alloc(0), synchronizerId: query.synchronizerId ?? "" };
         await deps.ledger.unary(MANAGEMENT, "ValidateDarFile", request, token);
-        // Canton's endpoint declares no output: 200 with an empty body.
-        return { kind: "empty" };
+        // Canton's endpoint declares no output; every 2xx JSON answer of ours carries a body,
+        // so clients that parse every answer (Canton's TypeScript client does) get `{}`.
+        return { kind: "json", body: {} };
       },
     },
     {
