@@ -365,4 +365,26 @@ describe("commands through the gateway", () => {
     assert.equal(outcomes[1].updateId ?? "", "");
     assert.ok(outcomes[1].status.details.length > 0, "the rejection carries Canton's error details");
   });
+
+  it("passes the ledger's refusal of reassignments through (one synchronizer: 501)", async () => {
+    const body = {
+      reassignmentCommands: {
+        commandId: "reassign-1",
+        submitter: bank,
+        commands: [
+          { command: { UnassignCommand: { value: { contractId: "00ab", source: "s", target: "t" } } } },
+        ],
+      },
+    };
+    const wait = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/submit-and-wait-for-reassignment",
+      body,
+      bankToken,
+    );
+    assert.equal(wait.status, 501, JSON.stringify(wait.body));
+    const submit = await call<Json>(stack, "POST", "/v2/commands/async/submit-reassignment", body, bankToken);
+    assert.equal(submit.status, 501, JSON.stringify(submit.body));
+  });
 });

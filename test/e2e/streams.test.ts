@@ -226,6 +226,21 @@ describe("update, ACS and completion streams through the gateway", () => {
     assert.match(String(frames[0]?.cause), /Invalid value for: body/);
   });
 
+  it("streams completions over the WebSocket", async () => {
+    const { frames } = await wsStream(
+      stack,
+      "/v2/commands/completions",
+      { userId: "bank-user", parties: [bank], beginExclusive: 0 },
+      bankToken,
+      3,
+    );
+    // Frames already on the way when the client closes may still arrive: look at the first three.
+    const commandIds = frames
+      .slice(0, 3)
+      .map((f) => (f as Json).completionResponse.Completion?.value.commandId);
+    assert.deepEqual(commandIds, ["stream-setup-0", "stream-setup-1", "stream-setup-2"]);
+  });
+
   it("refuses a WebSocket without a token with a plain HTTP 401", async () => {
     const status = await new Promise<number>((resolve) => {
       const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`);
