@@ -14,11 +14,14 @@ export class LedgerJson {
   readonly codec: ProtoJsonCodec;
   private readonly identifiers: IdentifierCollector;
 
-  /** `values` defaults to a codec over `signatures`; pass the cache's own so eviction clears it. */
+  /**
+   * `values` defaults to a codec over `signatures`; pass the cache's own so eviction clears it.
+   * Both are public for the stream transcoder, which types values from the same cache.
+   */
   constructor(
     root: protobuf.Root,
-    private readonly signatures: PackageSignatures,
-    values: ValueCodec = new ValueCodec(signatures),
+    readonly signatures: PackageSignatures,
+    readonly values: ValueCodec = new ValueCodec(signatures),
   ) {
     this.codec = new ProtoJsonCodec(
       root,

@@ -30,10 +30,11 @@ export interface TypePlan {
   /** Fields not written by the generic walk (no default either): the tail writes them. */
   readonly skip?: readonly string[];
   /**
-   * Extra members after the generic ones, as `"key":value` pairs joined by commas ("" for
-   * none), read from the message's bytes [start, end) again; must leave r.pos at end.
+   * Extra members after the generic ones, written as `"key":value` pairs joined by commas
+   * (nothing for none), read from the message's bytes [start, end) again; must leave r.pos
+   * at end.
    */
-  readonly tail?: (r: Reader, start: number, end: number) => string;
+  readonly tail?: (r: Reader, start: number, end: number, w: TextWriter) => void;
   /** The whole message written by hand (well-known types). */
   readonly writer?: MessageWriter;
 }

@@ -4,7 +4,7 @@ import { damlJsonOverrides } from "./daml-json-overrides.js";
 import { IdentifierCollector } from "./identifier-collector.js";
 import type { PackageSignatures } from "./package-signatures.js";
 import { ProtoJsonCodec, pascalCase } from "./proto-json.js";
-import { DECODED_OBJECT, damlTypePlans } from "./stream-transcoder-daml.js";
+import { damlTypePlans } from "./stream-transcoder-daml.js";
 import {
   type MessageWriter,
   MissingPackagesError,
@@ -13,6 +13,7 @@ import {
   type TypePlan,
   WireLayoutError,
 } from "./stream-transcoder-plan.js";
+import { DECODED_OBJECT, TypedValueWriters } from "./stream-transcoder-values.js";
 import { wellKnownPlans } from "./stream-transcoder-well-known.js";
 import { writeLong, writeNumber, writeVarint64 } from "./text-json.js";
 import { ascii, TextWriter } from "./text-writer.js";
@@ -28,8 +29,8 @@ export { MissingPackagesError } from "./stream-transcoder-plan.js";
  * Writers are compiled once per message type by reflection over the protobufjs Root (closures
  * specialised per field). A message is read in one pass in wire order, each field appended as
  * text; the defaults of scalar and repeated fields not on the wire come after, so the output
- * has the same members as the object path (key order aside). Daml values are the exception:
- * only their submessage is decoded and typed with the package signatures (ValueCodec).
+ * has the same members as the object path (key order aside). Daml values are typed with the
+ * package signatures by writers compiled per LF type (stream-transcoder-lf.ts).
  *
  * @example
  * const transcoder = new StreamTranscoder({ root, signatures, values });
@@ -38,8 +39,11 @@ export { MissingPackagesError } from "./stream-transcoder-plan.js";
  */
 export interface StreamTranscoderDeps {
   readonly root: protobuf.Root;
-  /** Whether a package's signatures are loaded; the transcoder never loads them itself. */
-  readonly signatures: Pick<PackageSignatures, "has">;
+  /**
+   * Whether a package's signatures are loaded (the transcoder never loads them itself), and
+   * the data types the value writers are compiled from.
+   */
+  readonly signatures: Pick<PackageSignatures, "has" | "resolveDataType">;
   /** The value codec over those signatures (the cache's own, so eviction clears it). */
   readonly values: ValueCodec;
 }
@@ -102,11 +106,13 @@ export class StreamTranscoder {
   private readonly out = new TextWriter();
   private readonly fallbackCodec: ProtoJsonCodec;
   private readonly identifiers: IdentifierCollector;
+  private readonly typed: TypedValueWriters;
 
   constructor(private readonly deps: StreamTranscoderDeps) {
+    this.typed = new TypedValueWriters(deps.root, deps.values, deps.signatures);
     this.plans = {
       ...wellKnownPlans(deps.signatures, this.run),
-      ...damlTypePlans(deps.root, deps.values, this.run),
+      ...damlTypePlans(deps.root, this.typed, this.run),
     };
     const codec: ProtoJsonCodec = new ProtoJsonCodec(
       deps.root,
@@ -114,6 +120,11 @@ export class StreamTranscoder {
     );
     this.fallbackCodec = codec;
     this.identifiers = new IdentifierCollector(deps.root);
+  }
+
+  /** Daml values written through the object path so far (off the wire writers' path). */
+  get valueFallbacks(): number {
+    return this.typed.fallbacks;
   }
 
   /** The transcoder of one message type (compiled now, reused for every element). */
@@ -254,11 +265,11 @@ export class StreamTranscoder {
         w.bytes(member.text);
       }
       if (tail !== undefined) {
-        const extra = tail(r, start, end);
-        if (extra.length > 0) {
-          if (w.pos !== first) w.byte(COMMA);
-          w.raw(extra);
-        }
+        const mark = w.pos;
+        if (w.pos !== first) w.byte(COMMA);
+        const members = w.pos;
+        tail(r, start, end, w);
+        if (w.pos === members) w.pos = mark;
       }
       w.byte(CLOSE_BRACE);
     };

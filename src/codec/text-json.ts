@@ -16,7 +16,7 @@ type LongLike = { toString(): string } | number;
  * An int64/uint64 varint as a number when it has up to 7 bytes (49 bits, exact in a double,
  * no Long needed), else undefined with r.pos unchanged.
  */
-function shortVarint(r: Reader): number | undefined {
+export function shortVarint(r: Reader): number | undefined {
   const buf = r.buf;
   let pos = r.pos;
   let value = 0;

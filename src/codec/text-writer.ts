@@ -13,6 +13,7 @@ type ByteSource = Buffer;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
 
 export class TextWriter {
   private buf: Buffer = Buffer.allocUnsafe(64 * 1024);
@@ -58,8 +59,49 @@ export class TextWriter {
 
   /** A safe integer (int32 family, int64 up to 2^53). */
   integer(value: number): void {
-    if (value >= 0 && value < 10) this.byte(0x30 + value);
-    else this.raw(`${value}`);
+    if (value < 0) {
+      this.byte(MINUS);
+      this.digits(-value);
+    } else this.digits(value);
+  }
+
+  /** A non-negative safe integer's decimal digits, written without making a string. */
+  digits(value: number): void {
+    if (value < 10) {
+      this.byte(0x30 + value);
+      return;
+    }
+    let count = 1;
+    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) count++;
+    if (this.pos + count > this.buf.length) this.grow(count);
+    const buf = this.buf;
+    let pos = this.pos + count;
+    this.pos = pos;
+    let rest = value;
+    while (rest > 0) {
+      const next = Math.floor(rest / 10);
+      buf[--pos] = 0x30 + (rest - next * 10);
+      rest = next;
+    }
+  }
+
+  /** A non-negative integer below 10^width as exactly `width` digits (leading zeros). */
+  padded(value: number, width: number): void {
+    if (this.pos + width > this.buf.length) this.grow(width);
+    const buf = this.buf;
+    let pos = this.pos + width;
+    this.pos = pos;
+    let rest = value;
+    for (let i = 0; i < width; i++) {
+      const next = Math.floor(rest / 10);
+      buf[--pos] = 0x30 + (rest - next * 10);
+      rest = next;
+    }
+  }
+
+  /** The byte written at `pos` (< this.pos): lets a caller look at what a nested writer wrote. */
+  byteAt(pos: number): number {
+    return this.buf[pos] as number;
   }
 
   /**

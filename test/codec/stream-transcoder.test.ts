@@ -54,15 +54,37 @@ function setup(loaded?: Set<string>) {
   };
 }
 
-/** Asserts that the transcoder's text parses to what the object path writes. */
-function assertSameJson(typeName: string, value: object): unknown {
+/**
+ * Asserts that the transcoder's text parses to what the object path writes, every Daml value
+ * written by the wire writers (none through the object path) unless `fallbacks` says otherwise.
+ */
+function assertSameJson(typeName: string, value: object, fallbacks = 0): unknown {
   const { json, transcoder } = setup();
   const bytes = encode(typeName, value);
   const text = transcoder.forType(typeName)(bytes);
   const expected = JSON.parse(objectPathText(json, typeName, bytes));
   const actual = JSON.parse(text);
   assert.deepEqual(actual, expected);
+  assert.equal(transcoder.valueFallbacks, fallbacks);
   return actual;
+}
+
+/** Asserts that the transcoder throws what the object path throws (same class, same message). */
+function assertSameError(typeName: string, value: object): Error {
+  const { json, transcoder } = setup();
+  const bytes = encode(typeName, value);
+  let expected: Error | undefined;
+  try {
+    objectPathText(json, typeName, bytes);
+  } catch (error) {
+    expected = error as Error;
+  }
+  assert.ok(expected, "the object path accepts the element");
+  assert.throws(
+    () => transcoder.forType(typeName)(bytes),
+    (error: Error) => error.constructor === expected.constructor && error.message === expected.message,
+  );
+  return expected;
 }
 
 const party = (p: string) => ({ party: p });
@@ -406,6 +428,89 @@ describe("StreamTranscoder: same JSON as the object path", () => {
     const out = JSON.parse(transcoder.forType(typeName)(bytes));
     assert.deepEqual(out, JSON.parse(objectPathText(json, typeName, bytes)));
     assert.deepEqual(out.witnessParties, ["a", "b"]);
+  });
+});
+
+describe("StreamTranscoder: Daml values the wire writers leave to the object path", () => {
+  const withField = (index: number, value: object) => ({
+    ...createdAllTypes,
+    createArguments: {
+      fields: allTypesRecord.fields.map((f, i) => (i === index ? { value } : f)),
+    },
+  });
+  const updates = (...events: object[]) => ({ transaction: transaction(events) });
+
+  it("writes a TextMap whose keys a JSON object reorders through the object path, with its text", () => {
+    const textMap = {
+      textMap: {
+        entries: [
+          { key: "b", value: { int64: "1" } },
+          { key: "7", value: { int64: "2" } },
+        ],
+      },
+    };
+    assertSameJson(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: withField(12, textMap) }, { created: tick }),
+      1,
+    );
+  });
+
+  it("throws the object path's error for values that do not match their type", () => {
+    const error = assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: tick }, { created: withField(1, { text: "1" }) }),
+    );
+    assert.match(error.message, /int: ledger value does not match the signature: expected Int64, got text/);
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: withField(14, { enum: { constructor: "Purple" } }) }),
+    );
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: { ...tick, createArguments: { fields: [] } } }),
+    );
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: { ...tick, createArguments: undefined } }),
+    );
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ exercised: { ...exercisedSplit, choiceArgument: { text: "2" } } }),
+    );
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ exercised: { ...exercisedSplit, exerciseResult: { unit: {} } } }),
+    );
+  });
+
+  it("throws the object path's error for templates, choices and keys the package does not have", () => {
+    const unknown = { ...sampleIds.tick, entityName: "Tock" };
+    assertSameError(`${V2}.GetUpdatesResponse`, updates({ created: { ...tick, templateId: unknown } }));
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ created: { ...tick, contractKey: { text: "k" } } }),
+    );
+    assertSameError(
+      `${V2}.GetUpdatesResponse`,
+      updates({ exercised: { ...exercisedSplit, choice: "Merge" } }),
+    );
+  });
+
+  it("types the same template and choice again from the cache, among others", () => {
+    assertSameJson(
+      `${V2}.GetUpdatesResponse`,
+      updates(
+        { created: tick },
+        { created: createdIou },
+        { created: tick },
+        { exercised: exercisedSplit },
+        { exercised: exercisedInterface },
+        { exercised: exercisedSplit },
+        { created: createdAccount },
+        { created: tick },
+      ),
+    );
   });
 });
 

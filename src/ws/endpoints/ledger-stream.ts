@@ -4,7 +4,6 @@ import type { PackageSignatures } from "../../codec/package-signatures.js";
 import { MissingPackagesError, StreamTranscoder, type Transcode } from "../../codec/stream-transcoder.js";
 import type { RouteDeps } from "../../http/grpc-route.js";
 import { serverStream } from "../../ledger/server-stream.js";
-import { ValueCodec } from "../../lf/index.js";
 import { mapInOrder } from "../../streams/mapInOrder.js";
 import type { StreamEndpoint } from "../stream-endpoint.js";
 
@@ -128,20 +127,13 @@ interface StreamCodec {
 
 const codecs = new WeakMap<LedgerJson, StreamCodec>();
 
-/**
- * The transcoder over the same package cache and value codec as the route's LedgerJson (one
- * cache for the gateway; the cache's own codec, because eviction clears it). LedgerJson keeps
- * the cache private, so it is read through a cast here: the one place that knows.
- */
+/** The transcoder over the route's package cache and value codec (one per LedgerJson). */
 function streamCodec(deps: RouteDeps): StreamCodec {
   const json = deps.json;
   let codec = codecs.get(json);
   if (codec === undefined) {
-    const signatures = (json as unknown as { readonly signatures: PackageSignatures }).signatures;
-    const own = (signatures as { readonly codec?: unknown }).codec;
-    const values = own instanceof ValueCodec ? own : new ValueCodec(signatures);
-    const transcoder = new StreamTranscoder({ root: deps.protos.root, signatures, values });
-    codec = { transcoder, signatures };
+    const { signatures, values } = json;
+    codec = { transcoder: new StreamTranscoder({ root: deps.protos.root, signatures, values }), signatures };
     codecs.set(json, codec);
   }
   return codec;

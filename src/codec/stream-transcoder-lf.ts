@@ -1,0 +1,552 @@
+import type protobuf from "protobufjs";
+import { type LfType, SignatureNotFoundError, type SignatureResolver, typeConKey } from "../lf/index.js";
+import { formatDate, formatTimestamp } from "../lf/scalar-formats.js";
+import { substitute, typeKey } from "../lf/type-substitution.js";
+import { shortVarint } from "./text-json.js";
+import { ascii, type TextWriter } from "./text-writer.js";
+
+/**
+ * Daml values from their Ledger API wire bytes straight to the JSON text the object path
+ * (decode + toObject + ValueCodec.toJson + JSON.stringify) writes, compiled once per closed
+ * LF type with the rules of src/lf/type-compiler.ts: records by position (labels ignored,
+ * trailing null members left out, fields the ledger left out are None), variants
+ * {tag, value}, enums as strings, Optional as null / value and as [] / [x] when nested,
+ * Int64 and Numeric as strings, Timestamp and Date as ISO text, TextMap as an object,
+ * GenMap as [key, value] pairs.
+ *
+ * Only the well-formed case is written here. Anything else (a value that does not match its
+ * type, a wire layout protobufjs would merge or reorder, a TextMap whose JSON object would
+ * reorder or merge keys) throws OFF_PATH, and the caller writes that value through the
+ * object path, which gives the same output or the same error: the two paths cannot diverge
+ * on unusual input because only one of them handles it.
+ */
+
+type Reader = protobuf.Reader;
+
+/** Reads one message in [r.pos, end) and writes its JSON; leaves r.pos at end. Throws OFF_PATH. */
+export type WireWriter = (r: Reader, end: number, w: TextWriter) => void;
+
+export interface WireType {
+  /** A `Value` message of this type. */
+  value: WireWriter;
+  /** A `Record` message (createArguments, viewValue), when the type is a record. */
+  record?: WireWriter;
+  /** The JSON of None when the type is an Optional (a record field the ledger left out). */
+  none?: Uint8Array;
+}
+
+/** The signal that a value leaves the fast path; an object (no stack trace to capture). */
+export const OFF_PATH: { readonly reason: string } = Object.freeze({
+  reason: "value not on the wire fast path",
+});
+
+// Value.sum cases as tags (field number << 3 | wire type).
+const UNIT = 0x0a;
+const BOOL = 0x10;
+const INT64 = 0x18;
+const DATE = 0x20;
+const TIMESTAMP = 0x29;
+const NUMERIC = 0x32;
+const PARTY = 0x3a;
+const TEXT = 0x42;
+const CONTRACT_ID = 0x4a;
+const OPTIONAL = 0x52;
+const LIST = 0x5a;
+const TEXT_MAP = 0x62;
+const GEN_MAP = 0x6a;
+const RECORD = 0x72;
+const VARIANT = 0x7a;
+/** Field 16: a two-byte varint tag (0x82 0x01). */
+const ENUM = (16 << 3) | 2;
+/** Field 1 / field 2 / field 3 of a submessage, length-delimited. */
+const F1 = 0x0a;
+const F2 = 0x12;
+const F3 = 0x1a;
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COLON = 0x3a;
+const LETTER_N = 0x6e;
+const TRUE = ascii("true");
+const FALSE = ascii("false");
+const EMPTY_OBJECT = ascii("{}");
+const NULL = ascii("null");
+const EMPTY_ARRAY = ascii("[]");
+
+function offPath(): never {
+  throw OFF_PATH;
+}
+
+/** Reads the case tag of a Value and checks it is `tag`. */
+function expectCase(r: Reader, end: number, tag: number): void {
+  if (r.pos >= end || r.uint32() !== tag) offPath();
+}
+
+/** A length prefix at r.pos -> the end of what it delimits, inside `end`. */
+function delimited(r: Reader, end: number): number {
+  const length = r.uint32();
+  const inner = r.pos + length;
+  if (inner > end) offPath();
+  return inner;
+}
+
+/** A Value whose case is a length-delimited message written by `body` (which ends at its end). */
+function messageCase(tag: number, body: WireWriter): WireWriter {
+  return (r, end, w) => {
+    expectCase(r, end, tag);
+    body(r, delimited(r, end), w);
+    // Another field after the case: protobufjs would keep both; the object path decides.
+    if (r.pos !== end) offPath();
+  };
+}
+
+function stringCase(tag: number): WireType {
+  return {
+    value: (r, end, w) => {
+      expectCase(r, end, tag);
+      w.wireString(r);
+      if (r.pos !== end) offPath();
+    },
+  };
+}
+
+/** Timestamp micros (sfixed64) as the object path hands them to formatTimestamp. */
+function readMicros(r: Reader): number | string {
+  const low = r.fixed32();
+  const high = r.sfixed32();
+  const micros = high * 4294967296 + low;
+  if (Number.isSafeInteger(micros)) return micros;
+  return ((BigInt(high) << 32n) + BigInt(low)).toString();
+}
+
+/** Caches the text of the last date / timestamp: values of one stream share few of them. */
+function lastText<K>(format: (key: K) => string): (key: K) => Uint8Array {
+  let lastKey: K | undefined;
+  let lastBytes = ascii('""');
+  return (key) => {
+    if (key !== lastKey) {
+      lastBytes = ascii(`"${format(key)}"`);
+      lastKey = key;
+    }
+    return lastBytes;
+  };
+}
+
+const SCALARS: Readonly<Record<string, WireType>> = {
+  unit: {
+    value: (r, end, w) => {
+      expectCase(r, end, UNIT);
+      r.pos = delimited(r, end);
+      if (r.pos !== end) offPath();
+      w.bytes(EMPTY_OBJECT);
+    },
+  },
+  bool: {
+    value: (r, end, w) => {
+      expectCase(r, end, BOOL);
+      w.bytes(r.bool() ? TRUE : FALSE);
+      if (r.pos !== end) offPath();
+    },
+  },
+  int64: {
+    value: (r, end, w) => {
+      expectCase(r, end, INT64);
+      w.byte(QUOTE);
+      const zigzag = shortVarint(r);
+      if (zigzag === undefined) w.raw(String(r.sint64()));
+      else if (zigzag % 2 === 0) w.digits(zigzag / 2);
+      else w.integer(-(zigzag + 1) / 2);
+      w.byte(QUOTE);
+      if (r.pos !== end) offPath();
+    },
+  },
+  text: stringCase(TEXT),
+  party: stringCase(PARTY),
+  contractId: stringCase(CONTRACT_ID),
+  date: (() => {
+    const text = lastText(formatDate);
+    return {
+      value: (r, end, w) => {
+        expectCase(r, end, DATE);
+        w.bytes(text(r.int32()));
+        if (r.pos !== end) offPath();
+      },
+    };
+  })(),
+  timestamp: (() => {
+    const text = lastText(formatTimestamp);
+    return {
+      value: (r, end, w) => {
+        expectCase(r, end, TIMESTAMP);
+        w.bytes(text(readMicros(r)));
+        if (r.pos !== end) offPath();
+      },
+    };
+  })(),
+};
+
+/** A type the object path has no JSON for: always off the fast path (the object path throws). */
+const UNSUPPORTED: WireType = { value: offPath, record: offPath };
+
+export class WireTypeCompiler {
+  private readonly cache = new Map<string, WireType>();
+
+  constructor(private readonly resolver: Pick<SignatureResolver, "resolveDataType">) {}
+
+  /** Forgets every compiled type. */
+  clear(): void {
+    this.cache.clear();
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /** The writers of a closed type; throws SignatureNotFoundError for an unknown data type. */
+  compile(type: LfType): WireType {
+    const key = typeKey(type);
+    const known = this.cache.get(key);
+    if (known !== undefined) return known;
+    if (type.kind !== "con") {
+      const compiled = this.compileUncached(type);
+      this.cache.set(key, compiled);
+      return compiled;
+    }
+    // Recursive types refer to themselves: writers call through this object, filled in after.
+    const compiled: WireType = { value: offPath };
+    this.cache.set(key, compiled);
+    try {
+      Object.assign(compiled, this.compileCon(type));
+    } catch (error) {
+      this.cache.delete(key);
+      throw error;
+    }
+    return compiled;
+  }
+
+  private compileUncached(type: Exclude<LfType, { kind: "con" }>): WireType {
+    if (type.kind !== "builtin") return UNSUPPORTED;
+    switch (type.name) {
+      case "numeric":
+        return typeof type.scale === "number" &&
+          Number.isInteger(type.scale) &&
+          type.scale >= 0 &&
+          type.scale <= 37
+          ? stringCase(NUMERIC)
+          : UNSUPPORTED;
+      case "optional":
+        return this.optional(type.elem, false);
+      case "list":
+        return this.list(type.elem);
+      case "textMap":
+        return this.textMap(type.value);
+      case "genMap":
+        return this.genMap(type.key, type.value);
+      default:
+        return SCALARS[type.name] as WireType;
+    }
+  }
+
+  /** As TypeCompiler.optional: the array form when nested in or containing an Optional. */
+  private optional(elem: LfType, chained: boolean): WireType {
+    const elemIsOptional = elem.kind === "builtin" && elem.name === "optional";
+    const inner = elemIsOptional ? this.optional(elem.elem, true) : this.compile(elem);
+    const wrapped = chained || elemIsOptional;
+    const none = wrapped ? EMPTY_ARRAY : NULL;
+    return {
+      none,
+      value: messageCase(OPTIONAL, (r, end, w) => {
+        if (r.pos === end) {
+          w.bytes(none);
+          return;
+        }
+        if (r.uint32() !== F1) offPath();
+        const valueEnd = delimited(r, end);
+        if (wrapped) w.byte(OPEN_BRACKET);
+        inner.value(r, valueEnd, w);
+        if (wrapped) w.byte(CLOSE_BRACKET);
+        if (r.pos !== end) offPath();
+      }),
+    };
+  }
+
+  private list(elem: LfType): WireType {
+    const inner = this.compile(elem);
+    return {
+      value: messageCase(LIST, (r, end, w) => {
+        w.byte(OPEN_BRACKET);
+        let first = true;
+        while (r.pos < end) {
+          if (r.uint32() !== F1) offPath();
+          if (first) first = false;
+          else w.byte(COMMA);
+          inner.value(r, delimited(r, end), w);
+        }
+        w.byte(CLOSE_BRACKET);
+      }),
+    };
+  }
+
+  /**
+   * A JSON object keeps its first position for a repeated key and puts integer-like keys
+   * first: maps with such keys go to the object path, which builds that object.
+   */
+  private textMap(valueType: LfType): WireType {
+    const inner = this.compile(valueType);
+    return {
+      value: messageCase(TEXT_MAP, (r, end, w) => {
+        w.byte(OPEN_BRACE);
+        // Keys are checked for repeats from the second entry on (most maps are small).
+        let firstKey: string | undefined;
+        let seen: Set<string> | undefined;
+        while (r.pos < end) {
+          if (r.uint32() !== F1) offPath();
+          const entryEnd = delimited(r, end);
+          const entry = entryFields(r, entryEnd);
+          if (entry.key < 0 || entry.value < 0) offPath();
+          r.pos = entry.key;
+          const key = r.string();
+          const lead = key.charCodeAt(0);
+          if (lead >= 0x30 && lead <= 0x39) offPath();
+          if (firstKey === undefined) firstKey = key;
+          else {
+            seen ??= new Set([firstKey]);
+            if (seen.has(key)) offPath();
+            seen.add(key);
+            w.byte(COMMA);
+          }
+          w.string(key);
+          w.byte(COLON);
+          r.pos = entry.value;
+          inner.value(r, delimited(r, entryEnd), w);
+          r.pos = entryEnd;
+        }
+        w.byte(CLOSE_BRACE);
+      }),
+    };
+  }
+
+  private genMap(keyType: LfType, valueType: LfType): WireType {
+    const keys = this.compile(keyType);
+    const values = this.compile(valueType);
+    return {
+      value: messageCase(GEN_MAP, (r, end, w) => {
+        w.byte(OPEN_BRACKET);
+        let first = true;
+        while (r.pos < end) {
+          if (r.uint32() !== F1) offPath();
+          const entryEnd = delimited(r, end);
+          const entry = entryFields(r, entryEnd);
+          if (entry.key < 0 || entry.value < 0) offPath();
+          if (first) first = false;
+          else w.byte(COMMA);
+          w.byte(OPEN_BRACKET);
+          r.pos = entry.key;
+          keys.value(r, delimited(r, entryEnd), w);
+          w.byte(COMMA);
+          r.pos = entry.value;
+          values.value(r, delimited(r, entryEnd), w);
+          w.byte(CLOSE_BRACKET);
+          r.pos = entryEnd;
+        }
+        w.byte(CLOSE_BRACKET);
+      }),
+    };
+  }
+
+  private compileCon(type: Extract<LfType, { kind: "con" }>): WireType {
+    const { tycon, args } = type;
+    const dt = this.resolver.resolveDataType(tycon);
+    if (dt === undefined) throw new SignatureNotFoundError("data type", typeConKey(tycon));
+    if (dt.params.length !== args.length) return UNSUPPORTED;
+    const env = new Map(dt.params.map((p, i) => [p, args[i] as LfType]));
+    const body = dt.body;
+    switch (body.kind) {
+      case "record": {
+        const record = recordWriter(
+          body.fields.map((f) => ({ name: f.name, type: this.compile(substitute(f.type, env)) })),
+        );
+        return { record, value: messageCase(RECORD, record) };
+      }
+      case "variant":
+        return variantType(
+          body.constructors.map((c) => ({ name: c.name, type: this.compile(substitute(c.type, env)) })),
+        );
+      case "enum":
+        return enumType(body.constructors);
+      case "interface":
+        return UNSUPPORTED;
+    }
+  }
+}
+
+/** Where key (field 1) and value (field 2) of a map entry start (their length prefix), -1 if absent. */
+const ENTRY = { key: -1, value: -1 };
+function entryFields(r: Reader, end: number): typeof ENTRY {
+  ENTRY.key = -1;
+  ENTRY.value = -1;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    // protobufjs keeps the last of a repeated field; the object path handles that.
+    if (tag === F1 && ENTRY.key < 0) ENTRY.key = r.pos;
+    else if (tag === F2 && ENTRY.value < 0) ENTRY.value = r.pos;
+    else offPath();
+    r.pos = delimited(r, end);
+  }
+  return ENTRY;
+}
+
+interface RecordMember {
+  /** `"name":`, with the comma before it for all but the first. */
+  readonly key: Uint8Array;
+  readonly type: WireType;
+}
+
+/**
+ * A Record message: fields by position; members whose JSON is null after the last other
+ * one are left out (they are written, then cut off); fields the ledger left out are None.
+ */
+function recordWriter(fields: readonly { name: string; type: WireType }[]): WireWriter {
+  const members: RecordMember[] = fields.map((f, i) => ({
+    key: ascii(`${i === 0 ? "" : ","}${JSON.stringify(f.name)}:`),
+    type: f.type,
+  }));
+  const n = members.length;
+  return (r, end, w) => {
+    w.byte(OPEN_BRACE);
+    let kept = w.pos;
+    let i = 0;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag !== F2) {
+        // record_id: verbose output only, not needed (fields are typed by position).
+        if (tag !== F1) offPath();
+        r.pos = delimited(r, end);
+        continue;
+      }
+      const fieldEnd = delimited(r, end);
+      if (i < n) {
+        const member = members[i] as RecordMember;
+        w.bytes(member.key);
+        const at = w.pos;
+        recordFieldValue(r, fieldEnd, w, member.type);
+        if (w.byteAt(at) !== LETTER_N) kept = w.pos;
+      } else if (!isNoneField(r, fieldEnd)) offPath();
+      r.pos = fieldEnd;
+      i++;
+    }
+    for (; i < n; i++) {
+      const member = members[i] as RecordMember;
+      const none = member.type.none;
+      if (none === undefined) offPath();
+      w.bytes(member.key);
+      w.bytes(none);
+      if (none !== NULL) kept = w.pos;
+    }
+    w.pos = kept;
+    w.byte(CLOSE_BRACE);
+  };
+}
+
+/** A RecordField {label = 1, value = 2}: the value written, the label skipped. */
+function recordFieldValue(r: Reader, end: number, w: TextWriter, type: WireType): void {
+  let written = false;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === F2 && !written) {
+      type.value(r, delimited(r, end), w);
+      written = true;
+    } else if (tag === F1) r.pos = delimited(r, end);
+    else offPath();
+  }
+  if (!written) offPath();
+}
+
+/** Whether a RecordField past the signature's fields holds exactly None. */
+function isNoneField(r: Reader, end: number): boolean {
+  let none = false;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === F1) r.pos = delimited(r, end);
+    else if (tag === F2 && !none) {
+      const valueEnd = delimited(r, end);
+      // Value{optional: Optional{}}: the case tag and a zero length.
+      if (valueEnd - r.pos !== 2 || r.uint32() !== OPTIONAL || r.uint32() !== 0) return false;
+      none = true;
+    } else return false;
+  }
+  return none;
+}
+
+/** Finds which of `names` the UTF-8 bytes [start, end) spell, -1 if none. */
+function constructorIndex(buf: Uint8Array, start: number, end: number, names: readonly Uint8Array[]): number {
+  const length = end - start;
+  for (let c = 0; c < names.length; c++) {
+    const name = names[c] as Uint8Array;
+    if (name.length !== length) continue;
+    let i = 0;
+    while (i < length && buf[start + i] === name[i]) i++;
+    if (i === length) return c;
+  }
+  return -1;
+}
+
+/** Variant {variant_id = 1, constructor = 2, value = 3} / Enum {enum_id = 1, constructor = 2}. */
+const CONSTRUCTOR = { start: -1, end: -1, value: -1 };
+function readConstructor(r: Reader, end: number): typeof CONSTRUCTOR {
+  CONSTRUCTOR.start = -1;
+  CONSTRUCTOR.value = -1;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === F2 && CONSTRUCTOR.start < 0) {
+      const stringEnd = delimited(r, end);
+      CONSTRUCTOR.start = r.pos;
+      CONSTRUCTOR.end = stringEnd;
+      r.pos = stringEnd;
+    } else if (tag === F3 && CONSTRUCTOR.value < 0) {
+      CONSTRUCTOR.value = r.pos;
+      r.pos = delimited(r, end);
+    } else if (tag === F1) r.pos = delimited(r, end);
+    else offPath();
+  }
+  if (CONSTRUCTOR.start < 0) offPath();
+  return CONSTRUCTOR;
+}
+
+function variantType(constructors: readonly { name: string; type: WireType }[]): WireType {
+  const names = constructors.map((c) => ascii(c.name));
+  const opens = constructors.map((c) => ascii(`{"tag":${JSON.stringify(c.name)},"value":`));
+  return {
+    value: messageCase(VARIANT, (r, end, w) => {
+      const found = readConstructor(r, end);
+      const c = constructorIndex(r.buf, found.start, found.end, names);
+      const valueAt = found.value;
+      if (c < 0 || valueAt < 0) offPath();
+      w.bytes(opens[c] as Uint8Array);
+      r.pos = valueAt;
+      (constructors[c] as { type: WireType }).type.value(r, delimited(r, end), w);
+      w.byte(CLOSE_BRACE);
+      r.pos = end;
+    }),
+  };
+}
+
+function enumType(constructors: readonly string[]): WireType {
+  const names = constructors.map((c) => ascii(c));
+  const texts = constructors.map((c) => ascii(JSON.stringify(c)));
+  return {
+    value: (r, end, w) => {
+      expectCase(r, end, ENUM);
+      const enumEnd = delimited(r, end);
+      const found = readConstructor(r, enumEnd);
+      const c = constructorIndex(r.buf, found.start, found.end, names);
+      if (c < 0 || found.value >= 0) offPath();
+      w.bytes(texts[c] as Uint8Array);
+      if (r.pos !== end) offPath();
+    },
+  };
+}
