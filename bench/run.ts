@@ -124,7 +124,8 @@ const row = (u: UpdateStreamResult) => ({
 console.table({ "1 event/tx": row(single.updates), [`${values.batch} events/tx`]: row(batched) });
 console.table({ "direct gRPC": single.commands.directGrpc, gateway: single.commands.gateway });
 console.log(
-  `gateway peak RSS while streaming: ${(single.updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB; ` +
+  `gateway RSS: ${(single.updates.gatewayFirstWebSocketRssBytes / 2 ** 20).toFixed(0)} MiB streaming on a fresh gateway, ` +
+    `${(single.updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB peak after whole-range list answers; ` +
     `WebSocket target >= ${WS_TARGET}: ${met(single.updates) ? "met" : "NOT met"} (1/tx), ` +
     `${met(batched) ? "met" : "NOT met"} (${values.batch}/tx)`,
 );

@@ -13,7 +13,10 @@ export interface UpdateStreamResult {
   runs: number;
   eventsPerSecond: { directGrpc: number; gatewayWebSocket: number; gatewayHttpList: number };
   ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number };
+  /** Peak resident memory of the gateway over all WebSocket runs (list-twin answers before them included). */
   gatewayPeakRssBytes: number;
+  /** Peak resident memory during the first WebSocket stream of a fresh gateway: what streaming costs. */
+  gatewayFirstWebSocketRssBytes: number;
 }
 
 export interface UpdateStreamSetup {
@@ -60,6 +63,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
   const http: number[] = [];
   let events = 0;
   let peakRss = 0;
+  let firstWsRss = 0;
 
   const countEvents = (element: unknown) => {
     const tx = (element as { update?: { Transaction?: { value: { events: unknown[] } } } }).update
@@ -94,7 +98,12 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       const started = process.hrtime.bigint();
       let seen = 0;
       const sampler = setInterval(
-        () => void setup.gatewayRss().then((rss) => (peakRss = Math.max(peakRss, rss))),
+        () =>
+          void setup.gatewayRss().then((rss) => {
+            peakRss = Math.max(peakRss, rss);
+            // Run 0 comes before any list-twin answer (which holds the whole range in memory).
+            if (run === 0) firstWsRss = Math.max(firstWsRss, rss);
+          }),
         250,
       );
       try {
@@ -142,5 +151,6 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       gatewayHttpList: round(rates.gatewayHttpList / rates.directGrpc, 3),
     },
     gatewayPeakRssBytes: peakRss,
+    gatewayFirstWebSocketRssBytes: firstWsRss,
   };
 }
