@@ -1,20 +1,10 @@
-import {
-  BehaviorSubject,
-  distinctUntilChanged,
-  type MonoTypeOperatorFunction,
-  Observable,
-  type OperatorFunction,
-  scan,
-  skip,
-  startWith,
-} from "rxjs";
-import { SlowConsumerError } from "./errors.js";
+import { BehaviorSubject, type Observable } from "rxjs";
 
 /*
  * Flow control for a push-only library. RxJS cannot ask a source to slow down, so demand
  * travels on a second channel, `Observable<boolean>` (true: ready, false: not ready), from the
- * sink back to the source (`serverStream` pauses its gRPC call on false). The helpers here turn
- * a sink's buffer level into that signal and let a stage hold elements while it is false.
+ * sink back to the source (`serverStream` pauses its gRPC call on false). The gate here turns
+ * a sink's buffer level into that signal.
  */
 
 export interface Watermarks {
@@ -32,26 +22,9 @@ function checkWatermarks({ highWater, lowWater }: Watermarks): void {
 
 /**
  * Buffered-amount readings -> edge-triggered readiness with hysteresis, like nats.js's
- * slow-consumer status: `false` once when the level crosses above `highWater`, `true` once when
- * it drops to `lowWater` or below, nothing in between. The state starts ready and the start
- * itself is not emitted: consumers treat "no value yet" as ready. The gap between the marks
- * keeps a level hovering around one mark from toggling the gRPC call on every frame.
- */
-export function demandFromLevel(marks: Watermarks): OperatorFunction<number, boolean> {
-  checkWatermarks(marks);
-  const { highWater, lowWater } = marks;
-  return (levels) =>
-    levels.pipe(
-      scan((ready: boolean, level: number) => (ready ? level <= highWater : level <= lowWater), true),
-      // scan does not emit its seed; prefixing it makes a leading "still ready" a non-edge.
-      startWith(true),
-      distinctUntilChanged(),
-      skip(1),
-    );
-}
-
-/**
- * Imperative face of {@link demandFromLevel} for sinks that poll a buffer (a WebSocket's
+ * slow-consumer status: not ready once the level crosses above `highWater`, ready again once it
+ * drops to `lowWater` or below, nothing in between (the gap keeps a level hovering around one
+ * mark from toggling the gRPC call on every frame). For sinks that poll a buffer (a WebSocket's
  * `getBufferedAmount()` after each send and on `drain`). Pure state: no timers, no I/O.
  */
 export class DemandGate {
@@ -86,74 +59,4 @@ export class DemandGate {
   close(): void {
     this.#ready.complete();
   }
-}
-
-export interface HoldWhilePausedOptions {
-  /**
-   * Most elements held while not ready; one more ends the stream with {@link SlowConsumerError}
-   * rather than dropping anything. Defaults to unbounded.
-   */
-  maxPending?: number;
-}
-
-/**
- * Passes elements through while `demand$` is ready (true, or no value yet) and holds them in
- * order while it is false; `true` flushes them. The source keeps running: pair it with a source
- * that honours demand itself (`serverStream`) so that only the elements already in flight are
- * held. Source completion or error is delivered after the held elements, so nothing is lost or
- * reordered; it therefore waits for demand. An error of `demand$` ends the stream.
- */
-export function holdWhilePaused<T>(
-  demand$: Observable<boolean>,
-  options: HoldWhilePausedOptions = {},
-): MonoTypeOperatorFunction<T> {
-  const maxPending = options.maxPending ?? Number.POSITIVE_INFINITY;
-  if (!(maxPending >= 0)) throw new RangeError(`maxPending must be >= 0, got ${maxPending}`);
-  return (source) =>
-    new Observable<T>((subscriber) => {
-      let ready = true;
-      const pending: T[] = [];
-      // How the source ended, kept until the held elements are out.
-      let end: { error: unknown } | "complete" | undefined;
-
-      const flush = (): void => {
-        while (ready && pending.length > 0 && !subscriber.closed) subscriber.next(pending.shift() as T);
-        if (!ready || pending.length > 0 || end === undefined) return;
-        if (end === "complete") subscriber.complete();
-        else subscriber.error(end.error);
-      };
-
-      const demandSub = demand$.subscribe({
-        next: (value) => {
-          ready = value;
-          flush();
-        },
-        error: (err: unknown) => subscriber.error(err),
-      });
-      const sourceSub = source.subscribe({
-        next: (value) => {
-          if (ready && pending.length === 0) {
-            subscriber.next(value);
-            return;
-          }
-          if (pending.length >= maxPending) {
-            subscriber.error(new SlowConsumerError(pending.length + 1, maxPending));
-            return;
-          }
-          pending.push(value);
-        },
-        error: (error: unknown) => {
-          end = { error };
-          flush();
-        },
-        complete: () => {
-          end = "complete";
-          flush();
-        },
-      });
-      return () => {
-        sourceSub.unsubscribe();
-        demandSub.unsubscribe();
-      };
-    });
 }

@@ -47,21 +47,6 @@ export class ElementLimitExceededError extends StreamPolicyError {
   }
 }
 
-/**
- * A consumer stayed not-ready until more than `max` elements were held for it. Past that
- * point the stream is ended with this error rather than dropping anything (nats.js rule).
- */
-export class SlowConsumerError extends StreamPolicyError {
-  override readonly name = "SlowConsumerError";
-  readonly reason = "slow_consumer";
-  constructor(
-    readonly pending: number,
-    readonly max: number,
-  ) {
-    super(`Slow consumer: ${pending} elements pending, limit ${max}`);
-  }
-}
-
 /** The end reason of an error that terminated a stream. */
 export function endReasonOf(err: unknown): StreamEndReason {
   return err instanceof StreamPolicyError ? err.reason : "error";

@@ -1,17 +1,10 @@
-export {
-  DemandGate,
-  demandFromLevel,
-  type HoldWhilePausedOptions,
-  holdWhilePaused,
-  type Watermarks,
-} from "./backpressure.js";
+export { DemandGate, type Watermarks } from "./backpressure.js";
 export { elementLimit } from "./elementLimit.js";
 export { errorFrame } from "./errorFrame.js";
 export {
   ElementLimitExceededError,
   endReasonOf,
   IdleTimeoutError,
-  SlowConsumerError,
   type StreamEndReason,
   StreamPolicyError,
 } from "./errors.js";

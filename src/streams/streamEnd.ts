@@ -12,7 +12,7 @@ export interface StreamEnd {
 /**
  * Reports once, per subscription, how the stream ended: the hook for metrics
  * (`ledger_gateway_stream_ends_total{reason}`) and logs. Place it after the policy operators
- * that error (`idleTimeoutError`, `elementLimit`, `holdWhilePaused`) and before `errorFrame`,
+ * that error (`idleTimeoutError`, `elementLimit`) and before `errorFrame`,
  * which would otherwise turn every error into a completion; with `idleTimeout` (completing),
  * use its `onIdle` instead.
  */
