@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import type { Socket } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import WebSocket from "ws";
+import { type Stack, startStack } from "../support/stack.js";
+import { tokenFor } from "../support/tokens.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+const TICKS = 2000;
+const PAYLOAD = 8 * 1024;
+const BURST = 10;
+const PAUSE_MS = 40;
+
+/**
+ * The slow consumer on the real stack: the sandbox's update stream of preloaded 8 KiB ticks,
+ * through the gateway's WebSocket, to a client that reads in bursts and then stops reading
+ * (its TCP socket paused). The gateway must pause the ledger call instead of holding the
+ * stream (16 MiB here) in memory, and deliver every element in order.
+ */
+describe("a slow consumer of the real update stream", () => {
+  let stack: Stack;
+  let token: string;
+  let request: unknown;
+
+  const read = (pauseMs: number, onFrame?: () => void): Promise<{ seqs: number[]; code: number }> =>
+    new Promise((resolve, reject) => {
+      const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+        "daml.ws.auth",
+        `jwt.token.${token}`,
+      ]);
+      const seqs: number[] = [];
+      socket.on("open", () => socket.send(JSON.stringify(request)));
+      socket.on("message", (data: Buffer) => {
+        const tx = JSON.parse(data.toString("utf8")).update.Transaction.value;
+        seqs.push(Number(tx.events[0].CreatedEvent.createArgument.seq));
+        onFrame?.();
+        if (pauseMs > 0 && seqs.length % BURST === 0) {
+          const tcp = (socket as unknown as { _socket: Socket })._socket;
+          tcp.pause();
+          setTimeout(() => tcp.resume(), pauseMs);
+        }
+      });
+      socket.on("close", (code) => resolve({ seqs, code }));
+      socket.on("error", reject);
+    });
+
+  before(async () => {
+    stack = await startStack(
+      [
+        "--websocket-config.high-water-mark",
+        String(64 * 1024),
+        "--websocket-config.low-water-mark",
+        String(16 * 1024),
+      ],
+      {},
+      { sandbox: { preload: { ticks: TICKS, payloadBytes: PAYLOAD, party: "slow" } } },
+    );
+    const { participantId } = (await (await stack.request("/v2/parties/participant-id")).json()) as {
+      participantId: string;
+    };
+    // The preload allocates its owner on the participant's own namespace.
+    const party = `slow::${participantId.split("::")[1]}`;
+    token = tokenFor(`actAs-${party}`);
+    const end = ((await (await stack.request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
+    request = {
+      beginExclusive: 0,
+      endInclusive: end,
+      updateFormat: {
+        includeTransactions: {
+          eventFormat: { filtersByParty: { [party]: {} } },
+          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+        },
+      },
+    };
+  });
+  after(() => stack.stop());
+
+  it("gets every element in order while the gateway pauses the ledger and holds bounded memory", async (t) => {
+    // A first read at full speed fills the sandbox's encoded-transaction cache, so that the
+    // heap growth measured below is what the stream costs, not what the ledger caches.
+    const fast = await read(0);
+    assert.equal(fast.seqs.length, TICKS);
+
+    const pausesBefore = await backpressurePauses(stack);
+    gc();
+    const baseline = process.memoryUsage().heapUsed;
+    let peak = 0;
+    let frames = 0;
+    const slow = await read(PAUSE_MS, () => {
+      if (++frames % 200 === 0) {
+        gc();
+        peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
+      }
+    });
+    const pauses = (await backpressurePauses(stack)) - pausesBefore;
+    t.diagnostic(
+      `slow read: ${slow.seqs.length} elements, ${pauses} backpressure pauses, peak live heap growth ${(peak / 2 ** 20).toFixed(2)} MiB of a ${((TICKS * PAYLOAD) / 2 ** 20).toFixed(0)} MiB stream`,
+    );
+
+    assert.deepEqual(
+      slow.seqs,
+      Array.from({ length: TICKS }, (_, i) => i + 1),
+    );
+    assert.equal(slow.code, 1000);
+    assert.ok(pauses > 0, "the gateway paused the ledger call");
+    // The whole stream is 16 MiB; holding it would show here.
+    assert.ok(peak < 4 * 2 ** 20, `live heap grew by ${peak} bytes`);
+  });
+});
+
+async function backpressurePauses(stack: Stack): Promise<number> {
+  const text = await (await stack.request("/metrics", { token: null })).text();
+  return [...text.matchAll(/^ledger_gateway_ws_backpressure_pauses_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+}
