@@ -13,7 +13,6 @@
  * await cache.ensure([templateId.packageId], ctx.token);
  * const json = cache.codec.templatePayload(templateId).toJson(createArguments);
  */
-import { archiveSchema } from "../lf/archive-proto.js";
 import {
   type DataTypeSignature,
   decodeDalf,
@@ -24,6 +23,7 @@ import {
   type TemplateSignature,
   type TypeConName,
   ValueCodec,
+  wrapArchive,
 } from "../lf/index.js";
 import type { LedgerClient } from "./ledger-client.js";
 
@@ -212,5 +212,5 @@ export class PackageSignatureCache implements SignatureResolver {
 
 /** GetPackage answers with the Archive's parts; src/lf reads whole Archives (the .dalf form). */
 function archiveOf(response: GetPackageResponse): Uint8Array {
-  return archiveSchema().Archive.encode({ payload: response.archivePayload, hash: response.hash }).finish();
+  return wrapArchive(response.archivePayload, response.hash);
 }

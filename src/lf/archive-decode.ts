@@ -12,6 +12,8 @@ export interface UnwrappedArchive {
   /** Verified: lowercase hex SHA-256 of the payload bytes. */
   readonly packageId: string;
   readonly lfVersion: LfVersion;
+  /** The Archive's payload: what a participant serves for GetPackage (its SHA-256 is the id). */
+  readonly payload: Uint8Array;
   /** Serialized daml_lf_2.Package. */
   readonly packageBytes: Uint8Array;
 }
@@ -73,5 +75,10 @@ export function unwrapArchive(bytes: Uint8Array): UnwrappedArchive {
       `package ${packageId}: unsupported Daml-LF version 2.${body.minor ?? "?"}`,
     );
   }
-  return { packageId, lfVersion, packageBytes: body.damlLf_2 };
+  return { packageId, lfVersion, payload, packageBytes: body.damlLf_2 };
+}
+
+/** A .dalf (serialized Archive) from the parts GetPackage answers with: payload and hash. */
+export function wrapArchive(payload: Uint8Array, hash: string): Uint8Array {
+  return archiveSchema().Archive.encode({ payload, hash }).finish();
 }

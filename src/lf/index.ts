@@ -1,5 +1,5 @@
 /** Daml-LF: archives, DARs, type signatures and the typed JSON <-> Value codec. */
-export { sha256Hex, type UnwrappedArchive, unwrapArchive } from "./archive-decode.js";
+export { sha256Hex, type UnwrappedArchive, unwrapArchive, wrapArchive } from "./archive-decode.js";
 export {
   type DarContents,
   type DarEntry,

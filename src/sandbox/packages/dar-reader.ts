@@ -3,10 +3,14 @@
  * broken upload: an unreadable zip or manifest is INVALID_DAR, an entry that is not a valid
  * Daml-LF 2 archive is DAR_PARSE_ERROR (both INVALID_ARGUMENT), never an unexpected failure.
  */
-import { archiveSchema } from "../../lf/archive-proto.js";
-import { DarError, LfArchiveError } from "../../lf/errors.js";
-import { decodeDalf, type PackageSignature, readDar } from "../../lf/index.js";
-import type { WArchive } from "../../lf/lf2-wire.js";
+import {
+  DarError,
+  decodePackage,
+  LfArchiveError,
+  type PackageSignature,
+  readDar,
+  unwrapArchive,
+} from "../../lf/index.js";
 import { packageErrors } from "./package-errors.js";
 
 /** One package as the participant stores it. */
@@ -46,19 +50,20 @@ export function readUploadedDar(bytes: Uint8Array): UploadedDar {
 
 export function archivedPackage(path: string, dalf: Uint8Array): ArchivedPackage {
   let signature: PackageSignature;
+  let payload: Uint8Array;
   try {
-    signature = decodeDalf(dalf);
+    const unwrapped = unwrapArchive(dalf);
+    payload = unwrapped.payload;
+    signature = decodePackage(unwrapped);
   } catch (error) {
     if (error instanceof LfArchiveError) throw packageErrors.darParseError(`${path}: ${error.message}`);
     throw error;
   }
-  // decodeDalf verified the envelope, so this second read of it cannot fail.
-  const archive = archiveSchema().Archive.decode(dalf) as unknown as WArchive;
   return {
     packageId: signature.packageId,
     name: signature.name,
     version: signature.version,
-    payload: archive.payload ?? new Uint8Array(),
+    payload,
     archiveSize: dalf.byteLength,
     signature,
   };
