@@ -1,4 +1,5 @@
 import type { Metadata } from "@grpc/grpc-js";
+import { bearerToken } from "../../auth/bearer-token.js";
 
 /**
  * Who is calling, as established by the auth step (a verified token). What the caller may do
@@ -26,10 +27,8 @@ export interface Authenticator {
   authenticate(metadata: Metadata): Promise<AuthenticatedCaller>;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 /** The token of `authorization: Bearer <jwt>` metadata; undefined when absent or malformed. */
 export function bearerTokenOf(metadata: Metadata): string | undefined {
   const header = metadata.get("authorization")[0];
-  return typeof header === "string" ? BEARER.exec(header)?.[1] : undefined;
+  return typeof header === "string" ? bearerToken(header) : undefined;
 }
