@@ -1,4 +1,4 @@
-import { defer, type Observable, switchMap } from "rxjs";
+import { defer, switchMap } from "rxjs";
 import type { LedgerJson } from "../../codec/ledger-json.js";
 import type { PackageSignatures } from "../../codec/package-signatures.js";
 import { MissingPackagesError, StreamTranscoder, type Transcode } from "../../codec/stream-transcoder.js";
@@ -31,8 +31,7 @@ export interface LedgerStreamSpec {
  * Elements arrive as their wire bytes and are transcoded straight to text (no decoded object,
  * no JSON object: those layers and their garbage were most of the stream's CPU). An element
  * naming a package not loaded yet waits for it, which happens only the first time a package
- * appears; every other element goes through synchronously. Endpoints that reshape elements
- * (`toElement`, the deprecated trees) keep the object path.
+ * appears; every other element goes through synchronously.
  */
 export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEndpoint {
   const method = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`).methods[spec.rpc];
@@ -45,24 +44,24 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
   const request$ = (request: unknown, token: string | undefined) =>
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));
 
-  const open: StreamEndpoint["open"] = spec.toElement
-    ? objectPath(deps, spec, responseType, spec.toElement, request$)
-    : (request, token, demand$) => {
-        const { transcoder, signatures } = streamCodec(deps);
-        const toText = transcoder.forType(responseType);
-        return request$(request, token).pipe(
-          switchMap((grpcRequest) =>
-            serverStream(
-              () =>
-                deps.ledger.serverStream<Buffer>(spec.service, spec.rpc, grpcRequest as object, token, {
-                  rawResponses: true,
-                }),
-              demand$,
-            ),
-          ),
-          mapInOrder((bytes) => frame(toText, bytes, signatures, token)),
-        );
-      };
+  const reshape = spec.toElement;
+  const open: StreamEndpoint["open"] = (request, token, demand$) => {
+    const { transcoder, signatures } = streamCodec(deps);
+    const toText = transcoder.forType(responseType);
+    const text = reshape ? reshaped(toText, reshape) : toText;
+    return request$(request, token).pipe(
+      switchMap((grpcRequest) =>
+        serverStream(
+          () =>
+            deps.ledger.serverStream<Buffer>(spec.service, spec.rpc, grpcRequest as object, token, {
+              rawResponses: true,
+            }),
+          demand$,
+        ),
+      ),
+      mapInOrder((bytes) => frame(text, bytes, signatures, token)),
+    );
+  };
 
   return {
     path: spec.path,
@@ -78,11 +77,11 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
 
 /** One element's frame; when it names packages not loaded yet, after loading them. */
 function frame(
-  toText: Transcode,
+  toText: (bytes: Buffer) => string | undefined,
   bytes: Buffer,
   signatures: PackageSignatures,
   token: string | undefined,
-): string | Promise<string> {
+): string | undefined | Promise<string | undefined> {
   try {
     return toText(bytes);
   } catch (error) {
@@ -91,33 +90,19 @@ function frame(
   }
 }
 
-/** Decoded object -> LedgerJson -> reshaped JSON -> text, for endpoints with `toElement`. */
-function objectPath(
-  deps: RouteDeps,
-  spec: LedgerStreamSpec,
-  responseType: string,
-  toElement: (json: unknown) => unknown,
-  request$: (request: unknown, token: string | undefined) => Observable<unknown>,
-): StreamEndpoint["open"] {
-  const text = (json: unknown) => {
-    const element = toElement(json);
+/**
+ * For endpoints that reshape elements (the deprecated trees): the element's text parsed,
+ * reshaped and written again; undefined drops the element. Rare and deprecated, so the extra
+ * parse is cheaper than a second decoding path.
+ */
+function reshaped(
+  toText: Transcode,
+  reshape: (json: unknown) => unknown,
+): (bytes: Buffer) => string | undefined {
+  return (bytes) => {
+    const element = reshape(JSON.parse(toText(bytes)));
     return element === undefined ? undefined : JSON.stringify(element);
   };
-  return (request, token, demand$) =>
-    request$(request, token).pipe(
-      switchMap((grpcRequest) =>
-        serverStream(
-          () => deps.ledger.serverStream(spec.service, spec.rpc, grpcRequest as object, token),
-          demand$,
-        ),
-      ),
-      mapInOrder((message) => {
-        if (deps.json.missingPackages(responseType, message).length === 0) {
-          return text(deps.json.toJsonNow(responseType, message));
-        }
-        return deps.json.toJson(responseType, message, token).then(text);
-      }),
-    );
 }
 
 interface StreamCodec {
