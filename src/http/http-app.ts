@@ -27,16 +27,16 @@ export interface HttpAppOptions {
 
 const METHODS = new Set<string>(["GET", "POST", "PATCH", "PUT", "DELETE"]);
 
-/**
- * Serves the route table on a uWS app. One straight line per request:
- * match -> token -> body -> parse path/query -> validate -> handler -> answer; any failure
- * on the way becomes an answer through error-mapping.
- */
 export interface HttpRoutesHandle {
   /** Requests received and not yet answered (for a draining shutdown). */
   inFlight(): number;
 }
 
+/**
+ * Serves the route table on a uWS app. One straight line per request:
+ * match -> token -> body -> parse path/query -> validate -> handler -> answer; any failure
+ * on the way becomes an answer through error-mapping.
+ */
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
