@@ -162,6 +162,15 @@ export function gatewayError(
   return new CantonHttpError(httpStatusOfGrpc(category.grpcCode), body);
 }
 
+/** Canton's InvalidArgument rejection (400, category 8) with its cause prefix. */
+export function invalidArgumentError(reason: string): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+    "INVALID_ARGUMENT",
+    `The submitted request has invalid arguments: ${reason}`,
+  );
+}
+
 export function missingTokenError(): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials,
@@ -184,11 +193,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   if (error instanceof CantonHttpError) return { kind: "json", status: error.httpStatus, body: error.body };
   // An ill-typed Daml value names its JSON path (Canton answers 500 here; we do better).
   if (error instanceof ValueCodecError || error instanceof SignatureNotFoundError) {
-    const invalid = gatewayError(
-      ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-      "INVALID_ARGUMENT",
-      `The submitted request has invalid arguments: ${error.message}`,
-    );
+    const invalid = invalidArgumentError(error.message);
     return { kind: "json", status: invalid.httpStatus, body: invalid.body };
   }
   if (isGrpcError(error)) {

@@ -1,5 +1,4 @@
-import { ERROR_CATEGORIES } from "../proto/error-categories.js";
-import { gatewayError } from "./error-mapping.js";
+import { invalidArgumentError } from "./error-mapping.js";
 
 /**
  * The request forms Canton 3.5 still accepts on the JSON side although the gRPC API dropped
@@ -14,14 +13,6 @@ type TransactionFilter = { filtersByParty?: Record<string, Filters>; filtersForA
 const ACS_DELTA = "TRANSACTION_SHAPE_ACS_DELTA";
 const LEDGER_EFFECTS = "TRANSACTION_SHAPE_LEDGER_EFFECTS";
 const WILDCARD = { identifierFilter: { WildcardFilter: { value: { includeCreatedEventBlob: false } } } };
-
-function invalidArgument(reason: string) {
-  return gatewayError(
-    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-    "INVALID_ARGUMENT",
-    `The submitted request has invalid arguments: ${reason}`,
-  );
-}
 
 /** Trees need every event: a filter without a wildcard gets one (Canton's `addWildcardCond`). */
 function withWildcard(filters: Filters | undefined, forTrees: boolean): Filters | undefined {
@@ -47,18 +38,18 @@ function eventFormatOf(filter: TransactionFilter, verbose: boolean, forTrees: bo
 export function updatesRequest(json: unknown, forTrees: boolean): Json {
   const { filter, verbose, updateFormat, ...rest } = json as Json;
   if (updateFormat !== undefined && filter !== undefined) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Both update_format and filter are set. Please use either backwards compatible arguments (filter and verbose) or update_format, but not both.",
     );
   }
   if (updateFormat !== undefined && verbose === true) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Both update_format and verbose are set. Please use either backwards compatible arguments (filter and verbose) or update_format, but not both.",
     );
   }
   if (updateFormat !== undefined) return { ...rest, updateFormat };
   if (filter === undefined) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Either filter/verbose or update_format is required. Please use either backwards compatible arguments (filter and verbose) or update_format.",
     );
   }
@@ -76,18 +67,18 @@ export function updatesRequest(json: unknown, forTrees: boolean): Json {
 export function activeContractsRequest(json: unknown): Json {
   const { filter, verbose, eventFormat, ...rest } = json as Json;
   if (eventFormat !== undefined && filter !== undefined) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Both event_format and filter are set. Please use either backwards compatible arguments (filter and verbose) or event_format, but not both.",
     );
   }
   if (eventFormat !== undefined && verbose === true) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Both event_format and verbose are set. Please use either backwards compatible arguments (filter and verbose) or event_format, but not both.",
     );
   }
   if (eventFormat !== undefined) return { ...rest, eventFormat };
   if (filter === undefined) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       "Either filter/verbose or event_format is required. Please use either backwards compatible arguments (filter and verbose) or event_format.",
     );
   }

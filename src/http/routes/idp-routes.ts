@@ -1,5 +1,4 @@
-import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { gatewayError } from "../error-mapping.js";
+import { invalidArgumentError } from "../error-mapping.js";
 import { grpcRoute, type RouteDeps } from "../grpc-route.js";
 import type { Route } from "../route.js";
 
@@ -57,10 +56,8 @@ export function idpRoutes(deps: RouteDeps): Route[] {
         };
         const inBody = request.identityProviderConfig?.identityProviderId;
         if (inBody !== path["idp-id"]) {
-          throw gatewayError(
-            ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-            "INVALID_ARGUMENT",
-            `The submitted request has invalid arguments: ${path["idp-id"]} does not match idp in body: ${inBody === undefined ? "None" : `Some(${inBody})`}`,
+          throw invalidArgumentError(
+            `${path["idp-id"]} does not match idp in body: ${inBody === undefined ? "None" : `Some(${inBody})`}`,
           );
         }
         return request;

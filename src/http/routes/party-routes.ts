@@ -1,5 +1,4 @@
-import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { gatewayError } from "../error-mapping.js";
+import { invalidArgumentError } from "../error-mapping.js";
 import { grpcRoute, type RouteDeps } from "../grpc-route.js";
 import type { Route } from "../route.js";
 
@@ -80,10 +79,8 @@ export function partyRoutes(deps: RouteDeps): Route[] {
         const request = (await fromJson(body)) as { partyDetails?: { party?: string } | null };
         // As Canton: the party in the path must be the one the body updates.
         if (request.partyDetails?.party !== path.party) {
-          throw gatewayError(
-            ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-            "INVALID_ARGUMENT",
-            `The submitted request has invalid arguments: ${path.party} does not match party in body ${request.partyDetails?.party ?? "(none)"}`,
+          throw invalidArgumentError(
+            `${path.party} does not match party in body ${request.partyDetails?.party ?? "(none)"}`,
           );
         }
         return request;

@@ -8,7 +8,7 @@ type Json = Record<string, unknown>;
 
 /** The transaction of a JsGetUpdateResponse (legacy lookups answer only transactions). */
 function transactionOf(json: unknown): unknown {
-  return ((json as { update?: { Transaction?: { value: unknown } } }).update?.Transaction ?? {}).value;
+  return (json as { update?: { Transaction?: { value: unknown } } }).update?.Transaction?.value;
 }
 
 /** Legacy transaction lookups: `transactionFormat`, else every event of `requestingParties`. */

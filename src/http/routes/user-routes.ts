@@ -1,5 +1,4 @@
-import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { gatewayError } from "../error-mapping.js";
+import { invalidArgumentError } from "../error-mapping.js";
 import { grpcRoute, type RouteDeps } from "../grpc-route.js";
 import type { RequestContext, Route } from "../route.js";
 
@@ -163,7 +162,7 @@ async function bodyUserIdMustMatch(
 function wellFormedUserId(path: Readonly<Record<string, string>>): string {
   const id = path["user-id"] ?? "";
   if (!USER_ID_PATTERN.test(id)) {
-    throw invalidArgument(
+    throw invalidArgumentError(
       `Malformed user-id: ${id === "" ? "User ID is empty" : `User ID "${id}" does not match regex "${USER_ID_PATTERN.source.slice(1, -1)}"`}`,
     );
   }
@@ -173,13 +172,5 @@ function wellFormedUserId(path: Readonly<Record<string, string>>): string {
 /** Canton prints the body's user id as a Scala Option. */
 function unmatchedUserId(path: Readonly<Record<string, string>>, inBody: string | undefined) {
   const shown = inBody === undefined ? "None" : `Some(${inBody})`;
-  return invalidArgument(`${path["user-id"]} does not match user in body: ${shown} `);
-}
-
-function invalidArgument(reason: string) {
-  return gatewayError(
-    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-    "INVALID_ARGUMENT",
-    `The submitted request has invalid arguments: ${reason}`,
-  );
+  return invalidArgumentError(`${path["user-id"]} does not match user in body: ${shown} `);
 }
