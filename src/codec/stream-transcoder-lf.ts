@@ -3,7 +3,22 @@ import { type LfType, SignatureNotFoundError, type SignatureResolver, typeConKey
 import { formatDate, formatTimestamp } from "../lf/scalar-formats.js";
 import { substitute, typeKey } from "../lf/type-substitution.js";
 import { shortVarint } from "./text-json.js";
-import { ascii, type TextWriter } from "./text-writer.js";
+import {
+  ascii,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  EMPTY_ARRAY,
+  EMPTY_OBJECT,
+  FALSE,
+  NULL,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  type TextWriter,
+  TRUE,
+} from "./text-writer.js";
 
 /**
  * Daml values from their Ledger API wire bytes straight to the JSON text the object path
@@ -63,19 +78,7 @@ const F1 = 0x0a;
 const F2 = 0x12;
 const F3 = 0x1a;
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COLON = 0x3a;
 const LETTER_N = 0x6e;
-const TRUE = ascii("true");
-const FALSE = ascii("false");
-const EMPTY_OBJECT = ascii("{}");
-const NULL = ascii("null");
-const EMPTY_ARRAY = ascii("[]");
 
 function offPath(): never {
   throw OFF_PATH;

@@ -3,7 +3,7 @@ import type { PackageSignatures } from "./package-signatures.js";
 import { ByteKeyedCache } from "./stream-transcoder-byte-cache.js";
 import type { MessageWriter, TranscodeRun, TypePlan } from "./stream-transcoder-plan.js";
 import { varint64Number } from "./text-json.js";
-import { ascii } from "./text-writer.js";
+import { ascii, EMPTY_OBJECT } from "./text-writer.js";
 import { timestampToIso } from "./timestamps.js";
 
 /**
@@ -81,7 +81,6 @@ export function readIdentifier(r: Reader, end: number): LedgerId {
   return { packageId, moduleName, entityName };
 }
 
-const EMPTY_OBJECT = ascii("{}");
 const ZULU = ascii('Z"');
 const ANY_TYPE_URL = ascii('"typeUrl":');
 const ANY_VALUE = ascii('"value":');

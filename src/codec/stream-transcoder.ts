@@ -16,7 +16,18 @@ import {
 import { DECODED_OBJECT, TypedValueWriters } from "./stream-transcoder-values.js";
 import { wellKnownPlans } from "./stream-transcoder-well-known.js";
 import { writeLong, writeNumber, writeVarint64 } from "./text-json.js";
-import { ascii, TextWriter } from "./text-writer.js";
+import {
+  ascii,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  FALSE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  TextWriter,
+  TRUE,
+} from "./text-writer.js";
 
 export { MissingPackagesError } from "./stream-transcoder-plan.js";
 
@@ -90,14 +101,6 @@ const PACKABLE = new Set([
 ]);
 /** The seen-mask is a 31-bit integer. */
 const MAX_TRACKED = 31;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COLON = 0x3a;
-const TRUE = ascii("true");
-const FALSE = ascii("false");
 
 export class StreamTranscoder {
   private readonly writers = new Map<string, MessageWriter>();

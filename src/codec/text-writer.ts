@@ -11,9 +11,17 @@ type Reader = protobuf.Reader;
 /** protobufjs' BufferReader keeps the Buffer it reads. */
 type ByteSource = Buffer;
 
-const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const MINUS = 0x2d;
+
+/** JSON punctuation and literals as the transcoders write them. */
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
 
 export class TextWriter {
   private buf: Buffer = Buffer.allocUnsafe(64 * 1024);
@@ -160,3 +168,9 @@ export class TextWriter {
 export function ascii(text: string): Uint8Array {
   return Buffer.from(text, "utf8");
 }
+
+export const TRUE = ascii("true");
+export const FALSE = ascii("false");
+export const NULL = ascii("null");
+export const EMPTY_OBJECT = ascii("{}");
+export const EMPTY_ARRAY = ascii("[]");
