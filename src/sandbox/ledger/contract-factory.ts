@@ -51,11 +51,16 @@ export function newContract(
     stakeholders: new Set([...signatories, ...observers]),
     key,
     createdAt,
-    createdOffset: 0,
-    createdNodeId: 0,
-    createdWorkflowId: "",
-    sequence: 0,
-    archivedOffset: undefined,
-    archivedNodeId: undefined,
+    ...NOT_YET_COMMITTED,
   };
 }
+
+/** What a contract's commit fills in (ParticipantLedger.commit); spread into a new contract. */
+export const NOT_YET_COMMITTED = {
+  createdOffset: 0,
+  createdNodeId: 0,
+  createdWorkflowId: "",
+  sequence: 0,
+  archivedOffset: undefined,
+  archivedNodeId: undefined,
+} as const satisfies Partial<StoredContract>;

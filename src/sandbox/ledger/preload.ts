@@ -1,6 +1,7 @@
 import type { LedgerValue } from "../../lf/index.js";
 import { sampleIds } from "../sample-package/index.js";
 import type { SandboxStore } from "../sandbox-store.js";
+import { NOT_YET_COMMITTED } from "./contract-factory.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { StoredContract } from "./ledger-update.js";
 
@@ -74,12 +75,7 @@ export function preloadTicks(
         stakeholders,
         key: undefined,
         createdAt,
-        createdOffset: 0,
-        createdNodeId: 0,
-        createdWorkflowId: "",
-        sequence: 0,
-        archivedOffset: undefined,
-        archivedNodeId: undefined,
+        ...NOT_YET_COMMITTED,
       };
       nodes.push({ kind: "create" as const, nodeId: seq - first, contract, witnesses });
     }
