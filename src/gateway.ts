@@ -1,7 +1,7 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
 import { applyGatewayAuth, gatewayTokenCheck } from "./auth/gateway-auth.js";
-import { LedgerJson } from "./codec/ledger-json.js";
+import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { BodyValidator, schemaComponents } from "./http/body-validator.js";
 import type { RouteDeps } from "./http/grpc-route.js";

@@ -1,5 +1,5 @@
 import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { InvalidJsonError } from "../codec/json-path.js";
+import { InvalidJsonError } from "../codec/index.js";
 import { SignatureNotFoundError, ValueCodecError } from "../lf/index.js";
 import { ERROR_CATEGORIES, type ErrorCategory, errorCategoryById } from "../proto/error-categories.js";
 import { decodeStatusDetails } from "../proto/status-details.js";

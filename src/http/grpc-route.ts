@@ -1,4 +1,4 @@
-import type { LedgerJson } from "../codec/ledger-json.js";
+import type { LedgerJson } from "../codec/index.js";
 import type { LedgerClient } from "../ledger/ledger-client.js";
 import type { LedgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";

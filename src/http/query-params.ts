@@ -1,4 +1,4 @@
-import { isoToTimestamp } from "../codec/timestamps.js";
+import { isoToTimestamp } from "../codec/index.js";
 import { InvalidValueError } from "./error-mapping.js";
 import type { ParamSpec, QueryValue } from "./route.js";
 

@@ -1,4 +1,4 @@
-import { isoToTimestamp } from "../../codec/timestamps.js";
+import { isoToTimestamp } from "../../codec/index.js";
 import { grpcRoute, type RouteDeps } from "../grpc-route.js";
 import type { Route } from "../route.js";
 

@@ -1,7 +1,11 @@
 import { defer, switchMap } from "rxjs";
-import type { LedgerJson } from "../../codec/ledger-json.js";
-import type { PackageSignatures } from "../../codec/package-signatures.js";
-import { MissingPackagesError, StreamTranscoder, type Transcode } from "../../codec/stream-transcoder.js";
+import {
+  type LedgerJson,
+  MissingPackagesError,
+  type PackageSignatures,
+  StreamTranscoder,
+  type Transcode,
+} from "../../codec/index.js";
 import type { RouteDeps } from "../../http/grpc-route.js";
 import { serverStream } from "../../ledger/server-stream.js";
 import { mapInOrder } from "../../streams/mapInOrder.js";
