@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { mintToken } from "../src/auth/mint-token.js";
+import { mintToken } from "../src/jwt/mint-token.js";
 import { projectRoot } from "../src/proto/project-root.js";
 import { type RunningSandbox, startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";

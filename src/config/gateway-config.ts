@@ -1,5 +1,5 @@
 import type { GatewayAuthConfig } from "../auth/gateway-auth.js";
-import type { TokenVerificationFiles } from "../auth/token-verifier.js";
+import type { TokenVerificationFiles } from "../jwt/token-verifier.js";
 
 /** The one typed configuration object, built once at start-up (see load-config.ts). */
 export type LedgerTarget =

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import type { GatewayAuthMode } from "../auth/gateway-auth.js";
-import type { TokenVerificationFiles, VerificationMode } from "../auth/token-verifier.js";
+import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
 import type { GatewayConfig, LedgerTarget } from "./gateway-config.js";
 

@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
-import { bearerToken, decodeTokenClaims } from "../auth/bearer-token.js";
+import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 import { BodyTooLargeError, readBody } from "./body-reader.js";

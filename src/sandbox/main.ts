@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from "../auth/token-verifier.js";
+import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from "../jwt/token-verifier.js";
 import type { PreloadOptions } from "./ledger/preload.js";
 import { startSandbox } from "./sandbox.js";
 

@@ -1,6 +1,6 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { pino } from "pino";
-import type { TokenVerificationOptions } from "../auth/token-verifier.js";
+import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
 import { type RunningSandbox, startSandbox } from "./sandbox.js";
 
 /** What crosses the thread boundary: only cloneable options (no logger, no authenticator). */

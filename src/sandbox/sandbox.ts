@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
-import type { TokenVerificationOptions } from "../auth/token-verifier.js";
+import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";

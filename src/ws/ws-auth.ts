@@ -1,4 +1,4 @@
-import { bearerToken, decodeTokenClaims } from "../auth/bearer-token.js";
+import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 
 /** The subprotocol that carries the token, in Canton's spelling and the description's. */
 export const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;

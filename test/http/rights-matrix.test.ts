@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import { AUDIENCE, signToken } from "../auth/test-tokens.js";
+import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 
 const SECRET = "matrix-secret";

@@ -2,7 +2,7 @@ import { ok, strictEqual } from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
-import { AUDIENCE, signToken, unsignedToken } from "../auth/test-tokens.js";
+import { AUDIENCE, signToken, unsignedToken } from "../jwt/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 
 const SECRET = "secrecy-secret";

@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { signToken } from "../auth/test-tokens.js";
+import { signToken } from "../jwt/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 
 type Json = Record<string, unknown>;

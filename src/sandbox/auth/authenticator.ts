@@ -1,5 +1,5 @@
 import type { Metadata } from "@grpc/grpc-js";
-import { bearerToken } from "../../auth/bearer-token.js";
+import { bearerToken } from "../../jwt/bearer-token.js";
 
 /**
  * Who is calling, as established by the auth step (a verified token). What the caller may do

@@ -3,7 +3,7 @@ import {
   createTokenVerifier,
   type TokenVerificationOptions,
   type TokenVerifier,
-} from "../../auth/token-verifier.js";
+} from "../../jwt/token-verifier.js";
 import { errors } from "../errors.js";
 import { type AuthenticatedCaller, type Authenticator, bearerTokenOf } from "./authenticator.js";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { TokenVerificationOptions } from "../../auth/token-verifier.js";
+import type { TokenVerificationOptions } from "../../jwt/token-verifier.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Authorizer } from "../auth/authorization.js";
 import { jwtAuthenticator } from "../auth/jwt-authenticator.js";

@@ -2,9 +2,9 @@ import { strictEqual } from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { createTokenVerifier } from "../../../src/auth/token-verifier.js";
+import { createTokenVerifier } from "../../../src/jwt/token-verifier.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/sandbox.js";
-import { AUDIENCE, signToken, unsignedToken } from "../../auth/test-tokens.js";
+import { AUDIENCE, signToken, unsignedToken } from "../../jwt/test-tokens.js";
 import { bearer, rejection, SERVICES, serviceClient } from "../sandbox-client.js";
 
 const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 });
