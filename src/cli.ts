@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
-import { readVerificationFiles } from "./jwt/token-verifier.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import { type LedgerAddress, startGateway } from "./gateway.js";
+import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
+import { readVerificationFiles } from "./jwt/token-verifier.js";
 
 const USAGE = `Usage:
   ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...]

@@ -1,7 +1,11 @@
 import type { Logger } from "pino";
 import { missingTokenError } from "../http/error-mapping.js";
 import type { Route } from "../http/route.js";
-import { createTokenVerifier, readVerificationFiles, type TokenVerificationFiles } from "../jwt/token-verifier.js";
+import {
+  createTokenVerifier,
+  readVerificationFiles,
+  type TokenVerificationFiles,
+} from "../jwt/token-verifier.js";
 
 /**
  * `none`: the ledger alone judges tokens (the default, as Canton's JSON API does);
