@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test lint typecheck bench clean
+.PHONY: install build run test lint typecheck bench clean sample-dar
 
 # node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
 # lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
@@ -32,6 +32,11 @@ test: install typecheck lint
 
 bench: build
 	node dist/bench/run.js $(ARGS)
+
+# The sandbox's sample package as a file (docs/samples/), for the README's package examples.
+# test/readme/sample-dar.test.ts fails when the committed file is not what the sandbox builds.
+sample-dar: install
+	node --import tsx test/readme/sample-dar.ts
 
 clean:
 	rm -rf dist node_modules
