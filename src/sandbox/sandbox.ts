@@ -10,11 +10,12 @@ import {
   type HandlerEnvironment,
   type ServiceImplementation,
 } from "./grpc-handler.js";
+import { identityAndAccess } from "./identity-and-access.js";
 import { createLedgerRuntime } from "./ledger/ledger-runtime.js";
 import { type PreloadOptions, type PreloadResult, preloadTicks } from "./ledger/preload.js";
+import { SandboxStore } from "./ledger/sandbox-store.js";
 import { PackageStore } from "./packages/package-store.js";
 import { preloadSamplePackage } from "./packages/preload.js";
-import { SandboxStore } from "./sandbox-store.js";
 import { commandCompletionService } from "./services/command-completion-service.js";
 import { commandService } from "./services/command-service.js";
 import { commandSubmissionService } from "./services/command-submission-service.js";
@@ -27,7 +28,6 @@ import { partyManagementService } from "./services/party-management-service.js";
 import { stateService } from "./services/state-service.js";
 import { updateService } from "./services/update-service.js";
 import { versionService } from "./services/version-service.js";
-import { identityAndAccess } from "./users/identity-and-access.js";
 
 export interface SandboxOptions {
   /** 0 or absent: an ephemeral port. */

@@ -1,7 +1,7 @@
 import { ModelRegistry } from "../models/model-registry.js";
-import type { SandboxStore } from "../sandbox-store.js";
-import { EventRenderer } from "./event-renderer.js";
 import { ParticipantLedger } from "./participant-ledger.js";
+import { EventRenderer } from "./reads/event-renderer.js";
+import type { SandboxStore } from "./sandbox-store.js";
 
 export interface LedgerRuntimeOptions {
   /** Idle time after which open-ended streams emit an OffsetCheckpoint. Default 1000 ms. */

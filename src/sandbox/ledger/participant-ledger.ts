@@ -3,15 +3,20 @@ import { sameTypeCon, typeConKey } from "../../lf/index.js";
 import { errors } from "../errors.js";
 import { fingerprintOf } from "../identifiers.js";
 import type { ModelRegistry } from "../models/model-registry.js";
-import type { LedgerUpdate, SandboxStore } from "../sandbox-store.js";
-import { CommandEngine, type LedgerLookup } from "./command-engine.js";
-import type { ValidatedCommands } from "./command-validation.js";
-import { type BlobContents, ContractBlobCodec } from "./contract-blob.js";
-import { contractKeyHash } from "./contract-factory.js";
-import { ContractIdAllocator } from "./contract-ids.js";
-import { Deduplicator } from "./deduplication.js";
-import type { RejectionUpdate, StoredContract, TransactionNode, TransactionUpdate } from "./ledger-update.js";
+import { CommandEngine, type LedgerLookup } from "./commands/command-engine.js";
+import type { ValidatedCommands } from "./commands/command-validation.js";
+import { type BlobContents, ContractBlobCodec } from "./commands/contract-blob.js";
+import { contractKeyHash } from "./commands/contract-factory.js";
+import { ContractIdAllocator } from "./commands/contract-ids.js";
+import { Deduplicator } from "./commands/deduplication.js";
+import type {
+  RejectionUpdate,
+  StoredContract,
+  TransactionNode,
+  TransactionUpdate,
+} from "./ledger-records.js";
 import { rpcStatusOf } from "./rpc-status.js";
+import type { LedgerUpdate, SandboxStore } from "./sandbox-store.js";
 
 export type SubmissionOutcome =
   | { readonly kind: "accepted"; readonly update: TransactionUpdate }

@@ -1,9 +1,9 @@
 import type { LedgerValue } from "../../lf/index.js";
 import { sampleIds } from "../sample-package/index.js";
-import type { SandboxStore } from "../sandbox-store.js";
-import { NOT_YET_COMMITTED } from "./contract-factory.js";
+import { NOT_YET_COMMITTED } from "./commands/contract-factory.js";
+import type { StoredContract } from "./ledger-records.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
-import type { StoredContract } from "./ledger-update.js";
+import type { SandboxStore } from "./sandbox-store.js";
 
 export interface PreloadOptions {
   /** How many `Bench:Tick` contracts to create. */

@@ -1,7 +1,7 @@
 import { ledgerApiProtos } from "../../proto/ledger-api-protos.js";
 import { STATUS_DETAILS_KEY } from "../../proto/status-details.js";
 import { type ErrorOrigin, toServiceError } from "../grpc-status.js";
-import type { GoogleRpcStatus } from "./ledger-update.js";
+import type { GoogleRpcStatus } from "./ledger-records.js";
 
 /**
  * A rejection as the google.rpc.Status a failed completion carries: the same status (code,

@@ -1,6 +1,6 @@
 import type { CallContext } from "../call-context.js";
-import type { CommandsMessage } from "./command-messages.js";
-import { validateCommands } from "./command-validation.js";
+import type { CommandsMessage } from "./commands/command-messages.js";
+import { validateCommands } from "./commands/command-validation.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { SubmissionOutcome } from "./participant-ledger.js";
 

@@ -1,9 +1,9 @@
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
-import { completionOf } from "../ledger/completion-renderer.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
-import { checkpointMessage, streamUpdates } from "../ledger/update-feed.js";
+import { completionOf } from "../ledger/reads/completion-renderer.js";
+import { checkpointMessage, streamUpdates } from "../ledger/reads/update-feed.js";
 
 interface CompletionStreamRequest {
   userId: string;

@@ -1,11 +1,11 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { CommandsMessage, TransactionFormatMessage } from "../ledger/command-messages.js";
-import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { CommandsMessage, TransactionFormatMessage } from "../ledger/commands/command-messages.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { CompiledEventFormat } from "../ledger/reads/event-format.js";
+import { projectTransaction, transactionMessage } from "../ledger/reads/transaction-projection.js";
+import { compileTransactionFormat } from "../ledger/reads/update-format.js";
 import { submitCommands } from "../ledger/submission.js";
-import { projectTransaction, transactionMessage } from "../ledger/transaction-projection.js";
-import { compileTransactionFormat } from "../ledger/update-format.js";
 
 /**
  * CommandService: submit and wait for the outcome. The sandbox commits synchronously, so

@@ -1,6 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { CommandsMessage } from "../ledger/command-messages.js";
+import type { CommandsMessage } from "../ledger/commands/command-messages.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { submitCommands } from "../ledger/submission.js";
 

@@ -1,8 +1,8 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { EventFormatMessage } from "../ledger/command-messages.js";
-import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 
 /**
  * EventQueryService.GetEventsByContractId: the create and (if any) the archive of a contract in

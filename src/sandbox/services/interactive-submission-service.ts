@@ -1,5 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
+import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { packageErrors } from "../packages/package-errors.js";
 import {
   fromTimestamp,
@@ -9,7 +10,6 @@ import {
   packageReference,
 } from "../packages/package-messages.js";
 import type { PackageStore, StoredPackage } from "../packages/package-store.js";
-import type { SandboxStore } from "../sandbox-store.js";
 
 /**
  * InteractiveSubmissionService, package preference only: for each package name, the highest

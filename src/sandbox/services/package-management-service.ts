@@ -1,5 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
+import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { readUploadedDar, type UploadedDar } from "../packages/dar-reader.js";
 import { packageErrors } from "../packages/package-errors.js";
 import {
@@ -12,7 +13,6 @@ import {
   vettedPackagesMessage,
 } from "../packages/package-messages.js";
 import type { PackageStore, VettingBounds, VettingChange } from "../packages/package-store.js";
-import type { SandboxStore } from "../sandbox-store.js";
 
 /** PackageManagementService: DAR upload and validation, known packages, vetting changes (admin only). */
 export function packageManagementService(

@@ -1,5 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
+import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { packageErrors } from "../packages/package-errors.js";
 import {
   type ListVettedPackagesRequest,
@@ -8,7 +9,6 @@ import {
   vettedPackagesMessage,
 } from "../packages/package-messages.js";
 import type { PackageStore, StoredPackage } from "../packages/package-store.js";
-import type { SandboxStore } from "../sandbox-store.js";
 import { SANDBOX_LIMITS } from "./version-service.js";
 
 /**

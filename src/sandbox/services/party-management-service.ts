@@ -12,6 +12,7 @@ import {
   uniqueIdentifierError,
   userIdError,
 } from "../identifiers.js";
+import type { PartyRecord, SandboxStore } from "../ledger/sandbox-store.js";
 import type {
   AllocatePartyRequest,
   GetPartiesRequest,
@@ -21,7 +22,6 @@ import type {
   UpdatePartyIdentityProviderIdRequest,
 } from "../ledger-api-messages.js";
 import { SandboxError } from "../sandbox-error.js";
-import type { PartyRecord, SandboxStore } from "../sandbox-store.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import { decodePartyPageToken, encodePartyPageToken } from "./party-page-token.js";
 import { SANDBOX_LIMITS } from "./version-service.js";

@@ -2,13 +2,13 @@ import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
-import { activeContracts } from "../ledger/active-contracts.js";
-import type { EventFormatMessage } from "../ledger/command-messages.js";
-import { CompiledEventFormat } from "../ledger/event-format.js";
+import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
-import { decodeToken, encodeToken } from "../ledger/page-token.js";
+import { activeContracts } from "../ledger/reads/active-contracts.js";
+import { CompiledEventFormat } from "../ledger/reads/event-format.js";
+import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
+import type { SandboxStore } from "../ledger/sandbox-store.js";
 import type { ConnectedSynchronizer, GetConnectedSynchronizersRequest } from "../ledger-api-messages.js";
-import type { SandboxStore } from "../sandbox-store.js";
 
 interface GetActiveContractsRequest {
   activeAtOffset: string;

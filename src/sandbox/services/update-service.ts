@@ -1,13 +1,13 @@
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
-import type { UpdateFormatMessage } from "../ledger/command-messages.js";
+import type { UpdateFormatMessage } from "../ledger/commands/command-messages.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
-import { decodeToken, encodeToken } from "../ledger/page-token.js";
-import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../ledger/update-feed.js";
-import { type CompiledUpdateFormat, compileUpdateFormat } from "../ledger/update-format.js";
-import { renderUpdate, renderUpdateEncoded } from "../ledger/update-renderer.js";
-import type { LedgerUpdate } from "../sandbox-store.js";
+import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
+import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../ledger/reads/update-feed.js";
+import { type CompiledUpdateFormat, compileUpdateFormat } from "../ledger/reads/update-format.js";
+import { renderUpdate, renderUpdateEncoded } from "../ledger/reads/update-renderer.js";
+import type { LedgerUpdate } from "../ledger/sandbox-store.js";
 
 interface GetUpdatesRequest {
   beginExclusive: string;

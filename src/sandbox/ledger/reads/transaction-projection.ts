@@ -1,7 +1,7 @@
+import { timestamp } from "../../protocol-values.js";
+import type { TransactionUpdate } from "../ledger-records.js";
 import type { CompiledEventFormat } from "./event-format.js";
 import type { EventRenderer } from "./event-renderer.js";
-import type { TransactionUpdate } from "./ledger-update.js";
-import { timestamp } from "./proto-shapes.js";
 
 export type TransactionShape = "ACS_DELTA" | "LEDGER_EFFECTS";
 

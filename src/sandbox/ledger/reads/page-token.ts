@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { errors } from "../errors.js";
+import { errors } from "../../errors.js";
 
 /**
  * Opaque tokens for continuation and paging: a position plus a checksum of the request they

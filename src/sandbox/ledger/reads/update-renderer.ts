@@ -1,5 +1,5 @@
-import { ledgerApiProtos } from "../../proto/ledger-api-protos.js";
-import { PreEncoded } from "../grpc-handler.js";
+import { ledgerApiProtos } from "../../../proto/ledger-api-protos.js";
+import { PreEncoded } from "../../grpc-handler.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
 import type { EventRenderer } from "./event-renderer.js";
 import { projectTransaction } from "./transaction-projection.js";

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { JsonValue, TypeConName } from "../../lf/index.js";
-import type { JsonRecord } from "../models/template-model.js";
+import type { JsonValue, TypeConName } from "../../../lf/index.js";
+import type { JsonRecord } from "../../models/template-model.js";
 
 /**
  * The sandbox's `createdEventBlob`: an opaque, self-contained description of a contract that a

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { errors } from "../errors.js";
-import { ledgerStringError, partyStringError, userIdError } from "../identifiers.js";
+import { errors } from "../../errors.js";
+import { ledgerStringError, partyStringError, userIdError } from "../../identifiers.js";
+import type { DeduplicationPeriod } from "../ledger-records.js";
 import type { CommandMessage, CommandsMessage, DisclosedContractMessage } from "./command-messages.js";
-import type { DeduplicationPeriod } from "./ledger-update.js";
 
 /** A submission after request validation: what the ledger needs, defaults applied. */
 export interface ValidatedCommands {

@@ -1,4 +1,4 @@
-import type { TypeConName } from "../../lf/index.js";
+import type { TypeConName } from "../lf/index.js";
 
 /** Small pieces of outgoing messages in the proto-loader shape. */
 export interface TimestampMessage {

@@ -1,5 +1,5 @@
-import { fingerprintOf } from "./identifiers.js";
-import type { RejectionUpdate, TransactionUpdate } from "./ledger/ledger-update.js";
+import { fingerprintOf } from "../identifiers.js";
+import type { RejectionUpdate, TransactionUpdate } from "./ledger-records.js";
 
 /** The participant the sandbox plays. */
 export interface ParticipantIdentity {

@@ -1,7 +1,7 @@
+import type { StoredContract } from "../ledger-records.js";
+import type { ParticipantLedger } from "../participant-ledger.js";
 import type { CompiledEventFormat } from "./event-format.js";
 import type { EventRenderer } from "./event-renderer.js";
-import type { StoredContract } from "./ledger-update.js";
-import type { ParticipantLedger } from "./participant-ledger.js";
 
 export interface ActiveContractEntry {
   readonly contract: StoredContract;

@@ -1,6 +1,6 @@
-import type { StreamSink } from "../grpc-handler.js";
+import type { StreamSink } from "../../grpc-handler.js";
+import { timestamp } from "../../protocol-values.js";
 import type { LedgerUpdate, SandboxStore } from "../sandbox-store.js";
-import { timestamp } from "./proto-shapes.js";
 
 export interface FeedOptions {
   readonly store: SandboxStore;

@@ -1,6 +1,6 @@
+import { OK_STATUS, timestamp } from "../../protocol-values.js";
+import type { CompletionInfo } from "../ledger-records.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
-import type { CompletionInfo } from "./ledger-update.js";
-import { OK_STATUS, timestamp } from "./proto-shapes.js";
 
 /**
  * The completion of the command behind `update` for a completion stream reader, or undefined

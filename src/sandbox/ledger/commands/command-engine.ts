@@ -7,21 +7,21 @@ import {
   type TypeConName,
   typeConKey,
   ValueCodecError,
-} from "../../lf/index.js";
-import { errors } from "../errors.js";
-import type { ModelRegistry } from "../models/model-registry.js";
+} from "../../../lf/index.js";
+import { errors } from "../../errors.js";
+import type { ModelRegistry } from "../../models/model-registry.js";
 import type {
   ChoiceModel,
   ContractView,
   InterfaceChoiceModel,
   JsonRecord,
   UpdateContext,
-} from "../models/template-model.js";
-import type { SandboxError } from "../sandbox-error.js";
+} from "../../models/template-model.js";
+import type { SandboxError } from "../../sandbox-error.js";
+import type { ExerciseNode, StoredContract, TransactionNode } from "../ledger-records.js";
 import type { CommandMessage } from "./command-messages.js";
 import { contractKeyHash, newContract } from "./contract-factory.js";
 import type { ContractIdAllocator } from "./contract-ids.js";
-import type { ExerciseNode, StoredContract, TransactionNode } from "./ledger-update.js";
 
 /** What the engine reads from the committed ledger. */
 export interface LedgerLookup {

@@ -1,9 +1,9 @@
-import { type TypeConName, typeConKey } from "../../lf/index.js";
-import type { Requirement } from "../auth/authorization.js";
-import { errors } from "../errors.js";
-import { partyStringError } from "../identifiers.js";
-import type { ModelRegistry } from "../models/model-registry.js";
-import type { EventFormatMessage, FiltersMessage } from "./command-messages.js";
+import { type TypeConName, typeConKey } from "../../../lf/index.js";
+import type { Requirement } from "../../auth/authorization.js";
+import { errors } from "../../errors.js";
+import { partyStringError } from "../../identifiers.js";
+import type { ModelRegistry } from "../../models/model-registry.js";
+import type { EventFormatMessage, FiltersMessage } from "../commands/command-messages.js";
 
 export interface InterfaceSelection {
   readonly interfaceId: TypeConName;

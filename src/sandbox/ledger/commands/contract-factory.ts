@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { type JsonValue, type TypeConName, typeConKey } from "../../lf/index.js";
-import { errors } from "../errors.js";
-import type { ModelRegistry } from "../models/model-registry.js";
-import type { JsonRecord, TemplateModel } from "../models/template-model.js";
-import type { ContractKey, StoredContract } from "./ledger-update.js";
+import { type JsonValue, type TypeConName, typeConKey } from "../../../lf/index.js";
+import { errors } from "../../errors.js";
+import type { ModelRegistry } from "../../models/model-registry.js";
+import type { JsonRecord, TemplateModel } from "../../models/template-model.js";
+import type { ContractKey, StoredContract } from "../ledger-records.js";
 
 const unique = (parties: readonly string[]): string[] => [...new Set(parties)];
 

@@ -1,4 +1,4 @@
-import type { DeduplicationPeriod } from "./ledger-update.js";
+import type { DeduplicationPeriod } from "../ledger-records.js";
 
 /** An accepted command's completion, as deduplication remembers it. */
 export interface AcceptedChange {

@@ -1,10 +1,10 @@
-import type { Requirement } from "../auth/authorization.js";
-import { errors } from "../errors.js";
-import type { ModelRegistry } from "../models/model-registry.js";
+import type { Requirement } from "../../auth/authorization.js";
+import { errors } from "../../errors.js";
+import type { ModelRegistry } from "../../models/model-registry.js";
+import { timestamp } from "../../protocol-values.js";
+import type { TransactionFormatMessage, UpdateFormatMessage } from "../commands/command-messages.js";
 import type { TopologyUpdate } from "../sandbox-store.js";
-import type { TransactionFormatMessage, UpdateFormatMessage } from "./command-messages.js";
 import { CompiledEventFormat } from "./event-format.js";
-import { timestamp } from "./proto-shapes.js";
 import type { TransactionFormat } from "./transaction-projection.js";
 
 /** What an UpdateFormat asks for; unset parts emit nothing. */

@@ -3,7 +3,7 @@
  * PROTO_OPTIONS (camelCase, int64 as strings, absent messages null, oneofs naming their case).
  * Only the fields the ledger reads are declared.
  */
-import type { LedgerIdentifier, LedgerValue } from "../../lf/index.js";
+import type { LedgerIdentifier, LedgerValue } from "../../../lf/index.js";
 
 export interface DurationMessage {
   seconds: string;

@@ -1,8 +1,8 @@
-import { type LedgerValue, typeConKey } from "../../lf/index.js";
+import { type LedgerValue, typeConKey } from "../../../lf/index.js";
+import { identifier, OK_STATUS, timestamp } from "../../protocol-values.js";
+import type { ExerciseNode, StoredContract } from "../ledger-records.js";
+import type { ParticipantLedger } from "../participant-ledger.js";
 import type { EventSelection } from "./event-format.js";
-import type { ExerciseNode, StoredContract } from "./ledger-update.js";
-import type { ParticipantLedger } from "./participant-ledger.js";
-import { identifier, OK_STATUS, timestamp } from "./proto-shapes.js";
 import { withoutLabels } from "./value-labels.js";
 
 const EMPTY = Buffer.alloc(0);

@@ -1,18 +1,18 @@
 import type { Logger } from "pino";
-import type { TokenVerificationOptions } from "../../jwt/token-verifier.js";
-import type { Authenticator } from "../auth/authenticator.js";
-import type { Authorizer } from "../auth/authorization.js";
-import { jwtAuthenticator } from "../auth/jwt-authenticator.js";
-import { type ClaimsResolver, claimsResolver } from "../auth/resolved-claims.js";
-import { rightsAuthorizer } from "../auth/rights-authorizer.js";
-import type { ServiceImplementation } from "../grpc-handler.js";
-import type { SandboxStore } from "../sandbox-store.js";
-import { identityProviderConfigService } from "../services/identity-provider-config-service.js";
-import type { PartyAllocationUsers } from "../services/party-management-service.js";
-import { userManagementService } from "../services/user-management-service.js";
-import { SANDBOX_LIMITS } from "../services/version-service.js";
-import { IdentityProviderStore, MAX_IDENTITY_PROVIDER_CONFIGS } from "./identity-provider-store.js";
-import { UserStore } from "./user-store.js";
+import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
+import type { Authenticator } from "./auth/authenticator.js";
+import type { Authorizer } from "./auth/authorization.js";
+import { jwtAuthenticator } from "./auth/jwt-authenticator.js";
+import { type ClaimsResolver, claimsResolver } from "./auth/resolved-claims.js";
+import { rightsAuthorizer } from "./auth/rights-authorizer.js";
+import type { ServiceImplementation } from "./grpc-handler.js";
+import type { SandboxStore } from "./ledger/sandbox-store.js";
+import { identityProviderConfigService } from "./services/identity-provider-config-service.js";
+import type { PartyAllocationUsers } from "./services/party-management-service.js";
+import { userManagementService } from "./services/user-management-service.js";
+import { SANDBOX_LIMITS } from "./services/version-service.js";
+import { IdentityProviderStore, MAX_IDENTITY_PROVIDER_CONFIGS } from "./users/identity-provider-store.js";
+import { UserStore } from "./users/user-store.js";
 
 export interface IdentityAndAccessOptions {
   /** How tokens are verified; the unsafe development mode by default. */

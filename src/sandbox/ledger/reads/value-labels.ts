@@ -1,4 +1,4 @@
-import type { LedgerRecordField, LedgerValue } from "../../lf/index.js";
+import type { LedgerRecordField, LedgerValue } from "../../../lf/index.js";
 
 /**
  * Non-verbose values: Canton leaves record labels out unless `verbose` is asked for. The ledger
