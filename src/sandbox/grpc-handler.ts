@@ -3,10 +3,8 @@ import type { Logger } from "pino";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
-import { isRedacted } from "./error-codes.js";
 import { errors } from "./errors.js";
-import { toServiceError } from "./grpc-status.js";
-import { SandboxError } from "./sandbox-error.js";
+import { isRedacted, SandboxError, toServiceError } from "./sandbox-error.js";
 
 /** What every call needs besides its service: the auth step, the answering participant, the log. */
 export interface HandlerEnvironment {

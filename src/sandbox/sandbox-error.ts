@@ -1,4 +1,32 @@
-import type { ErrorCode } from "./error-codes.js";
+import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { ERROR_CATEGORIES, type ErrorCategory } from "../proto/error-categories.js";
+import { ledgerApiProtos, PROTO_OPTIONS } from "../proto/ledger-api-protos.js";
+import type { Status__Output } from "../proto/ledger-api-types.js";
+import { encodeStatusDetails, STATUS_DETAILS_KEY, type StatusDetails } from "../proto/status-details.js";
+
+/**
+ * A Canton error code: its id and category (facts from Canton 3.5's error definitions). A code
+ * is data; `SandboxError` pairs it with a cause and context, `toServiceError` puts it on the wire.
+ * The codes and their constructors live with the domain that raises them (errors.ts for request
+ * validation, auth and parties; ledger/, users/ and packages/ for their own).
+ */
+export interface ErrorCode {
+  readonly id: string;
+  readonly category: ErrorCategory;
+  /**
+   * Canton hides cause and details of some categories (internal, auth, permission, unsupported)
+   * from the client: only a "contact the operator" message with the request id goes out. Unset =
+   * the category decides.
+   */
+  readonly redact?: boolean;
+}
+
+export const errorCode = (id: string, category: ErrorCategory, redact?: boolean): ErrorCode =>
+  redact === undefined ? { id, category } : { id, category, redact };
+
+export function isRedacted(code: ErrorCode): boolean {
+  return code.redact ?? code.category.redactDetails;
+}
 
 /** Canton's ErrorResource names, as they appear in ResourceInfo.resourceType. */
 export type ErrorResourceType =
@@ -41,4 +69,94 @@ export class SandboxError extends Error {
     this.cause = cause;
     this.options = options;
   }
+}
+
+/** Where an error happened: the call's trace id and the participant that answers. */
+export interface ErrorOrigin {
+  readonly traceId: string;
+  readonly participant: string;
+}
+
+/** Canton truncates the cause in the status message to this many characters. */
+const MAX_CAUSE_LENGTH = 512;
+
+const INTERNAL = errorCode("LEDGER_API_INTERNAL_ERROR", ERROR_CATEGORIES.SystemInternalAssumptionViolated);
+
+/**
+ * The gRPC error a client receives for `error`, in Canton's wire form: status code from the
+ * category, message `ID(category,correlation-prefix): cause`, and a google.rpc.Status in the
+ * `grpc-status-details-bin` trailer with one ErrorInfo, RetryInfo when retryable, RequestInfo
+ * and one ResourceInfo per named resource. Anything that is not a SandboxError is a sandbox
+ * bug and goes out as Canton's redacted INTERNAL error.
+ */
+export function toServiceError(error: unknown, origin: ErrorOrigin): ServiceError {
+  const details = statusDetailsOf(error, origin);
+  const metadata = new Metadata();
+  metadata.set(STATUS_DETAILS_KEY, encodeStatusDetails(details));
+  return Object.assign(new Error(details.message), {
+    code: details.code,
+    details: details.message,
+    metadata,
+  });
+}
+
+/**
+ * The same error as the google.rpc.Status a failed completion carries, so completion consumers
+ * and callers of the synchronous endpoints decode one form.
+ */
+export function rpcStatusOf(error: unknown, origin: ErrorOrigin): Status__Output {
+  const type = ledgerApiProtos().type("google.rpc.Status");
+  const bytes = encodeStatusDetails(statusDetailsOf(error, origin));
+  return type.toObject(type.decode(bytes), PROTO_OPTIONS) as Status__Output;
+}
+
+function statusDetailsOf(error: unknown, origin: ErrorOrigin): StatusDetails {
+  const sandboxError = error instanceof SandboxError ? error : new SandboxError(INTERNAL, String(error));
+  return isRedacted(sandboxError.code)
+    ? redactedDetails(sandboxError, origin)
+    : fullDetails(sandboxError, origin);
+}
+
+function fullDetails(error: SandboxError, origin: ErrorOrigin): StatusDetails {
+  const { code, options } = error;
+  const correlationId = options.correlationId ?? origin.traceId;
+  const cause =
+    error.cause.length > MAX_CAUSE_LENGTH ? `${error.cause.slice(0, MAX_CAUSE_LENGTH)}...` : error.cause;
+  const definiteAnswer = options.definiteAnswer === undefined ? false : options.definiteAnswer;
+  const metadata: Record<string, string> = {
+    participant: origin.participant,
+    ...options.context,
+    ...(definiteAnswer === null ? {} : { definite_answer: String(definiteAnswer) }),
+    tid: origin.traceId,
+    category: String(code.category.id),
+  };
+  // Canton drops context entries with an empty value.
+  for (const [key, value] of Object.entries(metadata)) if (value === "") delete metadata[key];
+  const retry = code.category.retryAfterSeconds;
+  return {
+    code: code.category.grpcCode,
+    message: `${code.id}(${code.category.id},${correlationId.slice(0, 8)}): ${cause}`,
+    errorInfos: [{ reason: code.id, domain: "", metadata }],
+    requestInfos: [{ requestId: correlationId, servingData: "" }],
+    retryInfos: retry === undefined ? [] : [{ retryDelaySeconds: retry }],
+    resourceInfos: (options.resources ?? []).map(([resourceType, resourceName]) => ({
+      resourceType,
+      resourceName,
+      owner: "",
+      description: "",
+    })),
+  };
+}
+
+/** Security-sensitive categories: the client only learns whom to ask and which request it was. */
+function redactedDetails(error: SandboxError, origin: ErrorOrigin): StatusDetails {
+  const correlationId = error.options.correlationId ?? origin.traceId;
+  return {
+    code: error.code.category.grpcCode ?? status.INTERNAL,
+    message: `An error occurred. Please contact the operator and inquire about the request ${correlationId} with tid ${origin.traceId}`,
+    errorInfos: [],
+    requestInfos: [{ requestId: correlationId, servingData: "" }],
+    retryInfos: [],
+    resourceInfos: [],
+  };
 }

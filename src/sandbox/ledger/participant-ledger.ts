@@ -3,19 +3,20 @@ import { sameTypeCon, typeConKey } from "../../lf/index.js";
 import { errors } from "../errors.js";
 import { fingerprintOf } from "../identifiers.js";
 import type { ModelRegistry } from "../models/model-registry.js";
+import { rpcStatusOf } from "../sandbox-error.js";
 import { CommandEngine, type LedgerLookup } from "./commands/command-engine.js";
 import type { ValidatedCommands } from "./commands/command-validation.js";
 import { type BlobContents, ContractBlobCodec } from "./commands/contract-blob.js";
 import { contractKeyHash } from "./commands/contract-factory.js";
 import { ContractIdAllocator } from "./commands/contract-ids.js";
 import { Deduplicator } from "./commands/deduplication.js";
+import { ledgerErrors } from "./ledger-errors.js";
 import type {
   RejectionUpdate,
   StoredContract,
   TransactionNode,
   TransactionUpdate,
 } from "./ledger-records.js";
-import { rpcStatusOf } from "./rpc-status.js";
 import type { LedgerUpdate, SandboxStore } from "./sandbox-store.js";
 
 export type SubmissionOutcome =
@@ -110,7 +111,7 @@ export class ParticipantLedger implements LedgerLookup {
     };
     const duplicate = this.deduplicator.duplicateOf(changeId, commands.deduplication, now);
     if (duplicate !== undefined) {
-      const error = errors.duplicateCommand(duplicate.offset, duplicate.submissionId);
+      const error = ledgerErrors.duplicateCommand(duplicate.offset, duplicate.submissionId);
       const update = this.store.append(
         (offset): RejectionUpdate => ({
           kind: "rejection",
@@ -201,15 +202,15 @@ export class ParticipantLedger implements LedgerLookup {
       if (given.createdEventBlob.length === 0)
         throw errors.missingField("disclosed_contracts.created_event_blob");
       const contents = this.blobCodec.decode(given.createdEventBlob);
-      if (typeof contents === "string") throw errors.disclosedContractAuthentication(contents);
+      if (typeof contents === "string") throw ledgerErrors.disclosedContractAuthentication(contents);
       if (given.contractId !== "" && given.contractId !== contents.contractId) {
-        throw errors.disclosedContractAuthentication(
+        throw ledgerErrors.disclosedContractAuthentication(
           `the contract id ${given.contractId} does not match the blob's ${contents.contractId}`,
         );
       }
       const templateId = given.templateId && this.registry.resolve(given.templateId);
       if (templateId && !sameTypeCon(templateId, contents.templateId)) {
-        throw errors.disclosedContractAuthentication(
+        throw ledgerErrors.disclosedContractAuthentication(
           `the template id ${typeConKey(templateId)} does not match the blob's ${typeConKey(contents.templateId)}`,
         );
       }

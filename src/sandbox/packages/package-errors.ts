@@ -1,5 +1,5 @@
-import { ERROR_CODES } from "../error-codes.js";
-import { SandboxError } from "../sandbox-error.js";
+import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
+import { errorCode, SandboxError } from "../sandbox-error.js";
 
 /** A package as Canton names it in error causes: `<id> (<name> v<version>)`. */
 export interface PackageLabel {
@@ -7,6 +7,52 @@ export interface PackageLabel {
   readonly name: string;
   readonly version: string;
 }
+
+/**
+ * Package codes: RequestValidationErrors.NotFound, PackageServiceErrors, CantonPackageServiceError,
+ * TopologyManagerError (vetting), LedgerApiErrors (preferred packages).
+ */
+const PACKAGE_ERROR_CODES = {
+  PACKAGE_NOT_FOUND: errorCode(
+    "PACKAGE_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  INVALID_DAR: errorCode("INVALID_DAR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAR_PARSE_ERROR: errorCode("DAR_PARSE_ERROR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAR_DEPENDENCIES_NOT_VALID: errorCode(
+    "DAR_DEPENDENCIES_NOT_VALID",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER: errorCode(
+    "PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  KNOWN_PACKAGE_VERSION: errorCode("KNOWN_PACKAGE_VERSION", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  NOT_VALID_UPGRADE_PACKAGE: errorCode(
+    "NOT_VALID_UPGRADE_PACKAGE",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  TOPOLOGY_DEPENDENCIES_NOT_VETTED: errorCode(
+    "TOPOLOGY_DEPENDENCIES_NOT_VETTED",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  TOPOLOGY_SERIAL_MISMATCH: errorCode(
+    "TOPOLOGY_SERIAL_MISMATCH",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  UNRESOLVED_VETTING_REFERENCE: errorCode(
+    "UNRESOLVED_VETTING_REFERENCE",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  AMBIGUOUS_VETTING_REFERENCE: errorCode(
+    "AMBIGUOUS_VETTING_REFERENCE",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  NO_PREFERRED_PACKAGES_FOUND: errorCode(
+    "NO_PREFERRED_PACKAGES_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+} as const;
 
 export const describePackage = (p: PackageLabel): string => `${p.packageId} (${p.name} v${p.version})`;
 
@@ -16,28 +62,28 @@ export const describePackage = (p: PackageLabel): string => `${p.packageId} (${p
  */
 export const packageErrors = {
   packageNotFound: (packageId: string) =>
-    new SandboxError(ERROR_CODES.PACKAGE_NOT_FOUND, "Could not find package.", {
+    new SandboxError(PACKAGE_ERROR_CODES.PACKAGE_NOT_FOUND, "Could not find package.", {
       resources: [["PACKAGE", packageId]],
       definiteAnswer: false,
     }),
 
   /** The zip or its manifest cannot be read: Canton's InvalidDar ("Dar file is corrupt"). */
   invalidDar: (reason: string) =>
-    new SandboxError(ERROR_CODES.INVALID_DAR, "Dar file is corrupt", {
+    new SandboxError(PACKAGE_ERROR_CODES.INVALID_DAR, "Dar file is corrupt", {
       context: { throwable: reason },
       definiteAnswer: null,
     }),
 
   /** An entry is not a valid Daml-LF archive. */
   darParseError: (reason: string) =>
-    new SandboxError(ERROR_CODES.DAR_PARSE_ERROR, "Failed to parse the dar file content.", {
+    new SandboxError(PACKAGE_ERROR_CODES.DAR_PARSE_ERROR, "Failed to parse the dar file content.", {
       context: { reason },
       definiteAnswer: null,
     }),
 
   darDependenciesNotValid: (mainPackageId: string, missing: readonly string[]) =>
     new SandboxError(
-      ERROR_CODES.DAR_DEPENDENCIES_NOT_VALID,
+      PACKAGE_ERROR_CODES.DAR_DEPENDENCIES_NOT_VALID,
       "The set of packages in the dar is not self-consistent and is missing dependencies or has extra dependencies",
       {
         context: {
@@ -51,56 +97,56 @@ export const packageErrors = {
 
   notConnectedToSynchronizer: (synchronizerId: string) =>
     new SandboxError(
-      ERROR_CODES.PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER,
+      PACKAGE_ERROR_CODES.PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER,
       `Cannot upload a dar because the participant is not connected to synchronizer '${synchronizerId}'.`,
       { definiteAnswer: null },
     ),
 
   knownPackageVersion: (first: PackageLabel, second: PackageLabel) =>
     new SandboxError(
-      ERROR_CODES.KNOWN_PACKAGE_VERSION,
+      PACKAGE_ERROR_CODES.KNOWN_PACKAGE_VERSION,
       `Tried to vet two packages with the same name and version: ${describePackage(first)} and ${describePackage(second)}.`,
       { definiteAnswer: null },
     ),
 
   notValidUpgrade: (oldPackage: PackageLabel, newPackage: PackageLabel, reason: string) =>
     new SandboxError(
-      ERROR_CODES.NOT_VALID_UPGRADE_PACKAGE,
+      PACKAGE_ERROR_CODES.NOT_VALID_UPGRADE_PACKAGE,
       `Upgrade checks indicate that ${describePackage(newPackage)} cannot be an upgrade of ${describePackage(oldPackage)}. Reason: ${reason}`,
       { definiteAnswer: null },
     ),
 
   dependenciesNotVetted: (packageId: string, missing: readonly string[]) =>
     new SandboxError(
-      ERROR_CODES.TOPOLOGY_DEPENDENCIES_NOT_VETTED,
+      PACKAGE_ERROR_CODES.TOPOLOGY_DEPENDENCIES_NOT_VETTED,
       "Package vetting failed due to dependencies not being vetted",
       { context: { package: packageId, dependencies: missing.join(", ") }, definiteAnswer: null },
     ),
 
   serialMismatch: (expected: number, actual: number) =>
     new SandboxError(
-      ERROR_CODES.TOPOLOGY_SERIAL_MISMATCH,
+      PACKAGE_ERROR_CODES.TOPOLOGY_SERIAL_MISMATCH,
       `The provided serial ${expected} did not match the expected serial ${actual}.`,
       { definiteAnswer: null },
     ),
 
   unresolvedVettingReference: (reference: string, reason: string) =>
     new SandboxError(
-      ERROR_CODES.UNRESOLVED_VETTING_REFERENCE,
+      PACKAGE_ERROR_CODES.UNRESOLVED_VETTING_REFERENCE,
       `The vetted package reference ${reference} does not match any package in the package store. Reason: ${reason}`,
       { definiteAnswer: null },
     ),
 
   ambiguousVettingReference: (reference: string, matching: readonly string[]) =>
     new SandboxError(
-      ERROR_CODES.AMBIGUOUS_VETTING_REFERENCE,
+      PACKAGE_ERROR_CODES.AMBIGUOUS_VETTING_REFERENCE,
       `The package reference ${reference} matches multiple packages: ${matching.join(", ")}`,
       { definiteAnswer: null },
     ),
 
   noPreferredPackages: (reason: string) =>
     new SandboxError(
-      ERROR_CODES.NO_PREFERRED_PACKAGES_FOUND,
+      PACKAGE_ERROR_CODES.NO_PREFERRED_PACKAGES_FOUND,
       `Failed to compute package preferences. Reason: ${reason}`,
       { definiteAnswer: false },
     ),

@@ -1,6 +1,7 @@
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { completionOf } from "../ledger/reads/completion-renderer.js";
 import { checkpointMessage, streamUpdates } from "../ledger/reads/update-feed.js";
@@ -28,9 +29,9 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
         await context.authorize({ kind: "read-as", parties: request.parties });
         const begin = Number(request.beginExclusive);
         if (begin < 0)
-          throw errors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
+          throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
         const ledgerEnd = store.ledgerEnd();
-        if (begin > ledgerEnd) throw errors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
+        if (begin > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
         const parties = new Set(request.parties);
         await streamUpdates({
           store,

@@ -1,5 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 
 /**
@@ -25,7 +26,7 @@ export function contractService(runtime: LedgerRuntime): ServiceImplementation {
             ? []
             : [...contract.stakeholders].filter((p) => querying.size === 0 || querying.has(p));
         if (contract === undefined || witnesses.length === 0)
-          throw errors.contractPayloadNotFound(request.contractId);
+          throw ledgerErrors.contractPayloadNotFound(request.contractId);
         const createdEvent = runtime.events.created(contract, {
           offset: 1,
           nodeId: 0,

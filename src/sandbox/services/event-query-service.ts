@@ -1,6 +1,7 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 
@@ -22,7 +23,7 @@ export function eventQueryService(runtime: LedgerRuntime): ServiceImplementation
         const contract = runtime.ledger.contract(request.contractId);
         const selection = contract && format.select(contract.templateId, contract.stakeholders);
         if (contract === undefined || selection === undefined)
-          throw errors.contractEventsNotFound(request.contractId);
+          throw ledgerErrors.contractEventsNotFound(request.contractId);
         const synchronizerId = runtime.ledger.synchronizerId;
         const createdEvent = runtime.events.created(contract, {
           offset: contract.createdOffset,

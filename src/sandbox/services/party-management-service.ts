@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mergeAnnotations, validateAnnotations, withinMaxAnnotationsSize } from "../annotations.js";
 import type { CallContext } from "../call-context.js";
-import { ERROR_CODES } from "../error-codes.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import {
@@ -21,7 +20,6 @@ import type {
   UpdatePartyDetailsRequest,
   UpdatePartyIdentityProviderIdRequest,
 } from "../ledger-api-messages.js";
-import { SandboxError } from "../sandbox-error.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import { decodePartyPageToken, encodePartyPageToken } from "./party-page-token.js";
 import { SANDBOX_LIMITS } from "./version-service.js";
@@ -197,10 +195,7 @@ function synchronizerFor(store: SandboxStore, requested: string): string {
     throw errors.missingField("synchronizer_id");
   }
   if (!store.synchronizers.some((s) => s.id === requested)) {
-    throw new SandboxError(
-      ERROR_CODES.NOT_CONNECTED_TO_SYNCHRONIZER,
-      `This participant is not connected to synchronizer ${requested}.`,
-    );
+    throw errors.notConnectedToSynchronizer(requested);
   }
   return requested;
 }

@@ -3,6 +3,7 @@ import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
 import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { activeContracts } from "../ledger/reads/active-contracts.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
@@ -115,9 +116,9 @@ async function snapshotFormat(
 
 function checkActiveAt(store: SandboxStore, activeAt: number): void {
   if (activeAt < 0)
-    throw errors.offsetOutOfRange(`Offset ${activeAt} in active_at_offset is a negative integer`);
+    throw ledgerErrors.offsetOutOfRange(`Offset ${activeAt} in active_at_offset is a negative integer`);
   const ledgerEnd = store.ledgerEnd();
-  if (activeAt > ledgerEnd) throw errors.offsetAfterLedgerEnd("Active at", activeAt, ledgerEnd);
+  if (activeAt > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Active at", activeAt, ledgerEnd);
 }
 
 function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {

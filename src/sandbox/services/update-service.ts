@@ -2,6 +2,7 @@ import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import type { UpdateFormatMessage } from "../ledger/commands/command-messages.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
 import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../ledger/reads/update-feed.js";
@@ -59,11 +60,11 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
       ) => {
         const offset = Number(request.offset);
         if (offset <= 0)
-          throw errors.offsetOutOfRange(`Offset ${offset} in offset is not a positive integer`);
+          throw ledgerErrors.offsetOutOfRange(`Offset ${offset} in offset is not a positive integer`);
         const compiled = await format(request.updateFormat, context);
         const update = store.updateAt(offset);
         const rendered = update && render(update, compiled);
-        if (rendered === undefined) throw errors.updateNotFound(["OFFSET", String(offset)]);
+        if (rendered === undefined) throw ledgerErrors.updateNotFound(["OFFSET", String(offset)]);
         return rendered;
       },
       GetUpdateById: async (
@@ -74,7 +75,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         const compiled = await format(request.updateFormat, context);
         const update = runtime.ledger.updateById(request.updateId);
         const rendered = update && render(update, compiled);
-        if (rendered === undefined) throw errors.updateNotFound(["UPDATE_ID", request.updateId]);
+        if (rendered === undefined) throw ledgerErrors.updateNotFound(["UPDATE_ID", request.updateId]);
         return rendered;
       },
       GetUpdatesPage: async (request: GetUpdatesPageRequest, context) => {
@@ -83,7 +84,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         const begin = optionalOffset(request.beginOffsetExclusive) ?? 0;
         const end = optionalOffset(request.endOffsetInclusive);
         if (end !== undefined && end > ledgerEnd)
-          throw errors.offsetAfterLedgerEnd("endOffsetInclusive", end, ledgerEnd);
+          throw ledgerErrors.offsetAfterLedgerEnd("endOffsetInclusive", end, ledgerEnd);
         if (end !== undefined && begin > end) {
           throw errors.invalidArgument("beginOffsetExclusive is after endOffsetInclusive");
         }
@@ -143,15 +144,16 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
       GetUpdates: async (request: GetUpdatesRequest, context: CallContext, sink: StreamSink) => {
         const begin = Number(request.beginExclusive);
         if (begin < 0)
-          throw errors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
+          throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
         const end = optionalOffset(request.endInclusive);
-        if (request.descendingOrder && end === undefined) throw errors.descendingOrderMissingEnd();
+        if (request.descendingOrder && end === undefined) throw ledgerErrors.descendingOrderMissingEnd();
         if (end !== undefined && end <= 0) {
-          throw errors.offsetOutOfRange(`Offset ${end} in end_inclusive is not a positive integer`);
+          throw ledgerErrors.offsetOutOfRange(`Offset ${end} in end_inclusive is not a positive integer`);
         }
         const ledgerEnd = store.ledgerEnd();
-        if (begin > ledgerEnd) throw errors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
-        if (end !== undefined && end > ledgerEnd) throw errors.offsetAfterLedgerEnd("End", end, ledgerEnd);
+        if (begin > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
+        if (end !== undefined && end > ledgerEnd)
+          throw ledgerErrors.offsetAfterLedgerEnd("End", end, ledgerEnd);
         const compiled = await format(request.updateFormat, context);
         const renderOne = (update: LedgerUpdate) => renderUpdateEncoded(update, compiled, runtime.events);
         if (end !== undefined && end <= begin) return;

@@ -1,15 +1,12 @@
 import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import type { ErrorCode } from "../error-codes.js";
-import { SandboxError } from "../sandbox-error.js";
+import { errorCode as code, SandboxError } from "../sandbox-error.js";
 
 /**
  * Error codes and texts of user and identity provider management, as Canton 3.5 defines them
  * (UserManagementServiceErrors, IdentityProviderConfigServiceErrors, AuthorizationChecksErrors,
  * RequestValidationErrors.UnknownResource). Kept beside the services that raise them.
  */
-const code = (id: string, category: ErrorCode["category"]): ErrorCode => ({ id, category });
-
-export const USER_ERROR_CODES = {
+const USER_ERROR_CODES = {
   USER_NOT_FOUND: code("USER_NOT_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing),
   USER_ALREADY_EXISTS: code(
     "USER_ALREADY_EXISTS",
@@ -52,7 +49,7 @@ export const USER_ERROR_CODES = {
   NOT_FOUND: code("NOT_FOUND", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing),
   /** AuthorizationChecksErrors.InvalidToken: a request that needs a user id the token lacks. */
   INVALID_TOKEN: code("INVALID_TOKEN", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
-} as const satisfies Record<string, ErrorCode>;
+} as const;
 
 const user = (id: string) => ({ resources: [["USER", id]] as const });
 const idp = (id: string) => ({ resources: [["IDENTITY_PROVIDER_CONFIG", id]] as const });

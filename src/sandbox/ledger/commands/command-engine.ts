@@ -18,6 +18,7 @@ import type {
   UpdateContext,
 } from "../../models/template-model.js";
 import type { SandboxError } from "../../sandbox-error.js";
+import { ledgerErrors } from "../ledger-errors.js";
 import type { ExerciseNode, StoredContract, TransactionNode } from "../ledger-records.js";
 import type { CommandMessage } from "./command-messages.js";
 import { contractKeyHash, newContract } from "./contract-factory.js";
@@ -169,7 +170,7 @@ class Interpretation {
 
   private visibleContract(contractId: string): StoredContract {
     const contract = this.active(contractId);
-    if (contract === undefined || !this.visible(contract)) throw errors.contractNotFound(contractId);
+    if (contract === undefined || !this.visible(contract)) throw ledgerErrors.contractNotFound(contractId);
     return contract;
   }
 
@@ -190,7 +191,7 @@ class Interpretation {
           ? this.created.get(local)
           : this.ledger.activeByKey(hash);
     if (contract === undefined || this.archived.has(contract) || !this.visible(contract)) {
-      throw errors.contractKeyNotFound(describe(templateId), JSON.stringify(key));
+      throw ledgerErrors.contractKeyNotFound(describe(templateId), JSON.stringify(key));
     }
     return contract;
   }
@@ -198,7 +199,7 @@ class Interpretation {
   private authorize(nodeId: number, id: TypeConName, required: readonly string[], given: readonly string[]) {
     const missing = required.filter((p) => !given.includes(p));
     if (missing.length > 0) {
-      throw errors.damlAuthorization(
+      throw ledgerErrors.damlAuthorization(
         `node NodeId(${nodeId}) (${describe(id)}) requires authorizers ${required.join(",")}, but only ${given.join(",")} were given`,
       );
     }
@@ -224,7 +225,7 @@ class Interpretation {
       const { hash, json } = contract.key;
       const local = this.keys.get(hash);
       const taken = local === undefined ? this.ledger.activeByKey(hash) !== undefined : local !== null;
-      if (taken) throw errors.duplicateContractKey(describe(templateId), JSON.stringify(json));
+      if (taken) throw ledgerErrors.duplicateContractKey(describe(templateId), JSON.stringify(json));
       this.keys.set(hash, contract.contractId);
     }
     this.created.set(contract.contractId, contract);
@@ -304,7 +305,7 @@ class Interpretation {
     if (iface !== undefined) {
       const instance = template.implements.find((i) => sameTypeCon(i.interfaceId, iface.id));
       if (instance === undefined) {
-        throw errors.contractDoesNotImplementInterface(
+        throw ledgerErrors.contractDoesNotImplementInterface(
           contract.contractId,
           describe(contract.templateId),
           describe(iface.id),
@@ -315,7 +316,7 @@ class Interpretation {
       return { choice, choiceOwner: iface.id, interfaceId: iface.id, view: instance.view };
     }
     if (!sameTypeCon(requestedId, contract.templateId)) {
-      throw errors.wronglyTypedContract(
+      throw ledgerErrors.wronglyTypedContract(
         contract.contractId,
         describe(requestedId),
         describe(contract.templateId),
@@ -343,20 +344,24 @@ class Interpretation {
       create: (templateId, argument) => this.create(templateId, argument, authorizers, witnesses),
       fetch: (contractId, templateId) => {
         const contract = this.active(contractId);
-        if (contract === undefined) throw errors.contractNotFound(contractId);
+        if (contract === undefined) throw ledgerErrors.contractNotFound(contractId);
         if (!sameTypeCon(contract.templateId, templateId)) {
-          throw errors.wronglyTypedContract(contractId, describe(templateId), describe(contract.templateId));
+          throw ledgerErrors.wronglyTypedContract(
+            contractId,
+            describe(templateId),
+            describe(contract.templateId),
+          );
         }
         return { contractId, templateId, argument: contract.argument };
       },
       exercise: (contractId, templateId, choice, argument) => {
         const contract = this.active(contractId);
-        if (contract === undefined) throw errors.contractNotFound(contractId);
+        if (contract === undefined) throw ledgerErrors.contractNotFound(contractId);
         const value = this.registry.codec.choiceArgument(templateId, choice).toValue(argument);
         return this.exercise(contract, templateId, choice, value, authorizers, witnesses);
       },
       assert: (condition, message) => {
-        if (!condition) throw errors.unhandledException(message);
+        if (!condition) throw ledgerErrors.unhandledException(message);
       },
     };
   }

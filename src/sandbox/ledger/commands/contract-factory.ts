@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { type JsonValue, type TypeConName, typeConKey } from "../../../lf/index.js";
-import { errors } from "../../errors.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import type { JsonRecord, TemplateModel } from "../../models/template-model.js";
+import { ledgerErrors } from "../ledger-errors.js";
 import type { ContractKey, StoredContract } from "../ledger-records.js";
 
 const unique = (parties: readonly string[]): string[] => [...new Set(parties)];
@@ -27,7 +27,7 @@ export function newContract(
 ): StoredContract {
   const templateId = model.id;
   const failed = model.ensure(argument);
-  if (failed !== undefined) throw errors.templatePrecondition(typeConKey(templateId), failed);
+  if (failed !== undefined) throw ledgerErrors.templatePrecondition(typeConKey(templateId), failed);
   const signatories = unique(model.signatories(argument));
   const observers = unique(model.observers(argument)).filter((p) => !signatories.includes(p));
   let key: ContractKey | undefined;

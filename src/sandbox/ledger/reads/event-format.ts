@@ -4,6 +4,7 @@ import { errors } from "../../errors.js";
 import { partyStringError } from "../../identifiers.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import type { EventFormatMessage, FiltersMessage } from "../commands/command-messages.js";
+import { ledgerErrors } from "../ledger-errors.js";
 
 export interface InterfaceSelection {
   readonly interfaceId: TypeConName;
@@ -68,7 +69,7 @@ export class CompiledEventFormat {
         ? undefined
         : compileFilters(registry, message.filtersForAnyParty, unknown);
     if (unknown.templates.length > 0 || unknown.interfaces.length > 0) {
-      throw errors.templatesOrInterfacesNotFound(unknown.templates, unknown.interfaces);
+      throw ledgerErrors.templatesOrInterfacesNotFound(unknown.templates, unknown.interfaces);
     }
     if (byParty.size === 0 && anyParty === undefined) {
       throw errors.invalidArgument("filtersByParty and filtersForAnyParty cannot be empty simultaneously");

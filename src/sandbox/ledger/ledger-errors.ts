@@ -1,0 +1,192 @@
+import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
+import { errorCode, SandboxError } from "../sandbox-error.js";
+
+/**
+ * The errors of commands and reads, with Canton 3.5's codes and cause texts (ConsistencyErrors,
+ * CommandExecutionErrors, RequestValidationErrors, TransactionRoutingError).
+ */
+const LEDGER_ERROR_CODES = {
+  CONTRACT_NOT_FOUND: errorCode(
+    "CONTRACT_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  CONTRACT_KEY_NOT_FOUND: errorCode(
+    "CONTRACT_KEY_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  DUPLICATE_CONTRACT_KEY: errorCode(
+    "DUPLICATE_CONTRACT_KEY",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceExists,
+  ),
+  DUPLICATE_COMMAND: errorCode(
+    "DUPLICATE_COMMAND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceExists,
+  ),
+  DAML_AUTHORIZATION_ERROR: errorCode(
+    "DAML_AUTHORIZATION_ERROR",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  TEMPLATE_PRECONDITION_VIOLATED: errorCode(
+    "TEMPLATE_PRECONDITION_VIOLATED",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  UNHANDLED_EXCEPTION: errorCode("UNHANDLED_EXCEPTION", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  WRONGLY_TYPED_CONTRACT: errorCode(
+    "WRONGLY_TYPED_CONTRACT",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE: errorCode(
+    "CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  DISCLOSED_CONTRACT_AUTHENTICATION_FAILED: errorCode(
+    "DISCLOSED_CONTRACT_AUTHENTICATION_FAILED",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  UPDATE_NOT_FOUND: errorCode(
+    "UPDATE_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  CONTRACT_EVENTS_NOT_FOUND: errorCode(
+    "CONTRACT_EVENTS_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  CONTRACT_PAYLOAD_NOT_FOUND: errorCode(
+    "CONTRACT_PAYLOAD_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  TEMPLATES_OR_INTERFACES_NOT_FOUND: errorCode(
+    "TEMPLATES_OR_INTERFACES_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  OFFSET_AFTER_LEDGER_END: errorCode(
+    "OFFSET_AFTER_LEDGER_END",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateSeekAfterEnd,
+  ),
+  OFFSET_OUT_OF_RANGE: errorCode("OFFSET_OUT_OF_RANGE", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  DESCENDING_ORDER_MISSING_END: errorCode(
+    "DESCENDING_ORDER_MISSING_END",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+} as const;
+
+const contractResource = (contractId: string) => ({ resources: [["CONTRACT_ID", contractId]] as const });
+const keyResources = (templateId: string, key: string) => ({
+  resources: [
+    ["TEMPLATE_ID", templateId],
+    ["CONTRACT_KEY", key],
+  ] as const,
+});
+
+export const ledgerErrors = {
+  contractNotFound: (contractId: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.CONTRACT_NOT_FOUND,
+      `Contract could not be found with id ${contractId}`,
+      contractResource(contractId),
+    ),
+
+  contractKeyNotFound: (templateId: string, key: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.CONTRACT_KEY_NOT_FOUND,
+      `dependency error: couldn't find key GlobalKey(${templateId}, ${key})`,
+      keyResources(templateId, key),
+    ),
+
+  duplicateContractKey: (templateId: string, key: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.DUPLICATE_CONTRACT_KEY,
+      `Inconsistent: DuplicateContractKey: contract key is not unique: GlobalKey(${templateId}, ${key})`,
+      keyResources(templateId, key),
+    ),
+
+  /** Canton reports it at the offset the rejection took, with the accepted command's offset. */
+  duplicateCommand: (completionOffset: number, existingSubmissionId: string | undefined) =>
+    new SandboxError(LEDGER_ERROR_CODES.DUPLICATE_COMMAND, "Command submission already exists.", {
+      context: {
+        completion_offset: String(completionOffset),
+        ...(existingSubmissionId ? { existing_submission_id: existingSubmissionId } : {}),
+      },
+      definiteAnswer: true,
+    }),
+
+  damlAuthorization: (reason: string) =>
+    new SandboxError(LEDGER_ERROR_CODES.DAML_AUTHORIZATION_ERROR, `Interpretation error: Error: ${reason}`),
+
+  templatePrecondition: (templateId: string, predicate: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.TEMPLATE_PRECONDITION_VIOLATED,
+      `Interpretation error: Error: Template precondition violated in ${templateId}: ensure ${predicate}`,
+    ),
+
+  unhandledException: (message: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.UNHANDLED_EXCEPTION,
+      `Interpretation error: Error: Unhandled Daml exception: DA.Exception.AssertionFailed:AssertionFailed@3f4deaf1{ message = "${message}" }`,
+    ),
+
+  wronglyTypedContract: (contractId: string, expected: string, actual: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.WRONGLY_TYPED_CONTRACT,
+      `Interpretation error: Error: Contract ${contractId} was expected to be of type ${expected} but is of type ${actual}`,
+      contractResource(contractId),
+    ),
+
+  contractDoesNotImplementInterface: (contractId: string, templateId: string, interfaceId: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE,
+      `Interpretation error: Error: Contract ${contractId} of template ${templateId} does not implement interface ${interfaceId}`,
+      contractResource(contractId),
+    ),
+
+  disclosedContractAuthentication: (reason: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.DISCLOSED_CONTRACT_AUTHENTICATION_FAILED,
+      `Disclosed contract authentication failed: ${reason}`,
+    ),
+
+  updateNotFound: (resource: readonly ["UPDATE_ID" | "OFFSET", string]) =>
+    new SandboxError(LEDGER_ERROR_CODES.UPDATE_NOT_FOUND, "Update not found, or not visible.", {
+      resources: [resource],
+    }),
+
+  contractEventsNotFound: (contractId: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.CONTRACT_EVENTS_NOT_FOUND,
+      "Contract events not found, or not visible.",
+      contractResource(contractId),
+    ),
+
+  contractPayloadNotFound: (contractId: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.CONTRACT_PAYLOAD_NOT_FOUND,
+      "Contract payload not found, or not visible.",
+      contractResource(contractId),
+    ),
+
+  templatesOrInterfacesNotFound: (templates: readonly string[], interfaces: readonly string[]) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.TEMPLATES_OR_INTERFACES_NOT_FOUND,
+      `The following template or interface ids don't exist: ${[
+        templates.length > 0 ? `Templates do not exist: [${templates.join(", ")}]. ` : "",
+        interfaces.length > 0 ? `Interfaces do not exist: [${interfaces.join(", ")}]. ` : "",
+      ]
+        .join("")
+        .trim()}`,
+    ),
+
+  offsetAfterLedgerEnd: (offsetType: string, requested: number, ledgerEnd: number) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.OFFSET_AFTER_LEDGER_END,
+      `${offsetType} offset (${requested}) is after ledger end (${ledgerEnd})`,
+    ),
+
+  offsetOutOfRange: (message: string) => new SandboxError(LEDGER_ERROR_CODES.OFFSET_OUT_OF_RANGE, message),
+
+  descendingOrderMissingEnd: () =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.DESCENDING_ORDER_MISSING_END,
+      "end_inclusive is not provided when descending_order is true",
+      { definiteAnswer: null },
+    ),
+};
