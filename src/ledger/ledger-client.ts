@@ -79,7 +79,7 @@ export class LedgerClient {
     });
   }
 
-  /** Opens a server-streaming call; see streams/server-stream for the Observable around it. */
+  /** Opens a server-streaming call; `serverStream` (src/ledger/server-stream.ts) makes it an Observable. */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
     method: string,

@@ -8,7 +8,7 @@ import {
   throwError,
   timeout,
 } from "rxjs";
-import { IdleTimeoutError } from "./errors.js";
+import { IdleTimeoutError } from "../errors/index.js";
 
 export interface IdleTimeoutOptions {
   /** For tests (TestScheduler) and virtual time; defaults to `asyncScheduler`. */
@@ -29,9 +29,8 @@ function checkMs(ms: number): void {
 /**
  * Errors with {@link IdleTimeoutError} when no element arrived within `ms` of subscription or of
  * the previous element, and unsubscribes the source (which cancels a gRPC call).
- * Use it where idleness is a failure, or ahead of a metrics tap that must see the reason.
  */
-export function idleTimeoutError<T>(
+function idleTimeoutError<T>(
   ms: number,
   scheduler: SchedulerLike = asyncScheduler,
 ): MonoTypeOperatorFunction<T> {

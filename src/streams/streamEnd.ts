@@ -1,5 +1,5 @@
 import { defer, type MonoTypeOperatorFunction, tap } from "rxjs";
-import { endReasonOf, type StreamEndReason } from "./errors.js";
+import { endReasonOf, type StreamEndReason } from "../errors/index.js";
 
 export interface StreamEnd {
   reason: StreamEndReason;
@@ -12,9 +12,8 @@ export interface StreamEnd {
 /**
  * Reports once, per subscription, how the stream ended: the hook for metrics
  * (`ledger_gateway_stream_ends_total{reason}`) and logs. Place it after the policy operators
- * that error (`idleTimeoutError`, `elementLimit`) and before `errorFrame`,
- * which would otherwise turn every error into a completion; with `idleTimeout` (completing),
- * use its `onIdle` instead.
+ * that error (`elementLimit`) and before `errorFrame`, which would otherwise turn every error
+ * into a completion; `idleTimeout` completes, so an idle end is told by its `onIdle` instead.
  */
 export function streamEnd<T>(onEnd: (end: StreamEnd) => void): MonoTypeOperatorFunction<T> {
   return (source) =>

@@ -1,6 +1,6 @@
 import type { Observable } from "rxjs";
-import { DemandGate } from "../streams/backpressure.js";
-import { type SlowConsumerCause, slowConsumerBody, slowConsumerCloseReason } from "./ws-error.js";
+import { type SlowConsumerCause, slowConsumerBody, slowConsumerCloseReason } from "../errors/index.js";
+import { DemandGate } from "../streams/demandGate.js";
 
 /** What the sink needs of a uWS WebSocket: narrow, so that the socket layer stays thin. */
 export interface FrameSocket {

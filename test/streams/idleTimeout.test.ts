@@ -1,7 +1,7 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
-import { IdleTimeoutError } from "../../src/streams/errors.js";
-import { idleTimeout, idleTimeoutError } from "../../src/streams/idleTimeout.js";
+import type { IdleTimeoutError } from "../../src/errors/index.js";
+import { idleTimeout } from "../../src/streams/idleTimeout.js";
 import { testScheduler } from "./marbles.js";
 
 describe("idleTimeout", () => {
@@ -45,14 +45,6 @@ describe("idleTimeout", () => {
       idle.map((e) => ({ reason: e.reason, ms: e.ms, seen: e.seen })),
       [{ reason: "idle", ms: 3, seen: 2 }],
     );
-  });
-
-  it("idleTimeoutError errors with a typed IdleTimeoutError and unsubscribes the source", () => {
-    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const source = cold("a--------b|");
-      expectObservable(source.pipe(idleTimeoutError(4))).toBe("a---#", undefined, new IdleTimeoutError(4, 1));
-      expectSubscriptions(source.subscriptions).toBe("^---!");
-    });
   });
 
   it("rejects a negative wait", () => {

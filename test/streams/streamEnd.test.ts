@@ -1,9 +1,8 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
 import { take } from "rxjs";
+import { ElementLimitExceededError, IdleTimeoutError } from "../../src/errors/index.js";
 import { elementLimit } from "../../src/streams/elementLimit.js";
-import { ElementLimitExceededError, IdleTimeoutError } from "../../src/streams/errors.js";
-import { idleTimeoutError } from "../../src/streams/idleTimeout.js";
 import { type StreamEnd, streamEnd } from "../../src/streams/streamEnd.js";
 import { testScheduler } from "./marbles.js";
 
@@ -24,11 +23,8 @@ describe("streamEnd", () => {
     const ends: StreamEnd[] = [];
     testScheduler().run(({ cold, expectObservable }) => {
       const onEnd = (e: StreamEnd) => ends.push(e);
-      expectObservable(cold("a------").pipe(idleTimeoutError(2), streamEnd(onEnd))).toBe(
-        "a-#",
-        undefined,
-        new IdleTimeoutError(2, 1),
-      );
+      const idle = new IdleTimeoutError(2, 1);
+      expectObservable(cold("a-#", undefined, idle).pipe(streamEnd(onEnd))).toBe("a-#", undefined, idle);
       expectObservable(cold("a-b-c|").pipe(elementLimit(1), streamEnd(onEnd))).toBe(
         "a-#",
         undefined,
