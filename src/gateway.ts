@@ -3,16 +3,22 @@ import type { Logger } from "pino";
 import { applyGatewayAuth, gatewayTokenCheck } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
-import { BodyValidator, schemaComponents } from "./http/body-validator.js";
-import type { RouteDeps } from "./http/grpc-route.js";
+import { docsRoutes } from "./docs/docs-routes.js";
+import { BodyValidator } from "./endpoints/body-validator.js";
+import { ledgerStreamEndpoints } from "./endpoints/ledger-streams.js";
+import type { Route } from "./endpoints/route.js";
+import type { RouteDeps } from "./endpoints/route-deps.js";
+import { ledgerApiRoutes } from "./endpoints/route-table.js";
+import { probeRoutes } from "./endpoints/routes/probe-routes.js";
+import { type SchemaComponents, schemaComponents } from "./endpoints/schema-components.js";
+import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes } from "./http/http-app.js";
-import { routeTable } from "./http/route-table.js";
+import { listTwinRoute } from "./http/list-twin.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signatures.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
+import { metricsRoute } from "./metrics/metrics-route.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
-import { ledgerStreamEndpoints } from "./ws/endpoints/ledger-streams.js";
-import type { StreamEndpoint } from "./ws/stream-endpoint.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
 export interface LedgerAddress {
@@ -56,20 +62,7 @@ export async function startGateway(
   const components = schemaComponents();
   const deps: RouteDeps = { ledger, json, protos };
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
-  const routes = routeTable({
-    deps,
-    metrics,
-    components,
-    wsChannels: streamEndpoints.map(({ path, summary, requestSchema, responseSchema }) => ({
-      path,
-      summary,
-      requestSchema,
-      responseSchema,
-    })),
-    pathPrefix: config.server.pathPrefix,
-    streamEndpoints,
-    listTwin: config.websocket,
-  });
+  const routes = routeTable(config, deps, streamEndpoints, components, metrics);
 
   const acceptsToken = gatewayTokenCheck(config.auth, log);
   applyGatewayAuth(routes, acceptsToken);
@@ -125,4 +118,32 @@ export async function startGateway(
       ledger.close();
     },
   };
+}
+
+/**
+ * Every HTTP endpoint of the gateway, in one list: probes, metrics, the API's routes, a list
+ * twin per stream endpoint, and the docs that describe them all (the WebSocket side included).
+ */
+function routeTable(
+  config: GatewayConfig,
+  deps: RouteDeps,
+  streamEndpoints: readonly StreamEndpoint[],
+  components: SchemaComponents,
+  metrics: GatewayMetrics | undefined,
+): Route[] {
+  const routes: Route[] = [
+    ...probeRoutes(deps.ledger),
+    ...(metrics ? [metricsRoute(metrics)] : []),
+    ...ledgerApiRoutes(deps),
+    ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),
+  ];
+  const channels = streamEndpoints.map(({ path, summary, requestSchema, responseSchema }) => ({
+    path,
+    summary,
+    requestSchema,
+    responseSchema,
+  }));
+  // Read lazily, so that the docs list the docs routes themselves too.
+  routes.push(...docsRoutes(() => routes, channels, components, config.server.pathPrefix));
+  return routes;
 }

@@ -1,30 +1,8 @@
 import type { Logger } from "pino";
-import { missingTokenError } from "../http/error-mapping.js";
-import type { Route } from "../http/route.js";
-import {
-  createTokenVerifier,
-  readVerificationFiles,
-  type TokenVerificationFiles,
-} from "../jwt/token-verifier.js";
-
-/**
- * `none`: the ledger alone judges tokens (the default, as Canton's JSON API does);
- * `unsafe-decode`: well-formed, unexpired Ledger API tokens only, signatures unchecked;
- * `hs256` / `rs256` / `es256`: verified as the ledger would, so bad tokens never reach it.
- */
-export type GatewayAuthMode = "none" | "unsafe-decode" | "hs256" | "rs256" | "es256";
-
-export const GATEWAY_AUTH_MODES: readonly GatewayAuthMode[] = [
-  "none",
-  "unsafe-decode",
-  "hs256",
-  "rs256",
-  "es256",
-];
-
-export interface GatewayAuthConfig extends Omit<TokenVerificationFiles, "mode"> {
-  readonly mode: GatewayAuthMode;
-}
+import type { GatewayAuthConfig } from "../config/gateway-config.js";
+import type { Route } from "../endpoints/route.js";
+import { missingTokenError } from "../errors/index.js";
+import { createTokenVerifier, readVerificationFiles } from "../jwt/token-verifier.js";
 
 /**
  * Puts token verification in front of every route that needs a token (in place: the route

@@ -1,3 +1,5 @@
+import { GATEWAY_AUTH_MODES } from "./gateway-config.js";
+
 /**
  * Every configuration key the gateway knows, with its type and default. Key names follow
  * Canton's JSON API (`server.port`, `websocket-config.http-list-wait-time`) so an operator's
@@ -87,7 +89,7 @@ export const CONFIG_KEYS = {
     doc: "gRPC port of the embedded sandbox; 0 = ephemeral",
   },
   "auth.mode": {
-    type: { kind: "enum", values: ["none", "unsafe-decode", "hs256", "rs256", "es256"] },
+    type: { kind: "enum", values: GATEWAY_AUTH_MODES },
     default: "none",
     doc: "token verification at the gateway; `none` leaves it to the ledger",
   },

@@ -1,5 +1,18 @@
-import type { GatewayAuthConfig } from "../auth/gateway-auth.js";
 import type { TokenVerificationFiles } from "../jwt/token-verifier.js";
+
+/**
+ * `none`: the ledger alone judges tokens (the default, as Canton's JSON API does);
+ * `unsafe-decode`: well-formed, unexpired Ledger API tokens only, signatures unchecked;
+ * `hs256` / `rs256` / `es256`: verified as the ledger would, so bad tokens never reach it.
+ */
+export const GATEWAY_AUTH_MODES = ["none", "unsafe-decode", "hs256", "rs256", "es256"] as const;
+
+export type GatewayAuthMode = (typeof GATEWAY_AUTH_MODES)[number];
+
+/** The gateway's own token check (src/auth/gateway-auth.ts). */
+export interface GatewayAuthConfig extends Omit<TokenVerificationFiles, "mode"> {
+  readonly mode: GatewayAuthMode;
+}
 
 /** The one typed configuration object, built once at start-up (see load-config.ts). */
 export type LedgerTarget =

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import type { GatewayAuthMode } from "../auth/gateway-auth.js";
 import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
-import type { GatewayConfig, LedgerTarget } from "./gateway-config.js";
+import type { GatewayAuthMode, GatewayConfig, LedgerTarget } from "./gateway-config.js";
 
 /** A configuration mistake, reported at start-up with the source that made it. */
 export class ConfigError extends Error {

@@ -1,5 +1,5 @@
 import { stringify } from "yaml";
-import type { SchemaComponents } from "../http/body-validator.js";
+import type { SchemaComponents } from "../endpoints/schema-components.js";
 
 /** A WebSocket endpoint as the docs describe it: one request frame in, a stream of frames out. */
 export interface WsChannelDoc {

@@ -1,6 +1,6 @@
 import { stringify } from "yaml";
-import type { SchemaComponents } from "../http/body-validator.js";
-import type { ParamSpec, Route } from "../http/route.js";
+import type { ParamSpec, Route } from "../endpoints/route.js";
+import type { SchemaComponents } from "../endpoints/schema-components.js";
 
 /** OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. */
 export function openApiDocument(

@@ -1,20 +1,21 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
+import type { BodyValidator } from "../endpoints/body-validator.js";
+import type { Answer, HttpMethod, RequestContext, Route } from "../endpoints/route.js";
+import {
+  errorAnswer,
+  INTERNAL_ERROR_CODE,
+  InvalidValueError,
+  methodNotAllowedError,
+  missingTokenError,
+  requestTooLargeError,
+  routeNotFoundError,
+} from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 import { BodyTooLargeError, readBody } from "./body-reader.js";
-import type { BodyValidator } from "./body-validator.js";
-import {
-  type ErrorAnswer,
-  errorAnswer,
-  gatewayError,
-  InvalidValueError,
-  missingTokenError,
-} from "./error-mapping.js";
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
-import type { Answer, HttpMethod, RequestContext, Route } from "./route.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
@@ -35,7 +36,7 @@ export interface HttpRoutesHandle {
 /**
  * Serves the route table on a uWS app. One straight line per request:
  * match -> token -> body -> parse path/query -> validate -> handler -> answer; any failure
- * on the way becomes an answer through error-mapping.
+ * on the way becomes an answer through src/errors.
  */
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
   for (const route of options.routes)
@@ -89,13 +90,17 @@ function serve(
 
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   if (match.kind !== "found") {
-    const status = match.kind === "method-not-allowed" ? 405 : 404;
-    const error = gatewayError(
-      ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
-      status === 405 ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
-      status === 405 ? `Method ${rawMethod} is not allowed here` : `No endpoint at ${rawMethod} ${url}`,
+    const error =
+      match.kind === "method-not-allowed"
+        ? methodNotAllowedError(rawMethod)
+        : routeNotFoundError(rawMethod, url);
+    finish(
+      exchange,
+      { kind: "json", status: error.httpStatus, body: error.body },
+      "unmatched",
+      rawMethod,
+      options,
     );
-    finish(exchange, { kind: "json", status, body: error.body }, "unmatched", rawMethod, options);
     return;
   }
   const { route } = match;
@@ -143,18 +148,10 @@ function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValida
 }
 
 function fail(exchange: Exchange, error: unknown, route: Route, options: HttpAppOptions): void {
-  let answer: ErrorAnswer;
-  if (error instanceof BodyTooLargeError) {
-    const tooLarge = gatewayError(
-      ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-      "REQUEST_TOO_LARGE",
-      error.message,
-    );
-    answer = { kind: "json", status: 413, body: tooLarge.body };
-  } else {
-    answer = errorAnswer(error);
-  }
-  if (answer.kind === "json" && answer.status >= 500 && answer.body.code === "LEDGER_API_INTERNAL_ERROR") {
+  const answer = errorAnswer(
+    error instanceof BodyTooLargeError ? requestTooLargeError(error.message) : error,
+  );
+  if (answer.kind === "json" && answer.status >= 500 && answer.body.code === INTERNAL_ERROR_CODE) {
     options.log.error({ err: error, route: route.path }, "request failed in the gateway");
   }
   const http: Answer =

@@ -1,14 +1,12 @@
 import { EMPTY, identity, type Observable } from "rxjs";
+import { operationId } from "../endpoints/operation-id.js";
+import type { Answer, RequestContext, Route } from "../endpoints/route.js";
+import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
+import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 import { elementLimit } from "../streams/elementLimit.js";
-import { ElementLimitExceededError, type StreamEndReason } from "../streams/errors.js";
 import { idleTimeout } from "../streams/idleTimeout.js";
 import { streamEnd } from "../streams/streamEnd.js";
-import type { StreamEndpoint } from "../ws/stream-endpoint.js";
-import { CantonHttpError, gatewayError, InvalidValueError } from "./error-mapping.js";
-import { operationId } from "./grpc-route.js";
-import type { Answer, RequestContext, Route } from "./route.js";
 
 export interface ListTwinConfig {
   /** websocket-config.http-list-max-elements-limit */
@@ -16,9 +14,6 @@ export interface ListTwinConfig {
   /** websocket-config.http-list-wait-time */
   httpListWaitTimeMs: number;
 }
-
-/** Canton's HTTP status of this error is 413, not the 409 its category's gRPC code gives. */
-const PAYLOAD_TOO_LARGE = 413;
 
 /**
  * The HTTP list twin of a stream endpoint: POST on the same path with the same body, the whole
@@ -75,7 +70,8 @@ export function listTwinRoute(
         texts = await collect(source, ctx.signal);
       } catch (error) {
         record(0, 0);
-        throw error instanceof ElementLimitExceededError ? tooManyElements(error) : error;
+        // An ElementLimitExceededError becomes Canton's 413 in src/errors.
+        throw error;
       }
       const text = `[${texts.join(",")}]`;
       record(texts.length, Buffer.byteLength(text));
@@ -91,15 +87,6 @@ function nonNegative(ctx: RequestContext, name: string): number | undefined {
     throw new InvalidValueError(`query parameter ${name}`, `expected an integer >= 0, got ${value}`);
   }
   return value;
-}
-
-function tooManyElements(error: ElementLimitExceededError): CantonHttpError {
-  const { body } = gatewayError(
-    ERROR_CATEGORIES.ContentionOnSharedResources,
-    "JSON_API_MAXIMUM_LIST_ELEMENTS_NUMBER_REACHED",
-    error.message,
-  );
-  return new CantonHttpError(PAYLOAD_TOO_LARGE, body);
 }
 
 /** The texts in order; rejects with the stream's error; the signal's abort cancels the stream. */

@@ -1,4 +1,4 @@
-import type { HttpMethod, Route } from "./route.js";
+import type { HttpMethod, Route } from "../endpoints/route.js";
 
 export type Match =
   | { kind: "found"; route: Route; path: Record<string, string> }

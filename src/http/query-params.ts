@@ -1,6 +1,6 @@
 import { isoToTimestamp } from "../codec/index.js";
-import { InvalidValueError } from "./error-mapping.js";
-import type { ParamSpec, QueryValue } from "./route.js";
+import type { ParamSpec, QueryValue } from "../endpoints/route.js";
+import { InvalidValueError } from "../errors/index.js";
 
 /**
  * Parses the query string against the route's parameters. Unknown parameters are ignored

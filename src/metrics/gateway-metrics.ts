@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { StreamEndReason } from "../errors/index.js";
 import type { CallOutcome } from "../ledger/ledger-client.js";
-import type { StreamEndReason } from "../streams/errors.js";
 
 /** How a stream was served: a WebSocket or an HTTP list twin. */
 export type StreamTransport = "ws" | "http";

@@ -1,15 +1,20 @@
 import type { Logger } from "pino";
 import { defer, map, type Subscription } from "rxjs";
-import type { BodyValidator } from "../http/body-validator.js";
-import { CantonHttpError, InvalidValueError, isGrpcError } from "../http/error-mapping.js";
+import type { BodyValidator } from "../endpoints/body-validator.js";
+import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
+import { parseStreamRequest } from "../endpoints/stream-request.js";
+import {
+  CantonHttpError,
+  errorFrameText,
+  InvalidValueError,
+  isGrpcError,
+  type StreamEndReason,
+  StreamPolicyError,
+} from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
-import { type StreamEndReason, StreamPolicyError } from "../streams/errors.js";
 import { streamEnd } from "../streams/streamEnd.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
-import type { StreamEndpoint } from "./stream-endpoint.js";
-import { parseStreamRequest } from "./stream-request.js";
-import { errorFrameText } from "./ws-error.js";
 
 export type SessionLimits = Pick<
   SocketSinkOptions,

@@ -6,11 +6,11 @@ import uWS, {
 } from "uWebSockets.js";
 import type { Logger } from "pino";
 import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
-import type { BodyValidator } from "../http/body-validator.js";
-import { missingTokenError } from "../http/error-mapping.js";
+import type { BodyValidator } from "../endpoints/body-validator.js";
+import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
+import { missingTokenError } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
-import type { StreamEndpoint } from "./stream-endpoint.js";
 import type { SessionLimits } from "./stream-session.js";
 import { StreamSession } from "./stream-session.js";
 import { wsAuth } from "./ws-auth.js";

@@ -4,7 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { CountJson } from "../fixtures/counter-endpoint.js";
 import { COUNT_PATH } from "../fixtures/counter-endpoint.js";
 import { tokenFor } from "../support/tokens.js";
-import { type Harness, startHarness, waitFor } from "../ws/harness.js";
+import { type Harness, startHarness, waitFor } from "../support/transport-harness.js";
 
 const MAX = 100;
 

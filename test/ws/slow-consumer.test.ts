@@ -6,7 +6,7 @@ import { runInNewContext } from "node:vm";
 import WebSocket from "ws";
 import { COUNT_PATH, type CountJson } from "../fixtures/counter-endpoint.js";
 import { tokenFor } from "../support/tokens.js";
-import { type Harness, startHarness } from "./harness.js";
+import { type Harness, startHarness } from "../support/transport-harness.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;

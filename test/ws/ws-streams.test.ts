@@ -6,7 +6,7 @@ import WebSocket from "ws";
 import type { CountJson } from "../fixtures/counter-endpoint.js";
 import { COUNT_PATH } from "../fixtures/counter-endpoint.js";
 import { tokenFor } from "../support/tokens.js";
-import { type Harness, startHarness, waitFor } from "./harness.js";
+import { type Harness, startHarness, waitFor } from "../support/transport-harness.js";
 
 interface Outcome {
   frames: string[];

@@ -1,0 +1,47 @@
+import type { Route } from "../endpoints/route.js";
+import type { SchemaComponents } from "../endpoints/schema-components.js";
+import { asyncApiYaml, type WsChannelDoc } from "./asyncapi-document.js";
+import { openApiYaml } from "./openapi-document.js";
+
+/**
+ * /docs/openapi and /docs/asyncapi, generated from the tables on first request and then
+ * kept (the tables do not change while the gateway runs). `apiRoutes` is read lazily so the
+ * docs list the docs routes themselves too.
+ */
+export function docsRoutes(
+  apiRoutes: () => readonly Route[],
+  channels: readonly WsChannelDoc[],
+  components: SchemaComponents,
+  pathPrefix: string,
+): Route[] {
+  let openapi: string | undefined;
+  let asyncapi: string | undefined;
+  return [
+    {
+      method: "GET",
+      path: "/docs/openapi",
+      operationId: "getDocsOpenapi",
+      summary: "OpenAPI description of the HTTP endpoints (YAML)",
+      tag: "Docs",
+      response: { kind: "text" },
+      auth: "none",
+      handle: async () => {
+        openapi ??= openApiYaml(apiRoutes(), components, pathPrefix);
+        return { kind: "text", text: openapi };
+      },
+    },
+    {
+      method: "GET",
+      path: "/docs/asyncapi",
+      operationId: "getDocsAsyncapi",
+      summary: "AsyncAPI description of the WebSocket endpoints (YAML)",
+      tag: "Docs",
+      response: { kind: "text" },
+      auth: "none",
+      handle: async () => {
+        asyncapi ??= asyncApiYaml(channels, components, pathPrefix);
+        return { kind: "text", text: asyncapi };
+      },
+    },
+  ];
+}

@@ -1,0 +1,67 @@
+import { operationId } from "./operation-id.js";
+import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";
+import type { RouteDeps } from "./route-deps.js";
+
+/** `Req`: the gRPC request in proto-loader's input shape (`X` from src/proto/ledger-api-types.ts). */
+export interface GrpcRouteSpec<Req extends object = object> {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  tag: string;
+  /** Relative to com.daml.ledger.api.v2, e.g. `admin.PartyManagementService`. */
+  service: string;
+  rpc: string;
+  pathParams?: ParamSpec[];
+  query?: ParamSpec[];
+  /** JSON body schema; by default the body is the gRPC request itself. */
+  body?: BodySpec;
+  /** Component schema of the answer (for the docs). */
+  responseSchema: string;
+  /** Builds the gRPC request; default: the body through the codec. */
+  toRequest?: (ctx: RequestContext, fromJson: (json: unknown) => Promise<Req>) => Req | Promise<Req>;
+  /** Reshapes the JSON of the gRPC response (legacy shapes such as transaction trees). */
+  toAnswer?: (json: unknown) => unknown;
+  deprecated?: boolean;
+}
+
+const API_PACKAGE = "com.daml.ledger.api.v2";
+
+/**
+ * A route that is one unary gRPC call: JSON body/params -> request -> call with the caller's
+ * token -> response -> JSON, through the ledger JSON codec (which loads the package
+ * signatures that Daml values need).
+ */
+export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: GrpcRouteSpec<Req>): Route {
+  const service = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`);
+  const rpc = service.methods[spec.rpc];
+  if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) {
+    throw new Error(`unknown gRPC method ${spec.service}/${spec.rpc}`);
+  }
+  const requestType = rpc.resolvedRequestType.fullName.slice(1);
+  const responseType = rpc.resolvedResponseType.fullName.slice(1);
+  const toRequest =
+    spec.toRequest ??
+    ((ctx: RequestContext, fromJson: (json: unknown) => Promise<Req>) => fromJson(ctx.body));
+  const toAnswer = spec.toAnswer ?? ((json: unknown) => json);
+  return {
+    method: spec.method,
+    path: spec.path,
+    operationId: operationId(spec.method, spec.path),
+    summary: spec.summary,
+    tag: spec.tag,
+    ...(spec.pathParams ? { pathParams: spec.pathParams } : {}),
+    ...(spec.query ? { query: spec.query } : {}),
+    ...(spec.body ? { body: spec.body } : {}),
+    ...(spec.deprecated ? { deprecated: true } : {}),
+    response: { kind: "json", schema: spec.responseSchema },
+    auth: "token",
+    handle: async (ctx): Promise<Answer> => {
+      // The codec builds the message of `requestType`, which is what `Req` names.
+      const fromJson = (json: unknown) =>
+        deps.json.fromJson(requestType, json ?? {}, ctx.token) as Promise<Req>;
+      const request = await toRequest(ctx, fromJson);
+      const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
+      return { kind: "json", body: toAnswer(await deps.json.toJson(responseType, response, ctx.token)) };
+    },
+  };
+}

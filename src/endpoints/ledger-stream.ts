@@ -1,0 +1,129 @@
+import { defer, switchMap } from "rxjs";
+import {
+  type LedgerJson,
+  MissingPackagesError,
+  type PackageSignatures,
+  StreamTranscoder,
+  type Transcode,
+} from "../codec/index.js";
+import { serverStream } from "../ledger/server-stream.js";
+import { mapInOrder } from "../streams/mapInOrder.js";
+import type { RouteDeps } from "./route-deps.js";
+import type { StreamEndpoint } from "./stream-endpoint.js";
+
+const API_PACKAGE = "com.daml.ledger.api.v2";
+
+export interface LedgerStreamSpec {
+  path: string;
+  summary: string;
+  service: string;
+  rpc: string;
+  requestSchema: string;
+  responseSchema: string;
+  deprecated?: boolean;
+  /** Rewrites legacy request forms into the 3.5 request JSON (default: as is). */
+  toRequest?: (request: unknown) => unknown;
+  /** Reshapes one element's JSON; undefined drops the element (default: as is). */
+  toElement?: (json: unknown) => unknown;
+  idleByDefault: (request: unknown) => boolean;
+  offsetOf?: (element: string) => string | number | undefined;
+}
+
+/**
+ * A server-streaming gRPC method as a StreamEndpoint: request JSON -> gRPC request (with the
+ * package signatures its commands need) -> pull-based call -> one JSON text per element.
+ * Elements arrive as their wire bytes and are transcoded straight to text (no decoded object,
+ * no JSON object: those layers and their garbage were most of the stream's CPU). An element
+ * naming a package not loaded yet waits for it, which happens only the first time a package
+ * appears; every other element goes through synchronously.
+ */
+export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEndpoint {
+  const method = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`).methods[spec.rpc];
+  if (!method?.resolvedRequestType || !method.resolvedResponseType || !method.responseStream) {
+    throw new Error(`${spec.service}/${spec.rpc} is not a server-streaming method`);
+  }
+  const requestType = method.resolvedRequestType.fullName.slice(1);
+  const responseType = method.resolvedResponseType.fullName.slice(1);
+  const toRequest = spec.toRequest ?? ((request: unknown) => request);
+  const request$ = (request: unknown, token: string | undefined) =>
+    defer(() => deps.json.fromJson(requestType, toRequest(request), token));
+
+  const reshape = spec.toElement;
+  const open: StreamEndpoint["open"] = (request, token, demand$) => {
+    const { transcoder, signatures } = streamCodec(deps);
+    const toText = transcoder.forType(responseType);
+    const text = reshape ? reshaped(toText, reshape) : toText;
+    return request$(request, token).pipe(
+      switchMap((grpcRequest) =>
+        serverStream(
+          () =>
+            deps.ledger.serverStream<Buffer>(spec.service, spec.rpc, grpcRequest as object, token, {
+              rawResponses: true,
+            }),
+          demand$,
+        ),
+      ),
+      mapInOrder((bytes) => frame(text, bytes, signatures, token)),
+    );
+  };
+
+  return {
+    path: spec.path,
+    summary: spec.summary,
+    requestSchema: spec.requestSchema,
+    responseSchema: spec.responseSchema,
+    ...(spec.deprecated ? { deprecated: true } : {}),
+    ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
+    idleByDefault: spec.idleByDefault,
+    open,
+  };
+}
+
+/** One element's frame; when it names packages not loaded yet, after loading them. */
+function frame(
+  toText: (bytes: Buffer) => string | undefined,
+  bytes: Buffer,
+  signatures: PackageSignatures,
+  token: string | undefined,
+): string | undefined | Promise<string | undefined> {
+  try {
+    return toText(bytes);
+  } catch (error) {
+    if (!(error instanceof MissingPackagesError)) throw error;
+    return signatures.ensure(error.packageIds, token).then(() => toText(bytes));
+  }
+}
+
+/**
+ * For endpoints that reshape elements (the deprecated trees): the element's text parsed,
+ * reshaped and written again; undefined drops the element. Rare and deprecated, so the extra
+ * parse is cheaper than a second decoding path.
+ */
+function reshaped(
+  toText: Transcode,
+  reshape: (json: unknown) => unknown,
+): (bytes: Buffer) => string | undefined {
+  return (bytes) => {
+    const element = reshape(JSON.parse(toText(bytes)));
+    return element === undefined ? undefined : JSON.stringify(element);
+  };
+}
+
+interface StreamCodec {
+  readonly transcoder: StreamTranscoder;
+  readonly signatures: PackageSignatures;
+}
+
+const codecs = new WeakMap<LedgerJson, StreamCodec>();
+
+/** The transcoder over the route's package cache and value codec (one per LedgerJson). */
+function streamCodec(deps: RouteDeps): StreamCodec {
+  const json = deps.json;
+  let codec = codecs.get(json);
+  if (codec === undefined) {
+    const { signatures, values } = json;
+    codec = { transcoder: new StreamTranscoder({ root: deps.protos.root, signatures, values }), signatures };
+    codecs.set(json, codec);
+  }
+  return codec;
+}

@@ -1,0 +1,78 @@
+import type { GetUpdatesRequest } from "../proto/ledger-api-types.js";
+import { ledgerStream } from "./ledger-stream.js";
+import { activeContractsRequest, updatesRequest, updateTreesResponse } from "./legacy-requests.js";
+import type { RouteDeps } from "./route-deps.js";
+import type { StreamEndpoint } from "./stream-endpoint.js";
+
+type Json = Record<string, unknown>;
+
+/** The offset inside `{<oneof>: {<Case>: {value: {offset}}}}`, the shape of update and completion elements. */
+function caseOffset(oneof: string) {
+  return (element: string): number | undefined => {
+    const cases = (JSON.parse(element) as Json)[oneof] as
+      | Record<string, { value?: { offset?: number } }>
+      | undefined;
+    const [content] = Object.values(cases ?? {});
+    return content?.value?.offset;
+  };
+}
+
+/** Without `endInclusive` an update stream follows the ledger end forever. */
+const openEnded = (request: unknown) => (request as GetUpdatesRequest).endInclusive === undefined;
+
+/** The five stream endpoints of the JSON Ledger API, each a WebSocket and an HTTP list twin. */
+export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
+  const updates = (path: string, summary: string, deprecated: boolean) =>
+    ledgerStream(deps, {
+      path,
+      summary,
+      service: "UpdateService",
+      rpc: "GetUpdates",
+      requestSchema: "GetUpdatesRequest",
+      responseSchema: "JsGetUpdatesResponse",
+      deprecated,
+      toRequest: (request) => updatesRequest(request, false),
+      idleByDefault: openEnded,
+      offsetOf: caseOffset("update"),
+    });
+  return [
+    ledgerStream(deps, {
+      path: "/v2/commands/completions",
+      summary: "Completions of the commands submitted by a user for some parties",
+      service: "CommandCompletionService",
+      rpc: "CompletionStream",
+      requestSchema: "CompletionStreamRequest",
+      responseSchema: "CompletionStreamResponse",
+      idleByDefault: () => true,
+      offsetOf: caseOffset("completionResponse"),
+    }),
+    ledgerStream(deps, {
+      path: "/v2/state/active-contracts",
+      summary: "The active contracts at an offset; then follow /v2/updates from that offset",
+      service: "StateService",
+      rpc: "GetActiveContracts",
+      requestSchema: "GetActiveContractsRequest",
+      responseSchema: "JsGetActiveContractsResponse",
+      toRequest: activeContractsRequest,
+      idleByDefault: () => false,
+      // The snapshot resumes from a continuation token, not an offset.
+      offsetOf: (element) =>
+        (JSON.parse(element) as { streamContinuationToken?: string }).streamContinuationToken,
+    }),
+    updates("/v2/updates", "The ledger's updates as the update format selects them", false),
+    updates("/v2/updates/flats", "Flat transactions (deprecated: use /v2/updates)", true),
+    ledgerStream(deps, {
+      path: "/v2/updates/trees",
+      summary: "Transaction trees (deprecated: use /v2/updates with the ledger-effects shape)",
+      service: "UpdateService",
+      rpc: "GetUpdates",
+      requestSchema: "GetUpdatesRequest",
+      responseSchema: "JsGetUpdateTreesResponse",
+      deprecated: true,
+      toRequest: (request) => updatesRequest(request, true),
+      toElement: updateTreesResponse,
+      idleByDefault: openEnded,
+      offsetOf: caseOffset("update"),
+    }),
+  ];
+}

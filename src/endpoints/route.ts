@@ -1,0 +1,64 @@
+/**
+ * The declarative description of one HTTP endpoint, free of any server: the route table is a
+ * list of these; src/http serves it, src/docs documents it, and metrics label by its paths.
+ */
+export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+export type ParamType = "string" | "int32" | "int64" | "boolean" | "string[]" | "date-time";
+
+export interface ParamSpec {
+  readonly name: string;
+  readonly type: ParamType;
+  readonly required?: boolean;
+}
+
+export type BodySpec =
+  /** JSON validated against a component schema of schemas/components.json. */
+  | { readonly kind: "json"; readonly schema: string }
+  /** Raw bytes (DAR uploads). */
+  | { readonly kind: "bytes"; readonly contentType: "application/octet-stream" };
+
+export type ResponseSpec =
+  | { readonly kind: "json"; readonly schema: string }
+  | { readonly kind: "json-array"; readonly schema: string }
+  | { readonly kind: "text" }
+  | { readonly kind: "bytes" }
+  | { readonly kind: "empty" };
+
+export type QueryValue = string | number | boolean | string[];
+
+export interface RequestContext {
+  readonly path: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, QueryValue | undefined>>;
+  /** Parsed and schema-checked JSON, or the raw bytes of a `bytes` body; undefined without body. */
+  readonly body: unknown;
+  /** The bearer token of this request only; never stored. */
+  readonly token: string | undefined;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+export type Answer =
+  | { readonly kind: "json"; readonly body: unknown; readonly status?: number }
+  /** A JSON text already serialised (list twins collect frames as text). */
+  | { readonly kind: "json-text"; readonly text: string; readonly status?: number }
+  | { readonly kind: "text"; readonly text: string; readonly status?: number }
+  | { readonly kind: "bytes"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: "empty"; readonly status?: number };
+
+export interface Route {
+  readonly method: HttpMethod;
+  /** Template with `{name}` segments, without the server's path prefix. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tag: string;
+  readonly pathParams?: readonly ParamSpec[];
+  readonly query?: readonly ParamSpec[];
+  readonly body?: BodySpec;
+  readonly response: ResponseSpec;
+  /** `none`: health, docs and metrics answer without a token. */
+  readonly auth: "token" | "none";
+  readonly deprecated?: boolean;
+  readonly handle: (ctx: RequestContext) => Promise<Answer>;
+}

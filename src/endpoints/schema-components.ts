@@ -1,0 +1,21 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { projectRoot } from "../proto/project-root.js";
+
+export interface SchemaComponents {
+  apiVersion: string;
+  schemas: Record<string, unknown>;
+}
+
+let components: SchemaComponents | undefined;
+
+/**
+ * schemas/components.json: the JSON shapes of the API (see src/docs/import-reference-schemas.ts),
+ * read once; request validation and the published documents share them.
+ */
+export function schemaComponents(): SchemaComponents {
+  components ??= JSON.parse(
+    readFileSync(join(projectRoot(), "schemas", "components.json"), "utf8"),
+  ) as SchemaComponents;
+  return components;
+}

@@ -1,0 +1,57 @@
+import type { Observable } from "rxjs";
+
+/**
+ * One streaming endpoint of the JSON API (completions, active contracts, updates, ...), written
+ * once and served two ways: as a WebSocket (src/ws/ws-streams.ts) and as its HTTP list twin
+ * (src/http/list-twin.ts), and knowing neither. The serving layers own everything around the
+ * stream — auth, request validation against `requestSchema`, backpressure, limits, idle waits,
+ * error frames, metrics — so an endpoint is only "request -> gRPC call -> JSON texts".
+ *
+ * @example
+ * const updates: StreamEndpoint = {
+ *   path: "/v2/updates",
+ *   summary: "Read the ledger's filtered update stream",
+ *   requestSchema: "GetUpdatesRequest",
+ *   responseSchema: "JsGetUpdatesResponse",
+ *   open: (request, token, demand$) =>
+ *     serverStream(() => ledger.serverStream("UpdateService", "GetUpdates", toGrpc(request), token), demand$)
+ *       .pipe(map((message) => JSON.stringify(toJson(message)))),
+ *   idleByDefault: (request) => (request as { endInclusive?: unknown }).endInclusive === undefined,
+ *   offsetOf: (element) => /"offset":(\d+)/.exec(element)?.[1],
+ * };
+ */
+export interface StreamEndpoint {
+  /** Path template without the server's path prefix, e.g. `/v2/updates`; also the metric label. */
+  readonly path: string;
+  /** One line for the AsyncAPI and OpenAPI documents. */
+  readonly summary: string;
+  /** Component schema (schemas/components.json) of the request: the query frame and the list twin's body. */
+  readonly requestSchema: string;
+  /** Component schema of one element (errors are JsCantonError frames). */
+  readonly responseSchema: string;
+  readonly deprecated?: boolean;
+  /**
+   * Opens the stream for one subscriber. Must be cold (nothing happens before subscribe) and
+   * cancel its gRPC call on unsubscribe; `serverStream` from src/ledger/server-stream.ts does both.
+   * - `request`: the JSON already validated against `requestSchema`.
+   * - `token`: the caller's bearer token, for this call only.
+   * - `demand$`: the sink's readiness; pass it to `serverStream` so that a slow consumer pauses
+   *   the gRPC call instead of piling elements up in the gateway.
+   * Emits one JSON text per element, sent as is (no re-serialisation). Errors with a gRPC
+   * `ServiceError` or a gateway error (`CantonHttpError`, `InvalidValueError`); the serving
+   * layer turns them into the final JsCantonError frame / HTTP answer through src/errors.
+   */
+  open(request: unknown, token: string, demand$: Observable<boolean>): Observable<string>;
+  /**
+   * Whether the list twin waits for more with an idle timeout when the client gave no
+   * `stream_idle_timeout_ms`: Canton's rule is open-ended streams only (updates without
+   * `endInclusive`, completions always, never the ACS).
+   */
+  idleByDefault(request: unknown): boolean;
+  /**
+   * The offset a client resumes from after this element, when the element carries one. Called
+   * only when a slow consumer is disconnected (never per element), on the last element it got,
+   * so that the close tells the client where to resume instead of silently losing anything.
+   */
+  offsetOf?(element: string): string | number | undefined;
+}

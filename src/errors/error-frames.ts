@@ -1,0 +1,57 @@
+import { ERROR_CATEGORIES } from "../proto/error-categories.js";
+import { errorAnswer } from "./error-mapping.js";
+import { gatewayError, type JsCantonError } from "./js-canton-error.js";
+
+/**
+ * The body of a final error frame. Everything goes through error-mapping; the one difference
+ * from HTTP is that a socket has no status line and no text/plain answer, so a malformed query
+ * frame (400 text over HTTP) becomes an INVALID_ARGUMENT JsCantonError carrying the same
+ * `Invalid value for: body (...)` cause.
+ */
+export function errorFrameBody(error: unknown): JsCantonError {
+  const answer = errorAnswer(error);
+  if (answer.kind === "json") return answer.body;
+  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "INVALID_ARGUMENT", answer.text).body;
+}
+
+export function errorFrameText(error: unknown): string {
+  return JSON.stringify(errorFrameBody(error));
+}
+
+/** Why a socket was disconnected as a slow consumer (nats.js: max_pending / write_deadline). */
+export type SlowConsumerCause = "hard_limit" | "write_deadline" | "dropped";
+
+const CAUSE_TEXT: Record<SlowConsumerCause, string> = {
+  hard_limit: "more bytes buffered for the client than the hard limit",
+  write_deadline: "the client read nothing for longer than the write deadline",
+  dropped: "the socket refused a frame",
+};
+
+/**
+ * The error frame of a slow-consumer disconnect. Retryable (ContentionOnSharedResources): the
+ * client reconnects and resumes after `resume_after_offset`, so nothing is lost.
+ */
+export function slowConsumerBody(
+  cause: SlowConsumerCause,
+  delivered: number,
+  offset: string | number | undefined,
+): JsCantonError {
+  const resume = offset === undefined ? "" : `; resume after offset ${offset}`;
+  const context: Record<string, string> = { cause, elements_delivered: String(delivered) };
+  if (offset !== undefined) context.resume_after_offset = String(offset);
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "JSON_API_SLOW_CONSUMER",
+    `Stream closed as a slow consumer: ${CAUSE_TEXT[cause]}; ${delivered} elements delivered${resume}`,
+    context,
+  ).body;
+}
+
+/** The close reason of that disconnect: at most 123 bytes, so only the essentials. */
+export function slowConsumerCloseReason(
+  cause: SlowConsumerCause,
+  offset: string | number | undefined,
+): string {
+  const text = `slow consumer (${cause})${offset === undefined ? "" : `; resume after offset ${offset}`}`;
+  return Buffer.byteLength(text) <= 123 ? text : `slow consumer (${cause})`;
+}

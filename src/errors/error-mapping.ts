@@ -1,0 +1,112 @@
+import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { InvalidJsonError } from "../codec/index.js";
+import { SignatureNotFoundError, ValueCodecError } from "../lf/index.js";
+import { errorCategoryById } from "../proto/error-categories.js";
+import { decodeStatusDetails } from "../proto/status-details.js";
+import { internalError, invalidArgumentError, tooManyElementsError } from "./gateway-errors.js";
+import { httpStatusOfGrpc } from "./http-status.js";
+import { InvalidValueError } from "./invalid-value-error.js";
+import { CantonHttpError, type JsCantonError, retryInfoText } from "./js-canton-error.js";
+import { ElementLimitExceededError } from "./stream-errors.js";
+
+/**
+ * The one place that turns failures into what clients see: gRPC status -> JsCantonError ->
+ * HTTP status, and malformed input -> 400 `Invalid value for: <location>`. HTTP routes,
+ * list twins and WebSocket error frames all come through here.
+ */
+
+export function isGrpcError(error: unknown): error is ServiceError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<ServiceError>).code === "number" &&
+    (error as Partial<ServiceError>).metadata instanceof Metadata
+  );
+}
+
+/** Canton's `CODE_ID(category,correlation): cause` message prefix. */
+const CANTON_MESSAGE = /^[A-Z0-9_]+\(\d+,[^)]*\): ([\s\S]*)$/;
+/** Security-sensitive errors (auth, permissions, internals) reach clients without details. */
+const REDACTED_MESSAGE =
+  /^An error occurred\. Please contact the operator and inquire about the request (.+) with tid (.+)$/;
+
+export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
+  const redacted = REDACTED_MESSAGE.exec(error.details ?? "");
+  if (redacted) {
+    const present = (id: string | undefined) => (id === undefined || /^<no-/.test(id) ? null : id);
+    return {
+      code: "NA",
+      cause: "A security-sensitive error has been received",
+      correlationId: present(redacted[1]),
+      traceId: present(redacted[2]),
+      context: {},
+      resources: [],
+      errorCategory: -1,
+      grpcCodeValue: error.code,
+      retryInfo: null,
+      definiteAnswer: null,
+    };
+  }
+  const details = decodeStatusDetails(error.metadata);
+  const errorInfo = details?.errorInfos.length === 1 ? details.errorInfos[0] : undefined;
+  if (!details || !errorInfo) {
+    // Not a Canton-style error (another server, a transport failure): keep what gRPC says.
+    return {
+      code: GrpcStatus[error.code] ?? "UNKNOWN",
+      cause: error.details || error.message,
+      correlationId: null,
+      traceId: null,
+      context: {},
+      resources: [],
+      errorCategory: -1,
+      grpcCodeValue: error.code,
+      retryInfo: null,
+      definiteAnswer: null,
+    };
+  }
+  const metadata = errorInfo.metadata;
+  const categoryId = Number(metadata.category);
+  const category = errorCategoryById(categoryId);
+  const traceId = metadata.tid ?? null;
+  const requestId = details.requestInfos[0]?.requestId;
+  const retryDelay = details.retryInfos[0]?.retryDelaySeconds ?? category?.retryAfterSeconds;
+  return {
+    code: errorInfo.reason,
+    cause: CANTON_MESSAGE.exec(details.message)?.[1] ?? details.message,
+    correlationId: requestId !== undefined && requestId !== traceId ? requestId : null,
+    traceId,
+    context: metadata,
+    resources: details.resourceInfos.map((r) => [r.resourceType, r.resourceName]),
+    errorCategory: Number.isInteger(categoryId) ? categoryId : -1,
+    grpcCodeValue: category?.grpcCode ?? error.code,
+    retryInfo: retryDelay === undefined ? null : retryInfoText(retryDelay),
+    definiteAnswer: metadata.definite_answer === undefined ? null : metadata.definite_answer === "true",
+  };
+}
+
+export type ErrorAnswer =
+  | { kind: "text"; status: 400; text: string }
+  | { kind: "json"; status: number; body: JsCantonError };
+
+const json = (error: CantonHttpError): ErrorAnswer => ({
+  kind: "json",
+  status: error.httpStatus,
+  body: error.body,
+});
+
+/** Anything a handler throws, as the answer a client gets. Unknown errors are a 500 that leaks nothing. */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  if (error instanceof InvalidValueError) return { kind: "text", status: 400, text: error.message };
+  if (error instanceof InvalidJsonError) {
+    return { kind: "text", status: 400, text: new InvalidValueError("body", error.message).message };
+  }
+  if (error instanceof CantonHttpError) return json(error);
+  // An ill-typed Daml value names its JSON path (Canton answers 500 here; we do better).
+  if (error instanceof ValueCodecError || error instanceof SignatureNotFoundError) {
+    return json(invalidArgumentError(error.message));
+  }
+  if (error instanceof ElementLimitExceededError) return json(tooManyElementsError(error));
+  if (isGrpcError(error)) {
+    return { kind: "json", status: httpStatusOfGrpc(error.code), body: jsCantonErrorOfGrpc(error) };
+  }
+  return json(internalError());
+}

@@ -1,0 +1,32 @@
+/**
+ * The errors module's public face: every error body and code the gateway sends, HTTP or
+ * WebSocket, is built here. Files inside src/errors may move; importers go through here.
+ */
+export {
+  errorFrameBody,
+  errorFrameText,
+  type SlowConsumerCause,
+  slowConsumerBody,
+  slowConsumerCloseReason,
+} from "./error-frames.js";
+export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
+export {
+  INTERNAL_ERROR_CODE,
+  internalError,
+  invalidArgumentError,
+  methodNotAllowedError,
+  missingTokenError,
+  requestTooLargeError,
+  routeNotFoundError,
+  tooManyElementsError,
+} from "./gateway-errors.js";
+export { httpStatusOfGrpc } from "./http-status.js";
+export { InvalidValueError } from "./invalid-value-error.js";
+export { CantonHttpError, gatewayError, type JsCantonError } from "./js-canton-error.js";
+export {
+  ElementLimitExceededError,
+  endReasonOf,
+  IdleTimeoutError,
+  type StreamEndReason,
+  StreamPolicyError,
+} from "./stream-errors.js";

@@ -1,0 +1,60 @@
+import type { ErrorCategory } from "../proto/error-categories.js";
+import { httpStatusOfGrpc } from "./http-status.js";
+
+/** The error object clients get, in Canton's JSON API shape: HTTP bodies and final WebSocket frames. */
+export interface JsCantonError {
+  code: string;
+  cause: string;
+  correlationId: string | null;
+  traceId: string | null;
+  context: Record<string, string>;
+  resources: [string, string][];
+  errorCategory: number;
+  grpcCodeValue: number | null;
+  retryInfo: string | null;
+  definiteAnswer: boolean | null;
+}
+
+/** A failure the gateway itself decides (no token, list too long, ...), already in JSON form. */
+export class CantonHttpError extends Error {
+  override name = "CantonHttpError";
+  constructor(
+    readonly httpStatus: number,
+    readonly body: JsCantonError,
+  ) {
+    super(body.cause);
+  }
+}
+
+/**
+ * An error the gateway raises itself, in the shape and category Canton would use. The HTTP
+ * status follows the category's gRPC code unless `httpStatus` says otherwise.
+ */
+export function gatewayError(
+  category: ErrorCategory,
+  code: string,
+  cause: string,
+  context: Record<string, string> = {},
+  httpStatus: number = httpStatusOfGrpc(category.grpcCode),
+): CantonHttpError {
+  const body: JsCantonError = {
+    code,
+    cause,
+    correlationId: null,
+    traceId: null,
+    context,
+    resources: [],
+    errorCategory: category.id,
+    grpcCodeValue: category.grpcCode,
+    retryInfo: category.retryAfterSeconds === undefined ? null : retryInfoText(category.retryAfterSeconds),
+    definiteAnswer: null,
+  };
+  return new CantonHttpError(httpStatus, body);
+}
+
+/** Scala's FiniteDuration text (`1 second`, `500 milliseconds`), as Canton writes retryInfo. */
+export function retryInfoText(seconds: number): string {
+  if (Number.isInteger(seconds)) return `${seconds} second${seconds === 1 ? "" : "s"}`;
+  const millis = Math.round(seconds * 1000);
+  return `${millis} millisecond${millis === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,19 @@
+import type { Route } from "../endpoints/route.js";
+import type { GatewayMetrics } from "./gateway-metrics.js";
+
+/** GET /metrics, the Prometheus exposition: no token, as scrapers have none. */
+export function metricsRoute(metrics: GatewayMetrics): Route {
+  return {
+    method: "GET",
+    path: "/metrics",
+    operationId: "getMetrics",
+    summary: "Prometheus metrics of the gateway",
+    tag: "Metrics",
+    response: { kind: "text" },
+    auth: "none",
+    handle: async () => {
+      const { text } = await metrics.exposition();
+      return { kind: "text", text };
+    },
+  };
+}
