@@ -1,5 +1,5 @@
 import type { CallContext } from "../call-context.js";
-import type { CommandsMessage } from "./commands/command-messages.js";
+import type { Commands__Output } from "../../proto/ledger-api-types.js";
 import { validateCommands } from "./commands/command-validation.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { SubmissionOutcome } from "./participant-ledger.js";
@@ -10,7 +10,7 @@ import type { SubmissionOutcome } from "./participant-ledger.js";
  */
 export async function submitCommands(
   runtime: LedgerRuntime,
-  commands: CommandsMessage | null,
+  commands: Commands__Output | null,
   context: CallContext,
 ): Promise<SubmissionOutcome & { readonly readAs: readonly string[] }> {
   await context.authorize({ kind: "act-as", actAs: commands?.actAs ?? [], readAs: commands?.readAs ?? [] });

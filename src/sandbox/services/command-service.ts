@@ -1,6 +1,11 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { CommandsMessage, TransactionFormatMessage } from "../ledger/commands/command-messages.js";
+import type {
+  SubmitAndWaitForTransactionRequest__Output,
+  SubmitAndWaitForTransactionResponse,
+  SubmitAndWaitRequest__Output,
+  SubmitAndWaitResponse,
+} from "../../proto/ledger-api-types.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 import { projectTransaction, transactionMessage } from "../ledger/reads/transaction-projection.js";
@@ -16,15 +21,18 @@ export function commandService(runtime: LedgerRuntime): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.CommandService",
     unary: {
-      SubmitAndWait: async (request: { commands: CommandsMessage | null }, context) => {
+      SubmitAndWait: async (
+        request: SubmitAndWaitRequest__Output,
+        context,
+      ): Promise<SubmitAndWaitResponse> => {
         const outcome = await submitCommands(runtime, request.commands, context);
         if (outcome.kind === "rejected") throw outcome.error;
         return { updateId: outcome.update.updateId, completionOffset: outcome.update.offset };
       },
       SubmitAndWaitForTransaction: async (
-        request: { commands: CommandsMessage | null; transactionFormat: TransactionFormatMessage | null },
+        request: SubmitAndWaitForTransactionRequest__Output,
         context,
-      ) => {
+      ): Promise<SubmitAndWaitForTransactionResponse> => {
         // Validate the format before anything is committed.
         const format =
           request.transactionFormat === null

@@ -1,6 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { CommandsMessage } from "../ledger/commands/command-messages.js";
+import type { SubmitRequest__Output, SubmitResponse } from "../../proto/ledger-api-types.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { submitCommands } from "../ledger/submission.js";
 
@@ -13,7 +13,7 @@ export function commandSubmissionService(runtime: LedgerRuntime): ServiceImpleme
   return {
     serviceName: "com.daml.ledger.api.v2.CommandSubmissionService",
     unary: {
-      Submit: async (request: { commands: CommandsMessage | null }, context) => {
+      Submit: async (request: SubmitRequest__Output, context): Promise<SubmitResponse> => {
         await submitCommands(runtime, request.commands, context);
         return {};
       },

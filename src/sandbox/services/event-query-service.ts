@@ -1,6 +1,6 @@
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
+import type { GetEventsByContractIdRequest__Output } from "../../proto/ledger-api-types.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
@@ -13,10 +13,7 @@ export function eventQueryService(runtime: LedgerRuntime): ServiceImplementation
   return {
     serviceName: "com.daml.ledger.api.v2.EventQueryService",
     unary: {
-      GetEventsByContractId: async (
-        request: { contractId: string; eventFormat: EventFormatMessage | null },
-        context,
-      ) => {
+      GetEventsByContractId: async (request: GetEventsByContractIdRequest__Output, context) => {
         if (request.contractId === "") throw errors.missingField("contract_id");
         const format = CompiledEventFormat.compile(runtime.registry, request.eventFormat, "event_format");
         await context.authorize(format.requirement());

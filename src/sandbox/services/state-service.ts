@@ -2,27 +2,22 @@ import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
-import type { EventFormatMessage } from "../ledger/commands/command-messages.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { activeContracts } from "../ledger/reads/active-contracts.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
 import type { SandboxStore } from "../ledger/sandbox-store.js";
-import type { ConnectedSynchronizer, GetConnectedSynchronizersRequest } from "../ledger-api-messages.js";
-
-interface GetActiveContractsRequest {
-  activeAtOffset: string;
-  eventFormat: EventFormatMessage | null;
-  streamContinuationToken?: Buffer | null;
-}
-
-interface GetActiveContractsPageRequest {
-  activeAtOffset?: string | null;
-  eventFormat: EventFormatMessage | null;
-  maxPageSize?: number | null;
-  pageToken?: Buffer | null;
-}
+import type {
+  EventFormat__Output,
+  GetActiveContractsPageRequest__Output,
+  GetActiveContractsPageResponse,
+  GetActiveContractsRequest__Output,
+  GetConnectedSynchronizersRequest__Output,
+  GetConnectedSynchronizersResponse,
+  GetLatestPrunedOffsetsResponse,
+  GetLedgerEndResponse,
+} from "../../proto/ledger-api-types.js";
 
 /** The sandbox's page size limits for active contracts pages. */
 const DEFAULT_ACS_PAGE_SIZE = 1000;
@@ -38,18 +33,24 @@ export function stateService(store: SandboxStore, runtime?: LedgerRuntime): Serv
     stream: runtime === undefined ? {} : { GetActiveContracts: activeContractsStream(store, runtime) },
     unary: {
       ...(runtime === undefined ? {} : { GetActiveContractsPage: activeContractsPage(store, runtime) }),
-      GetLedgerEnd: async (_request: object, context: CallContext) => {
+      GetLedgerEnd: async (_request: object, context: CallContext): Promise<GetLedgerEndResponse> => {
         await context.authorize({ kind: "authenticated" });
         return { offset: store.ledgerEnd() };
       },
-      GetLatestPrunedOffsets: async (_request: object, context: CallContext) => {
+      GetLatestPrunedOffsets: async (
+        _request: object,
+        context: CallContext,
+      ): Promise<GetLatestPrunedOffsetsResponse> => {
         await context.authorize({ kind: "authenticated" });
         return {
           participantPrunedUpToInclusive: store.latestPrunedOffset(),
           allDivulgedContractsPrunedUpToInclusive: store.latestPrunedOffset(),
         };
       },
-      GetConnectedSynchronizers: async (request: GetConnectedSynchronizersRequest, context: CallContext) => {
+      GetConnectedSynchronizers: async (
+        request: GetConnectedSynchronizersRequest__Output,
+        context: CallContext,
+      ): Promise<GetConnectedSynchronizersResponse> => {
         // Canton: public without a party; with one, admin, idp admin or any right on the party.
         await context.authorize(
           request.party === ""
@@ -60,16 +61,18 @@ export function stateService(store: SandboxStore, runtime?: LedgerRuntime): Serv
                 identityProviderId: request.identityProviderId,
               },
         );
-        return { connectedSynchronizers: connectedSynchronizers(store, request) };
+        return connectedSynchronizers(store, request);
       },
     },
   };
 }
 
+type ConnectedSynchronizer = NonNullable<GetConnectedSynchronizersResponse["connectedSynchronizers"]>[number];
+
 function connectedSynchronizers(
   store: SandboxStore,
-  request: GetConnectedSynchronizersRequest,
-): ConnectedSynchronizer[] {
+  request: GetConnectedSynchronizersRequest__Output,
+): GetConnectedSynchronizersResponse {
   const { party, participantId } = request;
   if (party !== "") {
     const error = partyStringError(party);
@@ -81,7 +84,7 @@ function connectedSynchronizers(
     if (error !== undefined) throw errors.invalidField("participant_id", error);
   }
   const hostedHere = participantId === "" || participantId === store.participant.participantId;
-  return store.synchronizers.flatMap((synchronizer) => {
+  const connected = store.synchronizers.flatMap<ConnectedSynchronizer>((synchronizer) => {
     if (party === "") {
       return [
         {
@@ -97,6 +100,7 @@ function connectedSynchronizers(
       ? []
       : [{ synchronizerAlias: synchronizer.alias, synchronizerId: synchronizer.id, permission }];
   });
+  return { connectedSynchronizers: connected };
 }
 
 /** Continuation tokens and page tokens point after the contract with this creation index. */
@@ -106,7 +110,7 @@ interface AcsPosition {
 
 async function snapshotFormat(
   runtime: LedgerRuntime,
-  message: EventFormatMessage | null,
+  message: EventFormat__Output | null,
   context: CallContext,
 ) {
   const format = CompiledEventFormat.compile(runtime.registry, message, "event_format");
@@ -122,7 +126,7 @@ function checkActiveAt(store: SandboxStore, activeAt: number): void {
 }
 
 function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
-  return async (request: GetActiveContractsRequest, context: CallContext, sink: StreamSink) => {
+  return async (request: GetActiveContractsRequest__Output, context: CallContext, sink: StreamSink) => {
     const activeAt = Number(request.activeAtOffset);
     checkActiveAt(store, activeAt);
     const format = await snapshotFormat(runtime, request.eventFormat, context);
@@ -144,7 +148,10 @@ function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
 }
 
 function activeContractsPage(store: SandboxStore, runtime: LedgerRuntime) {
-  return async (request: GetActiveContractsPageRequest, context: CallContext) => {
+  return async (
+    request: GetActiveContractsPageRequest__Output,
+    context: CallContext,
+  ): Promise<GetActiveContractsPageResponse> => {
     const format = await snapshotFormat(runtime, request.eventFormat, context);
     const activeAt =
       request.activeAtOffset === undefined || request.activeAtOffset === null

@@ -1,7 +1,14 @@
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
-import type { UpdateFormatMessage } from "../ledger/commands/command-messages.js";
+import type {
+  GetUpdateByIdRequest__Output,
+  GetUpdateByOffsetRequest__Output,
+  GetUpdatesPageRequest__Output,
+  GetUpdatesPageResponse,
+  GetUpdatesRequest__Output,
+  UpdateFormat__Output,
+} from "../../proto/ledger-api-types.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
@@ -9,22 +16,6 @@ import { checkpointMessage, streamUpdates, streamUpdatesDescending } from "../le
 import { type CompiledUpdateFormat, compileUpdateFormat } from "../ledger/reads/update-format.js";
 import { renderUpdate, renderUpdateEncoded } from "../ledger/reads/update-renderer.js";
 import type { LedgerUpdate } from "../ledger/sandbox-store.js";
-
-interface GetUpdatesRequest {
-  beginExclusive: string;
-  endInclusive?: string | null;
-  updateFormat: UpdateFormatMessage | null;
-  descendingOrder: boolean;
-}
-
-interface GetUpdatesPageRequest {
-  beginOffsetExclusive?: string | null;
-  endOffsetInclusive?: string | null;
-  maxPageSize?: number | null;
-  updateFormat: UpdateFormatMessage | null;
-  descendingOrder: boolean;
-  pageToken?: Buffer | null;
-}
 
 /** Canton's defaults for updates pages (ledger-api.update-service). */
 const DEFAULT_PAGE_SIZE = 100;
@@ -43,7 +34,7 @@ interface PagePosition {
 export function updateService(runtime: LedgerRuntime): ServiceImplementation {
   const store = runtime.ledger.store;
 
-  async function format(message: UpdateFormatMessage | null, context: CallContext) {
+  async function format(message: UpdateFormat__Output | null, context: CallContext) {
     const compiled = compileUpdateFormat(runtime.registry, message);
     for (const requirement of compiled.requirements) await context.authorize(requirement);
     return compiled;
@@ -54,10 +45,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.UpdateService",
     unary: {
-      GetUpdateByOffset: async (
-        request: { offset: string; updateFormat: UpdateFormatMessage | null },
-        context,
-      ) => {
+      GetUpdateByOffset: async (request: GetUpdateByOffsetRequest__Output, context) => {
         const offset = Number(request.offset);
         if (offset <= 0)
           throw ledgerErrors.offsetOutOfRange(`Offset ${offset} in offset is not a positive integer`);
@@ -67,10 +55,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         if (rendered === undefined) throw ledgerErrors.updateNotFound(["OFFSET", String(offset)]);
         return rendered;
       },
-      GetUpdateById: async (
-        request: { updateId: string; updateFormat: UpdateFormatMessage | null },
-        context,
-      ) => {
+      GetUpdateById: async (request: GetUpdateByIdRequest__Output, context) => {
         if (request.updateId === "") throw errors.missingField("update_id");
         const compiled = await format(request.updateFormat, context);
         const update = runtime.ledger.updateById(request.updateId);
@@ -78,7 +63,10 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         if (rendered === undefined) throw ledgerErrors.updateNotFound(["UPDATE_ID", request.updateId]);
         return rendered;
       },
-      GetUpdatesPage: async (request: GetUpdatesPageRequest, context) => {
+      GetUpdatesPage: async (
+        request: GetUpdatesPageRequest__Output,
+        context,
+      ): Promise<GetUpdatesPageResponse> => {
         const compiled = await format(request.updateFormat, context);
         const ledgerEnd = store.ledgerEnd();
         const begin = optionalOffset(request.beginOffsetExclusive) ?? 0;
@@ -141,7 +129,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
       },
     },
     stream: {
-      GetUpdates: async (request: GetUpdatesRequest, context: CallContext, sink: StreamSink) => {
+      GetUpdates: async (request: GetUpdatesRequest__Output, context: CallContext, sink: StreamSink) => {
         const begin = Number(request.beginExclusive);
         if (begin < 0)
           throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);

@@ -1,3 +1,4 @@
+import type { Command__Output, Identifier__Output, Record__Output } from "../../../proto/ledger-api-types.js";
 import {
   type JsonValue,
   type LedgerValue,
@@ -20,7 +21,7 @@ import type {
 import type { SandboxError } from "../../sandbox-error.js";
 import { ledgerErrors } from "../ledger-errors.js";
 import type { ExerciseNode, StoredContract, TransactionNode } from "../ledger-records.js";
-import type { CommandMessage } from "./command-messages.js";
+import { ledgerValue } from "../../protocol-values.js";
 import { contractKeyHash, newContract } from "./contract-factory.js";
 import type { ContractIdAllocator } from "./contract-ids.js";
 
@@ -33,7 +34,7 @@ export interface LedgerLookup {
 }
 
 export interface Submission {
-  readonly commands: readonly CommandMessage[];
+  readonly commands: readonly Command__Output[];
   readonly actAs: readonly string[];
   readonly readAs: readonly string[];
   /** Disclosed contracts by id, already authenticated. */
@@ -106,41 +107,53 @@ class Interpretation {
     return { nodes: this.nodes, created: [...this.created.values()], archived: this.archived, transient };
   }
 
-  command(command: CommandMessage): void {
+  command(command: Command__Output): void {
     const codec = this.registry.codec;
     switch (command.command) {
       case "create": {
         const c = command.create!;
         const templateId = this.templateIdOf(c.templateId);
-        const argument = codec
-          .templatePayload(templateId)
-          .toJson({ record: c.createArguments! } as LedgerValue);
-        this.create(templateId, argument as JsonRecord, this.actAs, []);
+        const argument = this.createArgument(templateId, c.createArguments);
+        this.create(templateId, argument, this.actAs, []);
         return;
       }
       case "exercise": {
         const c = command.exercise!;
         if (c.contractId === "") throw errors.missingField("contract_id");
         const target = this.visibleContract(c.contractId);
-        this.exercise(target, this.requiredId(c.templateId), c.choice, c.choiceArgument, this.actAs, []);
+        this.exercise(
+          target,
+          this.requiredId(c.templateId),
+          c.choice,
+          ledgerValue(c.choiceArgument),
+          this.actAs,
+          [],
+        );
         return;
       }
       case "exerciseByKey": {
         const c = command.exerciseByKey!;
         const templateId = this.templateIdOf(c.templateId);
-        const key = codec.contractKey(templateId).toJson(required(c.contractKey, "contract_key"));
+        const key = codec
+          .contractKey(templateId)
+          .toJson(ledgerValue(required(c.contractKey, "contract_key")));
         const target = this.byKey(templateId, key);
-        this.exercise(target, templateId, c.choice, c.choiceArgument, this.actAs, []);
+        this.exercise(target, templateId, c.choice, ledgerValue(c.choiceArgument), this.actAs, []);
         return;
       }
       case "createAndExercise": {
         const c = command.createAndExercise!;
         const templateId = this.templateIdOf(c.templateId);
-        const argument = codec
-          .templatePayload(templateId)
-          .toJson({ record: c.createArguments! } as LedgerValue);
-        const contractId = this.create(templateId, argument as JsonRecord, this.actAs, []);
-        this.exercise(this.created.get(contractId)!, templateId, c.choice, c.choiceArgument, this.actAs, []);
+        const argument = this.createArgument(templateId, c.createArguments);
+        const contractId = this.create(templateId, argument, this.actAs, []);
+        this.exercise(
+          this.created.get(contractId)!,
+          templateId,
+          c.choice,
+          ledgerValue(c.choiceArgument),
+          this.actAs,
+          [],
+        );
         return;
       }
       default:
@@ -148,7 +161,11 @@ class Interpretation {
     }
   }
 
-  private requiredId(id: { packageId: string; moduleName: string; entityName: string } | null): TypeConName {
+  private createArgument(templateId: TypeConName, record: Record__Output | null): JsonRecord {
+    return this.registry.codec.templatePayload(templateId).toJson(ledgerValue({ record })) as JsonRecord;
+  }
+
+  private requiredId(id: Identifier__Output | null): TypeConName {
     if (id === null) throw errors.missingField("template_id");
     return this.registry.resolve(id);
   }

@@ -2,7 +2,11 @@ import { randomUUID } from "node:crypto";
 import { errors } from "../../errors.js";
 import { ledgerStringError, partyStringError, userIdError } from "../../identifiers.js";
 import type { DeduplicationPeriod } from "../ledger-records.js";
-import type { CommandMessage, CommandsMessage, DisclosedContractMessage } from "./command-messages.js";
+import type {
+  Command__Output,
+  Commands__Output,
+  DisclosedContract__Output,
+} from "../../../proto/ledger-api-types.js";
 
 /** A submission after request validation: what the ledger needs, defaults applied. */
 export interface ValidatedCommands {
@@ -12,8 +16,8 @@ export interface ValidatedCommands {
   readonly workflowId: string;
   readonly actAs: readonly string[];
   readonly readAs: readonly string[];
-  readonly commands: readonly CommandMessage[];
-  readonly disclosedContracts: readonly DisclosedContractMessage[];
+  readonly commands: readonly Command__Output[];
+  readonly disclosedContracts: readonly DisclosedContract__Output[];
   readonly deduplication: DeduplicationPeriod;
 }
 
@@ -25,7 +29,10 @@ export const MAX_DEDUPLICATION_SECONDS = 7 * 24 * 3600;
  * defaults to the token's user (`defaultUserId`), the submission id to a fresh one, the
  * deduplication period to the participant's maximum.
  */
-export function validateCommands(commands: CommandsMessage | null, defaultUserId: string): ValidatedCommands {
+export function validateCommands(
+  commands: Commands__Output | null,
+  defaultUserId: string,
+): ValidatedCommands {
   if (commands === null) throw errors.missingField("commands");
   const userId = commands.userId !== "" ? commands.userId : defaultUserId;
   if (userId === "") throw errors.missingField("user_id");
@@ -59,7 +66,7 @@ function checkLedgerString(field: string, value: string): void {
   if (error !== undefined) throw errors.invalidField(field, error);
 }
 
-function deduplicationOf(commands: CommandsMessage): DeduplicationPeriod {
+function deduplicationOf(commands: Commands__Output): DeduplicationPeriod {
   if (commands.deduplicationPeriod === "deduplicationOffset") {
     const offset = Number(commands.deduplicationOffset ?? "0");
     if (offset < 0) {

@@ -1,9 +1,13 @@
 import { type TypeConName, typeConKey } from "../../../lf/index.js";
+import type {
+  EventFormat__Output,
+  Filters__Output,
+  Identifier__Output,
+} from "../../../proto/ledger-api-types.js";
 import type { Requirement } from "../../auth/authorization.js";
 import { errors } from "../../errors.js";
 import { partyStringError } from "../../identifiers.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
-import type { EventFormatMessage, FiltersMessage } from "../commands/command-messages.js";
 import { ledgerErrors } from "../ledger-errors.js";
 
 export interface InterfaceSelection {
@@ -53,7 +57,7 @@ export class CompiledEventFormat {
 
   static compile(
     registry: ModelRegistry,
-    message: EventFormatMessage | null,
+    message: EventFormat__Output | null,
     field: string,
   ): CompiledEventFormat {
     if (message === null) throw errors.missingField(field);
@@ -164,7 +168,7 @@ export class CompiledEventFormat {
 
 function compileFilters(
   registry: ModelRegistry,
-  filters: FiltersMessage,
+  filters: Filters__Output,
   unknown: { templates: string[]; interfaces: string[] },
 ): PartyFilter {
   let wildcard = filters.cumulative.length === 0;
@@ -204,10 +208,7 @@ function compileFilters(
   return { wildcard, wildcardBlob, templates, interfaces };
 }
 
-function resolveOrNull(
-  registry: ModelRegistry,
-  id: { packageId: string; moduleName: string; entityName: string },
-): TypeConName | undefined {
+function resolveOrNull(registry: ModelRegistry, id: Identifier__Output): TypeConName | undefined {
   try {
     return registry.resolve(id);
   } catch {

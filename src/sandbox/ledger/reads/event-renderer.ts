@@ -1,5 +1,6 @@
 import { type LedgerValue, typeConKey } from "../../../lf/index.js";
-import { identifier, OK_STATUS, timestamp } from "../../protocol-values.js";
+import type { Record as RecordMessage } from "../../../proto/ledger-api-types.js";
+import { identifier, OK_STATUS, timestamp, valueMessage } from "../../protocol-values.js";
 import type { ExerciseNode, StoredContract } from "../ledger-records.js";
 import type { ParticipantLedger } from "../participant-ledger.js";
 import type { EventSelection } from "./event-format.js";
@@ -26,13 +27,18 @@ export class EventRenderer {
 
   constructor(private readonly ledger: ParticipantLedger) {}
 
-  value(value: LedgerValue, verbose: boolean): LedgerValue {
-    return verbose ? value : withoutLabels(value);
+  private value(value: LedgerValue, verbose: boolean) {
+    const message = valueMessage(value);
+    return verbose ? message : withoutLabels(message);
   }
 
-  private record(value: LedgerValue, verbose: boolean, recordId: StoredContract["templateId"] | null) {
-    const record = (this.value(value, verbose) as unknown as { record: { fields: unknown[] } }).record;
-    return { recordId: verbose && recordId !== null ? identifier(recordId) : null, fields: record.fields };
+  private record(
+    value: LedgerValue,
+    verbose: boolean,
+    recordId: StoredContract["templateId"] | null,
+  ): RecordMessage {
+    const fields = this.value(value, verbose).record?.fields ?? [];
+    return { recordId: verbose && recordId !== null ? identifier(recordId) : null, fields };
   }
 
   created(contract: StoredContract, placement: EventPlacement) {

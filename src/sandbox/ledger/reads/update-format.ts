@@ -2,7 +2,7 @@ import type { Requirement } from "../../auth/authorization.js";
 import { errors } from "../../errors.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import { timestamp } from "../../protocol-values.js";
-import type { TransactionFormatMessage, UpdateFormatMessage } from "../commands/command-messages.js";
+import type { TransactionFormat__Output, UpdateFormat__Output } from "../../../proto/ledger-api-types.js";
 import type { TopologyUpdate } from "../sandbox-store.js";
 import { CompiledEventFormat } from "./event-format.js";
 import type { TransactionFormat } from "./transaction-projection.js";
@@ -19,7 +19,7 @@ export interface CompiledUpdateFormat {
 
 export function compileTransactionFormat(
   registry: ModelRegistry,
-  message: TransactionFormatMessage | null,
+  message: TransactionFormat__Output | null,
   field: string,
 ): TransactionFormat {
   if (message === null) throw errors.missingField(field);
@@ -36,7 +36,7 @@ export function compileTransactionFormat(
 
 export function compileUpdateFormat(
   registry: ModelRegistry,
-  message: UpdateFormatMessage | null,
+  message: UpdateFormat__Output | null,
 ): CompiledUpdateFormat {
   if (message === null) throw errors.missingField("update_format");
   const transactions =

@@ -1,13 +1,13 @@
-import type { LedgerRecordField, LedgerValue } from "../../../lf/index.js";
+import type { Value } from "../../../proto/ledger-api-types.js";
 
 /**
  * Non-verbose values: Canton leaves record labels out unless `verbose` is asked for. The ledger
  * keeps values labelled and strips labels on the way out; the stripped copy is made once per
  * value object and remembered, since the same contract is streamed many times.
  */
-const stripped = new WeakMap<object, LedgerValue>();
+const stripped = new WeakMap<object, Value>();
 
-export function withoutLabels(value: LedgerValue): LedgerValue {
+export function withoutLabels(value: Value): Value {
   const cached = stripped.get(value);
   if (cached !== undefined) return cached;
   const result = strip(value);
@@ -15,46 +15,42 @@ export function withoutLabels(value: LedgerValue): LedgerValue {
   return result;
 }
 
-function strip(value: LedgerValue): LedgerValue {
-  const v = value as Record<string, unknown>;
+function strip(v: Value): Value {
   if (v.record != null) {
-    const record = v.record as { fields: readonly LedgerRecordField[] };
     return {
       record: {
         recordId: null,
-        fields: record.fields.map((f) => ({ label: "", value: f.value === null ? null : strip(f.value) })),
+        fields: (v.record.fields ?? []).map((f) => ({ label: "", value: f.value ? strip(f.value) : null })),
       },
     };
   }
-  if (v.list != null) {
-    return { list: { elements: (v.list as { elements: LedgerValue[] }).elements.map(strip) } };
-  }
-  if (v.optional != null) {
-    const inner = (v.optional as { value: LedgerValue | null }).value;
-    return { optional: { value: inner == null ? null : strip(inner) } };
-  }
+  if (v.list != null) return { list: { elements: (v.list.elements ?? []).map(strip) } };
+  if (v.optional != null) return { optional: { value: v.optional.value ? strip(v.optional.value) : null } };
   if (v.textMap != null) {
-    const entries = (v.textMap as { entries: { key: string; value: LedgerValue | null }[] }).entries;
-    return { textMap: { entries: entries.map((e) => ({ key: e.key, value: e.value && strip(e.value) })) } };
+    const entries = v.textMap.entries ?? [];
+    return {
+      textMap: { entries: entries.map((e) => ({ key: e.key, value: e.value ? strip(e.value) : null })) },
+    };
   }
   if (v.genMap != null) {
-    const entries = (v.genMap as { entries: { key: LedgerValue | null; value: LedgerValue | null }[] })
-      .entries;
+    const entries = v.genMap.entries ?? [];
     return {
       genMap: {
-        entries: entries.map((e) => ({ key: e.key && strip(e.key), value: e.value && strip(e.value) })),
+        entries: entries.map((e) => ({
+          key: e.key ? strip(e.key) : null,
+          value: e.value ? strip(e.value) : null,
+        })),
       },
     };
   }
   if (v.variant != null) {
-    const variant = v.variant as { constructor: string; value: LedgerValue | null };
     return {
       variant: {
         variantId: null,
-        constructor: variant.constructor,
-        value: variant.value && strip(variant.value),
+        constructor: v.variant.constructor,
+        value: v.variant.value ? strip(v.variant.value) : null,
       },
     };
   }
-  return value;
+  return v;
 }
