@@ -152,7 +152,9 @@ export class SocketSink {
       return undefined;
     }
     if (item.kind === "error") {
-      this.#socket.send(item.text);
+      // A refused error frame followed by close 1000 would read as a clean end: the client is
+      // told to resume instead, and meets the error again if it persists.
+      if (this.#socket.send(item.text) === SEND_DROPPED) return this.#slowConsumer("dropped");
       return undefined;
     }
     const bytes = Buffer.byteLength(item.text);

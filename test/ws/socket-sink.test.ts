@@ -1,0 +1,323 @@
+import { deepStrictEqual, equal } from "node:assert/strict";
+import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import type { SlowConsumerCause } from "../../src/errors/index.js";
+import {
+  CLOSE_NORMAL,
+  CLOSE_SLOW_CONSUMER,
+  type FrameSocket,
+  SocketSink,
+  type SocketSinkOptions,
+} from "../../src/ws/socket-sink.js";
+
+/**
+ * A uWS socket whose client the test drives: while `reading` every frame goes straight out;
+ * otherwise frames pile up in the buffer until the test calls `read(bytes)` (then the sink's
+ * `drained()`, as uWS's drain handler would). `refusing` makes send() answer 2, as uWS does over
+ * maxBackpressure.
+ */
+class FakeSocket implements FrameSocket {
+  reading = false;
+  refusing = false;
+  buffered = 0;
+  /** Frames the socket accepted (sent or buffered). */
+  readonly sent: string[] = [];
+  /** Frames the socket refused. */
+  readonly refused: string[] = [];
+  corks = 0;
+  closed: { code: number; reason: string } | undefined;
+
+  send(text: string): number {
+    if (this.refusing) {
+      this.refused.push(text);
+      return 2;
+    }
+    this.sent.push(text);
+    if (this.reading) return 1;
+    this.buffered += Buffer.byteLength(text);
+    return 0;
+  }
+
+  getBufferedAmount(): number {
+    return this.buffered;
+  }
+
+  cork(fn: () => void): void {
+    this.corks += 1;
+    fn();
+  }
+
+  end(code: number, reason: string): void {
+    if (this.closed !== undefined) throw new Error("end() called twice");
+    this.closed = { code, reason };
+  }
+
+  read(bytes: number): void {
+    this.buffered = Math.max(0, this.buffered - bytes);
+  }
+}
+
+const ELEMENT_BYTES = 50;
+
+/** An element frame of exactly ELEMENT_BYTES bytes carrying its offset. */
+function element(offset: number): string {
+  const bare = JSON.stringify({ offset, pad: "" });
+  return JSON.stringify({ offset, pad: "x".repeat(ELEMENT_BYTES - bare.length) });
+}
+
+const OPTIONS: SocketSinkOptions = {
+  highWaterMark: 2 * ELEMENT_BYTES,
+  lowWaterMark: 20,
+  hardLimit: 6 * ELEMENT_BYTES,
+  writeDeadlineMs: 1000,
+  offsetOf: (text) => (JSON.parse(text) as { offset: number }).offset,
+};
+
+/** The sink batches per event-loop turn (setImmediate): let one turn pass. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup(options: Partial<SocketSinkOptions> = {}) {
+  const socket = new FakeSocket();
+  const events = {
+    pauses: 0,
+    slowConsumer: [] as SlowConsumerCause[],
+    sent: [] as [number, number][],
+  };
+  const sink = new SocketSink(socket, {
+    ...OPTIONS,
+    onPause: () => {
+      events.pauses += 1;
+    },
+    onSlowConsumer: (cause) => events.slowConsumer.push(cause),
+    onSent: (elements, bytes) => events.sent.push([elements, bytes]),
+    ...options,
+  });
+  const demand: (boolean | "complete")[] = [];
+  sink.demand$.subscribe({ next: (ready) => demand.push(ready), complete: () => demand.push("complete") });
+  return { socket, sink, events, demand };
+}
+
+function send(sink: SocketSink, from: number, to: number): void {
+  for (let offset = from; offset <= to; offset += 1) sink.element(element(offset));
+}
+
+interface SlowConsumerFrame {
+  code: string;
+  cause: string;
+  context: Record<string, string>;
+}
+
+function lastFrame(socket: FakeSocket): SlowConsumerFrame {
+  return JSON.parse(socket.sent.at(-1) ?? "null") as SlowConsumerFrame;
+}
+
+describe("SocketSink", () => {
+  beforeEach(() => mock.timers.enable({ apis: ["setTimeout"] }));
+  afterEach(() => mock.timers.reset());
+
+  it("sends the frames of one event-loop turn in one corked write, demand staying true while the client reads", async () => {
+    const { socket, sink, events, demand } = setup();
+    socket.reading = true;
+    send(sink, 1, 3);
+    equal(socket.sent.length, 0);
+    await turn();
+    deepStrictEqual(socket.sent, [element(1), element(2), element(3)]);
+    equal(socket.corks, 1);
+    deepStrictEqual(events.sent, [[3, 3 * ELEMENT_BYTES]]);
+    equal(sink.delivered, 3);
+    deepStrictEqual(demand, [true]);
+  });
+
+  it("turns demand false above the high-water mark and true again on drain at or below the low-water mark", async () => {
+    const { socket, sink, events, demand } = setup();
+    send(sink, 1, 2);
+    await turn();
+    // Exactly at the high-water mark is not above it.
+    deepStrictEqual([socket.buffered, demand], [100, [true]]);
+    send(sink, 3, 3);
+    await turn();
+    deepStrictEqual([socket.buffered, demand, events.pauses], [150, [true, false], 1]);
+
+    socket.read(100);
+    sink.drained();
+    deepStrictEqual(demand, [true, false], "50 buffered is still above the low-water mark");
+    socket.read(30);
+    sink.drained();
+    deepStrictEqual(demand, [true, false, true]);
+    equal(socket.closed, undefined);
+  });
+
+  it("ends an element past the hard limit with the slow-consumer frame and close 1008 naming the resume offset", async () => {
+    const { socket, sink, events, demand } = setup();
+    send(sink, 1, 8);
+    await turn();
+    // Six elements fill the buffer to the hard limit; the seventh would pass it and is not sent.
+    deepStrictEqual(socket.sent.slice(0, -1), [1, 2, 3, 4, 5, 6].map(element));
+    equal(sink.delivered, 6);
+    const frame = lastFrame(socket);
+    deepStrictEqual(
+      { code: frame.code, context: frame.context },
+      {
+        code: "JSON_API_SLOW_CONSUMER",
+        context: { cause: "hard_limit", elements_delivered: "6", resume_after_offset: "6" },
+      },
+    );
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (hard_limit); resume after offset 6",
+    });
+    deepStrictEqual(events.slowConsumer, ["hard_limit"]);
+    deepStrictEqual(demand, [true, false, "complete"]);
+
+    // The sink is done with the socket: later frames and drains touch nothing.
+    send(sink, 9, 9);
+    sink.complete();
+    sink.drained();
+    await turn();
+    equal(socket.sent.length, 7);
+  });
+
+  it("sends one element larger than the hard limit when the buffer is empty", async () => {
+    const { socket, sink } = setup({ hardLimit: 10 });
+    send(sink, 1, 1);
+    await turn();
+    deepStrictEqual([socket.sent, socket.closed], [[element(1)], undefined]);
+  });
+
+  it("closes a paused socket that drains nothing for the write deadline, naming the resume offset", async () => {
+    const { socket, sink, events } = setup();
+    send(sink, 1, 3);
+    await turn();
+    mock.timers.tick(999);
+    equal(socket.closed, undefined);
+    mock.timers.tick(1);
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (write_deadline); resume after offset 3",
+    });
+    deepStrictEqual(lastFrame(socket).context, {
+      cause: "write_deadline",
+      elements_delivered: "3",
+      resume_after_offset: "3",
+    });
+    deepStrictEqual(events.slowConsumer, ["write_deadline"]);
+  });
+
+  it("restarts the deadline when a paused client reads some, and drops it when demand comes back", async () => {
+    const { socket, sink, demand } = setup();
+    send(sink, 1, 3);
+    await turn();
+    mock.timers.tick(900);
+    socket.read(10);
+    sink.drained();
+    mock.timers.tick(900);
+    equal(socket.closed, undefined, "a slow reader is not a stopped one");
+    socket.read(140);
+    sink.drained();
+    mock.timers.tick(10_000);
+    deepStrictEqual([socket.closed, demand], [undefined, [true, false, true]]);
+  });
+
+  it("closes 1000 at completion once the client has read everything", async () => {
+    const { socket, sink } = setup();
+    send(sink, 1, 2);
+    sink.complete();
+    await turn();
+    equal(socket.closed, undefined);
+    socket.read(60);
+    sink.drained();
+    equal(socket.closed, undefined);
+    socket.read(40);
+    sink.drained();
+    deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
+    deepStrictEqual(socket.sent, [element(1), element(2)]);
+  });
+
+  it("closes 1000 at once when the buffer is already empty at completion", async () => {
+    const { socket, sink } = setup();
+    socket.reading = true;
+    send(sink, 1, 1);
+    sink.complete();
+    await turn();
+    deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
+  });
+
+  it("closes a finishing socket whose client stopped reading at the write deadline", async () => {
+    const { socket, sink } = setup();
+    send(sink, 1, 1);
+    sink.complete();
+    await turn();
+    mock.timers.tick(1000);
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (write_deadline); resume after offset 1",
+    });
+  });
+
+  it("sends the error frame after the elements, then closes 1000", async () => {
+    const { socket, sink } = setup();
+    socket.reading = true;
+    send(sink, 1, 1);
+    sink.errorFrame('{"code":"NOT_FOUND"}');
+    sink.complete();
+    await turn();
+    deepStrictEqual(socket.sent, [element(1), '{"code":"NOT_FOUND"}']);
+    deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
+  });
+
+  it("never drops a refused element silently: close 1008 names the last offset the socket took", async () => {
+    const { socket, sink, events } = setup();
+    socket.reading = true;
+    send(sink, 1, 2);
+    await turn();
+    socket.refusing = true;
+    send(sink, 3, 4);
+    await turn();
+    equal(sink.delivered, 2);
+    deepStrictEqual(socket.refused[0], element(3));
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (dropped); resume after offset 2",
+    });
+    deepStrictEqual(events.slowConsumer, ["dropped"]);
+  });
+
+  it("never ends with a clean close after a refused error frame", async () => {
+    const { socket, sink } = setup();
+    socket.reading = true;
+    send(sink, 1, 1);
+    await turn();
+    socket.refusing = true;
+    sink.errorFrame('{"code":"NOT_FOUND"}');
+    sink.complete();
+    await turn();
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (dropped); resume after offset 1",
+    });
+  });
+
+  it("leaves the resume offset out when the endpoint cannot tell it", async () => {
+    const { socket, sink } = setup({
+      offsetOf: () => {
+        throw new Error("not an update");
+      },
+    });
+    send(sink, 1, 8);
+    await turn();
+    deepStrictEqual(socket.closed, { code: CLOSE_SLOW_CONSUMER, reason: "slow consumer (hard_limit)" });
+    deepStrictEqual(lastFrame(socket).context, { cause: "hard_limit", elements_delivered: "6" });
+  });
+
+  it("stops at once when the client goes away: no send, no end, demand completes", async () => {
+    const { socket, sink, demand } = setup();
+    send(sink, 1, 3);
+    await turn();
+    sink.socketClosed();
+    send(sink, 4, 4);
+    sink.complete();
+    sink.drained();
+    await turn();
+    mock.timers.tick(10_000);
+    deepStrictEqual([socket.sent.length, socket.closed, demand], [3, undefined, [true, false, "complete"]]);
+  });
+});
