@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { InvalidJsonError } from "../../src/codec/json-path.js";
+import { InvalidJsonError } from "../../src/codec/index.js";
 import {
   errorAnswer,
   httpStatusOfGrpc,
