@@ -15,7 +15,7 @@ import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
-import { PackageSignatureCache } from "./ledger/package-signatures.js";
+import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";

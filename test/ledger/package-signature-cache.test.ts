@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { pino } from "pino";
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
-import { PackageSignatureCache } from "../../src/ledger/package-signatures.js";
+import { PackageSignatureCache } from "../../src/ledger/package-signature-cache.js";
 import { t } from "../../src/lf/index.js";
 import { archivedPackage } from "../../src/sandbox/packages/dar-reader.js";
 import { SAMPLE_PACKAGE_ID, sampleIds } from "../../src/sandbox/sample-package/index.js";
