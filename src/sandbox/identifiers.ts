@@ -79,3 +79,12 @@ export function fingerprintOf(seed: string): string {
 export function partyAllocationSubmissionId(party: string, participantId: string): string {
   return fingerprintOf(`PartyUpdateId|${party}|${participantId}|Added(Submission)`);
 }
+
+const PACKAGE_ID_CHARS = /^[A-Za-z0-9\-_ ]+$/;
+
+/** Ref.PackageId: 1 to 64 of letters, digits, `-`, `_` and space. */
+export function packageIdError(id: string): string | undefined {
+  if (id.length === 0) return "Daml-LF Package ID is empty";
+  if (id.length > 64) return "Daml-LF Package ID is too long (max: 64)";
+  return PACKAGE_ID_CHARS.test(id) ? undefined : `non expected character in Daml-LF Package ID "${id}"`;
+}

@@ -3,6 +3,7 @@
  * store keeps at offsets. Everything the read side shows is derived from these.
  */
 import type { JsonValue, LedgerValue, TypeConName } from "../../lf/index.js";
+import type { Status__Output } from "../../proto/ledger-api-types.js";
 import type { JsonRecord } from "../models/template-model.js";
 
 export interface ContractKey {
@@ -100,13 +101,5 @@ export interface RejectionUpdate {
   readonly recordTime: Date;
   readonly synchronizerId: string;
   readonly completion: CompletionInfo;
-  /** google.rpc.Status in the proto-loader shape. */
-  readonly status: GoogleRpcStatus;
-}
-
-export interface GoogleRpcStatus {
-  readonly code: number;
-  readonly message: string;
-  /** `type_url`: proto-loader keeps the proto field names of the bundled google.protobuf.Any. */
-  readonly details: readonly { readonly type_url: string; readonly value: Buffer }[];
+  readonly status: Status__Output;
 }

@@ -1,5 +1,5 @@
-import type { CallContext } from "../call-context.js";
 import type { Commands__Output } from "../../proto/ledger-api-types.js";
+import type { CallContext } from "../call-context.js";
 import { validateCommands } from "./commands/command-validation.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { SubmissionOutcome } from "./participant-ledger.js";

@@ -1,4 +1,5 @@
 import { PackageSignatureIndex, type TypeConName, typeConKey, ValueCodec } from "../../lf/index.js";
+import type { Identifier__Output } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import { SAMPLE_PACKAGE_ID, SAMPLE_PACKAGE_NAME, samplePackageSignature } from "../sample-package/index.js";
 import { accountModel } from "./account.js";
@@ -6,13 +7,6 @@ import { allTypesModel } from "./all-types.js";
 import { assetModel, iouModel } from "./iou.js";
 import type { InterfaceModel, TemplateModel } from "./template-model.js";
 import { tickModel } from "./tick.js";
-
-/** An identifier as commands and filters carry it (package id, or `#package-name`). */
-export interface IdentifierLike {
-  readonly packageId: string;
-  readonly moduleName: string;
-  readonly entityName: string;
-}
 
 /**
  * The native models the ledger can run, keyed by package id + module + entity, with the value
@@ -39,8 +33,11 @@ export class ModelRegistry {
     return this.packageNamesById.get(packageId) ?? "";
   }
 
-  /** Replaces `#package-name` by the package id it stands for; package ids pass unchanged. */
-  resolve(id: IdentifierLike): TypeConName {
+  /**
+   * Replaces `#package-name` (as commands and filters may name a package) by the package id it
+   * stands for; package ids pass unchanged.
+   */
+  resolve(id: Identifier__Output): TypeConName {
     if (!id.packageId.startsWith("#")) return { ...id };
     const name = id.packageId.slice(1);
     const packageId = this.packageIdsByName.get(name);
@@ -49,14 +46,14 @@ export class ModelRegistry {
     return { packageId, moduleName: id.moduleName, entityName: id.entityName };
   }
 
-  template(id: IdentifierLike): TemplateModel {
+  template(id: Identifier__Output): TemplateModel {
     const resolved = this.resolve(id);
     const model = this.templates.get(typeConKey(resolved));
     if (model === undefined) throw errors.noNativeModel(typeConKey(resolved));
     return model;
   }
 
-  interface(id: IdentifierLike): InterfaceModel | undefined {
+  interface(id: Identifier__Output): InterfaceModel | undefined {
     return this.interfaces.get(typeConKey(this.resolve(id)));
   }
 

@@ -1,3 +1,4 @@
+import type { CompletionStreamRequest__Output } from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
@@ -5,12 +6,6 @@ import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { completionOf } from "../ledger/reads/completion-renderer.js";
 import { checkpointMessage, streamUpdates } from "../ledger/reads/update-feed.js";
-
-interface CompletionStreamRequest {
-  userId: string;
-  parties: string[];
-  beginExclusive: string;
-}
 
 /**
  * CommandCompletionService.CompletionStream: the completions of one user's commands for the
@@ -22,7 +17,11 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
     serviceName: "com.daml.ledger.api.v2.CommandCompletionService",
     unary: {},
     stream: {
-      CompletionStream: async (request: CompletionStreamRequest, context: CallContext, sink: StreamSink) => {
+      CompletionStream: async (
+        request: CompletionStreamRequest__Output,
+        context: CallContext,
+        sink: StreamSink,
+      ) => {
         const userId = request.userId !== "" ? request.userId : (context.caller.userId ?? "");
         if (userId === "") throw errors.missingField("user_id");
         if (request.parties.length === 0) throw errors.missingField("parties");

@@ -1,11 +1,11 @@
-import { errors } from "../errors.js";
-import type { ServiceImplementation } from "../grpc-handler.js";
 import type {
   SubmitAndWaitForTransactionRequest__Output,
   SubmitAndWaitForTransactionResponse,
   SubmitAndWaitRequest__Output,
   SubmitAndWaitResponse,
 } from "../../proto/ledger-api-types.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation } from "../grpc-handler.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 import { projectTransaction, transactionMessage } from "../ledger/reads/transaction-projection.js";

@@ -1,6 +1,6 @@
+import type { SubmitRequest__Output, SubmitResponse } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { SubmitRequest__Output, SubmitResponse } from "../../proto/ledger-api-types.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { submitCommands } from "../ledger/submission.js";
 

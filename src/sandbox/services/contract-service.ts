@@ -1,3 +1,4 @@
+import type { GetContractRequest__Output } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
@@ -12,7 +13,7 @@ export function contractService(runtime: LedgerRuntime): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.ContractService",
     unary: {
-      GetContract: async (request: { contractId: string; queryingParties: string[] }, context) => {
+      GetContract: async (request: GetContractRequest__Output, context) => {
         if (request.contractId === "") throw errors.missingField("contract_id");
         await context.authorize(
           request.queryingParties.length === 0

@@ -1,6 +1,6 @@
+import type { GetEventsByContractIdRequest__Output } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import type { GetEventsByContractIdRequest__Output } from "../../proto/ledger-api-types.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";

@@ -1,3 +1,14 @@
+import type {
+  CreateIdentityProviderConfigRequest__Output,
+  CreateIdentityProviderConfigResponse,
+  DeleteIdentityProviderConfigRequest__Output,
+  DeleteIdentityProviderConfigResponse,
+  GetIdentityProviderConfigRequest__Output,
+  GetIdentityProviderConfigResponse,
+  ListIdentityProviderConfigsResponse,
+  UpdateIdentityProviderConfigRequest__Output,
+  UpdateIdentityProviderConfigResponse,
+} from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
@@ -9,9 +20,6 @@ import type {
   IdentityProviderStore,
 } from "../users/identity-provider-store.js";
 import { userErrors } from "../users/user-errors.js";
-
-/** The proto-loader shape of `IdentityProviderConfig`. */
-type ProtoConfig = IdentityProviderRecord;
 
 /** The fields an update mask may name (Canton's IdentityProviderConfigPaths). */
 const UPDATABLE_FIELDS = [
@@ -33,9 +41,9 @@ export function identityProviderConfigService(idps: IdentityProviderStore): Serv
     serviceName: "com.daml.ledger.api.v2.admin.IdentityProviderConfigService",
     unary: {
       CreateIdentityProviderConfig: async (
-        request: { identityProviderConfig: ProtoConfig | null },
+        request: CreateIdentityProviderConfigRequest__Output,
         context: CallContext,
-      ) => {
+      ): Promise<CreateIdentityProviderConfigResponse> => {
         await admin(context);
         const config = request.identityProviderConfig;
         if (config === null) throw errors.missingField("identity_provider_config");
@@ -48,15 +56,18 @@ export function identityProviderConfigService(idps: IdentityProviderStore): Serv
         };
         return { identityProviderConfig: idps.create(record, "creating identity provider config") };
       },
-      GetIdentityProviderConfig: async (request: { identityProviderId: string }, context: CallContext) => {
+      GetIdentityProviderConfig: async (
+        request: GetIdentityProviderConfigRequest__Output,
+        context: CallContext,
+      ): Promise<GetIdentityProviderConfigResponse> => {
         await admin(context);
         const id = requireIdpId(request.identityProviderId);
         return { identityProviderConfig: idps.get(id, "getting identity provider config") };
       },
       UpdateIdentityProviderConfig: async (
-        request: { identityProviderConfig: ProtoConfig | null; updateMask: { paths: string[] } | null },
+        request: UpdateIdentityProviderConfigRequest__Output,
         context: CallContext,
-      ) => {
+      ): Promise<UpdateIdentityProviderConfigResponse> => {
         await admin(context);
         const config = request.identityProviderConfig;
         if (config === null) throw errors.missingField("identity_provider_config");
@@ -76,11 +87,17 @@ export function identityProviderConfigService(idps: IdentityProviderStore): Serv
         };
         return { identityProviderConfig: idps.update(id, change, "updating identity provider config") };
       },
-      ListIdentityProviderConfigs: async (_request: object, context: CallContext) => {
+      ListIdentityProviderConfigs: async (
+        _request: object,
+        context: CallContext,
+      ): Promise<ListIdentityProviderConfigsResponse> => {
         await admin(context);
         return { identityProviderConfigs: idps.list() };
       },
-      DeleteIdentityProviderConfig: async (request: { identityProviderId: string }, context: CallContext) => {
+      DeleteIdentityProviderConfig: async (
+        request: DeleteIdentityProviderConfigRequest__Output,
+        context: CallContext,
+      ): Promise<DeleteIdentityProviderConfigResponse> => {
         await admin(context);
         idps.delete(requireIdpId(request.identityProviderId), "deleting identity provider config");
         return {};

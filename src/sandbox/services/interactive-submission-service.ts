@@ -1,15 +1,17 @@
+import type {
+  GetPreferredPackagesRequest__Output,
+  GetPreferredPackagesResponse,
+  GetPreferredPackageVersionRequest__Output,
+  GetPreferredPackageVersionResponse,
+  PackageVettingRequirement__Output,
+} from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { packageErrors } from "../packages/package-errors.js";
-import {
-  fromTimestamp,
-  type GetPreferredPackagesRequest,
-  type GetPreferredPackageVersionRequest,
-  type PackageVettingRequirement,
-  packageReference,
-} from "../packages/package-messages.js";
+import { packageReference } from "../packages/package-responses.js";
 import type { PackageStore, StoredPackage } from "../packages/package-store.js";
+import { dateOf } from "../protocol-values.js";
 
 /**
  * InteractiveSubmissionService, package preference only: for each package name, the highest
@@ -24,7 +26,7 @@ export function interactiveSubmissionService(
   /** The preferences on one synchronizer, or the reason there is none. */
   const preferencesOn = (
     synchronizerId: string,
-    requirements: readonly PackageVettingRequirement[],
+    requirements: readonly PackageVettingRequirement__Output[],
     at: Date,
   ): StoredPackage[] | string => {
     const found: StoredPackage[] = [];
@@ -42,7 +44,7 @@ export function interactiveSubmissionService(
   /** The first synchronizer (the requested one, or any connected) that satisfies everything. */
   const resolve = (
     synchronizerId: string,
-    requirements: readonly PackageVettingRequirement[],
+    requirements: readonly PackageVettingRequirement__Output[],
     at: Date,
   ): { synchronizerId: string; packages: StoredPackage[] } | { reason: string; packages?: undefined } => {
     const candidates = synchronizerId === "" ? packages.synchronizerIds : [synchronizerId];
@@ -57,7 +59,7 @@ export function interactiveSubmissionService(
     }
     return { reason };
   };
-  const validate = (requirements: readonly PackageVettingRequirement[], field: string) => {
+  const validate = (requirements: readonly PackageVettingRequirement__Output[], field: string) => {
     for (const [i, r] of requirements.entries()) {
       if (r.packageName === "") throw errors.missingField(`${field}[${i}].package_name`);
       if (r.parties.length === 0) throw errors.missingField(`${field}[${i}].parties`);
@@ -67,12 +69,15 @@ export function interactiveSubmissionService(
   return {
     serviceName: "com.daml.ledger.api.v2.interactive.InteractiveSubmissionService",
     unary: {
-      GetPreferredPackages: async (request: GetPreferredPackagesRequest, context) => {
+      GetPreferredPackages: async (
+        request: GetPreferredPackagesRequest__Output,
+        context,
+      ): Promise<GetPreferredPackagesResponse> => {
         await context.authorize({ kind: "authenticated" });
         const requirements = request.packageVettingRequirements;
         if (requirements.length === 0) throw errors.missingField("package_vetting_requirements");
         validate(requirements, "package_vetting_requirements");
-        const at = fromTimestamp(request.vettingValidAt) ?? new Date();
+        const at = dateOf(request.vettingValidAt) ?? new Date();
         const result = resolve(request.synchronizerId, requirements, at);
         if (result.packages === undefined) throw packageErrors.noPreferredPackages(result.reason);
         return {
@@ -81,11 +86,14 @@ export function interactiveSubmissionService(
         };
       },
       // Deprecated form: one package name, and "none" is an empty answer rather than an error.
-      GetPreferredPackageVersion: async (request: GetPreferredPackageVersionRequest, context) => {
+      GetPreferredPackageVersion: async (
+        request: GetPreferredPackageVersionRequest__Output,
+        context,
+      ): Promise<GetPreferredPackageVersionResponse> => {
         await context.authorize({ kind: "authenticated" });
         const requirement = { parties: request.parties, packageName: request.packageName };
         if (request.packageName === "") throw errors.missingField("package_name");
-        const at = fromTimestamp(request.vettingValidAt) ?? new Date();
+        const at = dateOf(request.vettingValidAt) ?? new Date();
         const result = resolve(request.synchronizerId, [requirement], at);
         const preferred = "synchronizerId" in result ? result.packages[0] : undefined;
         return {

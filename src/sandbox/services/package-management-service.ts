@@ -1,18 +1,21 @@
+import type {
+  ListKnownPackagesResponse,
+  UpdateVettedPackagesRequest__Output,
+  UpdateVettedPackagesResponse,
+  UploadDarFileRequest__Output,
+  UploadDarFileResponse,
+  ValidateDarFileRequest__Output,
+  ValidateDarFileResponse,
+  VettedPackagesRef__Output,
+} from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { readUploadedDar, type UploadedDar } from "../packages/dar-reader.js";
 import { packageErrors } from "../packages/package-errors.js";
-import {
-  fromTimestamp,
-  toTimestamp,
-  type UpdateVettedPackagesRequest,
-  type UploadDarFileRequest,
-  type ValidateDarFileRequest,
-  type VettedPackagesRef,
-  vettedPackagesMessage,
-} from "../packages/package-messages.js";
+import { vettedPackagesMessage } from "../packages/package-responses.js";
 import type { PackageStore, VettingBounds, VettingChange } from "../packages/package-store.js";
+import { dateOf, timestamp } from "../protocol-values.js";
 
 /** PackageManagementService: DAR upload and validation, known packages, vetting changes (admin only). */
 export function packageManagementService(
@@ -38,19 +41,22 @@ export function packageManagementService(
   return {
     serviceName: "com.daml.ledger.api.v2.admin.PackageManagementService",
     unary: {
-      ListKnownPackages: async (_request: unknown, context) => {
+      ListKnownPackages: async (_request: unknown, context): Promise<ListKnownPackagesResponse> => {
         await context.authorize({ kind: "admin" });
         return {
           packageDetails: packages.list().map((p) => ({
             packageId: p.packageId,
             packageSize: String(p.archiveSize),
-            knownSince: toTimestamp(p.knownSince),
+            knownSince: timestamp(p.knownSince),
             name: p.name,
             version: p.version,
           })),
         };
       },
-      UploadDarFile: async (request: UploadDarFileRequest, context) => {
+      UploadDarFile: async (
+        request: UploadDarFileRequest__Output,
+        context,
+      ): Promise<UploadDarFileResponse> => {
         await context.authorize({ kind: "admin" });
         const synchronizerId = target(request.synchronizerId);
         // Canton vets unless told not to (UNSPECIFIED means vet all).
@@ -60,12 +66,18 @@ export function packageManagementService(
         if (vet) packages.applyVetting(synchronizerId, vetAll(packages, synchronizerId, dar));
         return {};
       },
-      ValidateDarFile: async (request: ValidateDarFileRequest, context) => {
+      ValidateDarFile: async (
+        request: ValidateDarFileRequest__Output,
+        context,
+      ): Promise<ValidateDarFileResponse> => {
         await context.authorize({ kind: "admin" });
         prepare(request.darFile, target(request.synchronizerId));
         return {};
       },
-      UpdateVettedPackages: async (request: UpdateVettedPackagesRequest, context) => {
+      UpdateVettedPackages: async (
+        request: UpdateVettedPackagesRequest__Output,
+        context,
+      ): Promise<UpdateVettedPackagesResponse> => {
         await context.authorize({ kind: "admin" });
         const synchronizerId = target(request.synchronizerId);
         const serial = request.expectedTopologySerial;
@@ -98,18 +110,18 @@ function vetAll(packages: PackageStore, synchronizerId: string, dar: UploadedDar
 }
 
 /** The request's changes in order (a later change of the same package wins). */
-function vettingChange(packages: PackageStore, request: UpdateVettedPackagesRequest): VettingChange {
+function vettingChange(packages: PackageStore, request: UpdateVettedPackagesRequest__Output): VettingChange {
   const change = new Map<string, VettingBounds | null>();
   for (const [i, c] of request.changes.entries()) {
-    if (c.vet !== null && c.operation !== "unvet") {
-      const from = fromTimestamp(c.vet.newValidFromInclusive);
-      const until = fromTimestamp(c.vet.newValidUntilExclusive);
+    if (c.operation === "vet" && c.vet) {
+      const from = dateOf(c.vet.newValidFromInclusive);
+      const until = dateOf(c.vet.newValidUntilExclusive);
       const bounds: VettingBounds = {
         ...(from ? { validFrom: from } : {}),
         ...(until ? { validUntil: until } : {}),
       };
       for (const ref of c.vet.packages) change.set(resolveRef(packages, ref), bounds);
-    } else if (c.unvet !== null) {
+    } else if (c.operation === "unvet" && c.unvet) {
       for (const ref of c.unvet.packages) change.set(resolveRef(packages, ref), null);
     } else {
       throw errors.missingField(`changes[${i}].operation`);
@@ -119,7 +131,7 @@ function vettingChange(packages: PackageStore, request: UpdateVettedPackagesRequ
 }
 
 /** A reference names one stored package by id, or by name (and version); Canton's errors otherwise. */
-function resolveRef(packages: PackageStore, ref: VettedPackagesRef): string {
+function resolveRef(packages: PackageStore, ref: VettedPackagesRef__Output): string {
   const { packageId, packageName, packageVersion } = ref;
   if (packageId === "" && packageName === "") {
     throw errors.invalidArgument("A vetted package reference needs a package id or a package name");

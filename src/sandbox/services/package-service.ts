@@ -1,13 +1,18 @@
+import type {
+  GetPackageRequest__Output,
+  GetPackageResponse,
+  GetPackageStatusRequest__Output,
+  GetPackageStatusResponse,
+  ListPackagesResponse,
+  ListVettedPackagesRequest__Output,
+  ListVettedPackagesResponse,
+} from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
+import { packageIdError } from "../identifiers.js";
 import type { SandboxStore } from "../ledger/sandbox-store.js";
 import { packageErrors } from "../packages/package-errors.js";
-import {
-  type ListVettedPackagesRequest,
-  type PackageIdRequest,
-  packageIdError,
-  vettedPackagesMessage,
-} from "../packages/package-messages.js";
+import { vettedPackagesMessage } from "../packages/package-responses.js";
 import type { PackageStore, StoredPackage } from "../packages/package-store.js";
 import { SANDBOX_LIMITS } from "./version-service.js";
 
@@ -24,8 +29,8 @@ export function packageService(ledger: SandboxStore, packages: PackageStore): Se
   return {
     serviceName: "com.daml.ledger.api.v2.PackageService",
     unary: {
-      ListPackages: () => ({ packageIds: packages.list().map((p) => p.packageId) }),
-      GetPackage: (request: PackageIdRequest) => {
+      ListPackages: (): ListPackagesResponse => ({ packageIds: packages.list().map((p) => p.packageId) }),
+      GetPackage: (request: GetPackageRequest__Output): GetPackageResponse => {
         const stored = packages.get(validPackageId(request.packageId));
         if (stored === undefined) throw packageErrors.packageNotFound(request.packageId);
         // As Canton: the Archive's payload and hash, so sha256(archivePayload) == hash == id.
@@ -35,13 +40,14 @@ export function packageService(ledger: SandboxStore, packages: PackageStore): Se
           hash: stored.packageId,
         };
       },
-      GetPackageStatus: (request: PackageIdRequest) => ({
+      GetPackageStatus: (request: GetPackageStatusRequest__Output): GetPackageStatusResponse => ({
         packageStatus:
           packages.get(validPackageId(request.packageId)) === undefined
             ? "PACKAGE_STATUS_UNSPECIFIED"
             : "PACKAGE_STATUS_REGISTERED",
       }),
-      ListVettedPackages: (request: ListVettedPackagesRequest) => listVetted(ledger, packages, request),
+      ListVettedPackages: (request: ListVettedPackagesRequest__Output) =>
+        listVetted(ledger, packages, request),
     },
   };
 }
@@ -50,7 +56,11 @@ export function packageService(ledger: SandboxStore, packages: PackageStore): Se
  * One VettedPackages entry per (participant, synchronizer) — here one per synchronizer — paged
  * by synchronizer id. Entries the metadata filter leaves empty are left out.
  */
-function listVetted(ledger: SandboxStore, packages: PackageStore, request: ListVettedPackagesRequest) {
+function listVetted(
+  ledger: SandboxStore,
+  packages: PackageStore,
+  request: ListVettedPackagesRequest__Output,
+): ListVettedPackagesResponse {
   if (request.pageSize < 0) throw errors.invalidArgument("Page size must be non-negative");
   const pageSize =
     request.pageSize === 0

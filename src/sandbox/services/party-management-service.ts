@@ -1,4 +1,18 @@
 import { randomUUID } from "node:crypto";
+import type {
+  AllocatePartyRequest__Output,
+  AllocatePartyResponse,
+  GetParticipantIdResponse,
+  GetPartiesRequest__Output,
+  GetPartiesResponse,
+  ListKnownPartiesRequest__Output,
+  ListKnownPartiesResponse,
+  PartyDetails,
+  UpdatePartyDetailsRequest__Output,
+  UpdatePartyDetailsResponse,
+  UpdatePartyIdentityProviderIdRequest__Output,
+  UpdatePartyIdentityProviderIdResponse,
+} from "../../proto/ledger-api-types.js";
 import { mergeAnnotations, validateAnnotations, withinMaxAnnotationsSize } from "../annotations.js";
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
@@ -12,14 +26,6 @@ import {
   userIdError,
 } from "../identifiers.js";
 import type { PartyRecord, SandboxStore } from "../ledger/sandbox-store.js";
-import type {
-  AllocatePartyRequest,
-  GetPartiesRequest,
-  ListKnownPartiesRequest,
-  PartyDetails,
-  UpdatePartyDetailsRequest,
-  UpdatePartyIdentityProviderIdRequest,
-} from "../ledger-api-messages.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import { decodePartyPageToken, encodePartyPageToken } from "./party-page-token.js";
 import { SANDBOX_LIMITS } from "./version-service.js";
@@ -64,11 +70,11 @@ export function partyManagementService(
     serviceName: "com.daml.ledger.api.v2.admin.PartyManagementService",
     unary: {
       // Authorization as Canton's PartyManagementServiceAuthorization.
-      GetParticipantId: async (_request: object, context: CallContext) => {
+      GetParticipantId: async (_request: object, context: CallContext): Promise<GetParticipantIdResponse> => {
         await context.authorize({ kind: "authenticated" });
         return { participantId: store.participant.participantId };
       },
-      AllocateParty: async (request: AllocatePartyRequest, context: CallContext) => {
+      AllocateParty: async (request: AllocatePartyRequest__Output, context: CallContext) => {
         await context.authorize({
           kind: "self-or-idp-admin",
           userId: request.userId,
@@ -76,7 +82,7 @@ export function partyManagementService(
         });
         return allocateParty(store, options, request, context, idpExists);
       },
-      GetParties: async (request: GetPartiesRequest, context: CallContext) => {
+      GetParties: async (request: GetPartiesRequest__Output, context: CallContext) => {
         await context.authorize({
           kind: "admin-or-operate-as",
           parties: request.parties,
@@ -84,11 +90,11 @@ export function partyManagementService(
         });
         return getParties(store, request);
       },
-      ListKnownParties: async (request: ListKnownPartiesRequest, context: CallContext) => {
+      ListKnownParties: async (request: ListKnownPartiesRequest__Output, context: CallContext) => {
         await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
         return listKnownParties(store, request);
       },
-      UpdatePartyDetails: async (request: UpdatePartyDetailsRequest, context: CallContext) => {
+      UpdatePartyDetails: async (request: UpdatePartyDetailsRequest__Output, context: CallContext) => {
         await context.authorize({
           kind: "idp-admin",
           identityProviderId: request.partyDetails?.identityProviderId ?? "",
@@ -96,7 +102,7 @@ export function partyManagementService(
         return updatePartyDetails(store, idpExists, request);
       },
       UpdatePartyIdentityProviderId: async (
-        request: UpdatePartyIdentityProviderIdRequest,
+        request: UpdatePartyIdentityProviderIdRequest__Output,
         context: CallContext,
       ) => {
         await context.authorize({ kind: "admin" });
@@ -141,10 +147,10 @@ function partyMustBeInIdentityProvider(store: SandboxStore, party: string, ident
 function allocateParty(
   store: SandboxStore,
   options: PartyManagementOptions,
-  request: AllocatePartyRequest,
+  request: AllocatePartyRequest__Output,
   context: CallContext,
   idpExists: (id: string) => boolean,
-): { partyDetails: PartyDetails } {
+): AllocatePartyResponse {
   if (request.partyIdHint !== "") requireParty(request.partyIdHint);
   const metadata = request.localMetadata ?? { resourceVersion: "", annotations: {} };
   if (metadata.resourceVersion !== "")
@@ -200,7 +206,7 @@ function synchronizerFor(store: SandboxStore, requested: string): string {
   return requested;
 }
 
-function getParties(store: SandboxStore, request: GetPartiesRequest): { partyDetails: PartyDetails[] } {
+function getParties(store: SandboxStore, request: GetPartiesRequest__Output): GetPartiesResponse {
   const identityProviderId = optionalIdentityProviderId(request.identityProviderId, "identity_provider_id");
   const parties = request.parties.map(requireParty);
   const known = [...new Set(parties)].sort().flatMap((party) => store.party(party) ?? []);
@@ -209,8 +215,8 @@ function getParties(store: SandboxStore, request: GetPartiesRequest): { partyDet
 
 function listKnownParties(
   store: SandboxStore,
-  request: ListKnownPartiesRequest,
-): { partyDetails: PartyDetails[]; nextPageToken: string } {
+  request: ListKnownPartiesRequest__Output,
+): ListKnownPartiesResponse {
   const after = request.pageToken === "" ? undefined : decodePartyPageToken(request.pageToken);
   if (request.pageToken !== "" && after === undefined) throw errors.invalidArgument("Invalid page token");
   if (request.pageSize < 0) throw errors.invalidArgument("Page size must be non-negative");
@@ -239,8 +245,8 @@ function listKnownParties(
 function updatePartyDetails(
   store: SandboxStore,
   idpExists: (id: string) => boolean,
-  request: UpdatePartyDetailsRequest,
-): { partyDetails: PartyDetails } {
+  request: UpdatePartyDetailsRequest__Output,
+): UpdatePartyDetailsResponse {
   const details = request.partyDetails;
   if (details === null) throw errors.missingField("party_details");
   const party = requireParty(details.party);
@@ -292,8 +298,8 @@ function updatePartyDetails(
 function updatePartyIdentityProviderId(
   store: SandboxStore,
   idpExists: (id: string) => boolean,
-  request: UpdatePartyIdentityProviderIdRequest,
-): object {
+  request: UpdatePartyIdentityProviderIdRequest__Output,
+): UpdatePartyIdentityProviderIdResponse {
   const party = requireParty(request.party);
   const source = optionalIdentityProviderId(request.sourceIdentityProviderId, "source_identity_provider_id");
   const target = optionalIdentityProviderId(request.targetIdentityProviderId, "target_identity_provider_id");

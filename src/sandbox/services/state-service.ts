@@ -1,13 +1,3 @@
-import type { CallContext } from "../call-context.js";
-import { errors } from "../errors.js";
-import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
-import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
-import { ledgerErrors } from "../ledger/ledger-errors.js";
-import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
-import { activeContracts } from "../ledger/reads/active-contracts.js";
-import { CompiledEventFormat } from "../ledger/reads/event-format.js";
-import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
-import type { SandboxStore } from "../ledger/sandbox-store.js";
 import type {
   EventFormat__Output,
   GetActiveContractsPageRequest__Output,
@@ -18,6 +8,16 @@ import type {
   GetLatestPrunedOffsetsResponse,
   GetLedgerEndResponse,
 } from "../../proto/ledger-api-types.js";
+import type { CallContext } from "../call-context.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
+import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
+import { ledgerErrors } from "../ledger/ledger-errors.js";
+import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { activeContracts } from "../ledger/reads/active-contracts.js";
+import { CompiledEventFormat } from "../ledger/reads/event-format.js";
+import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
+import type { SandboxStore } from "../ledger/sandbox-store.js";
 
 /** The sandbox's page size limits for active contracts pages. */
 const DEFAULT_ACS_PAGE_SIZE = 1000;

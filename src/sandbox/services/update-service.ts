@@ -1,6 +1,3 @@
-import type { CallContext } from "../call-context.js";
-import { errors } from "../errors.js";
-import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import type {
   GetUpdateByIdRequest__Output,
   GetUpdateByOffsetRequest__Output,
@@ -9,6 +6,9 @@ import type {
   GetUpdatesRequest__Output,
   UpdateFormat__Output,
 } from "../../proto/ledger-api-types.js";
+import type { CallContext } from "../call-context.js";
+import { errors } from "../errors.js";
+import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";

@@ -1,3 +1,25 @@
+import type {
+  CreateUserRequest__Output,
+  CreateUserResponse,
+  DeleteUserRequest__Output,
+  DeleteUserResponse,
+  GetUserRequest__Output,
+  GetUserResponse,
+  GrantUserRightsRequest__Output,
+  GrantUserRightsResponse,
+  ListUserRightsRequest__Output,
+  ListUserRightsResponse,
+  ListUsersRequest__Output,
+  ListUsersResponse,
+  RevokeUserRightsRequest__Output,
+  RevokeUserRightsResponse,
+  Right__Output,
+  UpdateUserIdentityProviderIdRequest__Output,
+  UpdateUserIdentityProviderIdResponse,
+  UpdateUserRequest__Output,
+  UpdateUserResponse,
+  User,
+} from "../../proto/ledger-api-types.js";
 import { mergeAnnotations, validateAnnotations, withinMaxAnnotationsSize } from "../annotations.js";
 import type { ClaimsResolver, ResolvedClaims } from "../auth/resolved-claims.js";
 import { defaultedUserId, impliedIdentityProviderId } from "../auth/rights-authorizer.js";
@@ -5,38 +27,15 @@ import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import { ledgerStringError, partyStringError, userIdError } from "../identifiers.js";
-import type { ObjectMeta } from "../ledger-api-messages.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import type { IdentityProviderStore } from "../users/identity-provider-store.js";
 import { userErrors } from "../users/user-errors.js";
 import { decodeUserPageToken, encodeUserPageToken } from "../users/user-page-token.js";
-import {
-  type ProtoRight,
-  partiesOf,
-  rightsFromProto,
-  rightToProto,
-  type UserRight,
-} from "../users/user-rights.js";
+import { partiesOf, rightsFromProto, rightToProto, type UserRight } from "../users/user-rights.js";
 import type { UserRecord, UserStore } from "../users/user-store.js";
 
-/** The proto-loader shape of `User`. */
-interface ProtoUser {
-  id: string;
-  primaryParty: string;
-  isDeactivated: boolean;
-  metadata: ObjectMeta | null;
-  identityProviderId: string;
-  primaryPartyAuthentication: boolean;
-}
-
-interface UserRequest {
-  userId: string;
-  identityProviderId: string;
-}
-
-interface RightsRequest extends UserRequest {
-  rights: ProtoRight[];
-}
+/** A request that addresses one user (GetUser, DeleteUser, ListUserRights). */
+type UserRequest = Pick<GetUserRequest__Output, "userId" | "identityProviderId">;
 
 export interface UserManagementDeps {
   readonly users: UserStore;
@@ -67,26 +66,32 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
   return {
     serviceName: "com.daml.ledger.api.v2.admin.UserManagementService",
     unary: {
-      CreateUser: async (request: { user: ProtoUser | null; rights: ProtoRight[] }, context: CallContext) => {
+      CreateUser: async (
+        request: CreateUserRequest__Output,
+        context: CallContext,
+      ): Promise<CreateUserResponse> => {
         await authorizeAdminOrIdpAdmin(context, request.user?.identityProviderId ?? "", request.rights);
         return { user: toProtoUser(createUser(deps, request, claimsOf(context))) };
       },
-      GetUser: async (request: UserRequest, context: CallContext) => {
+      GetUser: async (request: GetUserRequest__Output, context: CallContext): Promise<GetUserResponse> => {
         await context.authorize({ kind: "user-reader", ...request });
         const { userId, identityProviderId } = addressedUser(claimsOf(context), request);
         return { user: toProtoUser(deps.users.get(userId, identityProviderId, "getting user")) };
       },
       UpdateUser: async (
-        request: { user: ProtoUser | null; updateMask: { paths: string[] } | null },
+        request: UpdateUserRequest__Output,
         context: CallContext,
-      ) => {
+      ): Promise<UpdateUserResponse> => {
         await context.authorize({
           kind: "idp-admin",
           identityProviderId: request.user?.identityProviderId ?? "",
         });
         return { user: toProtoUser(updateUser(deps, request, claimsOf(context))) };
       },
-      DeleteUser: async (request: UserRequest, context: CallContext) => {
+      DeleteUser: async (
+        request: DeleteUserRequest__Output,
+        context: CallContext,
+      ): Promise<DeleteUserResponse> => {
         await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
         const claims = claimsOf(context);
         const userId = requireUserId(request.userId, "user_id");
@@ -97,9 +102,9 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         return {};
       },
       ListUsers: async (
-        request: { pageToken: string; pageSize: number; identityProviderId: string },
+        request: ListUsersRequest__Output,
         context: CallContext,
-      ) => {
+      ): Promise<ListUsersResponse> => {
         await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
         const after = request.pageToken === "" ? undefined : decodeUserPageToken(request.pageToken);
         if (request.pageToken !== "" && after === undefined)
@@ -119,13 +124,19 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
           nextPageToken: last === undefined ? "" : encodeUserPageToken(last.id),
         };
       },
-      GrantUserRights: async (request: RightsRequest, context: CallContext) => {
+      GrantUserRights: async (
+        request: GrantUserRightsRequest__Output,
+        context: CallContext,
+      ): Promise<GrantUserRightsResponse> => {
         await authorizeAdminOrIdpAdmin(context, request.identityProviderId, request.rights);
         const { userId, rights, identityProviderId } = rightsChange(deps, request, claimsOf(context));
         const granted = deps.users.grant(userId, rights, identityProviderId, "grant user rights");
         return { newlyGrantedRights: granted.map(rightToProto) };
       },
-      RevokeUserRights: async (request: RightsRequest, context: CallContext) => {
+      RevokeUserRights: async (
+        request: RevokeUserRightsRequest__Output,
+        context: CallContext,
+      ): Promise<RevokeUserRightsResponse> => {
         await authorizeAdminOrIdpAdmin(context, request.identityProviderId, request.rights);
         const claims = claimsOf(context);
         const { userId, rights, identityProviderId } = rightsChange(deps, request, claims, (id, parsed) => {
@@ -135,7 +146,10 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         const revoked = deps.users.revoke(userId, rights, identityProviderId, "revoke user rights");
         return { newlyRevokedRights: revoked.map(rightToProto) };
       },
-      ListUserRights: async (request: UserRequest, context: CallContext) => {
+      ListUserRights: async (
+        request: ListUserRightsRequest__Output,
+        context: CallContext,
+      ): Promise<ListUserRightsResponse> => {
         await context.authorize({ kind: "user-reader", ...request });
         const { userId, identityProviderId } = addressedUser(claimsOf(context), request);
         return {
@@ -143,9 +157,9 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         };
       },
       UpdateUserIdentityProviderId: async (
-        request: { userId: string; sourceIdentityProviderId: string; targetIdentityProviderId: string },
+        request: UpdateUserIdentityProviderIdRequest__Output,
         context: CallContext,
-      ) => {
+      ): Promise<UpdateUserIdentityProviderIdResponse> => {
         await context.authorize({ kind: "admin" });
         const userId = requireUserId(request.userId, "user_id");
         const source = optionalIdp(request.sourceIdentityProviderId, "source_identity_provider_id");
@@ -163,7 +177,7 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
 async function authorizeAdminOrIdpAdmin(
   context: CallContext,
   identityProviderId: string,
-  rights: readonly ProtoRight[],
+  rights: readonly Right__Output[],
 ): Promise<void> {
   if (rights.some((right) => right.kind === "participantAdmin")) await context.authorize({ kind: "admin" });
   await context.authorize({ kind: "idp-admin", identityProviderId });
@@ -171,7 +185,7 @@ async function authorizeAdminOrIdpAdmin(
 
 function createUser(
   deps: UserManagementDeps,
-  request: { user: ProtoUser | null; rights: ProtoRight[] },
+  request: CreateUserRequest__Output,
   claims: ResolvedClaims,
 ): UserRecord {
   const user = request.user;
@@ -203,7 +217,7 @@ function createUser(
 
 function updateUser(
   deps: UserManagementDeps,
-  request: { user: ProtoUser | null; updateMask: { paths: string[] } | null },
+  request: UpdateUserRequest__Output,
   claims: ResolvedClaims,
 ): UserRecord {
   const user = request.user;
@@ -255,7 +269,7 @@ function updateUser(
 
 function rightsChange(
   deps: UserManagementDeps,
-  request: RightsRequest,
+  request: GrantUserRightsRequest__Output | RevokeUserRightsRequest__Output,
   claims: ResolvedClaims,
   extraCheck?: (userId: string, rights: readonly UserRight[]) => void,
 ): { userId: string; rights: UserRight[]; identityProviderId: string } {
@@ -321,7 +335,7 @@ function parseResourceVersion(raw: string): number {
   return Number(raw);
 }
 
-function toProtoUser(user: UserRecord): ProtoUser {
+function toProtoUser(user: UserRecord): User {
   return {
     id: user.id,
     primaryParty: user.primaryParty,

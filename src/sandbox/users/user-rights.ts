@@ -1,3 +1,4 @@
+import type { Right, Right__Output } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import { partyStringError } from "../identifiers.js";
 
@@ -11,48 +12,43 @@ export type UserRight =
   | { readonly kind: "CanReadAs"; readonly party: string }
   | { readonly kind: "CanExecuteAs"; readonly party: string };
 
-/** The proto-loader shape of `Right` (oneof `kind` names the field that is set). */
-export interface ProtoRight {
-  kind?: string;
-  participantAdmin?: object | null;
-  identityProviderAdmin?: object | null;
-  canReadAsAnyParty?: object | null;
-  canExecuteAsAnyParty?: object | null;
-  canActAs?: { party: string } | null;
-  canReadAs?: { party: string } | null;
-  canExecuteAs?: { party: string } | null;
-}
-
 /** One string per distinct right: rights are a set, as in Canton. */
 export function rightKey(right: UserRight): string {
   return "party" in right ? `${right.kind}:${right.party}` : right.kind;
 }
 
-const PARTY_KINDS = { canActAs: "CanActAs", canReadAs: "CanReadAs", canExecuteAs: "CanExecuteAs" } as const;
-const PLAIN_KINDS = {
-  participantAdmin: "ParticipantAdmin",
-  identityProviderAdmin: "IdentityProviderAdmin",
-  canReadAsAnyParty: "CanReadAsAnyParty",
-  canExecuteAsAnyParty: "CanExecuteAsAnyParty",
-} as const;
-
 /** Canton's fromProtoRight: a party right needs a valid party; an empty right is refused. */
-export function rightFromProto(proto: ProtoRight): UserRight {
-  const kind = proto.kind ?? "";
-  if (kind in PLAIN_KINDS) return { kind: PLAIN_KINDS[kind as keyof typeof PLAIN_KINDS] };
-  if (kind in PARTY_KINDS) {
-    const party = (proto[kind as keyof typeof PARTY_KINDS] as { party: string } | null)?.party ?? "";
-    const error = partyStringError(party);
-    if (error !== undefined) throw errors.invalidArgument(error);
-    return { kind: PARTY_KINDS[kind as keyof typeof PARTY_KINDS], party };
+export function rightFromProto(proto: Right__Output): UserRight {
+  switch (proto.kind) {
+    case "participantAdmin":
+      return { kind: "ParticipantAdmin" };
+    case "identityProviderAdmin":
+      return { kind: "IdentityProviderAdmin" };
+    case "canReadAsAnyParty":
+      return { kind: "CanReadAsAnyParty" };
+    case "canExecuteAsAnyParty":
+      return { kind: "CanExecuteAsAnyParty" };
+    case "canActAs":
+      return { kind: "CanActAs", party: validParty(proto.canActAs?.party) };
+    case "canReadAs":
+      return { kind: "CanReadAs", party: validParty(proto.canReadAs?.party) };
+    case "canExecuteAs":
+      return { kind: "CanExecuteAs", party: validParty(proto.canExecuteAs?.party) };
+    default:
+      throw errors.invalidArgument(
+        "unknown kind of right - check that the Ledger API version of the server is recent enough",
+      );
   }
-  throw errors.invalidArgument(
-    "unknown kind of right - check that the Ledger API version of the server is recent enough",
-  );
+}
+
+function validParty(party = ""): string {
+  const error = partyStringError(party);
+  if (error !== undefined) throw errors.invalidArgument(error);
+  return party;
 }
 
 /** The distinct rights of a request, in request order. */
-export function rightsFromProto(protos: readonly ProtoRight[]): UserRight[] {
+export function rightsFromProto(protos: readonly Right__Output[]): UserRight[] {
   const rights = new Map<string, UserRight>();
   for (const proto of protos) {
     const right = rightFromProto(proto);
@@ -61,7 +57,7 @@ export function rightsFromProto(protos: readonly ProtoRight[]): UserRight[] {
   return [...rights.values()];
 }
 
-export function rightToProto(right: UserRight): ProtoRight {
+export function rightToProto(right: UserRight): Right {
   switch (right.kind) {
     case "ParticipantAdmin":
       return { participantAdmin: {} };

@@ -1,4 +1,3 @@
-import type { Command__Output, Identifier__Output, Record__Output } from "../../../proto/ledger-api-types.js";
 import {
   type JsonValue,
   type LedgerValue,
@@ -9,6 +8,7 @@ import {
   typeConKey,
   ValueCodecError,
 } from "../../../lf/index.js";
+import type { Command__Output, Identifier__Output, Record__Output } from "../../../proto/ledger-api-types.js";
 import { errors } from "../../errors.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import type {
@@ -18,10 +18,10 @@ import type {
   JsonRecord,
   UpdateContext,
 } from "../../models/template-model.js";
+import { ledgerValue } from "../../protocol-values.js";
 import type { SandboxError } from "../../sandbox-error.js";
 import { ledgerErrors } from "../ledger-errors.js";
 import type { ExerciseNode, StoredContract, TransactionNode } from "../ledger-records.js";
-import { ledgerValue } from "../../protocol-values.js";
 import { contractKeyHash, newContract } from "./contract-factory.js";
 import type { ContractIdAllocator } from "./contract-ids.js";
 

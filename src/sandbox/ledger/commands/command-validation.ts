@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { errors } from "../../errors.js";
-import { ledgerStringError, partyStringError, userIdError } from "../../identifiers.js";
-import type { DeduplicationPeriod } from "../ledger-records.js";
 import type {
   Command__Output,
   Commands__Output,
   DisclosedContract__Output,
 } from "../../../proto/ledger-api-types.js";
+import { errors } from "../../errors.js";
+import { ledgerStringError, partyStringError, userIdError } from "../../identifiers.js";
+import type { DeduplicationPeriod } from "../ledger-records.js";
 
 /** A submission after request validation: what the ledger needs, defaults applied. */
 export interface ValidatedCommands {

@@ -1,3 +1,4 @@
+import type { Completion } from "../../../proto/ledger-api-types.js";
 import { OK_STATUS, timestamp } from "../../protocol-values.js";
 import type { CompletionInfo } from "../ledger-records.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
@@ -11,7 +12,7 @@ export function completionOf(
   update: LedgerUpdate,
   userId: string,
   parties: ReadonlySet<string>,
-): object | undefined {
+): Completion | undefined {
   if (update.kind === "topology" || update.completion === undefined) return undefined;
   const info = update.completion;
   if (info.userId !== userId) return undefined;

@@ -1,3 +1,4 @@
+import type { OffsetCheckpoint } from "../../../proto/ledger-api-types.js";
 import type { StreamSink } from "../../grpc-handler.js";
 import { timestamp } from "../../protocol-values.js";
 import type { LedgerUpdate, SandboxStore } from "../sandbox-store.js";
@@ -67,7 +68,7 @@ export async function streamUpdatesDescending(
   }
 }
 
-export function checkpointMessage(offset: number, synchronizerId: string) {
+export function checkpointMessage(offset: number, synchronizerId: string): OffsetCheckpoint {
   return { offset, synchronizerTimes: [{ synchronizerId, recordTime: timestamp(new Date()) }] };
 }
 

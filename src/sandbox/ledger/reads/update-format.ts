@@ -1,8 +1,12 @@
+import type {
+  TopologyTransaction,
+  TransactionFormat__Output,
+  UpdateFormat__Output,
+} from "../../../proto/ledger-api-types.js";
 import type { Requirement } from "../../auth/authorization.js";
 import { errors } from "../../errors.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import { timestamp } from "../../protocol-values.js";
-import type { TransactionFormat__Output, UpdateFormat__Output } from "../../../proto/ledger-api-types.js";
 import type { TopologyUpdate } from "../sandbox-store.js";
 import { CompiledEventFormat } from "./event-format.js";
 import type { TransactionFormat } from "./transaction-projection.js";
@@ -73,7 +77,10 @@ export function compileUpdateFormat(
 }
 
 /** A party allocation as a TopologyTransaction for these parties, or undefined when none is asked for. */
-export function projectTopology(update: TopologyUpdate, parties: ReadonlySet<string>): object | undefined {
+export function projectTopology(
+  update: TopologyUpdate,
+  parties: ReadonlySet<string>,
+): TopologyTransaction | undefined {
   const events = update.events
     .filter((e) => parties.size === 0 || parties.has(e.partyId))
     .map((e) => ({
