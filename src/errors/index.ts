@@ -1,6 +1,7 @@
 /**
  * The errors module's public face: every error body and code the gateway sends, HTTP or
- * WebSocket, is built here. Files inside src/errors may move; importers go through here.
+ * WebSocket, is built here. Files inside src/errors may move; importers go through here. The
+ * body builder itself (gatewayError) stays inside, so that no one else can make a body.
  */
 export {
   errorFrameBody,
@@ -12,17 +13,15 @@ export {
 export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
 export {
   INTERNAL_ERROR_CODE,
-  internalError,
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
   requestTooLargeError,
   routeNotFoundError,
-  tooManyElementsError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";
-export { CantonHttpError, gatewayError, type JsCantonError } from "./js-canton-error.js";
+export { CantonHttpError, type JsCantonError } from "./js-canton-error.js";
 export {
   ElementLimitExceededError,
   endReasonOf,
