@@ -19,7 +19,6 @@ import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import {
   identifierError,
-  ledgerStringError,
   partyAllocationSubmissionId,
   partyStringError,
   uniqueIdentifierError,
@@ -28,6 +27,11 @@ import {
 import type { PartyRecord, SandboxStore } from "../ledger/sandbox-store.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import { decodePartyPageToken, encodePartyPageToken } from "./party-page-token.js";
+import {
+  identityProviderMustExist,
+  optionalIdentityProviderId,
+  parseResourceVersion,
+} from "./request-fields.js";
 import { SANDBOX_LIMITS } from "./version-service.js";
 
 /**
@@ -120,19 +124,7 @@ function requireParty(party: string): string {
   return party;
 }
 
-function optionalIdentityProviderId(id: string, fieldName: string): string {
-  const error = id === "" ? undefined : ledgerStringError(id);
-  if (error !== undefined) throw errors.invalidField(fieldName, error);
-  return id;
-}
-
 const defaultProviderOnly = (identityProviderId: string) => identityProviderId === "";
-
-function identityProviderMustExist(exists: (id: string) => boolean, id: string): void {
-  // Canton prints the Scala value of the id here, hence `Id(...)`.
-  if (!exists(id))
-    throw errors.invalidArgument(`Provided identity_provider_id Id(${id}) has not been found.`);
-}
 
 /** Canton refuses to touch a party whose record belongs to another identity provider. */
 function partyMustBeInIdentityProvider(store: SandboxStore, party: string, identityProviderId: string): void {
@@ -252,7 +244,9 @@ function updatePartyDetails(
   const party = requireParty(details.party);
   const metadata = details.localMetadata ?? { resourceVersion: "", annotations: {} };
   const resourceVersion =
-    metadata.resourceVersion === "" ? undefined : parseResourceVersion(metadata.resourceVersion);
+    metadata.resourceVersion === ""
+      ? undefined
+      : parseResourceVersion(metadata.resourceVersion, "party_details.local_metadata");
   validateAnnotations(metadata.annotations, true, "party_details.local_metadata.annotations");
   if (request.updateMask === null) throw errors.missingField("update_mask");
   const identityProviderId = optionalIdentityProviderId(details.identityProviderId, "identity_provider_id");
@@ -318,13 +312,6 @@ function string185Error(s: string): string | undefined {
   return s.length <= 185
     ? undefined
     : `The given string has a maximum length of 185 but a string of length ${s.length} ('${s}') was given`;
-}
-
-function parseResourceVersion(raw: string): number {
-  // Canton parses a Java long; the sandbox's versions stay far below 2^53.
-  if (!/^[+-]?\d{1,18}$/.test(raw))
-    throw errors.invalidField("party_details.local_metadata", "Invalid resource version number");
-  return Number(raw);
 }
 
 function toPartyDetails(record: PartyRecord): PartyDetails {

@@ -26,13 +26,18 @@ import { defaultedUserId, impliedIdentityProviderId } from "../auth/rights-autho
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
-import { ledgerStringError, partyStringError, userIdError } from "../identifiers.js";
+import { partyStringError, userIdError } from "../identifiers.js";
 import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../update-mask.js";
 import type { IdentityProviderStore } from "../users/identity-provider-store.js";
 import { userErrors } from "../users/user-errors.js";
 import { decodeUserPageToken, encodeUserPageToken } from "../users/user-page-token.js";
 import { partiesOf, rightsFromProto, rightToProto, type UserRight } from "../users/user-rights.js";
 import type { UserRecord, UserStore } from "../users/user-store.js";
+import {
+  identityProviderMustExist,
+  optionalIdentityProviderId,
+  parseResourceVersion,
+} from "./request-fields.js";
 
 /** A request that addresses one user (GetUser, DeleteUser, ListUserRights). */
 type UserRequest = Pick<GetUserRequest__Output, "userId" | "identityProviderId">;
@@ -95,7 +100,10 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
         const claims = claimsOf(context);
         const userId = requireUserId(request.userId, "user_id");
-        const identityProviderId = impliedIdentityProviderId(claims, optionalIdp(request.identityProviderId));
+        const identityProviderId = impliedIdentityProviderId(
+          claims,
+          optionalIdentityProviderId(request.identityProviderId),
+        );
         if (claims.resolvedFromUser && claims.userId === userId)
           throw errors.invalidArgument("Requesting user cannot delete itself");
         deps.users.delete(userId, identityProviderId, "deleting user");
@@ -112,7 +120,7 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         if (request.pageSize < 0) throw errors.invalidArgument("Max page size must be non-negative");
         const identityProviderId = impliedIdentityProviderId(
           claimsOf(context),
-          optionalIdp(request.identityProviderId),
+          optionalIdentityProviderId(request.identityProviderId),
         );
         const pageSize =
           request.pageSize === 0 ? deps.maxUsersPageSize : Math.min(request.pageSize, deps.maxUsersPageSize);
@@ -162,10 +170,16 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
       ): Promise<UpdateUserIdentityProviderIdResponse> => {
         await context.authorize({ kind: "admin" });
         const userId = requireUserId(request.userId, "user_id");
-        const source = optionalIdp(request.sourceIdentityProviderId, "source_identity_provider_id");
-        const target = optionalIdp(request.targetIdentityProviderId, "target_identity_provider_id");
-        identityProviderMustExist(deps.idps, source);
-        identityProviderMustExist(deps.idps, target);
+        const source = optionalIdentityProviderId(
+          request.sourceIdentityProviderId,
+          "source_identity_provider_id",
+        );
+        const target = optionalIdentityProviderId(
+          request.targetIdentityProviderId,
+          "target_identity_provider_id",
+        );
+        identityProviderMustExist(deps.idps.exists, source);
+        identityProviderMustExist(deps.idps.exists, target);
         deps.users.moveToIdentityProvider(userId, source, target, "update user identity provider");
         return {};
       },
@@ -197,8 +211,11 @@ function createUser(
   validateAnnotations(metadata.annotations, false, "user.metadata.annotations");
   const primaryParty = optionalParty(user.primaryParty);
   const rights = rightsFromProto(request.rights);
-  const identityProviderId = impliedIdentityProviderId(claims, optionalIdp(user.identityProviderId));
-  identityProviderMustExist(deps.idps, identityProviderId);
+  const identityProviderId = impliedIdentityProviderId(
+    claims,
+    optionalIdentityProviderId(user.identityProviderId),
+  );
+  identityProviderMustExist(deps.idps.exists, identityProviderId);
   partiesMustExistInIdp(deps, rights, identityProviderId, claims);
   if (!withinMaxAnnotationsSize(metadata.annotations)) throw userErrors.maxUserAnnotationsSizeExceeded(id);
   return deps.users.create(
@@ -226,9 +243,14 @@ function updateUser(
   const metadata = user.metadata ?? { resourceVersion: "", annotations: {} };
   if (request.updateMask === null) throw errors.missingField("update_mask");
   const primaryParty = optionalParty(user.primaryParty);
-  const identityProviderId = impliedIdentityProviderId(claims, optionalIdp(user.identityProviderId));
+  const identityProviderId = impliedIdentityProviderId(
+    claims,
+    optionalIdentityProviderId(user.identityProviderId),
+  );
   const resourceVersion =
-    metadata.resourceVersion === "" ? undefined : parseResourceVersion(metadata.resourceVersion);
+    metadata.resourceVersion === ""
+      ? undefined
+      : parseResourceVersion(metadata.resourceVersion, "user.metadata.resource_version");
   validateAnnotations(metadata.annotations, true, "user.metadata.annotations");
 
   const mask = parseUpdateMask(request.updateMask.paths, UPDATABLE_USER_FIELDS);
@@ -241,7 +263,7 @@ function updateUser(
       ? metadata.annotations
       : undefined;
   const deactivate = mask.match("is_deactivated") === "exact" ? user.isDeactivated : undefined;
-  identityProviderMustExist(deps.idps, identityProviderId);
+  identityProviderMustExist(deps.idps.exists, identityProviderId);
   if (claims.resolvedFromUser && claims.userId === id && deactivate === true)
     throw errors.invalidArgument("Requesting user cannot self-deactivate");
 
@@ -275,7 +297,10 @@ function rightsChange(
 ): { userId: string; rights: UserRight[]; identityProviderId: string } {
   const userId = requireUserId(request.userId, "user_id");
   const rights = rightsFromProto(request.rights);
-  const identityProviderId = impliedIdentityProviderId(claims, optionalIdp(request.identityProviderId));
+  const identityProviderId = impliedIdentityProviderId(
+    claims,
+    optionalIdentityProviderId(request.identityProviderId),
+  );
   extraCheck?.(userId, rights);
   partiesMustExistInIdp(deps, rights, identityProviderId, claims);
   return { userId, rights, identityProviderId };
@@ -286,7 +311,10 @@ function addressedUser(claims: ResolvedClaims, request: UserRequest): UserReques
   const userId = requireUserId(defaultedUserId(claims, request.userId), "user_id");
   return {
     userId,
-    identityProviderId: impliedIdentityProviderId(claims, optionalIdp(request.identityProviderId)),
+    identityProviderId: impliedIdentityProviderId(
+      claims,
+      optionalIdentityProviderId(request.identityProviderId),
+    ),
   };
 }
 
@@ -316,23 +344,6 @@ function optionalParty(party: string): string {
   const error = partyStringError(party);
   if (error !== undefined) throw errors.invalidArgument(error);
   return party;
-}
-
-function optionalIdp(id: string, fieldName = "identity_provider_id"): string {
-  const error = id === "" ? undefined : ledgerStringError(id);
-  if (error !== undefined) throw errors.invalidField(fieldName, error);
-  return id;
-}
-
-function identityProviderMustExist(idps: IdentityProviderStore, id: string): void {
-  if (!idps.exists(id))
-    throw errors.invalidArgument(`Provided identity_provider_id Id(${id}) has not been found.`);
-}
-
-function parseResourceVersion(raw: string): number {
-  if (!/^[+-]?\d{1,18}$/.test(raw))
-    throw errors.invalidField("user.metadata.resource_version", "Invalid resource version number");
-  return Number(raw);
 }
 
 function toProtoUser(user: UserRecord): User {

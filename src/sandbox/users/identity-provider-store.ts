@@ -24,9 +24,8 @@ export class IdentityProviderStore {
 
   constructor(private readonly max = MAX_IDENTITY_PROVIDER_CONFIGS) {}
 
-  exists(id: string): boolean {
-    return id === "" || this.configs.has(id);
-  }
+  /** A bound function: services pass it on as a predicate. */
+  readonly exists = (id: string): boolean => id === "" || this.configs.has(id);
 
   byIssuer(issuer: string): IdentityProviderRecord | undefined {
     for (const config of this.configs.values()) if (config.issuer === issuer) return config;
