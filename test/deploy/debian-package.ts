@@ -1,0 +1,58 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/**
+ * A Debian binary a test needs (prometheus, nginx, kubectl): found on the PATH or under
+ * /usr/sbin, else installed with apt-get when the test runs as root. Resolves with its path,
+ * or with `{ skip }` naming why it cannot be had, for `it(..., { skip })`: never a silent skip.
+ */
+export async function debianBinary(
+  binary: string,
+  debianPackage: string,
+): Promise<string | { skip: string }> {
+  const found = await which(binary);
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    return { skip: `${binary} is not installed and this test is not root: apt-get install ${debianPackage}` };
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const install = () =>
+    run("apt-get", ["install", "-y", "--no-install-recommends", debianPackage], { env, timeout: 600_000 });
+  try {
+    await install();
+  } catch {
+    try {
+      // A fresh machine's package lists may be empty or stale.
+      await run("apt-get", ["update"], { env, timeout: 600_000 });
+      await install();
+    } catch (error) {
+      return { skip: `apt-get install ${debianPackage} failed: ${(error as Error).message.slice(0, 500)}` };
+    }
+  }
+  return (await which(binary)) ?? { skip: `${debianPackage} installed no ${binary}` };
+}
+
+async function which(binary: string): Promise<string | undefined> {
+  for (const dir of ["/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/bin", "/usr/local/sbin"]) {
+    if (existsSync(`${dir}/${binary}`)) return `${dir}/${binary}`;
+  }
+  try {
+    return (await run("sh", ["-c", `command -v ${binary}`])).stdout.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A port free on 127.0.0.1 right now, for servers that cannot be told to pick their own. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}

@@ -1,0 +1,251 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
+import {
+  type Running,
+  type RunningSandbox,
+  startGatewayProcess,
+  startSandboxProcess,
+} from "../../bench/lib/processes.js";
+import { mintToken } from "../../src/jwt/mint-token.js";
+import { projectRoot } from "../../src/proto/project-root.js";
+import { debianBinary, freePort } from "../deploy/debian-package.js";
+
+/**
+ * The dashboard on a real Prometheus (Debian's): a gateway in front of a preloaded sandbox
+ * serves a short load (HTTP successes and errors, list twins, WebSocket streams read to their
+ * end, closed early, and read by a slow consumer that makes the gateway pause its ledger
+ * call), Prometheus scrapes it every second, and every PromQL expression of every panel is
+ * evaluated through Prometheus' HTTP API: each must return data, i.e. at least one series
+ * with a finite value, and a rate panel a non-zero one (the load moved every counter). Grafana's variables become what Grafana would send: `$job` the job
+ * name, `$__rate_interval` a window that covers the load.
+ */
+const ROOT = projectRoot();
+const JOB = "ledger-json-gateway";
+const dashboard = JSON.parse(
+  readFileSync(join(ROOT, "grafana", "dashboards", "ledger-json-gateway.json"), "utf8"),
+) as { panels: Panel[] };
+
+interface Panel {
+  title: string;
+  panels?: Panel[];
+  targets?: { expr: string }[];
+}
+
+/**
+ * Expressions that return no data because of a gateway defect in src/metrics, not of the
+ * dashboard: they run and report as TODO until src is fixed, then leave this list.
+ */
+const PENDING_SRC_FIX = new Map<string, string>([]);
+
+const panelQueries = (panels: readonly Panel[]): { title: string; expr: string }[] =>
+  panels.flatMap((panel) => [
+    ...(panel.targets ?? []).map((target) => ({ title: panel.title, expr: target.expr })),
+    ...panelQueries(panel.panels ?? []),
+  ]);
+
+const promql = (expr: string) => expr.replaceAll("$__rate_interval", "2m").replaceAll("$job", JOB);
+
+const prometheus = await debianBinary("prometheus", "prometheus");
+
+describe("Grafana dashboard on Prometheus", {
+  skip: typeof prometheus === "string" ? false : prometheus.skip,
+}, () => {
+  let sandbox: RunningSandbox;
+  let gateway: Running;
+  let prom: ChildProcess;
+  let promUrl: string;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "prometheus-"));
+    sandbox = await startSandboxProcess(2000, 4096);
+    // Small water marks so that a slow reader pauses the ledger call within a few frames.
+    gateway = await startGatewayProcess(sandbox.port, [
+      "--websocket-config.high-water-mark",
+      "16384",
+      "--websocket-config.low-water-mark",
+      "4096",
+    ]);
+    const promPort = await freePort();
+    promUrl = `http://127.0.0.1:${promPort}`;
+    writeFileSync(
+      join(dir, "prometheus.yml"),
+      [
+        "global: { scrape_interval: 1s, evaluation_interval: 1s }",
+        "scrape_configs:",
+        `  - job_name: ${JOB}`,
+        "    metrics_path: /metrics",
+        `    static_configs: [{ targets: ["127.0.0.1:${gateway.port}"] }]`,
+      ].join("\n"),
+    );
+    prom = spawn(
+      prometheus as string,
+      [
+        `--config.file=${join(dir, "prometheus.yml")}`,
+        `--storage.tsdb.path=${join(dir, "data")}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+        "--log.level=warn",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    prom.stderr?.resume();
+    await until(async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200);
+    // The load starts once the gateway has been scraped, so that every series has a sample before it.
+    await until(async () => (await query(`up{job="${JOB}"}`))[0]?.value[1] === "1");
+    await load(gateway.port, sandbox);
+    // A few scrapes after the load, so every counter's last step is in.
+    await sleep(3000);
+  });
+
+  after(async () => {
+    for (const child of [prom]) {
+      if (child && child.exitCode === null) {
+        child.kill("SIGTERM");
+        await once(child, "exit");
+      }
+    }
+    await gateway?.stop();
+    await sandbox?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
+    const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+    };
+    assert.equal(body.status, "success", `${expr}: ${body.error}`);
+    return body.data?.result ?? [];
+  }
+
+  it("scrapes the gateway (target up)", async () => {
+    const up = await query(`up{job="${JOB}"}`);
+    assert.equal(up[0]?.value[1], "1", JSON.stringify(up));
+  });
+
+  const queries = panelQueries(dashboard.panels);
+  it("has panels to prove", () => assert.ok(queries.length >= 15, `${queries.length} queries`));
+
+  for (const { title, expr } of queries) {
+    const pending = PENDING_SRC_FIX.get(expr);
+    it(`panel "${title}": ${expr}`, pending ? { todo: pending } : {}, async () => {
+      const result = await query(promql(expr));
+      const finite = result.filter((sample) => Number.isFinite(Number(sample.value[1])));
+      assert.ok(finite.length > 0, `no data: ${JSON.stringify(result)}`);
+      // The load moved every counter: a rate panel that shows only zeros hides it.
+      if (expr.includes("rate(")) {
+        assert.ok(
+          finite.some((sample) => Number(sample.value[1]) > 0),
+          `only zeros: ${JSON.stringify(result)}`,
+        );
+      }
+    });
+  }
+});
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await sleep(200);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A few seconds of what the dashboard is there to show. */
+async function load(port: number, sandbox: RunningSandbox): Promise<void> {
+  const base = `http://127.0.0.1:${port}`;
+  const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 600 });
+  const auth = { authorization: `Bearer ${token}` };
+  const updates = (endInclusive: number) => ({
+    beginExclusive: 0,
+    endInclusive,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  const http = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${base}${path}`, init);
+    await res.arrayBuffer();
+    return res.status;
+  };
+  for (let round = 0; round < 8; round++) {
+    assert.equal(await http("/v2/version", { headers: auth }), 200);
+    assert.equal(await http("/v2/state/ledger-end", { headers: auth }), 200);
+    assert.equal(await http("/v2/no-such-route", { headers: auth }), 404);
+    assert.equal(await http("/v2/version"), 401);
+    assert.equal(await http("/v2/parties", { method: "POST", headers: auth, body: "{" }), 400);
+    assert.equal(
+      await http("/v2/commands/submit-and-wait", {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({
+          commandId: `prom-${round}-${Date.now()}`,
+          actAs: [sandbox.tickParty],
+          commands: [
+            {
+              CreateCommand: {
+                templateId: "#gateway-samples:Bench:Tick",
+                createArguments: { owner: sandbox.tickParty, seq: String(round), payload: "x" },
+              },
+            },
+          ],
+        }),
+      }),
+      200,
+    );
+    assert.equal(
+      await http("/v2/updates?limit=5", { method: "POST", headers: auth, body: JSON.stringify(updates(5)) }),
+      200,
+    );
+    assert.equal(await readStream(`ws://127.0.0.1:${port}/v2/updates`, token, updates(20)), 1000);
+    await sleep(500);
+  }
+  // A client that leaves before the end, and a slow consumer of the whole preloaded range.
+  await readStream(`ws://127.0.0.1:${port}/v2/updates`, token, updates(sandbox.lastOffset), {
+    leaveAfter: 3,
+  });
+  assert.equal(
+    await readStream(`ws://127.0.0.1:${port}/v2/updates`, token, updates(sandbox.lastOffset), { slow: true }),
+    1000,
+  );
+}
+
+/** Reads a WebSocket stream; resolves with the close code. */
+function readStream(
+  url: string,
+  token: string,
+  request: unknown,
+  options: { leaveAfter?: number; slow?: boolean } = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
+    let frames = 0;
+    socket.on("open", () => socket.send(JSON.stringify(request)));
+    socket.on("message", () => {
+      frames++;
+      if (frames === options.leaveAfter) socket.close(1000);
+      // Stop reading the socket now and then: the gateway's buffer for it fills up.
+      if (options.slow && frames % 100 === 0) {
+        const tcp = (socket as unknown as { _socket: Socket })._socket;
+        tcp.pause();
+        setTimeout(() => tcp.resume(), 300);
+      }
+    });
+    socket.on("close", (code) => resolve(code));
+    socket.on("error", reject);
+  });
+}
