@@ -1,6 +1,7 @@
 import { deepStrictEqual, match, notStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import type { AllocatePartyResponse__Output } from "../../src/proto/ledger-api-types.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { rejection, SERVICES, serviceClient } from "./sandbox-client.js";
 
@@ -25,8 +26,11 @@ describe("sandbox PartyManagementService", () => {
     await sandbox.stop();
   });
 
-  const allocate = async (request: object) =>
-    ((await parties.AllocateParty!(request)) as { partyDetails: PartyDetails }).partyDetails;
+  const allocate = async (request: object) => {
+    const { partyDetails } = await parties.AllocateParty!<AllocatePartyResponse__Output>(request);
+    if (partyDetails === null) throw new Error("AllocateParty answered without party details");
+    return partyDetails;
+  };
 
   describe("GetParticipantId", () => {
     it("returns <name>::<namespace fingerprint>", async () => {

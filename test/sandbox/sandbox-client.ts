@@ -15,7 +15,8 @@ export function bearer(jwt: string | null = token()): grpc.Metadata {
 }
 
 type AnyMethod = (this: grpc.Client, ...args: unknown[]) => unknown;
-type Unary = (request: object, metadata?: grpc.Metadata) => Promise<Record<string, unknown>>;
+/** A unary call; `Res` names the response message type (a generated `X__Output`) where a test reads it. */
+type Unary = <Res = Record<string, unknown>>(request: object, metadata?: grpc.Metadata) => Promise<Res>;
 
 /** A promise-returning client of one Ledger API service of the sandbox at `port`. */
 export function serviceClient(port: number, serviceName: string): Record<string, Unary> & { close(): void } {
@@ -23,15 +24,11 @@ export function serviceClient(port: number, serviceName: string): Record<string,
   const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const methods: Record<string, Unary> = {};
   for (const name of Object.keys(Client.service)) {
-    methods[name] = (request, metadata = bearer()) =>
-      new Promise((resolve, reject) => {
+    methods[name] = <Res>(request: object, metadata = bearer()) =>
+      new Promise<Res>((resolve, reject) => {
         const method = (client as unknown as Record<string, AnyMethod>)[name]!;
-        method.call(
-          client,
-          request,
-          metadata,
-          (error: grpc.ServiceError | null, response: Record<string, unknown>) =>
-            error ? reject(error) : resolve(response),
+        method.call(client, request, metadata, (error: grpc.ServiceError | null, response: Res) =>
+          error ? reject(error) : resolve(response),
         );
       });
   }

@@ -1,5 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { AllocatePartyResponse__Output } from "../../src/proto/ledger-api-types.js";
 import { startSandboxWorker } from "../../src/sandbox/sandbox-worker.js";
 import { SERVICES, serviceClient } from "./sandbox-client.js";
 
@@ -11,8 +12,10 @@ describe("sandbox in a worker thread", () => {
     try {
       const { participantId } = await parties.GetParticipantId!({});
       strictEqual((participantId as string).split("::")[0], "embedded");
-      const allocated = await parties.AllocateParty!({ partyIdHint: "WorkerAlice" });
-      deepStrictEqual((allocated.partyDetails as { isLocal: boolean }).isLocal, true);
+      const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
+        partyIdHint: "WorkerAlice",
+      });
+      deepStrictEqual(allocated.partyDetails?.isLocal, true);
     } finally {
       parties.close();
       await sandbox.stop();

@@ -1,6 +1,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import type { AllocatePartyResponse__Output } from "../../src/proto/ledger-api-types.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { rejection, SERVICES, serviceClient } from "./sandbox-client.js";
 
@@ -48,8 +49,10 @@ describe("sandbox StateService", () => {
   });
 
   it("gives submission permission for a local party", async () => {
-    const allocated = await parties.AllocateParty!({ partyIdHint: "hostedCarol" });
-    const party = (allocated.partyDetails as { party: string }).party;
+    const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
+      partyIdHint: "hostedCarol",
+    });
+    const party = allocated.partyDetails?.party ?? "";
     const response = await state.GetConnectedSynchronizers!({ party });
     deepStrictEqual(response.connectedSynchronizers, [
       {

@@ -3,6 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { createTokenVerifier } from "../../../src/jwt/token-verifier.js";
+import type { GetUserResponse__Output } from "../../../src/proto/ledger-api-types.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/sandbox.js";
 import { AUDIENCE, signToken, unsignedToken } from "../../jwt/test-tokens.js";
 import { bearer, rejection, SERVICES, serviceClient } from "../sandbox-client.js";
@@ -158,7 +159,10 @@ describe("sandbox in RS256 mode", () => {
   });
 
   it("defaults GetUser's empty user id to the token's user", async () => {
-    const response = await users.GetUser!({ userId: "" }, bearer(rs("participant_admin")));
-    strictEqual((response.user as { id: string }).id, "participant_admin");
+    const response = await users.GetUser!<GetUserResponse__Output>(
+      { userId: "" },
+      bearer(rs("participant_admin")),
+    );
+    strictEqual(response.user?.id, "participant_admin");
   });
 });

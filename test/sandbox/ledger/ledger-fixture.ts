@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import type { AllocatePartyResponse__Output } from "../../../src/proto/ledger-api-types.js";
 import { permissiveAuthorizer } from "../../../src/sandbox/auth/authorization.js";
 import { SAMPLE_PACKAGE_ID } from "../../../src/sandbox/sample-package/index.js";
 import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../../src/sandbox/sandbox.js";
@@ -54,8 +55,10 @@ export async function ledgerFixture(options: SandboxOptions = {}): Promise<Ledge
     ...clients,
     allocate: async (hint) => {
       counter += 1;
-      const response = await clients.parties.AllocateParty!({ partyIdHint: `${hint}${counter}` });
-      return (response.partyDetails as { party: string }).party;
+      const response = await clients.parties.AllocateParty!<AllocatePartyResponse__Output>({
+        partyIdHint: `${hint}${counter}`,
+      });
+      return response.partyDetails?.party ?? "";
     },
     close: async () => {
       for (const client of Object.values(clients)) client.close();

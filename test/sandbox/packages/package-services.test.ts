@@ -3,6 +3,17 @@ import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { decodeDalf, t, writeDar } from "../../../src/lf/index.js";
+import type {
+  AllocatePartyResponse__Output,
+  GetPackageResponse__Output,
+  GetPackageStatusResponse__Output,
+  GetPreferredPackagesResponse__Output,
+  GetPreferredPackageVersionResponse__Output,
+  ListKnownPackagesResponse__Output,
+  ListPackagesResponse__Output,
+  ListVettedPackagesResponse__Output,
+  UpdateVettedPackagesResponse__Output,
+} from "../../../src/proto/ledger-api-types.js";
 import { SAMPLE_PACKAGE_ID, sampleDalf } from "../../../src/sandbox/sample-package/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/sandbox.js";
 import { rejection, serviceClient } from "../sandbox-client.js";
@@ -16,12 +27,6 @@ const PARTIES = "com.daml.ledger.api.v2.admin.PartyManagementService";
 const reason = (error: { status: { errorInfos: { reason: string }[] } }) =>
   error.status.errorInfos[0]?.reason;
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
-interface PackageReference {
-  packageId: string;
-  packageName: string;
-  packageVersion: string;
-}
 
 describe("sandbox package services", () => {
   let sandbox: RunningSandbox;
@@ -38,10 +43,10 @@ describe("sandbox package services", () => {
     management = serviceClient(sandbox.port, MANAGEMENT);
     interactive = serviceClient(sandbox.port, INTERACTIVE);
     const parties = serviceClient(sandbox.port, PARTIES);
-    const allocated = (await parties.AllocateParty!({ partyIdHint: "alice" })) as {
-      partyDetails: { party: string };
-    };
-    alice = allocated.partyDetails.party;
+    const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
+      partyIdHint: "alice",
+    });
+    alice = allocated.partyDetails?.party ?? "";
     parties.close();
   });
   after(async () => {
@@ -50,18 +55,14 @@ describe("sandbox package services", () => {
   });
 
   const preferred = async (name: string, parties = [alice]) =>
-    (await interactive.GetPreferredPackages!({
+    await interactive.GetPreferredPackages!<GetPreferredPackagesResponse__Output>({
       packageVettingRequirements: [{ parties, packageName: name }],
-    })) as { packageReferences: PackageReference[]; synchronizerId: string };
+    });
 
   it("lists the preloaded sample package and serves its archive payload, whose sha-256 is the id", async () => {
-    const list = (await packages.ListPackages!({})) as { packageIds: string[] };
+    const list = await packages.ListPackages!<ListPackagesResponse__Output>({});
     deepStrictEqual(list.packageIds, [SAMPLE_PACKAGE_ID]);
-    const got = (await packages.GetPackage!({ packageId: SAMPLE_PACKAGE_ID })) as {
-      archivePayload: Buffer;
-      hash: string;
-      hashFunction: string;
-    };
+    const got = await packages.GetPackage!<GetPackageResponse__Output>({ packageId: SAMPLE_PACKAGE_ID });
     strictEqual(got.hash, SAMPLE_PACKAGE_ID);
     strictEqual(got.hashFunction, "HASH_FUNCTION_SHA256");
     strictEqual(sha256(got.archivePayload), SAMPLE_PACKAGE_ID);
@@ -79,12 +80,15 @@ describe("sandbox package services", () => {
 
   it("reports REGISTERED for a known package and UNSPECIFIED otherwise", async () => {
     strictEqual(
-      ((await packages.GetPackageStatus!({ packageId: SAMPLE_PACKAGE_ID })) as { packageStatus: string })
-        .packageStatus,
+      (
+        await packages.GetPackageStatus!<GetPackageStatusResponse__Output>({
+          packageId: SAMPLE_PACKAGE_ID,
+        })
+      ).packageStatus,
       "PACKAGE_STATUS_REGISTERED",
     );
     strictEqual(
-      ((await packages.GetPackageStatus!({ packageId: "cd".repeat(32) })) as { packageStatus: string })
+      (await packages.GetPackageStatus!<GetPackageStatusResponse__Output>({ packageId: "cd".repeat(32) }))
         .packageStatus,
       "PACKAGE_STATUS_UNSPECIFIED",
     );
@@ -92,9 +96,9 @@ describe("sandbox package services", () => {
 
   it("validates a DAR without storing it", async () => {
     await management.ValidateDarFile!({ darFile: Buffer.from(v1.dar) });
-    const status = (await packages.GetPackageStatus!({ packageId: v1.packageId })) as {
-      packageStatus: string;
-    };
+    const status = await packages.GetPackageStatus!<GetPackageStatusResponse__Output>({
+      packageId: v1.packageId,
+    });
     strictEqual(status.packageStatus, "PACKAGE_STATUS_UNSPECIFIED");
   });
 
@@ -103,22 +107,20 @@ describe("sandbox package services", () => {
       darFile: Buffer.from(v1.dar),
       vettingChange: "VETTING_CHANGE_DONT_VET_ANY_PACKAGES",
     });
-    const known = (await management.ListKnownPackages!({})) as {
-      packageDetails: { packageId: string; name: string }[];
-    };
+    const known = await management.ListKnownPackages!<ListKnownPackagesResponse__Output>({});
     ok(known.packageDetails.some((d) => d.packageId === v1.packageId && d.name === "test-shapes"));
     const noPref = await rejection(preferred("test-shapes"));
     strictEqual(noPref.code, grpc.status.FAILED_PRECONDITION);
     strictEqual(reason(noPref), "NO_PREFERRED_PACKAGES_FOUND");
 
-    const updated = (await management.UpdateVettedPackages!({
+    const updated = await management.UpdateVettedPackages!<UpdateVettedPackagesResponse__Output>({
       changes: [{ vet: { packages: [{ packageName: "test-shapes", packageVersion: "1.0.0" }] } }],
-    })) as {
-      pastVettedPackages: { topologySerial: number };
-      newVettedPackages: { topologySerial: number; packages: PackageReference[] };
-    };
-    strictEqual(updated.newVettedPackages.topologySerial, updated.pastVettedPackages.topologySerial + 1);
-    ok(updated.newVettedPackages.packages.some((p) => p.packageId === v1.packageId));
+    });
+    strictEqual(
+      updated.newVettedPackages?.topologySerial,
+      (updated.pastVettedPackages?.topologySerial ?? 0) + 1,
+    );
+    ok(updated.newVettedPackages?.packages.some((p) => p.packageId === v1.packageId));
     strictEqual((await preferred("test-shapes")).packageReferences[0]?.packageId, v1.packageId);
   });
 
@@ -138,9 +140,9 @@ describe("sandbox package services", () => {
     strictEqual(reason(error), "KNOWN_PACKAGE_VERSION");
     match(error.details, /same name and version/);
     // Nothing of the rejected upload was stored.
-    const status = (await packages.GetPackageStatus!({ packageId: clash.packageId })) as {
-      packageStatus: string;
-    };
+    const status = await packages.GetPackageStatus!<GetPackageStatusResponse__Output>({
+      packageId: clash.packageId,
+    });
     strictEqual(status.packageStatus, "PACKAGE_STATUS_UNSPECIFIED");
   });
 
@@ -165,15 +167,15 @@ describe("sandbox package services", () => {
   });
 
   it("unvets by package id and lists vetted packages with filters", async () => {
-    const update = (await management.UpdateVettedPackages!({
+    const update = await management.UpdateVettedPackages!<UpdateVettedPackagesResponse__Output>({
       changes: [{ unvet: { packages: [{ packageId: v11.packageId }] } }],
-    })) as { newVettedPackages: { packages: PackageReference[] } };
-    ok(!update.newVettedPackages.packages.some((p) => p.packageId === v11.packageId));
+    });
+    ok(update.newVettedPackages?.packages.every((p) => p.packageId !== v11.packageId));
     strictEqual((await preferred("test-shapes")).packageReferences[0]?.packageVersion, "1.0.0");
 
-    const list = (await packages.ListVettedPackages!({
+    const list = await packages.ListVettedPackages!<ListVettedPackagesResponse__Output>({
       packageMetadataFilter: { packageNamePrefixes: ["test-"] },
-    })) as { vettedPackages: { packages: PackageReference[]; participantId: string }[] };
+    });
     strictEqual(list.vettedPackages.length, 1);
     deepStrictEqual(
       list.vettedPackages[0]!.packages.map((p) => p.packageId),
@@ -197,24 +199,20 @@ describe("sandbox package services", () => {
   });
 
   it("answers the deprecated preferred version with an empty preference when none exists", async () => {
-    const none = (await interactive.GetPreferredPackageVersion!({
+    const none = await interactive.GetPreferredPackageVersion!<GetPreferredPackageVersionResponse__Output>({
       parties: [alice],
       packageName: "nope",
-    })) as {
-      packagePreference: unknown;
-    };
+    });
     strictEqual(none.packagePreference, null);
-    const some = (await interactive.GetPreferredPackageVersion!({
+    const some = await interactive.GetPreferredPackageVersion!<GetPreferredPackageVersionResponse__Output>({
       parties: [alice],
       packageName: "gateway-samples",
-    })) as {
-      packagePreference: { packageReference: PackageReference };
-    };
-    strictEqual(some.packagePreference.packageReference.packageId, SAMPLE_PACKAGE_ID);
+    });
+    strictEqual(some.packagePreference?.packageReference?.packageId, SAMPLE_PACKAGE_ID);
   });
 
   it("decodes what GetPackage serves as the package that was uploaded", async () => {
-    const got = (await packages.GetPackage!({ packageId: v1.packageId })) as { archivePayload: Buffer };
+    const got = await packages.GetPackage!<GetPackageResponse__Output>({ packageId: v1.packageId });
     strictEqual(sha256(got.archivePayload), v1.packageId);
     strictEqual(decodeDalf(v1.dalf).packageId, v1.packageId);
   });
