@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { loadConfig } from "../../src/config/load-config.js";
+import { projectRoot } from "../../src/proto/project-root.js";
+import { debianBinary } from "./debian-package.js";
+
+/**
+ * deploy/kubernetes renders (`kubectl kustomize`: the installed kubectl, else Debian's
+ * kubernetes-client, whose kubectl embeds kustomize) and every object it renders is valid
+ * against the Kubernetes schemas (kubernetes-models' validators). The objects agree with
+ * each other and with the gateway: selectors, probes under the path prefix, the config file
+ * the gateway itself accepts, the Secret it reads its keys from, the grace period its drain needs.
+ */
+const ROOT = projectRoot();
+const run = promisify(execFile);
+const GATEWAY_DRAIN_SECONDS = 5;
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are checked field by field below
+  [field: string]: any;
+}
+
+async function render(kubectl: string, dir: string): Promise<K8sObject[]> {
+  const { stdout } = await run(kubectl, ["kustomize", join(ROOT, dir)], { timeout: 60_000 });
+  return parseAllDocuments(stdout)
+    .map((doc) => doc.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+/** The kubernetes-models class of an object, by apiVersion and kind. */
+async function validateAgainstSchema(object: K8sObject): Promise<void> {
+  const [group, version] = object.apiVersion.includes("/")
+    ? object.apiVersion.split("/")
+    : [undefined, object.apiVersion];
+  const module = `kubernetes-models/${group ? `${group}/` : ""}${version}/${object.kind}`;
+  const models = (await import(module)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const Model = models[object.kind];
+  assert.ok(Model, `${module} exports no ${object.kind}`);
+  // Newer kustomize wraps a Secret's base64 over lines; Go's decoder (the API server's) skips newlines.
+  const data =
+    object.kind === "Secret" && object.data
+      ? {
+          ...object,
+          data: Object.fromEntries(
+            Object.entries(object.data as Record<string, string>).map(([k, v]) => [k, v.replace(/\s/g, "")]),
+          ),
+        }
+      : object;
+  new Model(data).validate();
+}
+
+const kubectl = await debianBinary("kubectl", "kubernetes-client");
+const skip = typeof kubectl === "string" ? false : kubectl.skip;
+
+describe("Kubernetes manifests (deploy/kubernetes)", { skip }, () => {
+  for (const dir of ["deploy/kubernetes/base", "deploy/kubernetes/overlays/example"]) {
+    it(`${dir} renders and every object is valid against the Kubernetes schemas`, async () => {
+      const objects = await render(kubectl as string, dir);
+      assert.deepEqual(
+        objects.map((o) => o.kind).sort(),
+        dir.endsWith("base")
+          ? ["ConfigMap", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Service"]
+          : [
+              "ConfigMap",
+              "Deployment",
+              "HorizontalPodAutoscaler",
+              "PodDisruptionBudget",
+              "Secret",
+              "Service",
+            ],
+      );
+      for (const object of objects) {
+        await assert.doesNotReject(validateAgainstSchema(object), `${object.kind} ${object.metadata.name}`);
+      }
+    });
+  }
+
+  it("the schema validation catches a broken object", async () => {
+    const [deployment] = (await render(kubectl as string, "deploy/kubernetes/base")).filter(
+      (o) => o.kind === "Deployment",
+    );
+    deployment!.spec.template.spec.containers[0].ports[0].containerPort = "http";
+    await assert.rejects(validateAgainstSchema(deployment!), /containerPort must be integer/);
+  });
+
+  it("the example overlay's objects fit together and fit the gateway", async () => {
+    const objects = await render(kubectl as string, "deploy/kubernetes/overlays/example");
+    const one = (kind: string) => {
+      const found = objects.filter((o) => o.kind === kind);
+      assert.equal(found.length, 1, kind);
+      return found[0] as K8sObject;
+    };
+    const deployment = one("Deployment");
+    const service = one("Service");
+    const hpa = one("HorizontalPodAutoscaler");
+    const pdb = one("PodDisruptionBudget");
+    const configMap = one("ConfigMap");
+    const secret = one("Secret");
+    for (const o of objects) assert.equal(o.metadata.namespace, "ledger", `${o.kind} namespace`);
+
+    const pod = deployment.spec.template;
+    const podLabels = pod.metadata.labels as Record<string, string>;
+    const selects = (selector: Record<string, string>) =>
+      Object.entries(selector).every(([k, v]) => podLabels[k] === v);
+    assert.ok(selects(deployment.spec.selector.matchLabels), "Deployment selector");
+    assert.ok(selects(service.spec.selector), "Service selector");
+    assert.ok(selects(pdb.spec.selector.matchLabels), "PodDisruptionBudget selector");
+    assert.ok(pdb.spec.minAvailable >= 1);
+    assert.deepEqual(hpa.spec.scaleTargetRef, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: deployment.metadata.name,
+    });
+    assert.equal(hpa.spec.metrics[0].resource.name, "cpu");
+    assert.ok(hpa.spec.minReplicas > pdb.spec.minAvailable, "a disruption may take one replica");
+    assert.equal(deployment.spec.replicas, undefined, "the HPA owns the replica count");
+
+    // The gateway accepts the config file the ConfigMap holds, and the pod matches it.
+    const [container] = pod.spec.containers;
+    assert.deepEqual(container.args, ["--config", "/etc/ledger-json-gateway/gateway.yaml"]);
+    const config = loadConfig({
+      argv: container.args,
+      env: {},
+      readFile: () => configMap.data["gateway.yaml"],
+    });
+    assert.equal(config.server.address, "0.0.0.0", "reachable from the Service");
+    assert.equal(container.ports[0].containerPort, config.server.port);
+    assert.equal(container.ports[0].name, service.spec.ports[0].targetPort);
+    const prefix = config.server.pathPrefix;
+    assert.equal(prefix, "/api");
+    assert.equal(container.livenessProbe.httpGet.path, `${prefix}/livez`);
+    assert.equal(container.startupProbe.httpGet.path, `${prefix}/livez`);
+    assert.equal(container.readinessProbe.httpGet.path, `${prefix}/readyz`);
+    assert.equal(pod.metadata.annotations["prometheus.io/path"], `${prefix}/metrics`);
+    assert.equal(pod.metadata.annotations["prometheus.io/port"], String(config.server.port));
+    assert.ok(container.resources.requests.cpu, "the HPA's CPU utilization needs a CPU request");
+
+    // Volumes name the generated (hash-suffixed) ConfigMap and Secret; the JWKS file is in the Secret.
+    const volume = (name: string) => pod.spec.volumes.find((v: { name: string }) => v.name === name);
+    const mount = (name: string) =>
+      container.volumeMounts.find((m: { name: string }) => m.name === name).mountPath as string;
+    assert.equal(volume("config").configMap.name, configMap.metadata.name);
+    assert.equal(volume("auth").secret.secretName, secret.metadata.name);
+    assert.equal(config.auth.mode, "rs256");
+    const jwksFile = config.auth.jwksFile as string;
+    assert.equal(jwksFile, `${mount("auth")}/${Object.keys(secret.data)[0]}`);
+    const jwks = JSON.parse(Buffer.from(secret.data["jwks.json"], "base64").toString("utf8"));
+    assert.equal(jwks.keys[0].kty, "RSA");
+    assert.equal(jwks.keys[0].d, undefined, "a public key only");
+
+    // SIGTERM drains the gateway (at most GATEWAY_DRAIN_SECONDS) after the preStop pause.
+    const preStop = container.lifecycle.preStop.exec.command as string[];
+    assert.equal(preStop[0], "sleep");
+    assert.ok(
+      pod.spec.terminationGracePeriodSeconds > Number(preStop[1]) + GATEWAY_DRAIN_SECONDS,
+      "the grace period covers the preStop pause and the drain",
+    );
+  });
+});
