@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test lint typecheck bench clean sample-dar
+.PHONY: install build run test lint typecheck bench clean sample-dar bench-readme
 
 # node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
 # lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
@@ -30,8 +30,13 @@ lint: install
 test: install typecheck lint
 	$(NPM) run --silent test
 
+# Writes a new bench/results/gateway-<date>-<commit>.json per run (with the machine and commit).
 bench: build
 	node dist/bench/run.js $(ARGS)
+
+# The README's bench table, from the newest committed bench/results/gateway-*.json.
+bench-readme: install
+	node --import tsx bench/readme-table.ts
 
 # The sandbox's sample package as a file (docs/samples/), for the README's package examples.
 # test/readme/sample-dar.test.ts fails when the committed file is not what the sandbox builds.

@@ -2,18 +2,20 @@
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
  *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
  *                          [--concurrency 16] [--batch 10]
- * Writes bench/results/gateway-v1.json and prints a summary. Target (checked here, never in
+ * Prints its progress (each phase, each run of each transport, each quarter of the commands)
+ * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
+ * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
  * tests): the WebSocket update stream delivers at least 80% of the direct gRPC rate.
  * The update stream is measured twice: one event per transaction (the worst case: every event
  * pays a message's overhead) and `--batch` events per transaction.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
 import { projectRoot } from "../src/proto/project-root.js";
 import { type RunningSandbox, startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
+import { provenance, resultFileName } from "./lib/results.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
 import { type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
 
@@ -31,6 +33,13 @@ const { values } = parseArgs({
 });
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
+const startedAt = new Date();
+const origin = process.hrtime.bigint();
+/** One progress line, with the time since the start: the bench takes minutes. */
+const progress = (phase: string) => (line: string) => {
+  const seconds = Number(process.hrtime.bigint() - origin) / 1e9;
+  console.log(`[${seconds.toFixed(1).padStart(6)} s] ${phase}: ${line}`);
+};
 
 interface Stack {
   sandbox: RunningSandbox;
@@ -42,7 +51,10 @@ interface Stack {
 
 /** A preloaded sandbox and a gateway in front of it, for the length of `body`. */
 async function withStack<T>(perTransaction: number, body: (stack: Stack) => Promise<T>): Promise<T> {
+  const say = progress(`set-up ${perTransaction}/tx`);
+  say(`starting the sandbox, preloading ${ticks} ticks of ${payloadBytes} B ...`);
   const sandbox = await startSandboxProcess(ticks, payloadBytes, perTransaction);
+  say(`sandbox ready (offsets up to ${sandbox.lastOffset}); starting the gateway ...`);
   try {
     // One list-twin answer holds the whole range, as the WebSocket does.
     const gateway = await startGatewayProcess(sandbox.port, [
@@ -67,8 +79,9 @@ async function withStack<T>(perTransaction: number, body: (stack: Stack) => Prom
   }
 }
 
-const streamOf = (stack: Stack) =>
+const streamOf = (phase: string) => (stack: Stack) =>
   updateStream({
+    progress: progress(phase),
     sandboxPort: stack.sandbox.port,
     gatewayPort: stack.gatewayPort,
     party: stack.sandbox.tickParty,
@@ -78,13 +91,18 @@ const streamOf = (stack: Stack) =>
     gatewayRss: stack.gatewayRss,
   });
 
+const phases = 3;
 console.log(
-  `update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ${values.runs} runs ...`,
+  `phase 1/${phases} update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ` +
+    `warm-up + ${values.runs} runs of direct gRPC, WebSocket and list twin ...`,
 );
 const single = await withStack(1, async (stack) => {
-  const updates = await streamOf(stack);
-  console.log(`submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`);
+  const updates = await streamOf("update stream 1/tx")(stack);
+  console.log(
+    `phase 2/${phases} submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`,
+  );
   const commands = await submitAndWait({
+    progress: progress("submit-and-wait"),
     sandboxPort: stack.sandbox.port,
     gatewayPort: stack.gatewayPort,
     party: stack.sandbox.tickParty,
@@ -94,14 +112,18 @@ const single = await withStack(1, async (stack) => {
   });
   return { updates, commands };
 });
-console.log(`update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
-const batched = await withStack(Number(values.batch), streamOf);
+console.log(`phase 3/${phases} update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
+const batched = await withStack(Number(values.batch), streamOf(`update stream ${values.batch}/tx`));
 
 const met = (u: UpdateStreamResult) => u.ratioToDirect.gatewayWebSocket >= WS_TARGET;
+const root = projectRoot();
+const { commit, machine } = provenance(root);
 const result = {
-  date: new Date().toISOString(),
+  date: startedAt.toISOString(),
   node: process.version,
-  cpus: `${cpus().length} x ${cpus()[0]?.model ?? "?"}`,
+  cpus: machine.cpus,
+  commit,
+  machine,
   command: `node dist/bench/run.js --ticks ${ticks} --payload ${payloadBytes} --runs ${values.runs} --commands ${values.commands} --concurrency ${values.concurrency} --batch ${values.batch}`,
   updateStream: { eventsPerTransaction: 1, ...single.updates },
   updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batched },
@@ -110,9 +132,11 @@ const result = {
     webSocketVsDirect: { min: WS_TARGET, met: met(single.updates), metBatched: met(batched) },
   },
 };
-const dir = join(projectRoot(), "bench", "results");
+const dir = join(root, "bench", "results");
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, "gateway-v1.json"), `${JSON.stringify(result, null, 2)}\n`);
+const file = join(dir, resultFileName(startedAt, commit));
+// A new file per run ("wx": never overwrite one), so committed results stay what they were.
+writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { flag: "wx" });
 
 const row = (u: UpdateStreamResult) => ({
   "direct gRPC": u.eventsPerSecond.directGrpc,
@@ -129,4 +153,7 @@ console.log(
     `WebSocket target >= ${WS_TARGET}: ${met(single.updates) ? "met" : "NOT met"} (1/tx), ` +
     `${met(batched) ? "met" : "NOT met"} (${values.batch}/tx)`,
 );
-console.log("wrote bench/results/gateway-v1.json");
+console.log(
+  `wrote ${relative(root, file)} (commit ${commit ? commit.id.slice(0, 7) : "?"}${commit?.dirty ? ", uncommitted changes" : ""}); ` +
+    "commit it, then `make bench-readme` puts it in the README",
+);

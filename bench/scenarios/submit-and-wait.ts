@@ -28,14 +28,18 @@ export interface SubmitAndWaitSetup {
   token: string;
   commands: number;
   concurrency: number;
+  /** Called with a line per quarter of the commands and per finished client, as the bench runs. */
+  progress?: (line: string) => void;
 }
 
 async function measure(
   total: number,
   concurrency: number,
   submit: (i: number) => Promise<void>,
+  progress: (done: number) => void = () => undefined,
 ): Promise<Figures> {
   const latencies: number[] = [];
+  const quarter = Math.max(1, Math.floor(total / 4));
   let next = 0;
   const started = process.hrtime.bigint();
   await Promise.all(
@@ -45,6 +49,7 @@ async function measure(
         const t0 = process.hrtime.bigint();
         await submit(i);
         latencies.push(secondsSince(t0) * 1000);
+        if (latencies.length % quarter === 0 && latencies.length < total) progress(latencies.length);
       }
     }),
   );
@@ -63,55 +68,69 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
   const payload = "x".repeat(64);
   const run = `${process.pid}-${Date.now()}`;
 
-  const direct = await measure(setup.commands, setup.concurrency, async (i) => {
-    await ledger.unary(
-      "CommandService",
-      "SubmitAndWait",
-      {
-        commands: {
-          commandId: `bench-direct-${run}-${i}`,
+  const report = (client: string) => (done: number) =>
+    setup.progress?.(`${client}: ${done}/${setup.commands} commands`);
+  const direct = await measure(
+    setup.commands,
+    setup.concurrency,
+    async (i) => {
+      await ledger.unary(
+        "CommandService",
+        "SubmitAndWait",
+        {
+          commands: {
+            commandId: `bench-direct-${run}-${i}`,
+            actAs: [party],
+            commands: [
+              {
+                create: {
+                  templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
+                  createArguments: {
+                    fields: [
+                      { value: { party } },
+                      { value: { int64: String(i) } },
+                      { value: { text: payload } },
+                    ],
+                  },
+                },
+              },
+            ],
+          },
+        },
+        token,
+      );
+    },
+    report("direct gRPC"),
+  );
+  setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
+
+  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
+  const gateway = await measure(
+    setup.commands,
+    setup.concurrency,
+    async (i) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          commandId: `bench-gateway-${run}-${i}`,
           actAs: [party],
           commands: [
             {
-              create: {
-                templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
-                createArguments: {
-                  fields: [
-                    { value: { party } },
-                    { value: { int64: String(i) } },
-                    { value: { text: payload } },
-                  ],
-                },
+              CreateCommand: {
+                templateId: "#gateway-samples:Bench:Tick",
+                createArguments: { owner: party, seq: String(i), payload },
               },
             },
           ],
-        },
-      },
-      token,
-    );
-  });
-
-  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
-  const gateway = await measure(setup.commands, setup.concurrency, async (i) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}` },
-      body: JSON.stringify({
-        commandId: `bench-gateway-${run}-${i}`,
-        actAs: [party],
-        commands: [
-          {
-            CreateCommand: {
-              templateId: "#gateway-samples:Bench:Tick",
-              createArguments: { owner: party, seq: String(i), payload },
-            },
-          },
-        ],
-      }),
-    });
-    if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
-    await res.arrayBuffer();
-  });
+        }),
+      });
+      if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    },
+    report("gateway"),
+  );
+  setup.progress?.(`gateway: ${gateway.commandsPerSecond} commands/s, p99 ${gateway.p99Ms} ms`);
   ledger.close();
   return {
     commands: setup.commands,

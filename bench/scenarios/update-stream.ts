@@ -28,6 +28,8 @@ export interface UpdateStreamSetup {
   runs: number;
   /** Resident memory of the gateway process, sampled by the caller. */
   gatewayRss: () => Promise<number>;
+  /** Called with one line per measured pass (warm-up included), as the bench runs. */
+  progress?: (line: string) => void;
 }
 
 const filter = (party: string) => ({
@@ -71,6 +73,10 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     return tx ? tx.value.events.length : 0;
   };
 
+  const report = (run: number, transport: string, rate: number) =>
+    setup.progress?.(
+      `${run === 0 ? "warm-up" : `run ${run}/${setup.runs}`}: ${transport} ${Math.round(rate)} events/s`,
+    );
   // Run 0 warms every path up (JIT, connections, the gateway's package cache) and is not counted.
   for (let run = 0; run <= setup.runs; run++) {
     const counted = run > 0;
@@ -91,8 +97,10 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
         call.on("end", resolve);
         call.on("error", reject);
       });
-      if (counted) direct.push(seen / secondsSince(started));
+      const rate = seen / secondsSince(started);
+      if (counted) direct.push(rate);
       events = seen;
+      report(run, "direct gRPC", rate);
     }
     {
       const started = process.hrtime.bigint();
@@ -119,7 +127,9 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
         clearInterval(sampler);
       }
       if (seen !== events) throw new Error(`the WebSocket delivered ${seen} events, gRPC ${events}`);
-      if (counted) ws.push(seen / secondsSince(started));
+      const rate = seen / secondsSince(started);
+      if (counted) ws.push(rate);
+      report(run, "gateway WebSocket", rate);
     }
     {
       const started = process.hrtime.bigint();
@@ -133,7 +143,9 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       const elements = (await res.json()) as unknown[];
       const seen = elements.reduce<number>((sum, element) => sum + countEvents(element), 0);
       if (seen !== events) throw new Error(`the list twin delivered ${seen} events, gRPC ${events}`);
-      if (counted) http.push(seen / secondsSince(started));
+      const rate = seen / secondsSince(started);
+      if (counted) http.push(rate);
+      report(run, "gateway HTTP list twin", rate);
     }
   }
   ledger.close();

@@ -1,0 +1,117 @@
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { arch, cpus, platform, release, totalmem } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Bench results: one file per run, `bench/results/gateway-<UTC date>-<commit>.json`, never
+ * overwritten, each saying which machine and which commit produced it. The README's table is
+ * rendered from the newest committed one (`make bench-readme`).
+ */
+export interface Machine {
+  cpus: string;
+  memoryGiB: number;
+  os: string;
+  node: string;
+}
+
+export interface Provenance {
+  /** The commit the bench ran on; `dirty` when the working tree had uncommitted changes. */
+  commit: { id: string; dirty: boolean } | undefined;
+  machine: Machine;
+}
+
+export function machine(): Machine {
+  const cores = cpus();
+  return {
+    cpus: `${cores.length} x ${cores[0]?.model.trim() ?? "?"}`,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    os: `${platform()} ${release()} ${arch()}`,
+    node: process.version,
+  };
+}
+
+export function provenance(root: string): Provenance {
+  return { commit: currentCommit(root), machine: machine() };
+}
+
+function currentCommit(root: string): Provenance["commit"] {
+  try {
+    const id = git(root, ["rev-parse", "HEAD"]);
+    const dirty = git(root, ["status", "--porcelain", "--untracked-files=no"]) !== "";
+    return { id, dirty };
+  } catch {
+    return undefined;
+  }
+}
+
+const git = (root: string, args: string[]) =>
+  execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+
+/** `gateway-2026-11-23T09-58-00Z-1a2b3c4.json`: sorts by time, names the commit. */
+export function resultFileName(date: Date, commit: Provenance["commit"]): string {
+  const stamp = date
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replaceAll(":", "-");
+  const id = commit ? `${commit.id.slice(0, 7)}${commit.dirty ? "-dirty" : ""}` : "nocommit";
+  return `gateway-${stamp}-${id}.json`;
+}
+
+export interface GatewayResultFile {
+  path: string;
+  result: GatewayResult;
+}
+
+/** What `bench/run.ts` writes (older files lack `commit` and `machine`). */
+export interface GatewayResult {
+  date: string;
+  node: string;
+  cpus: string;
+  command: string;
+  commit?: Provenance["commit"];
+  machine?: Machine;
+  updateStream: UpdateFigures;
+  updateStreamBatched: UpdateFigures;
+  submitAndWait: {
+    commands: number;
+    concurrency: number;
+    directGrpc: CommandFigures;
+    gateway: CommandFigures;
+    ratioToDirect: { throughput: number };
+  };
+  targets: { webSocketVsDirect: { min: number; met: boolean; metBatched: boolean } };
+}
+
+interface UpdateFigures {
+  eventsPerTransaction: number;
+  events: number;
+  eventsPerSecond: { directGrpc: number; gatewayWebSocket: number; gatewayHttpList: number };
+  ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number };
+  gatewayPeakRssBytes: number;
+  gatewayFirstWebSocketRssBytes: number;
+}
+
+interface CommandFigures {
+  commandsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** The newest gateway result among the files git tracks in bench/results (by its `date`). */
+export function latestCommittedResult(root: string): GatewayResultFile {
+  let tracked: Set<string>;
+  try {
+    tracked = new Set(git(root, ["ls-files", "bench/results"]).split("\n"));
+  } catch {
+    // Not a git checkout (a source archive): every file there counts as committed.
+    tracked = new Set(readdirSync(join(root, "bench", "results")).map((name) => `bench/results/${name}`));
+  }
+  const files = [...tracked]
+    .filter((path) => /^bench\/results\/gateway-.*\.json$/.test(path))
+    .map((path) => ({ path, result: JSON.parse(readFileSync(join(root, path), "utf8")) as GatewayResult }))
+    .sort((a, b) => Date.parse(b.result.date) - Date.parse(a.result.date));
+  const latest = files[0];
+  if (!latest) throw new Error("no committed bench/results/gateway-*.json");
+  return latest;
+}
