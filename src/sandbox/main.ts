@@ -8,7 +8,7 @@ import { startSandbox } from "./sandbox.js";
  * Standalone sandbox for benchmarks and manual use:
  * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]
  *  [--auth-mode unsafe|hs256|rs256|es256 --auth-secret S | --auth-public-key-file F | --auth-jwks-file F]
- *  [--auth-audience A] [--auth-issuer I]`.
+ *  [--auth-audience A] [--auth-issuer I] [--idle-stream-offset-checkpoint-timeout-ms 60000]`.
  * `--preload ticks=200000[,payloadBytes=64][,party=bench][,perTransaction=1]` bulk-creates Bench:Tick contracts first
  * and logs their owner party on stderr.
  * Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     "auth-jwks-file": { type: "string" },
     "auth-audience": { type: "string" },
     "auth-issuer": { type: "string" },
+    "idle-stream-offset-checkpoint-timeout-ms": { type: "string" },
   },
 });
 
@@ -41,12 +42,22 @@ const auth = readVerificationFiles({
   ...(values["auth-issuer"] !== undefined ? { issuer: values["auth-issuer"] } : {}),
 });
 
+const idleCheckpoint = values["idle-stream-offset-checkpoint-timeout-ms"];
+if (
+  idleCheckpoint !== undefined &&
+  !(Number.isSafeInteger(Number(idleCheckpoint)) && Number(idleCheckpoint) > 0)
+)
+  throw new Error(
+    `--idle-stream-offset-checkpoint-timeout-ms must be a positive integer, got ${idleCheckpoint}`,
+  );
+
 const sandbox = await startSandbox({
   port: Number(values.port),
   host: values.host,
   participantName: values.participant,
   ...(values.preload !== undefined ? { preload: parsePreload(values.preload) } : {}),
   auth,
+  ...(idleCheckpoint !== undefined ? { idleStreamOffsetCheckpointTimeoutMs: Number(idleCheckpoint) } : {}),
   log: pino({ level: values["log-level"] }, pino.destination(2)),
 });
 process.stdout.write(`${sandbox.port}\n`);

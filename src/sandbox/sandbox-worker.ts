@@ -12,6 +12,8 @@ export interface SandboxWorkerOptions {
   logLevel?: string;
   /** Token verification (key material as text: files are read before the worker starts). */
   auth?: TokenVerificationOptions;
+  /** See SandboxOptions; absent: Canton's one minute. */
+  idleStreamOffsetCheckpointTimeoutMs?: number;
 }
 
 /** Marks our own worker, so importing this module in any other worker starts nothing. */

@@ -45,8 +45,12 @@ export interface SandboxOptions {
   authenticator?: Authenticator;
   /** Defaults to the token user's rights, as a secured participant enforces them. */
   authorizer?: Authorizer;
-  /** Idle time after which live streams send an OffsetCheckpoint; default 1000 ms. */
-  checkpointIntervalMs?: number;
+  /**
+   * Idle time before a tailing stream looks for an OffsetCheckpoint to send: Canton's
+   * `idle-stream-offset-checkpoint-timeout`, one minute by default. Tests that wait for
+   * checkpoints set it short.
+   */
+  idleStreamOffsetCheckpointTimeoutMs?: number;
   /** Bulk-created `Bench:Tick` contracts for benchmarks, before the server listens. */
   preload?: PreloadOptions;
 }
@@ -87,8 +91,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const packages = new PackageStore(store.synchronizers.map((s) => s.id));
   preloadSamplePackage(packages);
   const ledger = createLedgerRuntime(store, {
-    ...(options.checkpointIntervalMs !== undefined
-      ? { checkpointIntervalMs: options.checkpointIntervalMs }
+    ...(options.idleStreamOffsetCheckpointTimeoutMs !== undefined
+      ? { idleStreamOffsetCheckpointTimeoutMs: options.idleStreamOffsetCheckpointTimeoutMs }
       : {}),
   });
   const preloaded = options.preload && preloadTicks(ledger, store, options.preload);

@@ -1,11 +1,12 @@
 import { ModelRegistry } from "../models/model-registry.js";
 import { ParticipantLedger } from "./participant-ledger.js";
 import { EventRenderer } from "./reads/event-renderer.js";
+import { IDLE_STREAM_OFFSET_CHECKPOINT_TIMEOUT_MS } from "./reads/update-feed.js";
 import type { SandboxStore } from "./sandbox-store.js";
 
 export interface LedgerRuntimeOptions {
-  /** Idle time after which open-ended streams emit an OffsetCheckpoint. Default 1000 ms. */
-  readonly checkpointIntervalMs?: number;
+  /** Idle time before a tailing stream looks for an OffsetCheckpoint; Canton's default, 60 s. */
+  readonly idleStreamOffsetCheckpointTimeoutMs?: number;
   /** The HMAC key of created event blobs; random per sandbox unless given. */
   readonly blobSecret?: Buffer;
 }
@@ -15,7 +16,7 @@ export interface LedgerRuntime {
   readonly ledger: ParticipantLedger;
   readonly events: EventRenderer;
   readonly registry: ModelRegistry;
-  readonly checkpointIntervalMs: number;
+  readonly idleStreamOffsetCheckpointTimeoutMs: number;
   readonly participantName: string;
 }
 
@@ -26,7 +27,8 @@ export function createLedgerRuntime(store: SandboxStore, options: LedgerRuntimeO
     ledger,
     events: new EventRenderer(ledger),
     registry,
-    checkpointIntervalMs: options.checkpointIntervalMs ?? 1000,
+    idleStreamOffsetCheckpointTimeoutMs:
+      options.idleStreamOffsetCheckpointTimeoutMs ?? IDLE_STREAM_OFFSET_CHECKPOINT_TIMEOUT_MS,
     participantName: store.participant.name,
   };
 }

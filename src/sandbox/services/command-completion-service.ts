@@ -37,7 +37,7 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
           sink,
           beginExclusive: begin,
           endInclusive: undefined,
-          checkpointIntervalMs: runtime.checkpointIntervalMs,
+          idleCheckpointTimeoutMs: runtime.idleStreamOffsetCheckpointTimeoutMs,
           render: (update) => {
             const completion = completionOf(update, userId, parties);
             return completion === undefined ? undefined : { completion };

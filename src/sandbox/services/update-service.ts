@@ -161,7 +161,7 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
           beginExclusive: begin,
           endInclusive: end,
           render: renderOne,
-          checkpointIntervalMs: runtime.checkpointIntervalMs,
+          idleCheckpointTimeoutMs: runtime.idleStreamOffsetCheckpointTimeoutMs,
           checkpoint: (offset, synchronizerId) => ({
             offsetCheckpoint: checkpointMessage(offset, synchronizerId),
           }),

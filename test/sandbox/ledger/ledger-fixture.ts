@@ -37,7 +37,7 @@ export async function ledgerFixture(options: SandboxOptions = {}): Promise<Ledge
   const sandbox = await startSandbox({
     port: 0,
     authorizer: permissiveAuthorizer(),
-    checkpointIntervalMs: 200,
+    idleStreamOffsetCheckpointTimeoutMs: 200,
     ...options,
   });
   const clients = {
@@ -193,4 +193,32 @@ export function readStream(
     });
     call.on("end", () => resolve(received));
   }).finally(() => client.close());
+}
+
+/** Reads a server stream for `windowMs`, then cancels it: what a client saw in that time. */
+export async function readFor(
+  port: number,
+  serviceName: string,
+  method: string,
+  request: object,
+  windowMs: number,
+): Promise<Msg[]> {
+  const Client = ledgerApiProtos().client(serviceName);
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const call = (
+    client as unknown as Record<string, (r: object, m: grpc.Metadata) => grpc.ClientReadableStream<Msg>>
+  )[method]!.call(client, request, bearer());
+  const received: Msg[] = [];
+  const timer = setTimeout(() => call.cancel(), windowMs);
+  return new Promise<Msg[]>((resolve, reject) => {
+    call.on("data", (message: Msg) => received.push(message));
+    call.on("error", (error: grpc.ServiceError) => {
+      if (error.code === grpc.status.CANCELLED) resolve(received);
+      else reject(error);
+    });
+    call.on("end", () => resolve(received));
+  }).finally(() => {
+    clearTimeout(timer);
+    client.close();
+  });
 }

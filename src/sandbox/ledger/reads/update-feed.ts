@@ -3,6 +3,20 @@ import type { StreamSink } from "../../grpc-handler.js";
 import { timestamp } from "../../protocol-values.js";
 import type { LedgerUpdate, SandboxStore } from "../sandbox-store.js";
 
+/**
+ * Canton's `ledger-api.index-service.idle-stream-offset-checkpoint-timeout` (IndexServiceConfig:
+ * one minute): how long a tailing stream goes without a ledger update before it looks for a
+ * checkpoint to send.
+ */
+export const IDLE_STREAM_OFFSET_CHECKPOINT_TIMEOUT_MS = 60_000;
+
+/**
+ * Canton also looks once, half a second after a tailing stream starts (IndexServiceImpl's
+ * checkpointFlow), so a client that opens a stream at the ledger end learns at once that it is
+ * caught up instead of after the idle timeout.
+ */
+const FIRST_CHECKPOINT_LOOK_MS = 500;
+
 export interface FeedOptions {
   readonly store: SandboxStore;
   readonly sink: StreamSink;
@@ -11,21 +25,30 @@ export interface FeedOptions {
   readonly endInclusive: number | undefined;
   /** The message for an update, or undefined when the reader sees nothing of it. */
   render(update: LedgerUpdate): unknown;
-  /** Open-ended streams: an OffsetCheckpoint after this much idle time at the ledger end. */
-  readonly checkpointIntervalMs: number;
+  /** Tailing streams: idle time before an OffsetCheckpoint is considered (Canton: one minute). */
+  readonly idleCheckpointTimeoutMs: number;
   checkpoint?(offset: number, synchronizerId: string): unknown;
 }
 
 /**
  * Streams the store's updates in offset order into a gRPC server stream: everything after
  * `beginExclusive` (up to `endInclusive` when bounded), then, open-ended, every new update as it
- * is appended, with an OffsetCheckpoint each `checkpointIntervalMs` while there is nothing new.
- * Writes respect backpressure; cancellation stops the loop at once.
+ * is appended. Writes respect backpressure; cancellation stops the loop at once.
+ *
+ * A tailing stream that has caught up gets an OffsetCheckpoint at the ledger end as Canton's
+ * index service sends one: when it looks (once after half a second, then after each idle
+ * timeout without a ledger update), and only for an offset past the last checkpoint this stream
+ * sent, so an idle ledger sends one checkpoint, not one per timeout. The sandbox's checkpoint
+ * is always at the ledger end: Canton's lags behind by up to its 15 s cache update interval, and
+ * also lands between elements of a busy stream, which the sandbox leaves out.
  */
 export async function streamUpdates(options: FeedOptions): Promise<void> {
   const { store, sink, endInclusive } = options;
   let index = store.indexAfter(options.beginExclusive);
   let position = options.beginExclusive;
+  let lastCheckpoint: number | undefined;
+  let firstLookAt: number | undefined = Date.now() + FIRST_CHECKPOINT_LOOK_MS;
+  let lastUpdateAt = Date.now();
   while (!sink.cancelled) {
     const updates = store.updates;
     while (index < updates.length) {
@@ -33,6 +56,7 @@ export async function streamUpdates(options: FeedOptions): Promise<void> {
       if (endInclusive !== undefined && update.offset > endInclusive) return;
       index++;
       position = update.offset;
+      lastUpdateAt = Date.now();
       const message = options.render(update);
       if (message !== undefined) {
         const drained = sink.write(message);
@@ -41,10 +65,20 @@ export async function streamUpdates(options: FeedOptions): Promise<void> {
       }
     }
     if (endInclusive !== undefined && position >= endInclusive) return;
-    const woken = await nextAppend(store, options.checkpointIntervalMs, sink.whenCancelled);
-    if (woken === "idle" && options.checkpoint !== undefined && position > 0 && !sink.cancelled) {
+    const now = Date.now();
+    // A first look that fell due while the stream was still catching up finds it mid-range.
+    if (firstLookAt !== undefined && firstLookAt < now) firstLookAt = undefined;
+    const idleAt = lastUpdateAt + options.idleCheckpointTimeoutMs;
+    const lookAt = Math.min(firstLookAt ?? idleAt, idleAt);
+    const woken = await nextAppend(store, Math.max(0, lookAt - now), sink.whenCancelled);
+    if (woken === "append" || sink.cancelled) continue;
+    if (lookAt === firstLookAt) firstLookAt = undefined;
+    else lastUpdateAt = Date.now();
+    const due = options.checkpoint !== undefined && position > 0 && (lastCheckpoint ?? -1) < position;
+    if (due) {
+      lastCheckpoint = position;
       const synchronizerId = store.synchronizers[0]!.id;
-      const drained = sink.write(options.checkpoint(position, synchronizerId));
+      const drained = sink.write(options.checkpoint!(position, synchronizerId));
       if (drained !== undefined) await drained;
     }
   }
@@ -52,7 +86,7 @@ export async function streamUpdates(options: FeedOptions): Promise<void> {
 
 /** Streams the updates in (beginExclusive, endInclusive] from the newest to the oldest. */
 export async function streamUpdatesDescending(
-  options: Omit<FeedOptions, "endInclusive" | "checkpoint" | "checkpointIntervalMs"> & {
+  options: Omit<FeedOptions, "endInclusive" | "checkpoint" | "idleCheckpointTimeoutMs"> & {
     endInclusive: number;
   },
 ): Promise<void> {
