@@ -28,6 +28,10 @@ const PACKAGE_ERROR_CODES = {
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
   ),
   KNOWN_PACKAGE_VERSION: errorCode("KNOWN_PACKAGE_VERSION", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  DAML_PRIM_NOT_UTILITY_PACKAGE: errorCode(
+    "DAML_PRIM_NOT_UTILITY_PACKAGE",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
   NOT_VALID_UPGRADE_PACKAGE: errorCode(
     "NOT_VALID_UPGRADE_PACKAGE",
     ERROR_CATEGORIES.InvalidIndependentOfSystemState,
@@ -106,6 +110,13 @@ export const packageErrors = {
     new SandboxError(
       PACKAGE_ERROR_CODES.KNOWN_PACKAGE_VERSION,
       `Tried to vet two packages with the same name and version: ${describePackage(first)} and ${describePackage(second)}.`,
+      { definiteAnswer: null },
+    ),
+
+  damlPrimNotUtilityPackage: (p: PackageLabel) =>
+    new SandboxError(
+      PACKAGE_ERROR_CODES.DAML_PRIM_NOT_UTILITY_PACKAGE,
+      `Tried to vet a package ${describePackage(p)}, but this package is not a utility package. All packages named \`daml-prim\` or \`daml-std-lib\` must be a utility package.`,
       { definiteAnswer: null },
     ),
 

@@ -1,16 +1,21 @@
 /**
- * The part of Canton's smart-contract-upgrade validation the sandbox enforces when a set of
- * packages is about to be vetted together:
+ * The part of Canton's smart-contract-upgrade validation (PackageUpgradeValidator) the sandbox
+ * enforces when a set of packages is about to be vetted together. Only packages that take part in
+ * upgrades are compared: utility packages (no template, no interface, no serializable data type),
+ * and the known `daml-prim` / `daml-stdlib` ids of old snapshots, are exempt, so every DAR can
+ * bring its own SDK's `daml-prim` and `daml-stdlib`. Among the rest:
  * - two packages with the same name and version but different ids (KNOWN_PACKAGE_VERSION);
  * - between neighbouring versions of a name, the newer one must keep every serializable data
  *   type, template and choice of the older one; a record keeps its fields in order (same
  *   types, package ids aside) and may only append Optional fields; a variant or enum keeps its
  *   constructors in order and may only append (NOT_VALID_UPGRADE_PACKAGE).
+ * A package named `daml-prim` or `daml-stdlib` must be a utility package (DAML_PRIM_NOT_UTILITY_PACKAGE).
  * Left out (a real participant checks them): choice argument/result and key type changes,
- * interface instances, dependency upgrades, LF version ordering, utility-package exemptions.
+ * interface instances, dependency upgrades, LF version ordering.
  */
 import type { DataTypeSignature, LfType, PackageSignature } from "../../lf/index.js";
 import type { ArchivedPackage } from "./dar-reader.js";
+import { LEGACY_DAML_PRIM_IDS, LEGACY_DAML_STDLIB_IDS } from "./legacy-utility-packages.js";
 import { packageErrors } from "./package-errors.js";
 import { compareVersions } from "./package-version.js";
 
@@ -23,10 +28,15 @@ export function checkVettingSet(vetted: Iterable<ArchivedPackage>, changed: Read
     byName.set(p.name, group);
   }
   for (const group of byName.values()) {
-    group.sort((a, b) => compareVersions(a.version, b.version));
-    for (let i = 1; i < group.length; i++) {
-      const older = group[i - 1]!;
-      const newer = group[i]!;
+    if (!group.some((p) => changed.has(p.packageId))) continue;
+    const notUtility = group.find(isInvalidDamlPrimOrStdlib);
+    if (notUtility !== undefined) throw packageErrors.damlPrimNotUtilityPackage(notUtility);
+    const lineage = group
+      .filter(takesPartInUpgrades)
+      .sort((a, b) => compareVersions(a.version, b.version) || a.packageId.localeCompare(b.packageId));
+    for (let i = 1; i < lineage.length; i++) {
+      const older = lineage[i - 1]!;
+      const newer = lineage[i]!;
       if (!changed.has(older.packageId) && !changed.has(newer.packageId)) continue;
       if (compareVersions(older.version, newer.version) === 0) {
         throw packageErrors.knownPackageVersion(older, newer);
@@ -35,6 +45,29 @@ export function checkVettingSet(vetted: Iterable<ArchivedPackage>, changed: Read
       if (reason !== undefined) throw packageErrors.notValidUpgrade(older, newer, reason);
     }
   }
+}
+
+/** Canton's `isUtilityPackage`: every module is free of templates, interfaces and serializable types. */
+export function isUtilityPackage(signature: PackageSignature): boolean {
+  return signature.modules.every(
+    (m) => m.templates.length === 0 && m.interfaces.length === 0 && m.dataTypes.every((d) => !d.serializable),
+  );
+}
+
+const isLegacyUtility = (packageId: string): boolean =>
+  LEGACY_DAML_PRIM_IDS.has(packageId) || LEGACY_DAML_STDLIB_IDS.has(packageId);
+
+/** Canton's `supportsUpgrades` (every LF 2 version supports them): neither utility nor a legacy id. */
+function takesPartInUpgrades(p: ArchivedPackage): boolean {
+  return !isLegacyUtility(p.packageId) && !isUtilityPackage(p.signature);
+}
+
+/** Canton's `isInvalidDamlPrimOrStdlib`: the Daml libraries must be utility packages. */
+function isInvalidDamlPrimOrStdlib(p: ArchivedPackage): boolean {
+  if (p.name === "daml-prim") return !LEGACY_DAML_PRIM_IDS.has(p.packageId) && !isUtilityPackage(p.signature);
+  if (p.name === "daml-stdlib")
+    return !LEGACY_DAML_STDLIB_IDS.has(p.packageId) && !isUtilityPackage(p.signature);
+  return false;
 }
 
 /** Why `newer` cannot upgrade `older`, or undefined when it can (as far as checked). */

@@ -78,3 +78,59 @@ export function buildDar(definition: PackageDefinition): BuiltPackage {
   });
   return { packageId: encoded.packageId, dalf: encoded.dalf, dar };
 }
+
+/**
+ * A package without templates, interfaces or serializable data types: a utility package in
+ * Canton's terms. `marker` names its one (unserializable) data type, so that two releases of
+ * the same library differ in content and so in package id.
+ */
+export function utilityDefinition(name: string, version: string, marker: string): PackageDefinition {
+  return {
+    name,
+    version,
+    modules: [
+      {
+        name: "Lib",
+        dataTypes: [
+          {
+            name: `Internal${marker}`,
+            params: [],
+            serializable: false,
+            body: { kind: "record", fields: [{ name: "n", type: t.int64 }] },
+          },
+        ],
+        templates: [],
+        interfaces: [],
+      },
+    ],
+  };
+}
+
+/**
+ * A DAR laid out as damlc writes one: the main package with the `daml-prim` and `daml-stdlib` of
+ * the SDK release that built it. Both libraries carry the same name and version in every release
+ * while their content, and so their ids, change.
+ */
+export function darWithSdkLibraries(
+  main: PackageDefinition,
+  release: string,
+  prim: PackageDefinition = utilityDefinition("daml-prim", "0.0.0", release),
+): { dar: Uint8Array; mainId: string; primId: string; stdlibId: string } {
+  const encode = (definition: PackageDefinition) => encodePackage(definition, { lfVersion: "2.2" });
+  const mainPackage = encode(main);
+  const primPackage = encode(prim);
+  const stdlibPackage = encode(utilityDefinition("daml-stdlib", "0.0.0", release));
+  const dar = writeDar(
+    { name: main.name, version: main.version, packageId: mainPackage.packageId, dalf: mainPackage.dalf },
+    [
+      { name: "daml-prim", packageId: primPackage.packageId, dalf: primPackage.dalf },
+      { name: "daml-stdlib", packageId: stdlibPackage.packageId, dalf: stdlibPackage.dalf },
+    ],
+  );
+  return {
+    dar,
+    mainId: mainPackage.packageId,
+    primId: primPackage.packageId,
+    stdlibId: stdlibPackage.packageId,
+  };
+}
