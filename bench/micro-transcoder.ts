@@ -7,9 +7,7 @@
  *   node --import tsx bench/micro-transcoder.ts
  */
 import { performance } from "node:perf_hooks";
-import { LedgerJson } from "../src/codec/ledger-json.js";
-import type { PackageSignatures } from "../src/codec/package-signatures.js";
-import { StreamTranscoder } from "../src/codec/stream-transcoder.js";
+import { LedgerJson, type PackageSignatures, StreamTranscoder } from "../src/codec/index.js";
 import { PackageSignatureIndex, ValueCodec } from "../src/lf/index.js";
 import { ledgerApiProtos } from "../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID, sampleIds, samplePackageSignature } from "../src/sandbox/sample-package/index.js";

@@ -9,9 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { arch, cpus, platform } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { decodeDar } from "../src/lf/dar.js";
-import { PackageSignatureIndex } from "../src/lf/signature-resolver.js";
-import { ValueCodec } from "../src/lf/value-codec.js";
+import { decodeDar, PackageSignatureIndex, ValueCodec } from "../src/lf/index.js";
 import { sampleDar, sampleIds } from "../src/sandbox/sample-package/index.js";
 
 const WARMUP = 20_000;

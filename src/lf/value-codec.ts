@@ -1,7 +1,7 @@
 /**
  * Typed Daml value codec: JSON API v2 JSON <-> Ledger API `Value`, driven by signatures.
  *
- * Converters are compiled once per type and cached (see type-compiler.ts); the entry
+ * Converters are compiled once per type and cached (json-shape-compiler.ts, value-object-target.ts); the entry
  * points that name a template, choice or interface cache their converter too, so the
  * per-event cost on the update stream is one Map lookup plus the walk over the value.
  *
@@ -11,10 +11,11 @@
  * const json = codec.templatePayload(iouId).toJson(createdEvent.createArguments);
  */
 import { SignatureNotFoundError } from "./errors.js";
+import { JsonShapeCompiler } from "./json-shape-compiler.js";
 import type { ChoiceSignature, LfType, TypeConName } from "./signature-model.js";
 import { type SignatureResolver, typeConKey } from "./signature-resolver.js";
-import { type CompiledType, TypeCompiler } from "./type-compiler.js";
 import { ValueFault } from "./value-fault.js";
+import { type CompiledType, valueObjectTarget } from "./value-object-target.js";
 import type { JsonValue, LedgerValue } from "./value-shapes.js";
 
 export interface TypedValueCodec {
@@ -51,12 +52,12 @@ function wrap(type: LfType, compiled: CompiledType): TypedValueCodec {
 const con = (tycon: TypeConName): LfType => ({ kind: "con", tycon, args: [] });
 
 export class ValueCodec {
-  private readonly compiler: TypeCompiler;
+  private readonly compiler: JsonShapeCompiler<CompiledType>;
   private readonly byTypeObject = new WeakMap<LfType, TypedValueCodec>();
   private readonly byName = new Map<string, TypedValueCodec>();
 
   constructor(private readonly resolver: SignatureResolver) {
-    this.compiler = new TypeCompiler(resolver);
+    this.compiler = new JsonShapeCompiler(resolver, valueObjectTarget);
   }
 
   /** Drops every cached converter (call it when the resolver's packages were replaced). */

@@ -1,25 +1,24 @@
 import type protobuf from "protobufjs";
-import type { PackageSignatures } from "./package-signatures.js";
-import { ByteKeyedCache } from "./stream-transcoder-byte-cache.js";
-import type { MessageWriter, TranscodeRun, TypePlan } from "./stream-transcoder-plan.js";
-import { varint64Number } from "./text-json.js";
+import type { PackageSignatures } from "../package-signatures.js";
+import { timestampToIso } from "../rules/timestamps.js";
+import {
+  type IdentifierParts,
+  identifierText,
+  protoAnyUnknownFields,
+  UNTYPED_VALUE_OUTPUT,
+  type WellKnownKind,
+} from "../rules/well-known.js";
+import { ByteKeyedCache } from "./byte-keyed-cache.js";
+import { varint64Number } from "./protobuf-scalars.js";
 import { ascii, EMPTY_OBJECT } from "./text-writer.js";
-import { timestampToIso } from "./timestamps.js";
+import type { MessageWriter, TranscodeRun } from "./writer-types.js";
 
 /**
- * The messages the reflection codec writes by hand (proto-json.ts WELL_KNOWN), written
- * from their bytes: Timestamp as ISO text, Empty, Any as ProtoAny, Identifier as
- * `pkg:Mod:Ent` (noting packages whose signatures are not loaded), and the Daml Value /
- * Record, which only ever reach JSON through a typed path.
+ * The well-known kinds of rules/well-known.ts written from their bytes; an Identifier also
+ * notes packages whose signatures are not loaded.
  */
 
 type Reader = protobuf.Reader;
-
-export interface LedgerId {
-  packageId: string;
-  moduleName: string;
-  entityName: string;
-}
 
 /**
  * Timestamp as timestampToIso writes it (UTC, the fraction in groups of three digits), the
@@ -58,7 +57,7 @@ function timestampWriter(): MessageWriter {
 }
 
 /** An Identifier's fields from its bytes [r.pos, end). */
-export function readIdentifier(r: Reader, end: number): LedgerId {
+export function readIdentifier(r: Reader, end: number): IdentifierParts {
   let packageId = "";
   let moduleName = "";
   let entityName = "";
@@ -84,50 +83,47 @@ export function readIdentifier(r: Reader, end: number): LedgerId {
 const ZULU = ascii('Z"');
 const ANY_TYPE_URL = ascii('"typeUrl":');
 const ANY_VALUE = ascii('"value":');
-const ANY_UNKNOWN_FIELDS = ascii('"unknownFields":{"fields":{}}');
+const ANY_UNKNOWN_FIELDS = ascii(`"unknownFields":${JSON.stringify(protoAnyUnknownFields())}`);
 
-export function wellKnownPlans(
+export function wellKnownWriters(
   signatures: Pick<PackageSignatures, "has">,
   run: TranscodeRun,
-): Record<string, TypePlan> {
+): Record<WellKnownKind, MessageWriter> {
   return {
-    "google.protobuf.Timestamp": { writer: timestampWriter() },
-    "google.protobuf.Empty": {
-      writer: (r, end, w) => {
-        r.pos = end;
-        w.bytes(EMPTY_OBJECT);
-      },
+    timestamp: timestampWriter(),
+    empty: (r, end, w) => {
+      r.pos = end;
+      w.bytes(EMPTY_OBJECT);
     },
-    "google.protobuf.Any": {
-      writer: (r, end, w) => {
-        let typeUrl = false;
-        let value = false;
-        w.byte(0x7b);
-        while (r.pos < end) {
-          const tag = r.uint32();
-          if (tag >>> 3 === 1) {
-            w.bytes(ANY_TYPE_URL);
-            w.wireString(r);
-            typeUrl = true;
-          } else if (tag >>> 3 === 2) {
-            w.bytes(ANY_VALUE);
-            w.wireBase64(r);
-            value = true;
-          } else {
-            r.skipType(tag & 7);
-            continue;
-          }
-          w.byte(0x2c);
+    protoAny: (r, end, w) => {
+      let typeUrl = false;
+      let value = false;
+      w.byte(0x7b);
+      while (r.pos < end) {
+        const tag = r.uint32();
+        if (tag >>> 3 === 1) {
+          w.bytes(ANY_TYPE_URL);
+          w.wireString(r);
+          typeUrl = true;
+        } else if (tag >>> 3 === 2) {
+          w.bytes(ANY_VALUE);
+          w.wireBase64(r);
+          value = true;
+        } else {
+          r.skipType(tag & 7);
+          continue;
         }
-        if (!typeUrl) w.raw('"typeUrl":"",');
-        if (!value) w.raw('"value":"",');
-        w.bytes(ANY_UNKNOWN_FIELDS);
-        w.byte(0x7d);
-      },
+        w.byte(0x2c);
+      }
+      if (!typeUrl) w.raw('"typeUrl":"",');
+      if (!value) w.raw('"value":"",');
+      w.bytes(ANY_UNKNOWN_FIELDS);
+      w.byte(0x7d);
     },
-    "com.daml.ledger.api.v2.Identifier": { writer: identifierWriter(signatures, run) },
-    "com.daml.ledger.api.v2.Value": { writer: untypedValue },
-    "com.daml.ledger.api.v2.Record": { writer: untypedValue },
+    identifier: identifierWriter(signatures, run),
+    untypedValue: () => {
+      throw new Error(UNTYPED_VALUE_OUTPUT);
+    },
   };
 }
 
@@ -154,7 +150,7 @@ function identifierWriter(signatures: Pick<PackageSignatures, "has">, run: Trans
       const id = readIdentifier(r, end);
       known = {
         packageId: id.packageId,
-        text: ascii(JSON.stringify(`${id.packageId}:${id.moduleName}:${id.entityName}`)),
+        text: ascii(JSON.stringify(identifierText(id))),
       };
       if (cache.size >= MAX_IDENTIFIERS) cache.clear();
       cache.set(r.buf, start, end, known);
@@ -163,9 +159,4 @@ function identifierWriter(signatures: Pick<PackageSignatures, "has">, run: Trans
     w.bytes(known.text);
     r.pos = end;
   };
-}
-
-/** As the object path: every Daml value reaches JSON through a typed path; else a gateway bug. */
-function untypedValue(): never {
-  throw new Error("a Daml value reached the JSON codec without its type");
 }

@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import protobuf from "protobufjs";
-import { OFF_PATH, WireTypeCompiler } from "../../src/codec/stream-transcoder-lf.js";
-import { DECODED_OBJECT } from "../../src/codec/stream-transcoder-values.js";
-import { TextWriter } from "../../src/codec/text-writer.js";
-import { decodeDalf } from "../../src/lf/package-decode.js";
-import { encodePackage } from "../../src/lf/package-encode.js";
-import { type LfType, type PackageDefinition, SELF_PACKAGE_ID, t } from "../../src/lf/signature-model.js";
-import { PackageSignatureIndex } from "../../src/lf/signature-resolver.js";
-import { ValueCodec } from "../../src/lf/value-codec.js";
-import type { LedgerValue } from "../../src/lf/value-shapes.js";
-import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
-import { SAMPLE_PACKAGE_ID, sampleDalf } from "../../src/sandbox/sample-package/index.js";
+import { DECODED_OBJECT } from "../../../src/codec/wire/daml-field-writers.js";
+import { OFF_PATH, WireValueCompiler } from "../../../src/codec/wire/daml-value-writers.js";
+import { TextWriter } from "../../../src/codec/wire/text-writer.js";
+import { decodeDalf } from "../../../src/lf/package-decode.js";
+import { encodePackage } from "../../../src/lf/package-encode.js";
+import { type LfType, type PackageDefinition, SELF_PACKAGE_ID, t } from "../../../src/lf/signature-model.js";
+import { PackageSignatureIndex } from "../../../src/lf/signature-resolver.js";
+import { ValueCodec } from "../../../src/lf/value-codec.js";
+import type { LedgerValue } from "../../../src/lf/value-shapes.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import { SAMPLE_PACKAGE_ID, sampleDalf } from "../../../src/sandbox/sample-package/index.js";
 
 const self = (entityName: string) => ({ packageId: SELF_PACKAGE_ID, moduleName: "Fixtures", entityName });
 /** Shapes the sample package lacks: recursion, trailing Optionals, odd names, generics. */
@@ -87,7 +87,7 @@ const sample = (moduleName: string, entityName: string, ...args: LfType[]): LfTy
 
 const resolver = new PackageSignatureIndex([decodeDalf(sampleDalf), fixturesPkg]);
 const codec = new ValueCodec(resolver);
-const compiler = new WireTypeCompiler(resolver);
+const compiler = new WireValueCompiler(resolver);
 const valueType = ledgerApiProtos().type("com.daml.ledger.api.v2.Value");
 
 function encode(value: object): Uint8Array {
@@ -370,7 +370,7 @@ describe("wire value writers: the object path decides the rest", () => {
   it("throws SignatureNotFoundError at compile time for an unknown data type", () => {
     assert.throws(
       () =>
-        new WireTypeCompiler(resolver).compile(
+        new WireValueCompiler(resolver).compile(
           t.con({ packageId: "nope", moduleName: "M", entityName: "T" }),
         ),
       /unknown data type nope:M:T/,

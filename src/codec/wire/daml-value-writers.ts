@@ -1,8 +1,15 @@
 import type protobuf from "protobufjs";
-import { type LfType, SignatureNotFoundError, type SignatureResolver, typeConKey } from "../lf/index.js";
-import { formatDate, formatTimestamp } from "../lf/scalar-formats.js";
-import { substitute, typeKey } from "../lf/type-substitution.js";
-import { shortVarint } from "./text-json.js";
+import {
+  type ConstructorShape,
+  formatDate,
+  formatTimestamp,
+  JsonShapeCompiler,
+  type JsonShapeTarget,
+  type OptionalForm,
+  type RecordFieldShape,
+  type SignatureResolver,
+} from "../../lf/index.js";
+import { shortVarint } from "./protobuf-scalars.js";
 import {
   ascii,
   CLOSE_BRACE,
@@ -22,12 +29,11 @@ import {
 
 /**
  * Daml values from their Ledger API wire bytes straight to the JSON text the object path
- * (decode + toObject + ValueCodec.toJson + JSON.stringify) writes, compiled once per closed
- * LF type with the rules of src/lf/type-compiler.ts: records by position (labels ignored,
- * trailing null members left out, fields the ledger left out are None), variants
- * {tag, value}, enums as strings, Optional as null / value and as [] / [x] when nested,
- * Int64 and Numeric as strings, Timestamp and Date as ISO text, TextMap as an object,
- * GenMap as [key, value] pairs.
+ * (decode + toObject + ValueCodec.toJson + JSON.stringify) writes: the JSON shapes that
+ * src/lf/json-shape-compiler.ts decides per closed LF type, read from bytes. Records by
+ * position (labels ignored, trailing null members left out, fields the ledger left out are
+ * None), variants {tag, value}, enums as strings, Int64 and Numeric as strings, Timestamp
+ * and Date as ISO text, TextMap as an object, GenMap as [key, value] pairs.
  *
  * Only the well-formed case is written here. Anything else (a value that does not match its
  * type, a wire layout protobufjs would merge or reorder, a TextMap whose JSON object would
@@ -79,6 +85,9 @@ const F2 = 0x12;
 const F3 = 0x1a;
 
 const LETTER_N = 0x6e;
+
+/** A type the object path has no JSON for: always off the fast path (the object path throws). */
+const UNSUPPORTED: WireType = { value: offPath, record: offPath };
 
 function offPath(): never {
   throw OFF_PATH;
@@ -139,7 +148,8 @@ function lastText<K>(format: (key: K) => string): (key: K) => Uint8Array {
   };
 }
 
-const SCALARS: Readonly<Record<string, WireType>> = {
+/** Wire bytes -> JSON text for each JSON shape (the shapes are decided in src/lf). */
+const wireValueTarget: JsonShapeTarget<WireType> = {
   unit: {
     value: (r, end, w) => {
       expectCase(r, end, UNIT);
@@ -190,216 +200,149 @@ const SCALARS: Readonly<Record<string, WireType>> = {
       },
     };
   })(),
+  numeric: () => stringCase(NUMERIC),
+  optional,
+  list,
+  textMap,
+  genMap,
+  record: (_name, fields) => {
+    const record = recordWriter(fields);
+    return { record, value: messageCase(RECORD, record) };
+  },
+  variant: (_name, constructors) => variantType(constructors),
+  enumeration: (_name, constructors) => enumType(constructors),
+  unsupported: () => UNSUPPORTED,
+  // Recursive types refer to themselves: writers call through this object, filled in after.
+  placeholder: () => ({ value: offPath }),
+  fill: (placeholder, body) => {
+    Object.assign(placeholder, body);
+  },
 };
 
-/** A type the object path has no JSON for: always off the fast path (the object path throws). */
-const UNSUPPORTED: WireType = { value: offPath, record: offPath };
-
-export class WireTypeCompiler {
-  private readonly cache = new Map<string, WireType>();
-
-  constructor(private readonly resolver: Pick<SignatureResolver, "resolveDataType">) {}
-
-  /** Forgets every compiled type. */
-  clear(): void {
-    this.cache.clear();
-  }
-
-  get size(): number {
-    return this.cache.size;
-  }
-
-  /** The writers of a closed type; throws SignatureNotFoundError for an unknown data type. */
-  compile(type: LfType): WireType {
-    const key = typeKey(type);
-    const known = this.cache.get(key);
-    if (known !== undefined) return known;
-    if (type.kind !== "con") {
-      const compiled = this.compileUncached(type);
-      this.cache.set(key, compiled);
-      return compiled;
-    }
-    // Recursive types refer to themselves: writers call through this object, filled in after.
-    const compiled: WireType = { value: offPath };
-    this.cache.set(key, compiled);
-    try {
-      Object.assign(compiled, this.compileCon(type));
-    } catch (error) {
-      this.cache.delete(key);
-      throw error;
-    }
-    return compiled;
-  }
-
-  private compileUncached(type: Exclude<LfType, { kind: "con" }>): WireType {
-    if (type.kind !== "builtin") return UNSUPPORTED;
-    switch (type.name) {
-      case "numeric":
-        return typeof type.scale === "number" &&
-          Number.isInteger(type.scale) &&
-          type.scale >= 0 &&
-          type.scale <= 37
-          ? stringCase(NUMERIC)
-          : UNSUPPORTED;
-      case "optional":
-        return this.optional(type.elem, false);
-      case "list":
-        return this.list(type.elem);
-      case "textMap":
-        return this.textMap(type.value);
-      case "genMap":
-        return this.genMap(type.key, type.value);
-      default:
-        return SCALARS[type.name] as WireType;
-    }
-  }
-
-  /** As TypeCompiler.optional: the array form when nested in or containing an Optional. */
-  private optional(elem: LfType, chained: boolean): WireType {
-    const elemIsOptional = elem.kind === "builtin" && elem.name === "optional";
-    const inner = elemIsOptional ? this.optional(elem.elem, true) : this.compile(elem);
-    const wrapped = chained || elemIsOptional;
-    const none = wrapped ? EMPTY_ARRAY : NULL;
-    return {
-      none,
-      value: messageCase(OPTIONAL, (r, end, w) => {
-        if (r.pos === end) {
-          w.bytes(none);
-          return;
-        }
-        if (r.uint32() !== F1) offPath();
-        const valueEnd = delimited(r, end);
-        if (wrapped) w.byte(OPEN_BRACKET);
-        inner.value(r, valueEnd, w);
-        if (wrapped) w.byte(CLOSE_BRACKET);
-        if (r.pos !== end) offPath();
-      }),
-    };
-  }
-
-  private list(elem: LfType): WireType {
-    const inner = this.compile(elem);
-    return {
-      value: messageCase(LIST, (r, end, w) => {
-        w.byte(OPEN_BRACKET);
-        let first = true;
-        while (r.pos < end) {
-          if (r.uint32() !== F1) offPath();
-          if (first) first = false;
-          else w.byte(COMMA);
-          inner.value(r, delimited(r, end), w);
-        }
-        w.byte(CLOSE_BRACKET);
-      }),
-    };
-  }
-
-  /**
-   * A JSON object keeps its first position for a repeated key and puts integer-like keys
-   * first: maps with such keys go to the object path, which builds that object.
-   */
-  private textMap(valueType: LfType): WireType {
-    const inner = this.compile(valueType);
-    return {
-      value: messageCase(TEXT_MAP, (r, end, w) => {
-        w.byte(OPEN_BRACE);
-        // Keys are checked for repeats from the second entry on (most maps are small).
-        let firstKey: string | undefined;
-        let seen: Set<string> | undefined;
-        while (r.pos < end) {
-          if (r.uint32() !== F1) offPath();
-          const entryEnd = delimited(r, end);
-          const entry = entryFields(r, entryEnd);
-          if (entry.key < 0 || entry.value < 0) offPath();
-          r.pos = entry.key;
-          const key = r.string();
-          const lead = key.charCodeAt(0);
-          if (lead >= 0x30 && lead <= 0x39) offPath();
-          if (firstKey === undefined) firstKey = key;
-          else {
-            seen ??= new Set([firstKey]);
-            if (seen.has(key)) offPath();
-            seen.add(key);
-            w.byte(COMMA);
-          }
-          w.string(key);
-          w.byte(COLON);
-          r.pos = entry.value;
-          inner.value(r, delimited(r, entryEnd), w);
-          r.pos = entryEnd;
-        }
-        w.byte(CLOSE_BRACE);
-      }),
-    };
-  }
-
-  private genMap(keyType: LfType, valueType: LfType): WireType {
-    const keys = this.compile(keyType);
-    const values = this.compile(valueType);
-    return {
-      value: messageCase(GEN_MAP, (r, end, w) => {
-        w.byte(OPEN_BRACKET);
-        let first = true;
-        while (r.pos < end) {
-          if (r.uint32() !== F1) offPath();
-          const entryEnd = delimited(r, end);
-          const entry = entryFields(r, entryEnd);
-          if (entry.key < 0 || entry.value < 0) offPath();
-          if (first) first = false;
-          else w.byte(COMMA);
-          w.byte(OPEN_BRACKET);
-          r.pos = entry.key;
-          keys.value(r, delimited(r, entryEnd), w);
-          w.byte(COMMA);
-          r.pos = entry.value;
-          values.value(r, delimited(r, entryEnd), w);
-          w.byte(CLOSE_BRACKET);
-          r.pos = entryEnd;
-        }
-        w.byte(CLOSE_BRACKET);
-      }),
-    };
-  }
-
-  private compileCon(type: Extract<LfType, { kind: "con" }>): WireType {
-    const { tycon, args } = type;
-    const dt = this.resolver.resolveDataType(tycon);
-    if (dt === undefined) throw new SignatureNotFoundError("data type", typeConKey(tycon));
-    if (dt.params.length !== args.length) return UNSUPPORTED;
-    const env = new Map(dt.params.map((p, i) => [p, args[i] as LfType]));
-    const body = dt.body;
-    switch (body.kind) {
-      case "record": {
-        const record = recordWriter(
-          body.fields.map((f) => ({ name: f.name, type: this.compile(substitute(f.type, env)) })),
-        );
-        return { record, value: messageCase(RECORD, record) };
-      }
-      case "variant":
-        return variantType(
-          body.constructors.map((c) => ({ name: c.name, type: this.compile(substitute(c.type, env)) })),
-        );
-      case "enum":
-        return enumType(body.constructors);
-      case "interface":
-        return UNSUPPORTED;
-    }
+/** The wire writers of closed LF types, cached per type. */
+export class WireValueCompiler extends JsonShapeCompiler<WireType> {
+  constructor(resolver: Pick<SignatureResolver, "resolveDataType">) {
+    super(resolver, wireValueTarget);
   }
 }
 
-/** Where key (field 1) and value (field 2) of a map entry start (their length prefix), -1 if absent. */
-const ENTRY = { key: -1, value: -1 };
-function entryFields(r: Reader, end: number): typeof ENTRY {
+function optional(inner: WireType, form: OptionalForm): WireType {
+  const wrapped = form !== "alone";
+  const none = wrapped ? EMPTY_ARRAY : NULL;
+  return {
+    none,
+    value: messageCase(OPTIONAL, (r, end, w) => {
+      if (r.pos === end) {
+        w.bytes(none);
+        return;
+      }
+      if (r.uint32() !== F1) offPath();
+      const valueEnd = delimited(r, end);
+      if (wrapped) w.byte(OPEN_BRACKET);
+      inner.value(r, valueEnd, w);
+      if (wrapped) w.byte(CLOSE_BRACKET);
+      if (r.pos !== end) offPath();
+    }),
+  };
+}
+
+function list(inner: WireType): WireType {
+  return {
+    value: messageCase(LIST, (r, end, w) => {
+      w.byte(OPEN_BRACKET);
+      let first = true;
+      while (r.pos < end) {
+        if (r.uint32() !== F1) offPath();
+        if (first) first = false;
+        else w.byte(COMMA);
+        inner.value(r, delimited(r, end), w);
+      }
+      w.byte(CLOSE_BRACKET);
+    }),
+  };
+}
+
+/**
+ * A JSON object keeps its first position for a repeated key and puts integer-like keys
+ * first: maps with such keys go to the object path, which builds that object.
+ */
+function textMap(inner: WireType): WireType {
+  return {
+    value: messageCase(TEXT_MAP, (r, end, w) => {
+      w.byte(OPEN_BRACE);
+      // Keys are checked for repeats from the second entry on (most maps are small).
+      let firstKey: string | undefined;
+      let seen: Set<string> | undefined;
+      while (r.pos < end) {
+        const entry = nextEntry(r, end);
+        const entryEnd = entry.end;
+        const valueAt = entry.value;
+        r.pos = entry.key;
+        const key = r.string();
+        const lead = key.charCodeAt(0);
+        if (lead >= 0x30 && lead <= 0x39) offPath();
+        if (firstKey === undefined) firstKey = key;
+        else {
+          seen ??= new Set([firstKey]);
+          if (seen.has(key)) offPath();
+          seen.add(key);
+          w.byte(COMMA);
+        }
+        w.string(key);
+        w.byte(COLON);
+        r.pos = valueAt;
+        inner.value(r, delimited(r, entryEnd), w);
+        r.pos = entryEnd;
+      }
+      w.byte(CLOSE_BRACE);
+    }),
+  };
+}
+
+function genMap(keys: WireType, values: WireType): WireType {
+  return {
+    value: messageCase(GEN_MAP, (r, end, w) => {
+      w.byte(OPEN_BRACKET);
+      let first = true;
+      while (r.pos < end) {
+        const entry = nextEntry(r, end);
+        const entryEnd = entry.end;
+        const valueAt = entry.value;
+        if (first) first = false;
+        else w.byte(COMMA);
+        w.byte(OPEN_BRACKET);
+        r.pos = entry.key;
+        keys.value(r, delimited(r, entryEnd), w);
+        w.byte(COMMA);
+        r.pos = valueAt;
+        values.value(r, delimited(r, entryEnd), w);
+        w.byte(CLOSE_BRACKET);
+        r.pos = entryEnd;
+      }
+      w.byte(CLOSE_BRACKET);
+    }),
+  };
+}
+
+/** Where a map entry ends and where its key (field 1) and value (field 2) start (their length prefix). */
+const ENTRY = { end: -1, key: -1, value: -1 };
+
+/** The map entry {key = 1, value = 2} at r.pos of a TextMap / GenMap message ending at `end`. */
+function nextEntry(r: Reader, end: number): typeof ENTRY {
+  if (r.uint32() !== F1) offPath();
+  const entryEnd = delimited(r, end);
+  ENTRY.end = entryEnd;
   ENTRY.key = -1;
   ENTRY.value = -1;
-  while (r.pos < end) {
+  while (r.pos < entryEnd) {
     const tag = r.uint32();
     // protobufjs keeps the last of a repeated field; the object path handles that.
     if (tag === F1 && ENTRY.key < 0) ENTRY.key = r.pos;
     else if (tag === F2 && ENTRY.value < 0) ENTRY.value = r.pos;
     else offPath();
-    r.pos = delimited(r, end);
+    r.pos = delimited(r, entryEnd);
   }
+  if (ENTRY.key < 0 || ENTRY.value < 0) offPath();
   return ENTRY;
 }
 
@@ -413,10 +356,10 @@ interface RecordMember {
  * A Record message: fields by position; members whose JSON is null after the last other
  * one are left out (they are written, then cut off); fields the ledger left out are None.
  */
-function recordWriter(fields: readonly { name: string; type: WireType }[]): WireWriter {
+function recordWriter(fields: readonly RecordFieldShape<WireType>[]): WireWriter {
   const members: RecordMember[] = fields.map((f, i) => ({
     key: ascii(`${i === 0 ? "" : ","}${JSON.stringify(f.name)}:`),
-    type: f.type,
+    type: f.codec,
   }));
   const n = members.length;
   return (r, end, w) => {
@@ -520,7 +463,7 @@ function readConstructor(r: Reader, end: number): typeof CONSTRUCTOR {
   return CONSTRUCTOR;
 }
 
-function variantType(constructors: readonly { name: string; type: WireType }[]): WireType {
+function variantType(constructors: readonly ConstructorShape<WireType>[]): WireType {
   const names = constructors.map((c) => ascii(c.name));
   const opens = constructors.map((c) => ascii(`{"tag":${JSON.stringify(c.name)},"value":`));
   return {
@@ -531,7 +474,7 @@ function variantType(constructors: readonly { name: string; type: WireType }[]):
       if (c < 0 || valueAt < 0) offPath();
       w.bytes(opens[c] as Uint8Array);
       r.pos = valueAt;
-      (constructors[c] as { type: WireType }).type.value(r, delimited(r, end), w);
+      (constructors[c] as ConstructorShape<WireType>).codec.value(r, delimited(r, end), w);
       w.byte(CLOSE_BRACE);
       r.pos = end;
     }),

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LedgerJson } from "../../src/codec/ledger-json.js";
-import type { PackageSignatures } from "../../src/codec/package-signatures.js";
-import { PackageSignatureIndex, ValueCodecError } from "../../src/lf/index.js";
-import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
-import { SAMPLE_PACKAGE_ID, samplePackageSignature } from "../../src/sandbox/sample-package/index.js";
+import { LedgerJson, type PackageSignatures } from "../../../src/codec/index.js";
+import { PackageSignatureIndex, ValueCodecError } from "../../../src/lf/index.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import { SAMPLE_PACKAGE_ID, samplePackageSignature } from "../../../src/sandbox/sample-package/index.js";
 
 const V2 = "com.daml.ledger.api.v2";
 const protos = ledgerApiProtos();

@@ -1,8 +1,9 @@
 import type protobuf from "protobufjs";
+import { messageLayout, messageTypeOf, typeNameOf } from "../rules/message-layout.js";
+import type { WellKnownKind } from "../rules/well-known.js";
 
-const IDENTIFIER = "com.daml.ledger.api.v2.Identifier";
 /** Identifiers inside Daml values (record/variant ids) are not needed to type the value. */
-const SKIP = new Set(["com.daml.ledger.api.v2.Value", "com.daml.ledger.api.v2.Record"]);
+const kindOf = (type: protobuf.Type): WellKnownKind | undefined => messageLayout(type).wellKnown;
 
 type Collect = (message: Record<string, unknown>, into: Set<string>) => void;
 
@@ -38,12 +39,13 @@ export class IdentifierCollector {
   private compile(type: protobuf.Type): Collect[] {
     const steps: Collect[] = [];
     for (const field of type.fieldsArray) {
-      const resolved = field.resolvedType;
-      if (!resolved || !("fieldsArray" in resolved)) continue;
-      const fieldType = resolved.fullName.slice(1);
-      if (SKIP.has(fieldType)) continue;
+      const resolved = messageTypeOf(field);
+      if (!resolved) continue;
+      const kind = kindOf(resolved);
+      if (kind === "untypedValue") continue;
+      const fieldType = typeNameOf(resolved);
       const name = field.name;
-      if (fieldType === IDENTIFIER) {
+      if (kind === "identifier") {
         steps.push((message, into) => {
           const value = message[name];
           for (const id of (Array.isArray(value) ? value : [value]) as ({ packageId?: string } | null)[]) {
@@ -52,7 +54,7 @@ export class IdentifierCollector {
         });
         continue;
       }
-      if (!this.mayHoldIdentifiers(fieldType, new Set())) continue;
+      if (!mayHoldIdentifiers(resolved, new Set())) continue;
       steps.push((message, into) => {
         const value = message[name];
         if (value === null || value === undefined) return;
@@ -64,18 +66,16 @@ export class IdentifierCollector {
     }
     return steps;
   }
+}
 
-  /** Prunes subtrees without identifiers (timestamps, statuses, ...) from the walk. */
-  private mayHoldIdentifiers(typeName: string, seen: Set<string>): boolean {
-    if (typeName === IDENTIFIER) return true;
-    if (SKIP.has(typeName) || seen.has(typeName)) return false;
-    seen.add(typeName);
-    const type = this.root.lookupType(typeName);
-    return type.fieldsArray.some((f) => {
-      const resolved = f.resolvedType;
-      return (
-        !!resolved && "fieldsArray" in resolved && this.mayHoldIdentifiers(resolved.fullName.slice(1), seen)
-      );
-    });
-  }
+/** Prunes subtrees without identifiers (timestamps, statuses, ...) from the walk. */
+function mayHoldIdentifiers(type: protobuf.Type, seen: Set<protobuf.Type>): boolean {
+  const kind = kindOf(type);
+  if (kind === "identifier") return true;
+  if (kind === "untypedValue" || seen.has(type)) return false;
+  seen.add(type);
+  return type.fieldsArray.some((f) => {
+    const resolved = messageTypeOf(f);
+    return resolved !== undefined && mayHoldIdentifiers(resolved, seen);
+  });
 }

@@ -1,17 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import protobuf from "protobufjs";
-import { LedgerJson } from "../../src/codec/ledger-json.js";
-import type { PackageSignatures } from "../../src/codec/package-signatures.js";
-import { ProtoJsonCodec } from "../../src/codec/proto-json.js";
-import { MissingPackagesError, StreamTranscoder } from "../../src/codec/stream-transcoder.js";
-import { PackageSignatureIndex, ValueCodec } from "../../src/lf/index.js";
-import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import {
+  LedgerJson,
+  MessageCodec,
+  MissingPackagesError,
+  type PackageSignatures,
+  StreamTranscoder,
+} from "../../../src/codec/index.js";
+import { PackageSignatureIndex, ValueCodec } from "../../../src/lf/index.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
 import {
   SAMPLE_PACKAGE_ID,
   sampleIds,
   samplePackageSignature,
-} from "../../src/sandbox/sample-package/index.js";
+} from "../../../src/sandbox/sample-package/index.js";
 
 const V2 = "com.daml.ledger.api.v2";
 const protos = ledgerApiProtos();
@@ -550,7 +553,7 @@ describe("StreamTranscoder: protobuf scalar rules", () => {
   root.resolveAll();
   const sigs = signatures();
   const transcoder = new StreamTranscoder({ root, signatures: sigs, values: new ValueCodec(sigs) });
-  const codec = new ProtoJsonCodec(root);
+  const codec = new MessageCodec(root, new ValueCodec(sigs));
   const type = root.lookupType("t.Scalars");
   const check = (value: object) => {
     const bytes = type.encode(type.fromObject(value)).finish();

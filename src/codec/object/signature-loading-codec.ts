@@ -1,17 +1,18 @@
 import type protobuf from "protobufjs";
-import { ValueCodec } from "../lf/index.js";
-import { type CommandContext, commandTemplateRefs, damlJsonOverrides } from "./daml-json-overrides.js";
+import { ValueCodec } from "../../lf/index.js";
+import type { PackageSignatures } from "../package-signatures.js";
+import { commandTemplateRefs } from "./command-refs.js";
+import type { CommandContext } from "./daml-fields.js";
 import { IdentifierCollector } from "./identifier-collector.js";
-import type { PackageSignatures } from "./package-signatures.js";
-import { ProtoJsonCodec } from "./proto-json.js";
+import { MessageCodec } from "./message-codec.js";
 
 /**
- * The JSON codec of the gateway: the reflection codec plus the Daml-aware overrides, with
- * the async steps they need first (load the signatures of the packages a message names;
+ * The object path as the gateway uses it for requests and unary answers: MessageCodec with
+ * the async steps it needs first (load the signatures of the packages a message names;
  * resolve `#package-name` references of commands).
  */
 export class LedgerJson {
-  readonly codec: ProtoJsonCodec;
+  readonly codec: MessageCodec;
   private readonly identifiers: IdentifierCollector;
 
   /**
@@ -23,10 +24,7 @@ export class LedgerJson {
     readonly signatures: PackageSignatures,
     readonly values: ValueCodec = new ValueCodec(signatures),
   ) {
-    this.codec = new ProtoJsonCodec(
-      root,
-      damlJsonOverrides(() => this.codec, values),
-    );
+    this.codec = new MessageCodec(root, values);
     this.identifiers = new IdentifierCollector(root);
   }
 

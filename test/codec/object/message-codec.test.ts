@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidJsonError } from "../../src/codec/json-path.js";
-import { ProtoJsonCodec } from "../../src/codec/proto-json.js";
-import { isoToTimestamp, timestampToIso } from "../../src/codec/timestamps.js";
-import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import { InvalidJsonError } from "../../../src/codec/object/json-path.js";
+import { MessageCodec } from "../../../src/codec/object/message-codec.js";
+import { isoToTimestamp, timestampToIso } from "../../../src/codec/rules/timestamps.js";
+import { PackageSignatureIndex, ValueCodec } from "../../../src/lf/index.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
 
 const protos = ledgerApiProtos();
-const codec = new ProtoJsonCodec(protos.root);
+const codec = new MessageCodec(protos.root, new ValueCodec(new PackageSignatureIndex([])));
 const V2 = "com.daml.ledger.api.v2";
 
 /** A message as the gRPC client hands it over: decoded with the gateway's proto-loader options. */
@@ -22,7 +23,7 @@ function overTheWire(typeName: string, value: object): unknown {
   });
 }
 
-describe("ProtoJsonCodec.toJson", () => {
+describe("MessageCodec.toJson", () => {
   it("writes int64 as numbers and keeps defaults", () => {
     const json = codec.toJson(
       `${V2}.GetLedgerEndResponse`,
@@ -86,7 +87,7 @@ describe("ProtoJsonCodec.toJson", () => {
   });
 });
 
-describe("ProtoJsonCodec.fromJson", () => {
+describe("MessageCodec.fromJson", () => {
   it("reads a oneof case and int64 given as number or text", () => {
     const request = codec.fromJson(`${V2}.admin.Right`, {
       kind: { CanReadAs: { value: { party: "bob::1" } } },
