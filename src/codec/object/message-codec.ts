@@ -8,7 +8,7 @@ import {
   type OneofLayout,
   typeNameOf,
 } from "../rules/message-layout.js";
-import type { FromJson, ToJson } from "./converters.js";
+import type { FromJson, ObjectConverter, ToJson } from "./converters.js";
 import { damlFieldsFromJson, damlFieldsToJson } from "./daml-fields.js";
 import { childPath, describeJson, InvalidJsonError } from "./json-path.js";
 import { INT64_TYPES, scalarFromJson } from "./scalar-objects.js";
@@ -40,25 +40,35 @@ export class MessageCodec {
   }
 
   private messageToJson(typeName: string): ToJson {
-    return (
-      this.toJsonCache.get(typeName) ??
-      compiled(this.toJsonCache, typeName, () => {
-        const layout = messageLayout(this.root.lookupType(typeName));
-        if (layout.wellKnown) return WELL_KNOWN_OBJECTS[layout.wellKnown].toJson;
-        return layout.flatten ? this.flattenedToJson(layout) : this.compileToJson(layout);
-      })
+    const known = this.toJsonCache.get(typeName);
+    if (known) return known;
+    return this.compileInto(this.toJsonCache, typeName, "toJson", (layout) =>
+      layout.flatten ? this.flattenedToJson(layout) : this.compileToJson(layout),
     );
   }
 
   private messageFromJson(typeName: string): FromJson {
-    return (
-      this.fromJsonCache.get(typeName) ??
-      compiled(this.fromJsonCache, typeName, () => {
-        const layout = messageLayout(this.root.lookupType(typeName));
-        if (layout.wellKnown) return WELL_KNOWN_OBJECTS[layout.wellKnown].fromJson;
-        return layout.flatten ? this.flattenedFromJson(layout) : this.compileFromJson(layout);
-      })
+    const known = this.fromJsonCache.get(typeName);
+    if (known) return known;
+    return this.compileInto(this.fromJsonCache, typeName, "fromJson", (layout) =>
+      layout.flatten ? this.flattenedFromJson(layout) : this.compileFromJson(layout),
     );
+  }
+
+  /** Compiles one direction's converter into its cache; a forwarder stands in meanwhile (recursive types). */
+  private compileInto<D extends keyof ObjectConverter>(
+    cache: Map<string, ObjectConverter[D]>,
+    typeName: string,
+    direction: D,
+    compile: (layout: MessageLayout) => ObjectConverter[D],
+  ): ObjectConverter[D] {
+    let converter: ObjectConverter[D] | undefined;
+    const forward = (...args: unknown[]) => (converter as (...a: unknown[]) => unknown)(...args);
+    cache.set(typeName, forward as ObjectConverter[D]);
+    const layout = messageLayout(this.root.lookupType(typeName));
+    converter = layout.wellKnown ? WELL_KNOWN_OBJECTS[layout.wellKnown][direction] : compile(layout);
+    cache.set(typeName, converter);
+    return converter;
   }
 
   private compileToJson(layout: MessageLayout): ToJson {
@@ -239,19 +249,6 @@ interface CaseFromJson {
 interface CasesFromJson {
   readonly emptyKey: string;
   readonly byKey: ReadonlyMap<string, CaseFromJson>;
-}
-
-/** Compiles the converter cached under `typeName`; a forwarder stands in meanwhile (recursive types). */
-function compiled<C extends (...args: never[]) => unknown>(
-  cache: Map<string, C>,
-  typeName: string,
-  compile: () => C,
-): C {
-  let converter: C | undefined;
-  cache.set(typeName, ((...args: never[]) => (converter as C)(...args)) as C);
-  converter = compile();
-  cache.set(typeName, converter);
-  return converter;
 }
 
 /** The JSON of the first case set, undefined when none is. */
