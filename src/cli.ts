@@ -3,19 +3,36 @@ import { parseArgs } from "node:util";
 import { pino } from "pino";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
-import { type LedgerAddress, startGateway } from "./gateway.js";
+import { didYouMean, nearestNames } from "./config/nearest-name.js";
+import { checkAddressFree, type LedgerAddress, ListenError, startGateway } from "./gateway.js";
 import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
 import { readVerificationFiles } from "./jwt/token-verifier.js";
+
+const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS] [--alg HS256|RS256|ES256]
+                           [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
+      Print a Ledger API token for the user (default participant_admin): HS256 with the secret,
+      or RS256/ES256 with the private key.
+  ledger-json-gateway token --help
+`;
+
+const TOKEN_HELP = `Usage:
+${TOKEN_USAGE}
+Options:
+  --user ID         user id of the token (sub claim); default participant_admin
+  --secret S        HS256 secret; default "secret" (what the embedded sandbox's unsafe mode accepts)
+  --expires SECONDS lifetime; default 86400
+  --alg ALG         HS256 (default), RS256 or ES256
+  --key FILE        PEM private key, for RS256 and ES256
+  --audience AUD    aud claim (Canton's audience-based tokens)
+  --issuer ISS      iss claim
+  --kid KID         key id in the header (for a JWKS with several keys)
+`;
 
 const USAGE = `Usage:
   ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...]
       Serve the JSON Ledger API v2 (HTTP + WebSocket) in front of a gRPC Ledger API v2.
       --ledger embedded (the default) starts the in-memory sandbox participant with it.
-  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS] [--alg HS256|RS256|ES256]
-                           [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
-      Print a Ledger API token for the user (default participant_admin): HS256 with the secret,
-      or RS256/ES256 with the private key.
-  ledger-json-gateway --help
+${TOKEN_USAGE}  ledger-json-gateway --help
 
 Settings, lowest precedence first: defaults, the --config file (YAML or JSON, nested or
 dotted keys), LEDGER_GATEWAY_* environment variables, command-line flags.
@@ -25,10 +42,11 @@ Keys:
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === "token") {
-    process.stdout.write(`${tokenCommand(argv.slice(1))}\n`);
+    const args = argv.slice(1);
+    process.stdout.write(isHelp(args) ? TOKEN_HELP : `${tokenCommand(args)}\n`);
     return;
   }
-  if (argv.includes("--help") || argv.includes("-h")) {
+  if (isHelp(argv)) {
     process.stdout.write(`${USAGE}${describeKeys()}\n`);
     return;
   }
@@ -46,20 +64,37 @@ async function main(argv: string[]): Promise<void> {
   await serve(config);
 }
 
+/** `--help` or `-h` as a flag of its own, not as the value of another flag. */
+function isHelp(args: readonly string[]): boolean {
+  return args.some((arg, i) => (arg === "--help" || arg === "-h") && !args[i - 1]?.startsWith("--"));
+}
+
+const TOKEN_OPTIONS = {
+  user: { type: "string", default: "participant_admin" },
+  secret: { type: "string", default: "secret" },
+  expires: { type: "string", default: "86400" },
+  alg: { type: "string", default: "HS256" },
+  key: { type: "string" },
+  audience: { type: "string" },
+  issuer: { type: "string" },
+  kid: { type: "string" },
+} as const;
+
 function tokenCommand(args: string[]): string {
-  const { values } = parseArgs({
-    args,
-    options: {
-      user: { type: "string", default: "participant_admin" },
-      secret: { type: "string", default: "secret" },
-      expires: { type: "string", default: "86400" },
-      alg: { type: "string", default: "HS256" },
-      key: { type: "string" },
-      audience: { type: "string" },
-      issuer: { type: "string" },
-      kid: { type: "string" },
-    },
-  });
+  for (const arg of args) {
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined && !(name in TOKEN_OPTIONS)) {
+      const names = [...Object.keys(TOKEN_OPTIONS), "help"];
+      const suggestion = nearestNames(
+        name,
+        names.map((option) => ({ name: `--${option}`, spellings: [option] })),
+      );
+      throw new ConfigError(
+        `unknown option --${name} of token${didYouMean(suggestion) || "; see token --help"}`,
+      );
+    }
+  }
+  const { values } = parseArgs({ args, options: TOKEN_OPTIONS });
   const expiresInSeconds = Number(values.expires);
   if (!Number.isInteger(expiresInSeconds) || expiresInSeconds <= 0) {
     throw new ConfigError(`--expires takes a positive number of seconds, got ${values.expires}`);
@@ -97,6 +132,8 @@ function startToken(config: GatewayConfig): string | undefined {
 
 async function serve(config: GatewayConfig): Promise<void> {
   const log = pino({ level: config.log.level, base: { service: "ledger-json-gateway" } });
+  // Before the sandbox starts: a taken port is the whole story, not the end of a start-up log.
+  await checkAddressFree(config);
   let ledgerAddress: LedgerAddress;
   let stopSandbox: (() => Promise<void>) | undefined;
   if (config.ledger.kind === "embedded") {
@@ -151,6 +188,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
     process.stderr.write(`ledger-json-gateway: ${(error as Error).message}\n`);
     process.exit(2);
+  }
+  if (error instanceof ListenError) {
+    process.stderr.write(`ledger-json-gateway: ${error.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(
     `ledger-json-gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -12,14 +12,25 @@ import { ledgerApiRoutes } from "./endpoints/route-table.js";
 import { probeRoutes } from "./endpoints/routes/probe-routes.js";
 import { type SchemaComponents, schemaComponents } from "./endpoints/schema-components.js";
 import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
-import { attachHttpRoutes } from "./http/http-app.js";
+import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
+import { listenExclusive, probeAddress } from "./http/listen-exclusive.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
+import { grpcMethodLabels } from "./metrics/grpc-method-labels.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
+
+export { ListenError } from "./http/listen-exclusive.js";
+
+/**
+ * Rejects with a ListenError when the gateway's address is taken, so that a command line can
+ * say so before it starts anything else (the embedded sandbox). startGateway checks again.
+ */
+export const checkAddressFree = (config: GatewayConfig): Promise<void> =>
+  probeAddress(config.server.address, config.server.port);
 
 export interface LedgerAddress {
   host: string;
@@ -64,6 +75,16 @@ export async function startGateway(
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
   const routes = routeTable(config, deps, streamEndpoints, components, metrics);
 
+  metrics?.declare({
+    // A WebSocket refused before its upgrade is counted as a GET of the endpoint's path.
+    routes: [
+      ...httpRouteLabels(routes),
+      ...streamEndpoints.map(({ path }) => ({ route: path, method: "GET" })),
+    ],
+    streamEndpoints: streamEndpoints.map(({ path }) => path),
+    grpcMethods: grpcMethodLabels(protos.root),
+  });
+
   const acceptsToken = gatewayTokenCheck(config.auth, log);
   applyGatewayAuth(routes, acceptsToken);
   const app = uWS.App();
@@ -93,22 +114,23 @@ export async function startGateway(
     ...(acceptsToken ? { acceptsToken } : {}),
   });
 
-  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
-    app.listen(config.server.address, config.server.port, (socket) =>
-      socket
-        ? resolve(socket)
-        : reject(new Error(`cannot listen on ${config.server.address}:${config.server.port}`)),
-    ),
-  );
+  let listenSocket: uWS.us_listen_socket;
+  try {
+    listenSocket = await listenExclusive(app, config.server.address, config.server.port);
+  } catch (error) {
+    app.close();
+    ledger.close();
+    throw error;
+  }
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
-  log.info(
-    { address: config.server.address, port, ledger: `${ledgerAddress.host}:${ledgerAddress.port}` },
-    "gateway listening",
-  );
+  const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
+  log.info({ address: config.server.address, port, ledger: ledgerTarget }, "gateway listening");
+  const ledgerWatch = watchLedgerAtStart(ledger, ledgerTarget, log);
 
   return {
     port,
     async stop(drainMs = 5_000) {
+      ledgerWatch.stop();
       uWS.us_listen_socket_close(listenSocket);
       const deadline = Date.now() + drainMs;
       while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -116,6 +138,42 @@ export async function startGateway(
       ws.closeAll();
       app.close();
       ledger.close();
+    },
+  };
+}
+
+const LEDGER_CHECK_TIMEOUT_MS = 5_000;
+const LEDGER_RETRY_MAX_MS = 30_000;
+
+/**
+ * Tells the operator at start whether the ledger answers: /readyz knows it, but nobody reads
+ * /readyz while starting a gateway by hand. While the ledger does not answer, a warning per
+ * attempt (backing off to every 30 s) until it does, then one line saying it does.
+ */
+function watchLedgerAtStart(ledger: LedgerClient, target: string, log: Logger): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  const check = async () => {
+    const ready = await ledger.isReady(LEDGER_CHECK_TIMEOUT_MS);
+    if (stopped) return;
+    if (ready) {
+      log.info({ ledger: target, failedChecks: failures }, "ledger reachable");
+      return;
+    }
+    failures++;
+    const retryInMs = Math.min(1_000 * 2 ** (failures - 1), LEDGER_RETRY_MAX_MS);
+    log.warn(
+      { ledger: target, failedChecks: failures, retryInMs },
+      `ledger unreachable: nothing answers gRPC at ${target} within ${LEDGER_CHECK_TIMEOUT_MS / 1000} s; requests fail with 503 and /readyz answers 503 until it does; retrying`,
+    );
+    timer = setTimeout(() => void check(), retryInMs);
+  };
+  void check();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

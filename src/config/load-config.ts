@@ -3,6 +3,7 @@ import { parse as parseYaml } from "yaml";
 import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
 import type { GatewayAuthMode, GatewayConfig, LedgerTarget } from "./gateway-config.js";
+import { type Candidate, didYouMean, nearestNames } from "./nearest-name.js";
 
 /** A configuration mistake, reported at start-up with the source that made it. */
 export class ConfigError extends Error {
@@ -23,7 +24,32 @@ const FLAG_ALIASES: Record<string, ConfigKey> = {
 export const ENV_PREFIX = "LEDGER_GATEWAY_";
 
 export function envName(key: ConfigKey): string {
-  return ENV_PREFIX + key.toUpperCase().replace(/[.-]/g, "_");
+  return ENV_PREFIX + envForm(key);
+}
+
+function envForm(name: string): string {
+  return name.toUpperCase().replace(/[.-]/g, "_");
+}
+
+/** `server.port` -> `port`; `websocket-config.high-water-mark` -> `high-water-mark`. */
+function tailsOf(key: string): string[] {
+  const parts = key.split(".");
+  return parts.slice(1).map((_, i) => parts.slice(i + 1).join("."));
+}
+
+/** Every key as a typo of `spell(...)` could mean it, printed by `show`. */
+function keyCandidates(
+  show: (key: ConfigKey, alias?: string) => string,
+  spell = (s: string) => s,
+): Candidate[] {
+  return (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => {
+    const alias = Object.entries(FLAG_ALIASES).find(([, k]) => k === key)?.[0];
+    return {
+      name: show(key, alias),
+      spellings: [key, ...(alias ? [alias] : [])].map(spell),
+      tails: tailsOf(key).map(spell),
+    };
+  });
 }
 
 export interface ConfigSources {
@@ -70,8 +96,8 @@ function parseArgs(argv: readonly string[]): { configFile?: string; flags: Setti
       configFile = value;
       continue;
     }
-    const key = FLAG_ALIASES[name] ?? name;
-    flags[checkKey(key, `flag --${name}`)] = coerce(checkKey(key, `flag --${name}`), value, `flag --${name}`);
+    const key = checkKey(FLAG_ALIASES[name] ?? name, `flag --${name}`, "flag");
+    flags[key] = coerce(key, value, `flag --${name}`);
   }
   return configFile === undefined ? { flags } : { configFile, flags };
 }
@@ -89,7 +115,7 @@ function fromFile(text: string, path: string): Settings {
   }
   const settings: Settings = {};
   for (const [dotted, value] of flatten(document as Record<string, unknown>)) {
-    const key = checkKey(dotted, `config file ${path}`);
+    const key = checkKey(dotted, `config file ${path}`, "file");
     settings[key] = coerce(key, value, `config file ${path}`);
   }
   return settings;
@@ -112,16 +138,36 @@ function fromEnv(env: ConfigSources["env"]): Settings {
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
     const key = byEnvName.get(name);
-    if (key === undefined) throw new ConfigError(`unknown environment variable ${name}`);
+    if (key === undefined) {
+      const typed = envForm(name.slice(ENV_PREFIX.length));
+      const suggestions = nearestNames(
+        typed,
+        keyCandidates((k) => envName(k), envForm),
+      );
+      throw new ConfigError(
+        `unknown environment variable ${name}${didYouMean(suggestions) || "; see --help for the LEDGER_GATEWAY_* names"}`,
+      );
+    }
     settings[key] = coerce(key, value, `environment variable ${name}`);
   }
   return settings;
 }
 
-function checkKey(key: string, source: string): ConfigKey {
+function checkKey(key: string, source: string, form: "flag" | "file"): ConfigKey {
   if (key in CONFIG_KEYS) return key as ConfigKey;
+  const candidates =
+    form === "flag"
+      ? [
+          ...keyCandidates((k, alias) => `--${alias ?? k}`),
+          { name: "--config", spellings: ["config"] },
+          { name: "--help", spellings: ["help"] },
+        ]
+      : keyCandidates((k) => k);
+  const suggestion = didYouMean(nearestNames(key, candidates));
   const known = Object.keys(CONFIG_KEYS).join(", ");
-  throw new ConfigError(`unknown configuration key '${key}' in ${source}; known keys: ${known}`);
+  throw new ConfigError(
+    `unknown configuration key '${key}' in ${source}${suggestion || `; known keys: ${known}`}`,
+  );
 }
 
 function coerce(key: ConfigKey, raw: unknown, source: string): Value {

@@ -3,6 +3,9 @@ import type { SchemaComponents } from "../endpoints/schema-components.js";
 import { asyncApiYaml, type WsChannelDoc } from "./asyncapi-document.js";
 import { openApiYaml } from "./openapi-document.js";
 
+/** RFC 9512's media type; it has no charset parameter, as YAML is UTF-8. */
+const YAML = "application/yaml";
+
 /**
  * /docs/openapi and /docs/asyncapi, generated from the tables on first request and then
  * kept (the tables do not change while the gateway runs). `apiRoutes` is read lazily so the
@@ -23,11 +26,11 @@ export function docsRoutes(
       operationId: "getDocsOpenapi",
       summary: "OpenAPI description of the HTTP endpoints (YAML)",
       tag: "Docs",
-      response: { kind: "text" },
+      response: { kind: "text", contentType: YAML },
       auth: "none",
       handle: async () => {
         openapi ??= openApiYaml(apiRoutes(), components, pathPrefix);
-        return { kind: "text", text: openapi };
+        return { kind: "text", text: openapi, contentType: YAML };
       },
     },
     {
@@ -36,11 +39,11 @@ export function docsRoutes(
       operationId: "getDocsAsyncapi",
       summary: "AsyncAPI description of the WebSocket endpoints (YAML)",
       tag: "Docs",
-      response: { kind: "text" },
+      response: { kind: "text", contentType: YAML },
       auth: "none",
       handle: async () => {
         asyncapi ??= asyncApiYaml(channels, components, pathPrefix);
-        return { kind: "text", text: asyncapi };
+        return { kind: "text", text: asyncapi, contentType: YAML };
       },
     },
   ];

@@ -126,8 +126,11 @@ function success(route: Route): object {
         description: "",
         content: { "application/json": { schema: { type: "array", items: ref(r.schema) } } },
       };
-    case "text":
-      return { description: "", content: { "text/plain": { schema: { type: "string" } } } };
+    case "text": {
+      // The charset is the transfer's business; the version of the metrics format is the document's.
+      const mediaType = r.contentType?.replace(/;\s*charset=[^;]*/i, "") ?? "text/plain";
+      return { description: "", content: { [mediaType]: { schema: { type: "string" } } } };
+    }
     case "bytes":
       return {
         description: "",

@@ -21,7 +21,8 @@ export type BodySpec =
 export type ResponseSpec =
   | { readonly kind: "json"; readonly schema: string }
   | { readonly kind: "json-array"; readonly schema: string }
-  | { readonly kind: "text" }
+  /** `contentType`: the Content-Type of a success, text/plain (UTF-8) unless said. */
+  | { readonly kind: "text"; readonly contentType?: string }
   | { readonly kind: "bytes" }
   | { readonly kind: "empty" };
 
@@ -42,7 +43,7 @@ export type Answer =
   | { readonly kind: "json"; readonly body: unknown; readonly status?: number }
   /** A JSON text already serialised (list twins collect frames as text). */
   | { readonly kind: "json-text"; readonly text: string; readonly status?: number }
-  | { readonly kind: "text"; readonly text: string; readonly status?: number }
+  | { readonly kind: "text"; readonly text: string; readonly status?: number; readonly contentType?: string }
   | { readonly kind: "bytes"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
   | { readonly kind: "empty"; readonly status?: number };
 
@@ -60,5 +61,10 @@ export interface Route {
   /** `none`: health, docs and metrics answer without a token. */
   readonly auth: "token" | "none";
   readonly deprecated?: boolean;
+  /**
+   * `false`: not counted in the requests-in-flight gauge. For /metrics, whose scrape would
+   * otherwise always find itself in flight.
+   */
+  readonly countsInFlight?: false;
   readonly handle: (ctx: RequestContext) => Promise<Answer>;
 }

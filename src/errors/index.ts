@@ -26,6 +26,7 @@ export {
   ElementLimitExceededError,
   endReasonOf,
   IdleTimeoutError,
+  STREAM_END_REASONS,
   type StreamEndReason,
   StreamPolicyError,
 } from "./stream-errors.js";

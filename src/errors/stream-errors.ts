@@ -4,14 +4,17 @@
  * without parsing messages.
  */
 
-/** Why a stream ended; bounded, so it can be a metric label. */
-export type StreamEndReason =
-  | "completed"
-  | "idle"
-  | "element_limit"
-  | "slow_consumer"
-  | "error"
-  | "unsubscribed";
+/** Why a stream ended; bounded, so it can be a metric label (metrics list every value at 0). */
+export const STREAM_END_REASONS = [
+  "completed",
+  "idle",
+  "element_limit",
+  "slow_consumer",
+  "error",
+  "unsubscribed",
+] as const;
+
+export type StreamEndReason = (typeof STREAM_END_REASONS)[number];
 
 /** Base class: every policy error carries its end reason for metrics. */
 export abstract class StreamPolicyError extends Error {

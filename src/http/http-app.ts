@@ -28,6 +28,17 @@ export interface HttpAppOptions {
 
 const METHODS = new Set<string>(["GET", "POST", "PATCH", "PUT", "DELETE"]);
 
+/** The `route` label of a request that matched no route (404, 405). */
+export const UNMATCHED_ROUTE = "unmatched";
+
+/** Every `route` x `method` label pair the HTTP side can report: routes, then unmatched ones. */
+export function httpRouteLabels(routes: readonly Route[]): { route: string; method: string }[] {
+  return [
+    ...routes.map(({ path, method }) => ({ route: path, method })),
+    ...[...METHODS, "OTHER"].map((method) => ({ route: UNMATCHED_ROUTE, method })),
+  ];
+}
+
 export interface HttpRoutesHandle {
   /** Requests received and not yet answered (for a draining shutdown). */
   inFlight(): number;
@@ -70,6 +81,8 @@ function serve(
   const url = req.getUrl();
   const rawQuery = req.getQuery() ?? "";
   const authorization = req.getHeader("authorization");
+  const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
+  const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
   const exchange: Exchange = {
     res,
     head,
@@ -78,17 +91,16 @@ function serve(
     abort: new AbortController(),
     done: () => {
       counter.inFlight--;
-      options.metrics?.httpInFlight.dec();
+      gauge?.httpInFlight.dec();
     },
   };
   counter.inFlight++;
-  options.metrics?.httpInFlight.inc();
+  gauge?.httpInFlight.inc();
   res.onAborted(() => {
     exchange.aborted = true;
     exchange.abort.abort();
   });
 
-  const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   if (match.kind !== "found") {
     const error =
       match.kind === "method-not-allowed"
@@ -97,8 +109,9 @@ function serve(
     finish(
       exchange,
       { kind: "json", status: error.httpStatus, body: error.body },
-      "unmatched",
-      rawMethod,
+      UNMATCHED_ROUTE,
+      // The method is the client's to choose: any other would mint a label value.
+      METHODS.has(method) ? method : "OTHER",
       options,
     );
     return;
@@ -201,7 +214,7 @@ function finish(
         send(exchange, "application/json", answer.text);
         break;
       case "text":
-        send(exchange, "text/plain; charset=utf-8", answer.text);
+        send(exchange, answer.contentType ?? "text/plain; charset=utf-8", answer.text);
         break;
       case "bytes":
         for (const [name, value] of Object.entries(answer.headers)) res.writeHeader(name, value);

@@ -1,9 +1,51 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { StreamEndReason } from "../errors/index.js";
+import { STREAM_END_REASONS, type StreamEndReason } from "../errors/index.js";
 import type { CallOutcome } from "../ledger/ledger-client.js";
 
 /** How a stream was served: a WebSocket or an HTTP list twin. */
 export type StreamTransport = "ws" | "http";
+
+const STREAM_TRANSPORTS: readonly StreamTransport[] = ["ws", "http"];
+
+/** The classes the gateway answers with (no 1xx or 3xx: upgrades are not counted as requests). */
+const STATUS_CLASSES = ["2xx", "4xx", "5xx"] as const;
+
+/**
+ * Close codes a stream socket ends with: ours (1000 completed, 1001 shutdown, 1008 slow
+ * consumer) and the ones clients and uWS use (1005 none given, 1006 connection lost, 1009 query
+ * frame too big, 1011). A client may close with any code from 1000 to 4999: the rest are
+ * `other`, so that a client cannot mint label values.
+ */
+const WS_CLOSE_CODES = ["1000", "1001", "1005", "1006", "1008", "1009", "1011"] as const;
+
+/** The `code` label of a WebSocket close. */
+export function closeCodeLabel(code: number): string {
+  const text = String(code);
+  return (WS_CLOSE_CODES as readonly string[]).includes(text) ? text : "other";
+}
+
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus reserves for
+ * counters (`promtool check metrics` refuses them). Each is the sum over the `type` label of
+ * a gauge prom-client also exports (`nodejs_active_handles` ...), so they are dropped, not
+ * renamed: `sum(nodejs_active_handles)` is the same number, and a renamed copy would be
+ * `nodejs_active_handles`, the name of that labelled gauge.
+ */
+export const DROPPED_DEFAULT_METRICS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+] as const;
+
+/** The label values known before the first request, for {@link GatewayMetrics.declare}. */
+export interface KnownLabels {
+  /** Every HTTP route as it is labelled: template and method (HEAD counts as GET). */
+  readonly routes: readonly { readonly route: string; readonly method: string }[];
+  /** Path templates of the stream endpoints (WebSocket and list twin share them). */
+  readonly streamEndpoints: readonly string[];
+  /** `Service/Method` of every gRPC method the gateway may call. */
+  readonly grpcMethods: readonly string[];
+}
 
 /**
  * The gateway's Prometheus metrics. Labels are bounded by construction: route templates
@@ -94,6 +136,43 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    for (const name of DROPPED_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
+  }
+
+  /**
+   * Creates every series whose label values are known up front, at zero. A series that first
+   * appears with the value 1 hides its first event from `rate()` and `increase()`: Prometheus
+   * sees no step from nothing to 1. So every route template x method x status class, every
+   * stream endpoint x transport x end reason, every endpoint x close code and every endpoint's
+   * backpressure counter exists from the start.
+   *
+   * One label set is left to run time: the gRPC `code` of the call histogram. Every method is
+   * declared with `OK`; the error codes of a method appear when they first happen. They are
+   * bounded (17 gRPC codes) but 58 methods x 17 codes x 18 lines of buckets would make every
+   * scrape some 18,000 lines of series that mostly never move.
+   *
+   * Call before serving: a histogram's series is reset by declaring it.
+   */
+  declare(known: KnownLabels): void {
+    for (const { route, method } of known.routes) {
+      for (const statusClass of STATUS_CLASSES)
+        this.httpRequests.inc({ route, method, status_class: statusClass }, 0);
+      this.httpDuration.zero({ route, method });
+    }
+    for (const method of known.grpcMethods) this.grpcDuration.zero({ method, code: "OK" });
+    for (const endpoint of known.streamEndpoints) {
+      this.wsStreamsOpen.set({ endpoint }, 0);
+      this.wsBackpressurePauses.inc({ endpoint }, 0);
+      for (const code of [...WS_CLOSE_CODES, "other"]) this.wsCloses.inc({ endpoint, code }, 0);
+      for (const transport of STREAM_TRANSPORTS) {
+        this.streamElements.inc({ endpoint, transport }, 0);
+        this.streamBytes.inc({ endpoint, transport }, 0);
+        for (const reason of STREAM_END_REASONS) {
+          this.streamEnds.inc({ endpoint, transport, reason }, 0);
+          this.streamDuration.zero({ endpoint, transport, reason });
+        }
+      }
+    }
   }
 
   recordCall(outcome: CallOutcome): void {

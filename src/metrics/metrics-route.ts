@@ -9,11 +9,12 @@ export function metricsRoute(metrics: GatewayMetrics): Route {
     operationId: "getMetrics",
     summary: "Prometheus metrics of the gateway",
     tag: "Metrics",
-    response: { kind: "text" },
+    response: { kind: "text", contentType: metrics.registry.contentType },
     auth: "none",
+    countsInFlight: false,
     handle: async () => {
-      const { text } = await metrics.exposition();
-      return { kind: "text", text };
+      const { contentType, text } = await metrics.exposition();
+      return { kind: "text", text, contentType };
     },
   };
 }

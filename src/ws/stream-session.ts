@@ -11,7 +11,7 @@ import {
   type StreamEndReason,
   StreamPolicyError,
 } from "../errors/index.js";
-import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
 import { streamEnd } from "../streams/streamEnd.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
@@ -108,7 +108,7 @@ export class StreamSession {
     if (metrics === undefined) return;
     const seconds = Number(process.hrtime.bigint() - this.#started) / 1e9;
     metrics.wsStreamsOpen.dec({ endpoint });
-    metrics.wsCloses.inc({ endpoint, code: String(code) });
+    metrics.wsCloses.inc({ endpoint, code: closeCodeLabel(code) });
     metrics.recordStreamEnd(endpoint, "ws", this.#reason ?? "unsubscribed", seconds);
   }
 

@@ -1,0 +1,90 @@
+import uWS, { type TemplatedApp } from "uWebSockets.js";
+import { createServer } from "node:net";
+
+/** The gateway cannot have its address; the message names it and why, in one line. */
+export class ListenError extends Error {
+  override name = "ListenError";
+  constructor(
+    readonly address: string,
+    readonly port: number,
+    readonly reason: string,
+    /** errno code of the refused bind (EADDRINUSE, EACCES, ...), when the kernel gave one. */
+    readonly code?: string,
+  ) {
+    super(`cannot listen on ${hostPort(address, port)}: ${reason}`);
+  }
+}
+
+const REASONS: Record<string, string> = {
+  EADDRINUSE: "address already in use (another gateway or another process listens there)",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "address not available on this machine",
+  ENOTFOUND: "unknown host name",
+  EAI_AGAIN: "host name lookup failed",
+};
+
+/**
+ * uSockets' flag that leaves SO_REUSEPORT off. The build exports it as a number; its typings know
+ * it only as the enum `ListenOptions`, which does not exist at run time.
+ */
+const LIBUS_LISTEN_EXCLUSIVE_PORT: number =
+  (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
+
+function hostPort(address: string, port: number): string {
+  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/**
+ * Binds the address with node:net and lets it go again; rejects with a {@link ListenError}
+ * when the kernel refuses. The probe socket has no SO_REUSEPORT, so any listener already there
+ * refuses it: a plain server, and also a uWS app, which listens with SO_REUSEPORT and would
+ * otherwise share the port (and the requests) with us without a word. Port 0 is never taken.
+ *
+ * Resolves once the probe is released; the fd is closed synchronously by `close()`, so a
+ * caller that listens in the same tick leaves no other process a moment to slip in.
+ */
+export function probeAddress(address: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) => {
+      const code = error.code;
+      reject(new ListenError(address, port, (code && REASONS[code]) ?? error.message, code));
+    });
+    probe.listen({ host: address, port }, () => {
+      probe.close();
+      resolve();
+    });
+  });
+}
+
+/**
+ * Listens the uWS app on the address alone: the probe first (for the kernel's reason when it is
+ * taken), then uWS with LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEPORT), so that a second gateway
+ * started at the same moment, after our probe, is refused too instead of splitting the traffic.
+ *
+ * Worker threads sharing the port (server.workers) will need SO_REUSEPORT among themselves: then
+ * the probe stays the guard, made by the main thread before its first app listens in the same
+ * tick, and the workers join that app's port without the exclusive option.
+ */
+export async function listenExclusive(
+  app: TemplatedApp,
+  address: string,
+  port: number,
+): Promise<uWS.us_listen_socket> {
+  await probeAddress(address, port);
+  return new Promise((resolve, reject) => {
+    // uWS takes (host, port, options, callback) natively; its typings lack that overload.
+    const listen = app.listen as unknown as (
+      host: string,
+      port: number,
+      options: number,
+      callback: (socket: uWS.us_listen_socket | false) => void,
+    ) => TemplatedApp;
+    listen.call(app, address, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) =>
+      socket
+        ? resolve(socket)
+        : reject(new ListenError(address, port, "address already in use (taken while the gateway started)")),
+    );
+  });
+}
