@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test lint typecheck bench clean sample-dar bench-readme
+.PHONY: install build run test lint typecheck depcheck bench clean sample-dar bench-readme
 
 # node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
 # lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
@@ -27,7 +27,12 @@ typecheck: install
 lint: install
 	$(NPM) run --silent lint
 
-test: install typecheck lint
+# The import rules of docs/architecture.md (.dependency-cruiser.cjs): no cycles, sibling
+# transports, the sandbox apart.
+depcheck: install
+	$(NPM) run --silent depcheck
+
+test: install typecheck lint depcheck
 	$(NPM) run --silent test
 
 # Writes a new bench/results/gateway-<date>-<commit>.json per run (with the machine and commit).
