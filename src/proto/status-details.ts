@@ -1,5 +1,6 @@
 import type { Metadata } from "@grpc/grpc-js";
 import { ledgerApiProtos } from "./ledger-api-protos.js";
+import type { ErrorInfo__Output, RequestInfo__Output, ResourceInfo__Output } from "./ledger-api-types.js";
 
 /**
  * The rich error model of the Ledger API: a google.rpc.Status carried in the
@@ -8,23 +9,13 @@ import { ledgerApiProtos } from "./ledger-api-protos.js";
  */
 export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
 
-export interface ErrorInfo {
-  reason: string;
-  domain: string;
-  metadata: Record<string, string>;
-}
-export interface RequestInfo {
-  requestId: string;
-  servingData: string;
-}
+// The details as protobufjs decodes them (defaults filled in): the generated output shapes.
+export type ErrorInfo = ErrorInfo__Output;
+export type RequestInfo = RequestInfo__Output;
+export type ResourceInfo = ResourceInfo__Output;
+/** RetryInfo's Duration as whole seconds: all the JSON API shows of it. */
 export interface RetryInfo {
   retryDelaySeconds: number;
-}
-export interface ResourceInfo {
-  resourceType: string;
-  resourceName: string;
-  owner: string;
-  description: string;
 }
 
 export interface StatusDetails {
