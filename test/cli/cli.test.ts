@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
+import { startSandbox } from "../../src/sandbox/sandbox.js";
+import { freePort } from "../deploy/debian-package.js";
 import { tokenFor } from "../support/tokens.js";
 
 const CLI = ["--import", "tsx", "src/cli.ts"];
@@ -15,6 +18,73 @@ async function listeningPort(child: ChildProcess): Promise<number> {
     if (entry.msg === "gateway listening" && typeof entry.port === "number") return entry.port;
   }
   throw new Error("the gateway exited before listening");
+}
+
+interface LogEntry {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** The gateway's JSON log lines on stdout, kept, so that a test can wait for one of them. */
+class LogLines {
+  readonly entries: LogEntry[] = [];
+  readonly #waiters: { match: (e: LogEntry) => boolean; resolve: (e: LogEntry) => void }[] = [];
+  #closed = false;
+
+  constructor(child: ChildProcess) {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      const entry = JSON.parse(line) as LogEntry;
+      this.entries.push(entry);
+      for (const waiter of [...this.#waiters]) {
+        if (!waiter.match(entry)) continue;
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        waiter.resolve(entry);
+      }
+    });
+    lines.on("close", () => {
+      this.#closed = true;
+    });
+  }
+
+  /** The first entry, past or future, that matches; fails if the process ends without one. */
+  until(match: (e: LogEntry) => boolean, what: string, child: ChildProcess): Promise<LogEntry> {
+    const seen = this.entries.find(match);
+    if (seen) return Promise.resolve(seen);
+    if (this.#closed) return Promise.reject(new Error(`exited before logging ${what}`));
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ match, resolve });
+      child.once("exit", () => reject(new Error(`exited before logging ${what}`)));
+    });
+  }
+}
+
+/** Runs the CLI to its end; resolves with its exit code and output. */
+async function runToEnd(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  await once(child, "exit");
 }
 
 describe("ledger-json-gateway CLI", () => {
@@ -47,5 +117,115 @@ describe("ledger-json-gateway CLI", () => {
     const result = spawnSync(process.execPath, [...CLI, "--colour", "blue"], { encoding: "utf8" });
     assert.equal(result.status, 2);
     assert.match(result.stderr, /unknown configuration key 'colour' in flag --colour/);
+  });
+
+  it("refuses a mistyped env var naming the nearest valid one", async () => {
+    const result = await runToEnd(["--port", "0"], { LEDGER_GATEWAY_PORT: "8000" });
+    assert.equal(result.code, 2);
+    assert.equal(
+      result.stderr,
+      "ledger-json-gateway: unknown environment variable LEDGER_GATEWAY_PORT; did you mean LEDGER_GATEWAY_SERVER_PORT?\n",
+    );
+  });
+
+  it("prints the token subcommand's own help with token --help", () => {
+    const result = spawnSync(process.execPath, [...CLI, "token", "--help"], { encoding: "utf8" });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^Usage:\n {2}ledger-json-gateway token /);
+    assert.match(result.stdout, /--kid KID/);
+    assert.doesNotMatch(result.stdout, /websocket-config/, "the server's keys are not the token's options");
+    assert.equal(spawnSync(process.execPath, [...CLI, "token", "--user", "bob", "-h"]).status, 0);
+  });
+
+  it("refuses a mistyped token option naming the nearest one", () => {
+    const result = spawnSync(process.execPath, [...CLI, "token", "--usr", "bob"], { encoding: "utf8" });
+    assert.equal(result.status, 2);
+    assert.equal(result.stderr, "ledger-json-gateway: unknown option --usr of token; did you mean --user?\n");
+  });
+});
+
+describe("start-up on a port in use", () => {
+  it("exits 1 with one line naming the address when another gateway holds the port", async () => {
+    // A port named in advance, as operators do: Linux never lets a second listener join a port
+    // it picked itself (port 0), SO_REUSEPORT or not, so that would prove nothing.
+    const port = await freePort();
+    const first = spawn(process.execPath, [...CLI, "--port", String(port)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    first.stderr?.resume();
+    try {
+      const log = new LogLines(first);
+      await log.until((e) => e.msg === "gateway listening", "gateway listening", first);
+
+      const second = await runToEnd(["--port", String(port)]);
+      assert.equal(second.code, 1);
+      assert.equal(
+        second.stderr,
+        `ledger-json-gateway: cannot listen on 127.0.0.1:${port}: address already in use (another gateway or another process listens there)\n`,
+      );
+      // Refused before anything started: no sandbox of its own, no listening line.
+      assert.equal(second.stdout, "");
+
+      // Every request is the first gateway's: one ledger, so one ledger end for all ten.
+      const ends = await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/v2/state/ledger-end`, {
+            headers: { authorization: `Bearer ${tokenFor()}` },
+          });
+          assert.equal(res.status, 200);
+          return JSON.stringify(await res.json());
+        }),
+      );
+      assert.equal(new Set(ends).size, 1, ends.join(" "));
+    } finally {
+      await stop(first);
+    }
+  });
+
+  it("exits 1 with the same line when a plain node:net server holds the port", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const result = await runToEnd(["--port", String(port)]);
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        `ledger-json-gateway: cannot listen on 127.0.0.1:${port}: address already in use (another gateway or another process listens there)\n`,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+});
+
+describe("start-up without a ledger", () => {
+  it("warns that the ledger is unreachable, keeps trying, and says when it answers", async () => {
+    const ledgerPort = await freePort();
+    const child = spawn(process.execPath, [...CLI, "--port", "0", "--ledger", `127.0.0.1:${ledgerPort}`], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stderr?.resume();
+    let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;
+    try {
+      const log = new LogLines(child);
+      const warning = await log.until((e) => e.msg.startsWith("ledger unreachable"), "the warning", child);
+      assert.equal(warning.level, 40, "a warning");
+      assert.equal(warning.ledger, `127.0.0.1:${ledgerPort}`);
+      assert.match(warning.msg, /retrying/);
+      // The gateway serves meanwhile, and says why it cannot answer.
+      const listening = await log.until((e) => e.msg === "gateway listening", "gateway listening", child);
+      const readyz = await fetch(`http://127.0.0.1:${listening.port}/readyz`);
+      assert.equal(readyz.status, 503);
+
+      sandbox = await startSandbox({ port: ledgerPort });
+      const reachable = await log.until((e) => e.msg === "ledger reachable", "ledger reachable", child);
+      assert.equal(reachable.level, 30);
+      assert.ok((reachable.failedChecks as number) >= 1);
+      assert.equal((await fetch(`http://127.0.0.1:${listening.port}/readyz`)).status, 200);
+    } finally {
+      await stop(child);
+      await sandbox?.stop();
+    }
   });
 });

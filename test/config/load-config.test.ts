@@ -81,6 +81,58 @@ describe("loadConfig", () => {
     );
   });
 
+  it("names the nearest valid key of a mistyped flag, env var or file key", () => {
+    const message = (sources: { argv?: string[]; env?: Record<string, string>; file?: string }) => {
+      try {
+        loadConfig({
+          argv: [...(sources.file ? ["--config", "gw.yaml"] : []), ...(sources.argv ?? [])],
+          env: sources.env ?? {},
+          readFile: files({ "gw.yaml": sources.file ?? "" }),
+        });
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.message;
+      }
+      assert.fail("accepted");
+    };
+    // The short flag --port is server.port: its env name is the key's, not the flag's.
+    assert.match(
+      message({ env: { LEDGER_GATEWAY_PORT: "8000" } }),
+      /LEDGER_GATEWAY_PORT; did you mean LEDGER_GATEWAY_SERVER_PORT\?$/,
+    );
+    assert.match(
+      message({ env: { LEDGER_GATEWAY_SERVER_PROT: "1" } }),
+      /did you mean LEDGER_GATEWAY_SERVER_PORT\?$/,
+    );
+    assert.match(
+      message({ env: { LEDGER_GATEWAY_HIGH_WATER_MARK: "1" } }),
+      /did you mean LEDGER_GATEWAY_WEBSOCKET_CONFIG_HIGH_WATER_MARK\?$/,
+    );
+    assert.match(message({ argv: ["--prot", "1"] }), /did you mean --port\?$/);
+    assert.match(message({ argv: ["--confg", "x"] }), /did you mean --config\?$/);
+    assert.match(
+      message({ argv: ["--ledger.tls.enable", "true"] }),
+      /did you mean --ledger\.tls\.enabled\?$/,
+    );
+    assert.match(
+      message({ argv: ["--high-water-mark", "1"] }),
+      /did you mean --websocket-config\.high-water-mark\?$/,
+    );
+    assert.match(message({ file: "server:\n  prot: 1\n" }), /'server.prot' .*did you mean server\.port\?$/);
+    assert.match(message({ file: "auth:\n  mod: none\n" }), /did you mean auth\.mode\?$/);
+    // A last segment alone fits several keys: all of them, not a guess.
+    assert.match(message({ file: "mode: none\n" }), /did you mean auth\.mode or sandbox\.auth\.mode\?$/);
+    // Nothing near: the known names instead of a wild guess.
+    assert.match(
+      message({ argv: ["--colour", "blue"] }),
+      /'colour' in flag --colour; known keys: server\.address/,
+    );
+    assert.match(
+      message({ env: { LEDGER_GATEWAY_FOO: "1" } }),
+      /LEDGER_GATEWAY_FOO; see --help for the LEDGER_GATEWAY_\* names$/,
+    );
+  });
+
   it("rejects bad values with what was expected", () => {
     assert.throws(
       () => loadConfig({ argv: ["--port", "70000"], env: {} }),

@@ -113,6 +113,20 @@ describe("/docs", () => {
     assert.equal(document.paths["/gw/livez"]?.get?.security, undefined);
   });
 
+  it("serves both documents as application/yaml and says so in the OpenAPI document", async () => {
+    for (const path of ["/docs/openapi", "/docs/asyncapi"]) {
+      const res = await stack.request(path, { token: null });
+      await res.arrayBuffer();
+      assert.equal(res.headers.get("content-type"), "application/yaml", path);
+    }
+    const document = parse(await (await stack.request("/docs/openapi", { token: null })).text()) as {
+      paths: Record<string, { get?: { responses: { "200": { content: Record<string, unknown> } } } }>;
+    };
+    const media = (path: string) => Object.keys(document.paths[path]?.get?.responses["200"].content ?? {});
+    assert.deepEqual(media("/gw/docs/openapi"), ["application/yaml"]);
+    assert.deepEqual(media("/gw/metrics"), ["text/plain; version=0.0.4"]);
+  });
+
   it("serves a valid AsyncAPI 2.6 document", async () => {
     const res = await stack.request("/docs/asyncapi", { token: null });
     assert.equal(res.status, 200);
