@@ -43,7 +43,7 @@ export function slowConsumerBody(
     ERROR_CATEGORIES.ContentionOnSharedResources,
     "JSON_API_SLOW_CONSUMER",
     `Stream closed as a slow consumer: ${CAUSE_TEXT[cause]}; ${delivered} elements delivered${resume}`,
-    context,
+    { context },
   ).body;
 }
 

@@ -3,7 +3,13 @@ import { InvalidJsonError } from "../codec/index.js";
 import { SignatureNotFoundError, ValueCodecError } from "../lf/index.js";
 import { errorCategoryById } from "../proto/error-categories.js";
 import { decodeStatusDetails } from "../proto/status-details.js";
-import { internalError, invalidArgumentError, tooManyElementsError } from "./gateway-errors.js";
+import {
+  internalError,
+  invalidArgumentError,
+  invalidChoiceError,
+  templatesOrInterfacesNotFoundError,
+  tooManyElementsError,
+} from "./gateway-errors.js";
 import { httpStatusOfGrpc } from "./http-status.js";
 import { InvalidValueError } from "./invalid-value-error.js";
 import { CantonHttpError, type JsCantonError, retryInfoText } from "./js-canton-error.js";
@@ -83,6 +89,33 @@ export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
   };
 }
 
+/**
+ * What Canton's JSON API answers when it cannot type a value: an unknown package, template,
+ * interface or key is 404 TEMPLATES_OR_INTERFACES_NOT_FOUND; an unknown choice (or the template
+ * it was looked for on) 400 INVALID_ARGUMENT. A package that failed to load for another reason
+ * than the ledger not having it answers with that reason.
+ */
+function signatureNotFoundAnswer(error: SignatureNotFoundError): ErrorAnswer {
+  const loadFailure = error.cause;
+  if (loadFailure !== undefined) {
+    if (isGrpcError(loadFailure) && loadFailure.code === GrpcStatus.NOT_FOUND) {
+      return json(templatesOrInterfacesNotFoundError([error.id]));
+    }
+    return errorAnswer(loadFailure);
+  }
+  switch (error.what) {
+    case "template":
+    case "contract key":
+      return json(templatesOrInterfacesNotFoundError([error.id]));
+    case "interface":
+      return json(templatesOrInterfacesNotFoundError([], [error.id]));
+    case "choice":
+      return json(invalidChoiceError(error.id, error.choice ?? ""));
+    case "data type":
+      return json(invalidArgumentError(error.message));
+  }
+}
+
 export type ErrorAnswer =
   | { kind: "text"; status: 400; text: string }
   | { kind: "json"; status: number; body: JsCantonError };
@@ -101,9 +134,8 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   }
   if (error instanceof CantonHttpError) return json(error);
   // An ill-typed Daml value names its JSON path (Canton answers 500 here; we do better).
-  if (error instanceof ValueCodecError || error instanceof SignatureNotFoundError) {
-    return json(invalidArgumentError(error.message));
-  }
+  if (error instanceof ValueCodecError) return json(invalidArgumentError(error.message));
+  if (error instanceof SignatureNotFoundError) return signatureNotFoundAnswer(error);
   if (error instanceof ElementLimitExceededError) return json(tooManyElementsError(error));
   if (isGrpcError(error)) {
     return { kind: "json", status: httpStatusOfGrpc(error.code), body: jsCantonErrorOfGrpc(error) };

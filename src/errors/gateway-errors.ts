@@ -7,12 +7,13 @@ import type { ElementLimitExceededError } from "./stream-errors.js";
  * uses for the same situation.
  */
 
-/** Canton's InvalidArgument rejection (400, category 8) with its cause prefix. */
+/** Canton's InvalidArgument rejection (400, category 8) with its cause prefix; an error with a definite answer. */
 export function invalidArgumentError(reason: string): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.InvalidIndependentOfSystemState,
     "INVALID_ARGUMENT",
     `The submitted request has invalid arguments: ${reason}`,
+    { definiteAnswer: false },
   );
 }
 
@@ -22,7 +23,7 @@ export function missingTokenError(): CantonHttpError {
     ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials,
     "UNAUTHENTICATED",
     "The command is missing a (valid) JWT token",
-    { ledger_api_error: "invalid token" },
+    { context: { ledger_api_error: "invalid token" } },
   );
 }
 
@@ -32,8 +33,7 @@ export function routeNotFoundError(method: string, url: string): CantonHttpError
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
     "NOT_FOUND",
     `No endpoint at ${method} ${url}`,
-    {},
-    404,
+    { httpStatus: 404 },
   );
 }
 
@@ -43,28 +43,57 @@ export function methodNotAllowedError(method: string): CantonHttpError {
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
     "METHOD_NOT_ALLOWED",
     `Method ${method} is not allowed here`,
-    {},
-    405,
+    { httpStatus: 405 },
   );
 }
 
 /** A request body over the configured limit: 413. */
 export function requestTooLargeError(cause: string): CantonHttpError {
-  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", cause, {}, 413);
+  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", cause, {
+    httpStatus: 413,
+  });
 }
 
 /**
  * A list twin that matched more elements than the node limit. Canton answers 413 here, not the
- * 409 its category's gRPC code gives.
+ * 409 its category's gRPC code gives, and builds it from an error code with a definite answer.
  */
 export function tooManyElementsError(error: ElementLimitExceededError): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.ContentionOnSharedResources,
     "JSON_API_MAXIMUM_LIST_ELEMENTS_NUMBER_REACHED",
     error.message,
-    {},
-    413,
+    { httpStatus: 413, definiteAnswer: false },
   );
+}
+
+/**
+ * Templates or interfaces the packages do not define, or in packages the ledger does not have:
+ * Canton's JSON API answers 404 TEMPLATES_OR_INTERFACES_NOT_FOUND (ids with their package id).
+ */
+export function templatesOrInterfacesNotFoundError(
+  templateIds: readonly string[],
+  interfaceIds: readonly string[] = [],
+): CantonHttpError {
+  const list = (ids: readonly string[], what: string) =>
+    ids.length === 0 ? "" : `${what} do not exist: [${ids.join(", ")}]. `;
+  return gatewayError(
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+    "TEMPLATES_OR_INTERFACES_NOT_FOUND",
+    `${list(templateIds, "Templates")}${list(interfaceIds, "Interfaces")}`.trim(),
+    {
+      resources: [
+        ...templateIds.map((id): [string, string] => ["TEMPLATE_ID", id]),
+        ...interfaceIds.map((id): [string, string] => ["INTERFACE_ID", id]),
+      ],
+      definiteAnswer: false,
+    },
+  );
+}
+
+/** A choice the template (or interface) does not have, or a template the package does not define. */
+export function invalidChoiceError(ownerId: string, choice: string): CantonHttpError {
+  return invalidArgumentError(`Invalid template:${ownerId} or choice:${choice}`);
 }
 
 export const INTERNAL_ERROR_CODE = "LEDGER_API_INTERNAL_ERROR";

@@ -26,30 +26,38 @@ export class CantonHttpError extends Error {
   }
 }
 
-/**
- * An error the gateway raises itself, in the shape and category Canton would use. The HTTP
- * status follows the category's gRPC code unless `httpStatus` says otherwise.
- */
+export interface GatewayErrorOptions {
+  readonly context?: Record<string, string>;
+  readonly resources?: [string, string][];
+  /**
+   * Canton's DamlErrorWithDefiniteAnswer writes `false` unless said; its plain DamlError (and
+   * errors that are no Canton error code) `null`.
+   */
+  readonly definiteAnswer?: boolean | null;
+  /** Unless said, the status of the category's gRPC code. */
+  readonly httpStatus?: number;
+}
+
+/** An error the gateway raises itself, in the shape and category Canton would use. */
 export function gatewayError(
   category: ErrorCategory,
   code: string,
   cause: string,
-  context: Record<string, string> = {},
-  httpStatus: number = httpStatusOfGrpc(category.grpcCode),
+  options: GatewayErrorOptions = {},
 ): CantonHttpError {
   const body: JsCantonError = {
     code,
     cause,
     correlationId: null,
     traceId: null,
-    context,
-    resources: [],
+    context: options.context ?? {},
+    resources: options.resources ?? [],
     errorCategory: category.id,
     grpcCodeValue: category.grpcCode,
     retryInfo: category.retryAfterSeconds === undefined ? null : retryInfoText(category.retryAfterSeconds),
-    definiteAnswer: null,
+    definiteAnswer: options.definiteAnswer ?? null,
   };
-  return new CantonHttpError(httpStatus, body);
+  return new CantonHttpError(options.httpStatus ?? httpStatusOfGrpc(category.grpcCode), body);
 }
 
 /** Scala's FiniteDuration text (`1 second`, `500 milliseconds`), as Canton writes retryInfo. */

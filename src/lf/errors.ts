@@ -48,14 +48,31 @@ export class LfEncodeError extends Error {
   override readonly name = "LfEncodeError";
 }
 
-/** The signature lookup does not know a type the value needs (the caller may fetch the package). */
+/**
+ * The signature lookup does not know a type the value needs (the caller may fetch the package).
+ * `id` is `<packageId>:<Module>:<Entity>` of the type, template or interface (for a choice: of
+ * the template or interface it was looked for on, the choice being `choice`). `cause`: why the
+ * package is not there, when loading it failed.
+ */
 export class SignatureNotFoundError extends Error {
   override readonly name = "SignatureNotFoundError";
   constructor(
     readonly what: "data type" | "template" | "interface" | "choice" | "contract key",
     readonly id: string,
+    options: { choice?: string; cause?: unknown } = {},
   ) {
-    super(`unknown ${what} ${id}`);
+    super(
+      `unknown ${what} ${id}${options.choice === undefined ? "" : `:${options.choice}`}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.choice = options.choice;
+  }
+
+  readonly choice: string | undefined;
+
+  /** The package id of `id`. */
+  get packageId(): string {
+    return this.id.slice(0, this.id.indexOf(":"));
   }
 }
 

@@ -137,9 +137,7 @@ export class ValueCodec {
       const found = choices?.find((c) => c.name === name);
       if (found) return found;
     }
-    if (!template && !this.resolver.resolveInterface(id)) {
-      throw new SignatureNotFoundError("template", typeConKey(id));
-    }
-    throw new SignatureNotFoundError("choice", `${typeConKey(id)}:${name}`);
+    // An unknown template or interface is reported as its choice not found, as Canton does.
+    throw new SignatureNotFoundError("choice", typeConKey(id), { choice: name });
   }
 }

@@ -202,20 +202,76 @@ describe("commands through the gateway", () => {
     );
   });
 
-  it("answers an unknown template with a clear 400", async () => {
-    const reply = await call<Json>(
+  const submit = (commandId: string, command: unknown) =>
+    call<Json>(
       stack,
       "POST",
       "/v2/commands/submit-and-wait",
-      {
-        commandId: "unknown-1",
-        actAs: [bank],
-        commands: [{ CreateCommand: { templateId: "#gateway-samples:Iou:Nope", createArguments: {} } }],
-      },
+      { commandId, actAs: [bank], commands: [command] },
       bankToken,
     );
-    assert.equal(reply.status, 400);
-    assert.match(reply.body.cause, /Iou:Nope/);
+  const notFound = (id: string) => ({
+    code: "TEMPLATES_OR_INTERFACES_NOT_FOUND",
+    cause: `Templates do not exist: [${id}].`,
+    correlationId: null,
+    traceId: null,
+    context: {},
+    resources: [["TEMPLATE_ID", id]],
+    errorCategory: 11,
+    grpcCodeValue: 5,
+    retryInfo: null,
+    definiteAnswer: false,
+  });
+
+  it("answers a template its package does not define with 404 TEMPLATES_OR_INTERFACES_NOT_FOUND, naming the package id", async () => {
+    const reply = await submit("unknown-1", {
+      CreateCommand: { templateId: "#gateway-samples:Iou:Nope", createArguments: {} },
+    });
+    assert.equal(reply.status, 404);
+    const packageId = /^([0-9a-f]{64}):/.exec(reply.body.resources?.[0]?.[1] ?? "")?.[1];
+    assert.ok(packageId, JSON.stringify(reply.body));
+    assert.deepEqual(reply.body, notFound(`${packageId}:Iou:Nope`));
+  });
+
+  it("answers a package the ledger does not have with 404 TEMPLATES_OR_INTERFACES_NOT_FOUND", async () => {
+    const id = `${"ab".repeat(32)}:Iou:Iou`;
+    const reply = await submit("unknown-2", { CreateCommand: { templateId: id, createArguments: {} } });
+    assert.equal(reply.status, 404);
+    assert.deepEqual(reply.body, notFound(id));
+    const exercise = await submit("unknown-3", {
+      ExerciseCommand: { templateId: id, contractId: "00aa", choice: "Archive", choiceArgument: {} },
+    });
+    assert.equal(exercise.status, 404);
+    assert.deepEqual(exercise.body, notFound(id));
+  });
+
+  it("answers a key of a template without one with 404 TEMPLATES_OR_INTERFACES_NOT_FOUND", async () => {
+    const reply = await submit("unknown-4", {
+      ExerciseByKeyCommand: { templateId: IOU, contractKey: {}, choice: "Archive", choiceArgument: {} },
+    });
+    assert.equal(reply.status, 404);
+    assert.equal(reply.body.code, "TEMPLATES_OR_INTERFACES_NOT_FOUND");
+    assert.match(reply.body.cause, /^Templates do not exist: \[[0-9a-f]{64}:Iou:Iou\]\.$/);
+  });
+
+  it("answers an unknown choice, or a choice of an unknown template, with Canton's 400 wording", async () => {
+    for (const [templateId, entity] of [
+      [IOU, "Iou"],
+      ["#gateway-samples:Iou:Nope", "Nope"],
+    ] as const) {
+      const reply = await submit(`unknown-choice-${entity}`, {
+        ExerciseCommand: { templateId, contractId: "00aa", choice: "NoSuchChoice", choiceArgument: {} },
+      });
+      assert.equal(reply.status, 400);
+      assert.equal(reply.body.code, "INVALID_ARGUMENT");
+      assert.match(
+        reply.body.cause,
+        new RegExp(
+          `^The submitted request has invalid arguments: Invalid template:[0-9a-f]{64}:Iou:${entity} or choice:NoSuchChoice$`,
+        ),
+      );
+      assert.equal(reply.body.definiteAnswer, false);
+    }
   });
 
   it("deduplicates a command id within its deduplication period", async () => {

@@ -41,24 +41,6 @@ const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: stri
     at: "body.0.contractEntry.JsActiveContract.createdEvent.contractKey",
     issue: "issue 15 item 5: Canton writes absent optional fields as null (contractKey), we omit them",
   },
-  ...["status", "body.code", "body.cause", "body.resources", "body.errorCategory", "body.grpcCodeValue"].map(
-    (at) => ({
-      pair: "unknown-template",
-      at,
-      issue: "issue 15 item 3: Canton answers 404 TEMPLATES_OR_INTERFACES_NOT_FOUND, we 400 INVALID_ARGUMENT",
-    }),
-  ),
-  {
-    pair: "unknown-template",
-    at: "body.definiteAnswer",
-    issue: "issue 15 item 3: TEMPLATES_OR_INTERFACES_NOT_FOUND carries definiteAnswer false",
-  },
-  {
-    pair: "error-object",
-    at: "body.cause",
-    issue:
-      "issue 15 item 3: Canton words an unknown choice 'Invalid template:<id> or choice:<name>', we 'unknown choice <id>:<name>'",
-  },
   {
     pair: "websocket-unknown-user",
     at: "status",

@@ -69,6 +69,7 @@ describe("HTTP list twins of stream endpoints", () => {
           errorCategory: body.errorCategory,
           grpcCodeValue: body.grpcCodeValue,
           retryInfo: body.retryInfo,
+          definiteAnswer: body.definiteAnswer,
         },
         {
           status: 413,
@@ -77,6 +78,8 @@ describe("HTTP list twins of stream endpoints", () => {
           errorCategory: 2,
           grpcCodeValue: 10,
           retryInfo: "1 second",
+          // Canton builds it from an error code with a definite answer (JsonApiErrors.MaximumNumberOfElements).
+          definiteAnswer: false,
         },
       );
     });

@@ -1,5 +1,5 @@
 import type protobuf from "protobufjs";
-import { ValueCodec } from "../../lf/index.js";
+import { SignatureNotFoundError, ValueCodec } from "../../lf/index.js";
 import type { PackageSignatures } from "../package-signatures.js";
 import { commandTemplateRefs } from "./command-refs.js";
 import type { CommandContext } from "./daml-fields.js";
@@ -66,8 +66,29 @@ export class LedgerJson {
         );
       }),
     );
-    await this.signatures.ensure(new Set(resolved.values()), token);
+    // A package the ledger cannot give is not an error yet: the command naming it is, with the
+    // id it names (Canton's TEMPLATES_OR_INTERFACES_NOT_FOUND), the load failure as its cause.
+    const failures = new Map<string, unknown>();
+    await Promise.all(
+      [...new Set(resolved.values())].map((id) =>
+        this.signatures.ensure([id], token).catch((error: unknown) => {
+          failures.set(id, error);
+        }),
+      ),
+    );
     const context: CommandContext = { packageIdOf: (ref) => resolved.get(ref) ?? ref };
-    return this.codec.fromJson(typeName, json, "", context);
+    try {
+      return this.codec.fromJson(typeName, json, "", context);
+    } catch (error) {
+      if (failures.size === 0 || !(error instanceof SignatureNotFoundError)) throw error;
+      if (failures.has(error.packageId)) {
+        throw new SignatureNotFoundError(error.what, error.id, {
+          ...(error.choice === undefined ? {} : { choice: error.choice }),
+          cause: failures.get(error.packageId),
+        });
+      }
+      // A type of a package that failed to load as a dependency: that failure is the answer.
+      throw failures.values().next().value;
+    }
   }
 }
