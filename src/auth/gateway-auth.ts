@@ -6,9 +6,10 @@ import { createTokenVerifier, readVerificationFiles } from "../jwt/token-verifie
 
 /**
  * Puts token verification in front of every route that needs a token (in place: the route
- * table is the one list the app, docs and metrics share). A rejected token is a 401
+ * table is the one list the app, docs and metrics share). A missing or rejected token is a 401
  * JsCantonError; the reason goes to the log, never the token. The user id of a verified token
- * is logged at debug level for audit, and never used as a metric label.
+ * is logged at debug level for audit, and never used as a metric label. Without verification
+ * (mode `none`) nothing is put in front: the ledger judges every request, token-less ones too.
  */
 export function applyGatewayAuth(routes: Route[], accepts: GatewayTokenCheck | undefined): void {
   if (accepts === undefined) return;
@@ -16,9 +17,9 @@ export function applyGatewayAuth(routes: Route[], accepts: GatewayTokenCheck | u
     if (route.auth !== "token") return;
     routes[index] = {
       ...route,
+      refusesMissingToken: true,
       handle: async (ctx) => {
-        // A missing token is answered by the app before any handler runs.
-        if (ctx.token !== undefined && !(await accepts(ctx.token, `${route.method} ${route.path}`))) {
+        if (ctx.token === undefined || !(await accepts(ctx.token, `${route.method} ${route.path}`))) {
           throw missingTokenError();
         }
         return route.handle(ctx);

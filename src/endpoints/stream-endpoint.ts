@@ -34,14 +34,21 @@ export interface StreamEndpoint {
    * Opens the stream for one subscriber. Must be cold (nothing happens before subscribe) and
    * cancel its gRPC call on unsubscribe; `serverStream` from src/ledger/server-stream.ts does both.
    * - `request`: the JSON already validated against `requestSchema`.
-   * - `token`: the caller's bearer token, for this call only.
+   * - `token`: the caller's bearer token, for this call only (none: the ledger judges that).
    * - `demand$`: the sink's readiness; pass it to `serverStream` so that a slow consumer pauses
    *   the gRPC call instead of piling elements up in the gateway.
    * Emits one JSON text per element, sent as is (no re-serialisation). Errors with a gRPC
    * `ServiceError` or a gateway error (`CantonHttpError`, `InvalidValueError`); the serving
    * layer turns them into the final JsCantonError frame / HTTP answer through src/errors.
    */
-  open(request: unknown, token: string, demand$: Observable<boolean>): Observable<string>;
+  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string>;
+  /**
+   * Whether the ledger admits this caller at all, asked before a WebSocket upgrade: Canton
+   * resolves the token's claims (its user exists, is active, its rights can be read) before it
+   * upgrades, so a refused caller gets a plain HTTP answer and no socket. Rejects with the
+   * ledger's error; whether the caller may read what it asks for is the stream's own call.
+   */
+  admit?(token: string | undefined): Promise<void>;
   /**
    * Whether the list twin waits for more with an idle timeout when the client gave no
    * `stream_idle_timeout_ms`: Canton's rule is open-ended streams only (updates without

@@ -118,9 +118,9 @@ function serve(
   }
   const { route } = match;
   const token = bearerToken(authorization);
-  // Every /v2 endpoint needs a token, even on an unsecured ledger; docs and probes do not.
   const body = route.body ? readBody(res, options.maxBodyBytes) : Promise.resolve(undefined);
-  if (route.auth === "token" && token === undefined) {
+  // Only where the gateway verifies tokens itself; else the ledger judges a token-less request.
+  if (route.refusesMissingToken && token === undefined) {
     body.catch(() => undefined);
     fail(exchange, missingTokenError(), route, options);
     return;

@@ -58,7 +58,7 @@ export function listTwinRoute(
       };
       // The demand never goes false: the element limit bounds what is held, and the answer is
       // written once.
-      const source = endpoint.open(ctx.body, ctx.token ?? "", EMPTY).pipe(
+      const source = endpoint.open(ctx.body, ctx.token, EMPTY).pipe(
         elementLimit<string>(config.httpListMaxElementsLimit, limit),
         wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
         streamEnd<string>((end) => {

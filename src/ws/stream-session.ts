@@ -23,8 +23,8 @@ export type SessionLimits = Pick<
 
 export interface StreamSessionOptions {
   endpoint: StreamEndpoint;
-  /** The token of this socket's upgrade request, for its one gRPC call. */
-  token: string;
+  /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
+  token: string | undefined;
   validator: BodyValidator;
   limits: SessionLimits;
   metrics: GatewayMetrics | undefined;

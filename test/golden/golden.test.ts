@@ -41,11 +41,6 @@ const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: stri
     at: "body.0.contractEntry.JsActiveContract.createdEvent.contractKey",
     issue: "issue 15 item 5: Canton writes absent optional fields as null (contractKey), we omit them",
   },
-  {
-    pair: "websocket-unknown-user",
-    at: "status",
-    issue: "issue 15 item 4: Canton resolves the user's claims before the upgrade (403); we upgrade (101)",
-  },
 ];
 
 const PAIRS = (

@@ -187,6 +187,15 @@ describe("gateway-side verification (auth.mode hs256)", () => {
     strictEqual(body.cause, "The command is missing a (valid) JWT token");
   });
 
+  it("refuses a request without a token itself, before reading its body (401, the gateway's own error)", async () => {
+    // A malformed body would be a 400; the missing token is answered first.
+    const response = await stack.request("/v2/users", { method: "POST", body: "{", token: null });
+    strictEqual(response.status, 401);
+    const body = (await response.json()) as { code: string; cause: string };
+    strictEqual(body.code, "UNAUTHENTICATED");
+    strictEqual(body.cause, "The command is missing a (valid) JWT token");
+  });
+
   it("checks WebSocket tokens before the upgrade too", async () => {
     const upgrade = (bearer: string) =>
       new Promise<number>((resolve) => {
@@ -202,6 +211,8 @@ describe("gateway-side verification (auth.mode hs256)", () => {
         socket.on("error", () => undefined);
       });
     strictEqual(await upgrade(signToken("participant_admin", { key: "wrong" })), 401);
+    // Well signed, but the ledger does not know the user: refused before the upgrade too.
+    strictEqual(await upgrade(token("ghost")), 403);
     strictEqual(await upgrade(token("participant_admin")), 101);
   });
 
