@@ -30,6 +30,11 @@ export const CONFIG_KEYS = {
     default: "20s",
     doc: "deadline of unary ledger calls",
   },
+  "server.workers": {
+    type: int(1, 1024),
+    default: undefined,
+    doc: "uWS apps in worker threads sharing the port (SO_REUSEPORT), each with its own ledger channel; 1 = one thread; default: the machine's cores (os.availableParallelism())",
+  },
   "server.max-body-bytes": {
     type: int(1, 2 ** 31 - 1),
     default: 64 * 1024 * 1024,

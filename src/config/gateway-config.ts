@@ -32,6 +32,8 @@ export interface GatewayConfig {
     pathPrefix: string;
     requestTimeoutMs: number;
     maxBodyBytes: number;
+    /** uWS apps in worker threads on one port; 1: the gateway runs on the main thread alone. */
+    workers: number;
   };
   websocket: {
     httpListMaxElementsLimit: number;

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { parse as parseYaml } from "yaml";
 import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
@@ -266,6 +267,7 @@ function build(settings: Settings): GatewayConfig {
       pathPrefix: normalisePrefix(str("server.path-prefix")),
       requestTimeoutMs: parseDuration(str("server.request-timeout")) as number,
       maxBodyBytes: num("server.max-body-bytes"),
+      workers: (get("server.workers") as number | undefined) ?? availableParallelism(),
     },
     websocket: {
       httpListMaxElementsLimit: num("websocket-config.http-list-max-elements-limit"),

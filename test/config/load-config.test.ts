@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { availableParallelism } from "node:os";
 import { describe, it } from "node:test";
 import { ConfigError, loadConfig, parseDuration } from "../../src/config/load-config.js";
 
@@ -17,6 +18,7 @@ describe("loadConfig", () => {
       pathPrefix: "",
       requestTimeoutMs: 20_000,
       maxBodyBytes: 64 * 1024 * 1024,
+      workers: availableParallelism(),
     });
     assert.deepEqual(config.websocket, {
       httpListMaxElementsLimit: 1024,
@@ -28,6 +30,23 @@ describe("loadConfig", () => {
       pingIntervalMs: 13_000,
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
+  });
+
+  it("reads server.workers from the file, LEDGER_GATEWAY_SERVER_WORKERS and --server.workers", () => {
+    const readFile = files({ "gw.yaml": "server:\n  workers: 3\n" });
+    assert.equal(loadConfig({ argv: ["--config", "gw.yaml"], env: {}, readFile }).server.workers, 3);
+    assert.equal(loadConfig({ argv: [], env: { LEDGER_GATEWAY_SERVER_WORKERS: "1" } }).server.workers, 1);
+    assert.equal(
+      loadConfig({ argv: ["--server.workers", "4"], env: { LEDGER_GATEWAY_SERVER_WORKERS: "1" } }).server
+        .workers,
+      4,
+    );
+    assert.throws(
+      () => loadConfig({ argv: ["--server.workers", "0"], env: {} }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        error.message === 'bad value "0" for server.workers in flag --server.workers: expected an integer from 1 to 1024',
+    );
   });
 
   it("reads nested and dotted keys from a YAML file", () => {
