@@ -45,7 +45,8 @@ describe("loadConfig", () => {
       () => loadConfig({ argv: ["--server.workers", "0"], env: {} }),
       (error: Error) =>
         error instanceof ConfigError &&
-        error.message === 'bad value "0" for server.workers in flag --server.workers: expected an integer from 1 to 1024',
+        error.message ===
+          'bad value "0" for server.workers in flag --server.workers: expected an integer from 1 to 1024',
     );
   });
 
