@@ -35,13 +35,7 @@ interface Difference {
 }
 
 /** Open items of issue 15: each entry must still occur; remove it with the fix. */
-const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: string })[] = [
-  {
-    pair: "active-contracts",
-    at: "body.0.contractEntry.JsActiveContract.createdEvent.contractKey",
-    issue: "issue 15 item 5: Canton writes absent optional fields as null (contractKey), we omit them",
-  },
-];
+const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: string })[] = [];
 
 const PAIRS = (
   JSON.parse(readFileSync(join(projectRoot(), "test/golden/canton-examples.json"), "utf8")) as {

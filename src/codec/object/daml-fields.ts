@@ -24,7 +24,11 @@ export function damlFieldsToJson(fields: readonly DamlFieldLayout[], values: Val
   return (message, out, context) => {
     for (const f of fields) {
       const value = message[f.field];
-      if (f.whenSet && !value) continue;
+      // Absent: null (rules/message-layout.ts, writesNullWhenAbsent).
+      if (value === undefined || value === null) {
+        out[f.key] = null;
+        continue;
+      }
       const codec = typedCodecOf(values, f.codec, ownerOf(message, f, context), choiceOf(message, f));
       out[f.key] = codec.toJson((f.record ? { record: value as LedgerRecord } : value) as LedgerValue);
     }

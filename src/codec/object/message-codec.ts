@@ -7,6 +7,7 @@ import {
   messageTypeOf,
   type OneofLayout,
   typeNameOf,
+  writesNullWhenAbsent,
 } from "../rules/message-layout.js";
 import type { FromJson, ObjectConverter, ToJson } from "./converters.js";
 import { damlFieldsFromJson, damlFieldsToJson } from "./daml-fields.js";
@@ -19,7 +20,7 @@ import { WELL_KNOWN_OBJECTS } from "./well-known-objects.js";
  * PROTO_OPTIONS) <-> JSON objects of the JSON Ledger API. Converters are compiled once per
  * message type from its layout (rules/message-layout.ts: reflection + the rule table), so
  * every message of the protos follows the same rules: int64 family as JSON numbers; bytes
- * base64; enums by name; absent message fields left out; missing request fields take their
+ * base64; enums by name; absent fields with presence null; missing request fields take their
  * defaults; unknown request fields ignored, as Canton's relaxed decoder does.
  */
 export class MessageCodec {
@@ -77,9 +78,13 @@ export class MessageCodec {
     for (const field of layout.plain) {
       const convert = this.valueToJson(field);
       const name = field.name;
+      const absent = writesNullWhenAbsent(field) ? null : undefined;
       steps.push((message, out, context) => {
         const value = message[name];
-        if (value === undefined || value === null) return;
+        if (value === undefined || value === null) {
+          if (absent === null) out[name] = null;
+          return;
+        }
         out[name] = convert(value, context);
       });
     }

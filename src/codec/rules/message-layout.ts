@@ -7,8 +7,9 @@ import type { WellKnownKind } from "./well-known.js";
  * message-rules.ts applied, and the plain protobuf mapping of the JSON API for the rest:
  * fields camelCase; a oneof is an object under the oneof's name keyed by the case in
  * PascalCase with the content under `value` (`{"kind": {"CanActAs": {"value": {...}}}}`),
- * an unset oneof `{"Empty": {}}`; a proto3 `optional` field is a plain field. Members come
- * in this order: plain fields, oneofs, Daml fields.
+ * an unset oneof `{"Empty": {}}`; a proto3 `optional` field is a plain field; an absent
+ * field is written as `writesNullWhenAbsent` says. Members come in this order: plain fields,
+ * oneofs, Daml fields.
  */
 export interface MessageLayout {
   /** Full name without the leading dot. */
@@ -93,6 +94,17 @@ function buildLayout(type: protobuf.Type): MessageLayout {
     flatten,
     daml,
   };
+}
+
+/**
+ * What an absent field of a message the ledger sent becomes in JSON. Canton prints every
+ * `Option` that is `None` as `null` (circe, nulls kept), so a field with presence (a message,
+ * a proto3 `optional` scalar) and a Daml field (create arguments, key, view, choice result)
+ * are `null` when absent; scalars without presence, lists and maps take their defaults.
+ */
+export function writesNullWhenAbsent(field: protobuf.Field): boolean {
+  if (field.repeated || field.map) return false;
+  return messageTypeOf(field) !== undefined || (field.partOf != null && isSyntheticOneof(field.partOf));
 }
 
 export function typeNameOf(reflection: protobuf.ReflectionObject): string {

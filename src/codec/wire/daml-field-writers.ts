@@ -5,7 +5,7 @@ import { typedCodecOf } from "../rules/typed-codecs.js";
 import type { IdentifierParts } from "../rules/well-known.js";
 import { ByteKeyedCache } from "./byte-keyed-cache.js";
 import { type WireType, WireValueCompiler, type WireWriter } from "./daml-value-writers.js";
-import { ascii, COMMA, type TextWriter } from "./text-writer.js";
+import { ascii, COMMA, NULL, type TextWriter } from "./text-writer.js";
 import { readIdentifier } from "./well-known-writers.js";
 import type { TailWriter, TranscodeRun } from "./writer-types.js";
 
@@ -68,8 +68,8 @@ export class DamlFieldWriters {
   }
 
   /**
-   * The members of `layout.daml` after the message's others; absent `whenSet` fields are left
-   * out. A missing package fails the whole element: the caller loads it and comes back.
+   * The members of `layout.daml` after the message's others; absent ones are null. A missing
+   * package fails the whole element: the caller loads it and comes back.
    */
   tail(layout: MessageLayout): TailWriter {
     const fields = layout.daml;
@@ -93,11 +93,12 @@ export class DamlFieldWriters {
         for (let i = 0; i < fields.length; i++) {
           const f = fields[i] as DamlFieldLayout;
           const fieldAt = at[firstField + i] as number;
-          if (f.whenSet && fieldAt < 0) continue;
           if (wrote) w.byte(COMMA);
           wrote = true;
           w.bytes(keys[i] as Uint8Array);
-          this.write(slots[i] as Slot, r, fieldAt, f.record === true, w);
+          // Absent: null (rules/message-layout.ts, writesNullWhenAbsent).
+          if (fieldAt < 0) w.bytes(NULL);
+          else this.write(slots[i] as Slot, r, fieldAt, f.record === true, w);
         }
       }
       r.pos = end;

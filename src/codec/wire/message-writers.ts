@@ -5,6 +5,7 @@ import {
   messageLayout,
   messageTypeOf,
   typeNameOf,
+  writesNullWhenAbsent,
 } from "../rules/message-layout.js";
 import type { CaseRule } from "../rules/message-rules.js";
 import type { WellKnownKind } from "../rules/well-known.js";
@@ -112,7 +113,7 @@ export class MessageWriters {
         defaults.push({ bit, text: ascii(`${key}${field.map ? "{}" : "[]"}`) });
       } else {
         const value = this.valueWriter(field);
-        const defaultText = field.partOf ? undefined : scalarDefault(field);
+        const defaultText = writesNullWhenAbsent(field) ? "null" : scalarDefault(field);
         const bit = defaultText === undefined ? 0 : nextBit();
         steps[field.id] = {
           key: ascii(key),
