@@ -4,9 +4,18 @@ import { pino } from "pino";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
 import { didYouMean, nearestNames } from "./config/nearest-name.js";
-import { checkAddressFree, type LedgerAddress, ListenError, startGateway } from "./gateway.js";
+import {
+  checkAddressFree,
+  type HeldPort,
+  holdGatewayPort,
+  type LedgerAddress,
+  ListenError,
+  startGateway,
+} from "./gateway.js";
 import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
 import { readVerificationFiles } from "./jwt/token-verifier.js";
+import { startGatewayWorkers } from "./workers/gateway-workers.js";
+import { gatewayLogOptions } from "./workers/log-options.js";
 
 const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS] [--alg HS256|RS256|ES256]
                            [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
@@ -131,9 +140,13 @@ function startToken(config: GatewayConfig): string | undefined {
 }
 
 async function serve(config: GatewayConfig): Promise<void> {
-  const log = pino({ level: config.log.level, base: { service: "ledger-json-gateway" } });
+  const workers = config.server.workers;
+  const log = pino(gatewayLogOptions(config.log.level, workers > 1 ? "main" : undefined));
   // Before the sandbox starts: a taken port is the whole story, not the end of a start-up log.
-  await checkAddressFree(config);
+  // Worker threads share the port: the main thread holds it for them from now on.
+  let held: HeldPort | undefined;
+  if (workers > 1) held = await holdGatewayPort(config);
+  else await checkAddressFree(config);
   let ledgerAddress: LedgerAddress;
   let stopSandbox: (() => Promise<void>) | undefined;
   if (config.ledger.kind === "embedded") {
@@ -158,7 +171,25 @@ async function serve(config: GatewayConfig): Promise<void> {
     const { host, port, tls } = config.ledger;
     ledgerAddress = tls ? { host, port, tls } : { host, port };
   }
-  const gateway = await startGateway(config, ledgerAddress, log);
+  let gateway: { port: number; stop(): Promise<void>; failed?: Promise<Error> };
+  if (held === undefined) {
+    gateway = await startGateway(config, ledgerAddress, log);
+  } else {
+    try {
+      gateway = await startGatewayWorkers({ count: workers, config, port: held.port, ledgerAddress, log });
+    } finally {
+      held.release();
+    }
+    log.info(
+      {
+        address: config.server.address,
+        port: gateway.port,
+        ledger: `${ledgerAddress.host}:${ledgerAddress.port}`,
+        workers,
+      },
+      "gateway listening",
+    );
+  }
   if (config.ledger.kind === "embedded") {
     // A first request to copy: stderr, so stdout stays one JSON log entry per line.
     const token = startToken(config);
@@ -180,6 +211,16 @@ async function serve(config: GatewayConfig): Promise<void> {
     log.info("stopped");
     process.exit(0);
   };
+  if (gateway.failed) {
+    void gateway.failed.then(async (error) => {
+      if (stopping) return;
+      stopping = true;
+      log.error({ err: error }, "a gateway worker ended; stopping the gateway");
+      await gateway.stop();
+      await stopSandbox?.();
+      process.exit(1);
+    });
+  }
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 }

@@ -14,7 +14,7 @@ import { type SchemaComponents, schemaComponents } from "./endpoints/schema-comp
 import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
-import { listenExclusive, probeAddress } from "./http/listen-exclusive.js";
+import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/listen-exclusive.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -23,7 +23,14 @@ import { metricsRoute } from "./metrics/metrics-route.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
-export { ListenError } from "./http/listen-exclusive.js";
+export { type HeldPort, ListenError } from "./http/listen-exclusive.js";
+
+/**
+ * Takes the gateway's address for worker threads (server.workers > 1) before anything else
+ * starts: rejects with a ListenError as {@link checkAddressFree} does, else holds the port (a
+ * placeholder app) until the workers listen on it and `release()` is called.
+ */
+export const holdGatewayPort = (config: GatewayConfig) => holdPort(config.server.address, config.server.port);
 
 /**
  * Rejects with a ListenError when the gateway's address is taken, so that a command line can
@@ -45,10 +52,21 @@ export interface GatewayOptions {
    * Default: the five stream endpoints of the JSON Ledger API.
    */
   streamEndpoints?: (deps: RouteDeps) => readonly StreamEndpoint[];
+  /**
+   * `exclusive` (default): the address is this gateway's alone (probe, then no SO_REUSEPORT).
+   * `shared`: a worker thread joining the port its main thread holds (holdGatewayPort).
+   */
+  listen?: "exclusive" | "shared";
+  /** prom-client's process metrics in this gateway's registry (default true; off in workers). */
+  processMetrics?: boolean;
+  /** What GET /metrics serves instead of this gateway's registry (a worker: all workers' merge). */
+  metricsExposition?: () => Promise<{ contentType: string; text: string }>;
 }
 
 export interface RunningGateway {
   readonly port: number;
+  /** This gateway's own metrics (undefined when metrics.enabled is false). */
+  readonly metrics: GatewayMetrics | undefined;
   /** Stops accepting, lets requests in flight finish (up to `drainMs`), closes the gRPC channel. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -60,7 +78,9 @@ export async function startGateway(
   log: Logger,
   options: GatewayOptions = {},
 ): Promise<RunningGateway> {
-  const metrics = config.metrics.enabled ? new GatewayMetrics() : undefined;
+  const metrics = config.metrics.enabled
+    ? new GatewayMetrics({ processMetrics: options.processMetrics !== false })
+    : undefined;
   const protos = ledgerApiProtos();
   const ledger = new LedgerClient({
     target: `${ledgerAddress.host}:${ledgerAddress.port}`,
@@ -73,7 +93,7 @@ export async function startGateway(
   const components = schemaComponents();
   const deps: RouteDeps = { ledger, json, protos };
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
-  const routes = routeTable(config, deps, streamEndpoints, components, metrics);
+  const routes = routeTable(config, deps, streamEndpoints, components, metrics, options.metricsExposition);
 
   metrics?.declare({
     // A WebSocket refused before its upgrade is counted as a GET of the endpoint's path.
@@ -116,7 +136,10 @@ export async function startGateway(
 
   let listenSocket: uWS.us_listen_socket;
   try {
-    listenSocket = await listenExclusive(app, config.server.address, config.server.port);
+    listenSocket =
+      options.listen === "shared"
+        ? await listenShared(app, config.server.address, config.server.port)
+        : await listenExclusive(app, config.server.address, config.server.port);
   } catch (error) {
     app.close();
     ledger.close();
@@ -124,11 +147,16 @@ export async function startGateway(
   }
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
-  log.info({ address: config.server.address, port, ledger: ledgerTarget }, "gateway listening");
+  // A worker says so for itself; its main thread says "gateway listening" once all of them do.
+  log.info(
+    { address: config.server.address, port, ledger: ledgerTarget },
+    options.listen === "shared" ? "worker listening" : "gateway listening",
+  );
   const ledgerWatch = watchLedgerAtStart(ledger, ledgerTarget, log);
 
   return {
     port,
+    metrics,
     async stop(drainMs = 5_000) {
       ledgerWatch.stop();
       uWS.us_listen_socket_close(listenSocket);
@@ -188,10 +216,11 @@ function routeTable(
   streamEndpoints: readonly StreamEndpoint[],
   components: SchemaComponents,
   metrics: GatewayMetrics | undefined,
+  metricsExposition: GatewayOptions["metricsExposition"],
 ): Route[] {
   const routes: Route[] = [
     ...probeRoutes(deps.ledger),
-    ...(metrics ? [metricsRoute(metrics)] : []),
+    ...(metrics ? [metricsRoute(metrics, metricsExposition)] : []),
     ...ledgerApiRoutes(deps),
     ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),
   ];

@@ -63,9 +63,7 @@ export function probeAddress(address: string, port: number): Promise<void> {
  * taken), then uWS with LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEPORT), so that a second gateway
  * started at the same moment, after our probe, is refused too instead of splitting the traffic.
  *
- * Worker threads sharing the port (server.workers) will need SO_REUSEPORT among themselves: then
- * the probe stays the guard, made by the main thread before its first app listens in the same
- * tick, and the workers join that app's port without the exclusive option.
+ * Worker threads sharing the port (server.workers > 1) use {@link holdPort} and {@link listenShared}.
  */
 export async function listenExclusive(
   app: TemplatedApp,
@@ -73,18 +71,91 @@ export async function listenExclusive(
   port: number,
 ): Promise<uWS.us_listen_socket> {
   await probeAddress(address, port);
+  const socket = await listenWith(app, address, port, LIBUS_LISTEN_EXCLUSIVE_PORT);
+  if (!socket)
+    throw new ListenError(address, port, "address already in use (taken while the gateway started)");
+  return socket;
+}
+
+/** uWS's listen with options, which its typings lack: (host, port, options, callback). */
+function listenWith(
+  app: TemplatedApp,
+  address: string,
+  port: number,
+  options: number,
+): Promise<uWS.us_listen_socket | false> {
+  const listen = app.listen as unknown as (
+    host: string,
+    port: number,
+    options: number,
+    callback: (socket: uWS.us_listen_socket | false) => void,
+  ) => TemplatedApp;
+  return new Promise((resolve) => listen.call(app, address, port, options, resolve));
+}
+
+/**
+ * Listens on a port the main thread holds ({@link holdPort}), with SO_REUSEPORT (uWS's default):
+ * every worker thread's app accepts its share of the connections, the kernel spreading them.
+ */
+export async function listenShared(
+  app: TemplatedApp,
+  address: string,
+  port: number,
+): Promise<uWS.us_listen_socket> {
+  const socket = await listenWith(app, address, port, 0);
+  if (!socket)
+    throw new ListenError(address, port, "address already in use (taken while the gateway started)");
+  return socket;
+}
+
+/** The address, held by the main thread for its workers; see {@link holdPort}. */
+export interface HeldPort {
+  /** The port, picked by the kernel when 0 was asked for. */
+  readonly port: number;
+  /** Lets go of the main thread's placeholder, once the workers listen. */
+  release(): void;
+}
+
+/**
+ * Takes the address for worker threads that will share it (server.workers > 1). Other
+ * processes stay out as with one thread: the node:net probe (no SO_REUSEPORT) is refused by any
+ * listener, uWS apps included, and once it is released a placeholder uWS app listens in the
+ * same tick, with SO_REUSEPORT, so that the workers can join it and a later probe is refused.
+ * The placeholder answers 503 to a connection the kernel hands it before the workers listen.
+ *
+ * Port 0 is picked by the probe and then named: Linux never lets a second socket join a port
+ * it picked itself, SO_REUSEPORT or not.
+ */
+export function holdPort(address: string, port: number): Promise<HeldPort> {
   return new Promise((resolve, reject) => {
-    // uWS takes (host, port, options, callback) natively; its typings lack that overload.
-    const listen = app.listen as unknown as (
-      host: string,
-      port: number,
-      options: number,
-      callback: (socket: uWS.us_listen_socket | false) => void,
-    ) => TemplatedApp;
-    listen.call(app, address, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) =>
-      socket
-        ? resolve(socket)
-        : reject(new ListenError(address, port, "address already in use (taken while the gateway started)")),
-    );
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) => {
+      const code = error.code;
+      reject(new ListenError(address, port, (code && REASONS[code]) ?? error.message, code));
+    });
+    probe.listen({ host: address, port }, () => {
+      const picked = (probe.address() as { port: number }).port;
+      probe.close();
+      const app = uWS.App().any("/*", (res) => {
+        res.writeStatus("503 Service Unavailable").end("starting");
+      });
+      // Synchronous in uWS: the callback runs before listenWith returns its promise.
+      void listenWith(app, address, picked, 0).then((socket) => {
+        if (!socket) {
+          app.close();
+          reject(
+            new ListenError(address, picked, "address already in use (taken while the gateway started)"),
+          );
+          return;
+        }
+        resolve({
+          port: picked,
+          release() {
+            uWS.us_listen_socket_close(socket);
+            app.close();
+          },
+        });
+      });
+    });
   });
 }

@@ -1,8 +1,14 @@
 import type { Route } from "../endpoints/route.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 
-/** GET /metrics, the Prometheus exposition: no token, as scrapers have none. */
-export function metricsRoute(metrics: GatewayMetrics): Route {
+/**
+ * GET /metrics, the Prometheus exposition: no token, as scrapers have none. `exposition`
+ * replaces the gateway's own registry's (a worker thread serves the merge of all workers').
+ */
+export function metricsRoute(
+  metrics: GatewayMetrics,
+  exposition: () => Promise<{ contentType: string; text: string }> = () => metrics.exposition(),
+): Route {
   return {
     method: "GET",
     path: "/metrics",
@@ -13,7 +19,7 @@ export function metricsRoute(metrics: GatewayMetrics): Route {
     auth: "none",
     countsInFlight: false,
     handle: async () => {
-      const { contentType, text } = await metrics.exposition();
+      const { contentType, text } = await exposition();
       return { kind: "text", text, contentType };
     },
   };

@@ -1,0 +1,56 @@
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from "prom-client";
+
+/** One worker's registry as `registry.getMetricsAsJSON()` gives it: plain data, sent between threads. */
+export type WorkerMetricsJson = MetricObjectWithValues<MetricValue<string>>[];
+
+const sumOf = (metrics: WorkerMetricsJson, name: string): number =>
+  metrics.find((metric) => metric.name === name)?.values.reduce((sum, { value }) => sum + value, 0) ?? 0;
+
+/**
+ * The /metrics text of a gateway whose worker threads each keep their own registry
+ * (server.workers > 1): every `ledger_gateway_` series is the sum over the workers, without a
+ * `worker` label (prom-client's AggregatorRegistry: counters, histograms and gauges summed), so
+ * queries read as with one thread. The process metrics (CPU, resident memory, file descriptors,
+ * the main thread's heap and event loop) come once, from `processRegistry`, not once per worker.
+ *
+ * The one place a worker label matters is how the load spreads over the threads (SO_REUSEPORT
+ * hashes connections, not requests): `ledger_gateway_worker_http_requests_total{worker}` and
+ * `ledger_gateway_worker_ws_streams_open{worker}`, taken from each worker's own series at scrape.
+ *
+ * @param perWorker index i is worker i + 1's metrics
+ */
+export async function mergedWorkerExposition(
+  perWorker: readonly WorkerMetricsJson[],
+  processRegistry: Registry,
+): Promise<{ contentType: string; text: string }> {
+  const merged = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(
+    perWorker as WorkerMetricsJson[],
+  );
+  const byWorker = new Registry();
+  const requests = new Counter({
+    name: "ledger_gateway_worker_http_requests_total",
+    help: "HTTP requests answered, by worker thread (server.workers): how the load spreads over them",
+    labelNames: ["worker"] as const,
+    registers: [byWorker],
+  });
+  const streams = new Gauge({
+    name: "ledger_gateway_worker_ws_streams_open",
+    help: "Open WebSocket streams, by worker thread (server.workers)",
+    labelNames: ["worker"] as const,
+    registers: [byWorker],
+  });
+  perWorker.forEach((metrics, i) => {
+    const worker = String(i + 1);
+    requests.inc({ worker }, sumOf(metrics, "ledger_gateway_http_requests_total"));
+    streams.set({ worker }, sumOf(metrics, "ledger_gateway_ws_streams_open"));
+  });
+  const all = Registry.merge([merged, byWorker, processRegistry]);
+  return { contentType: all.contentType, text: await all.metrics() };
+}

@@ -1,0 +1,268 @@
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { type Logger, pino } from "pino";
+import { Registry } from "prom-client";
+import type { GatewayConfig } from "../config/gateway-config.js";
+import { type LedgerAddress, ListenError, type RunningGateway, startGateway } from "../gateway.js";
+import { addProcessMetrics } from "../metrics/gateway-metrics.js";
+import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
+import { gatewayLogOptions } from "./log-options.js";
+
+/**
+ * server.workers > 1: N uWS apps in worker threads on one port (SO_REUSEPORT among our own
+ * threads, the kernel spreading connections), each a whole gateway of its own: its gRPC channel,
+ * package cache, metrics registry, stream registry. The main thread holds the port before they
+ * start (holdGatewayPort, which keeps other processes out), relays /metrics scrapes, and drains
+ * them all on shutdown. The workers run this same file, found by import.meta.url.
+ */
+export interface GatewayWorkersOptions {
+  readonly count: number;
+  /** server.port is replaced by `port`: the one the main thread holds. */
+  readonly config: GatewayConfig;
+  readonly port: number;
+  readonly ledgerAddress: LedgerAddress;
+  readonly log: Logger;
+}
+
+export interface RunningGatewayWorkers {
+  readonly port: number;
+  /** Drains every worker (as RunningGateway.stop does) and waits for their threads to end. */
+  stop(drainMs?: number): Promise<void>;
+  /** Resolves when a worker thread ends on its own (a crash): the gateway is then incomplete. */
+  readonly failed: Promise<Error>;
+}
+
+/** Marks our own workers, so importing this module in any other worker starts nothing. */
+const WORKER_MARK = "ledgerJsonGatewayWorker";
+
+interface WorkerData {
+  [WORKER_MARK]: true;
+  id: number;
+  config: GatewayConfig;
+  ledgerAddress: LedgerAddress;
+}
+
+/** Worker -> main. */
+type FromWorker =
+  | { type: "listening"; port: number }
+  | {
+      type: "failed";
+      message: string;
+      listen?: { address: string; port: number; reason: string; code?: string };
+    }
+  | { type: "scrape"; id: number }
+  | { type: "collected"; id: number; metrics: WorkerMetricsJson | undefined }
+  | { type: "stopped" };
+
+/** Main -> worker. */
+type ToWorker =
+  | { type: "collect"; id: number }
+  | { type: "scraped"; id: number; text?: string; contentType?: string; error?: string }
+  | { type: "stop"; drainMs: number };
+
+const SCRAPE_TIMEOUT_MS = 5_000;
+const EXIT_TIMEOUT_MS = 10_000;
+
+export async function startGatewayWorkers(options: GatewayWorkersOptions): Promise<RunningGatewayWorkers> {
+  const config: GatewayConfig = {
+    ...options.config,
+    server: { ...options.config.server, port: options.port },
+  };
+  const processRegistry = new Registry();
+  if (config.metrics.enabled) addProcessMetrics(processRegistry);
+  const workers = Array.from({ length: options.count }, (_, i) => {
+    const data: WorkerData = { [WORKER_MARK]: true, id: i + 1, config, ledgerAddress: options.ledgerAddress };
+    return new Worker(workerBootstrap(import.meta.url), { eval: true, workerData: data });
+  });
+  const send = (worker: Worker, message: ToWorker) => worker.postMessage(message);
+  const exits = workers.map((worker) => new Promise<void>((resolve) => worker.once("exit", () => resolve())));
+
+  // A scrape served by any worker: every worker's registry, merged here.
+  let nextCollect = 0;
+  const collecting = new Map<
+    number,
+    { results: (WorkerMetricsJson | undefined)[]; left: number; done: () => void }
+  >();
+  const scrape = async (requester: Worker, scrapeId: number) => {
+    const id = nextCollect++;
+    const results: (WorkerMetricsJson | undefined)[] = new Array(workers.length);
+    const all = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("a worker did not answer the metrics scrape")),
+        SCRAPE_TIMEOUT_MS,
+      );
+      collecting.set(id, {
+        results,
+        left: workers.length,
+        done: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
+    for (const worker of workers) send(worker, { type: "collect", id });
+    try {
+      await all;
+      const { text, contentType } = await mergedWorkerExposition(
+        results.map((r) => r ?? []),
+        processRegistry,
+      );
+      send(requester, { type: "scraped", id: scrapeId, text, contentType });
+    } catch (error) {
+      send(requester, { type: "scraped", id: scrapeId, error: String(error) });
+    } finally {
+      collecting.delete(id);
+    }
+  };
+
+  let stopping = false;
+  let onFailure: (error: Error) => void = () => undefined;
+  const failed = new Promise<Error>((resolve) => {
+    onFailure = resolve;
+  });
+  const listening = workers.map(
+    (worker, i) =>
+      new Promise<void>((resolve, reject) => {
+        worker.on("message", (message: FromWorker) => {
+          switch (message.type) {
+            case "listening":
+              resolve();
+              break;
+            case "failed":
+              reject(
+                message.listen
+                  ? new ListenError(
+                      message.listen.address,
+                      message.listen.port,
+                      message.listen.reason,
+                      message.listen.code,
+                    )
+                  : new Error(`gateway worker ${i + 1} failed to start: ${message.message}`),
+              );
+              break;
+            case "scrape":
+              void scrape(worker, message.id);
+              break;
+            case "collected": {
+              const pending = collecting.get(message.id);
+              if (!pending) break;
+              pending.results[i] = message.metrics;
+              if (--pending.left === 0) pending.done();
+              break;
+            }
+          }
+        });
+        worker.once("error", (error) => {
+          reject(error);
+          if (!stopping) onFailure(error);
+        });
+        worker.once("exit", (code) => {
+          const error = new Error(`gateway worker ${i + 1} exited with code ${code}`);
+          reject(error);
+          if (!stopping) onFailure(error);
+        });
+      }),
+  );
+
+  const stop = async (drainMs = 5_000) => {
+    stopping = true;
+    await Promise.all(
+      workers.map(async (worker, i) => {
+        send(worker, { type: "stop", drainMs });
+        const timer = setTimeout(() => void worker.terminate(), drainMs + EXIT_TIMEOUT_MS);
+        await exits[i];
+        clearTimeout(timer);
+      }),
+    );
+  };
+
+  try {
+    await Promise.all(listening);
+  } catch (error) {
+    await stop(0);
+    throw error;
+  }
+  options.log.debug({ workers: workers.length }, "gateway workers listening");
+  return { port: options.port, stop, failed };
+}
+
+/**
+ * The worker's entry code: an import of this module. Under tsx the module is `.ts`, and on
+ * Node 20 the `--import tsx` a worker inherits does not install tsx's loader hooks in the
+ * worker, so the bootstrap registers them itself first (as src/sandbox/sandbox-worker.ts does).
+ */
+function workerBootstrap(moduleUrl: string): string {
+  const load = `import(${JSON.stringify(moduleUrl)})`;
+  if (!moduleUrl.endsWith(".ts")) return `${load};`;
+  const tsxApi = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  return `import(${tsxApi}).then(({ register }) => { register(); return ${load}; });`;
+}
+
+async function runInWorker(data: WorkerData): Promise<void> {
+  const port = parentPort!;
+  const post = (message: FromWorker) => port.postMessage(message);
+  const log = pino(gatewayLogOptions(data.config.log.level, data.id));
+  let nextScrape = 0;
+  const scrapes = new Map<number, (message: Extract<ToWorker, { type: "scraped" }>) => void>();
+  let gateway: RunningGateway | undefined;
+  port.on("message", (message: ToWorker) => {
+    switch (message.type) {
+      case "collect":
+        void (gateway?.metrics?.registry.getMetricsAsJSON() ?? Promise.resolve(undefined)).then(
+          (metrics) => post({ type: "collected", id: message.id, metrics }),
+          () => post({ type: "collected", id: message.id, metrics: undefined }),
+        );
+        break;
+      case "scraped":
+        scrapes.get(message.id)?.(message);
+        scrapes.delete(message.id);
+        break;
+      case "stop":
+        void (gateway?.stop(message.drainMs) ?? Promise.resolve()).then(() => {
+          post({ type: "stopped" });
+          port.close();
+        });
+        break;
+    }
+  });
+  try {
+    gateway = await startGateway(data.config, data.ledgerAddress, log, {
+      listen: "shared",
+      processMetrics: false,
+      metricsExposition: () =>
+        new Promise((resolve, reject) => {
+          const id = nextScrape++;
+          scrapes.set(id, (answer) =>
+            answer.text !== undefined && answer.contentType !== undefined
+              ? resolve({ text: answer.text, contentType: answer.contentType })
+              : reject(new Error(answer.error ?? "metrics scrape failed")),
+          );
+          post({ type: "scrape", id });
+        }),
+    });
+  } catch (error) {
+    post(
+      error instanceof ListenError
+        ? {
+            type: "failed",
+            message: error.message,
+            listen: {
+              address: error.address,
+              port: error.port,
+              reason: error.reason,
+              ...(error.code !== undefined ? { code: error.code } : {}),
+            },
+          }
+        : {
+            type: "failed",
+            message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          },
+    );
+    port.close();
+    return;
+  }
+  post({ type: "listening", port: gateway.port });
+}
+
+const data = workerData as Partial<WorkerData> | null;
+if (!isMainThread && parentPort !== null && data?.[WORKER_MARK] === true)
+  void runInWorker(data as WorkerData);
