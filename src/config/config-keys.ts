@@ -75,6 +75,11 @@ export const CONFIG_KEYS = {
     default: "13s",
     doc: "interval of keep-alive pings on WebSocket streams (Canton's); 0s disables them",
   },
+  "websocket-config.stream-authorization-recheck-interval": {
+    type: { kind: "duration" },
+    default: "5s",
+    doc: "how often the ledger is asked again whether each WebSocket subscriber's token may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
+  },
   "ledger.target": {
     type: { kind: "ledger" },
     default: "embedded",

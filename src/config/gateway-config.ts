@@ -45,6 +45,8 @@ export interface GatewayConfig {
     writeDeadlineMs: number;
     /** 0: no pings. */
     pingIntervalMs: number;
+    /** How often each WebSocket subscriber's authorization is asked of the ledger again. */
+    streamAuthorizationRecheckMs: number;
   };
   ledger: LedgerTarget;
   metrics: { enabled: boolean };

@@ -279,6 +279,9 @@ function build(settings: Settings): GatewayConfig {
       ),
       writeDeadlineMs: parseDuration(str("websocket-config.write-deadline")) as number,
       pingIntervalMs: parseDuration(str("websocket-config.ping-interval")) as number,
+      streamAuthorizationRecheckMs: parseDuration(
+        str("websocket-config.stream-authorization-recheck-interval"),
+      ) as number,
     },
     ledger,
     metrics: { enabled: get("metrics.enabled") as boolean },

@@ -96,6 +96,40 @@ export function invalidChoiceError(ownerId: string, choice: string): CantonHttpE
   return invalidArgumentError(`Invalid template:${ownerId} or choice:${choice}`);
 }
 
+/**
+ * A stream subscriber whose token expired while it streamed: Canton's
+ * AuthorizationChecksErrors.AccessTokenExpired (ContentionOnSharedResources, ABORTED), whose
+ * cause is the AuthorizationError.Expired reason with both instants as Java prints them.
+ */
+export function accessTokenExpiredError(validUntilMs: number, nowMs: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "ACCESS_TOKEN_EXPIRED",
+    `Claims were valid until ${javaInstantText(validUntilMs)}, current time is ${javaInstantText(nowMs)}`,
+    { definiteAnswer: false },
+  );
+}
+
+/**
+ * A stream subscriber the ledger no longer admits (a right revoked, the user deactivated):
+ * Canton's AuthorizationChecksErrors.StaleUserManagementBasedStreamClaims, retryable at once
+ * (its code overrides the category's delay with 0 seconds). Retrying either succeeds or fails
+ * with the ledger's explicit denial.
+ */
+export function staleStreamAuthorizationError(): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "STALE_STREAM_AUTHORIZATION",
+    "Stale stream authorization. Retry quickly.",
+    { definiteAnswer: false, retryAfterSeconds: 0 },
+  );
+}
+
+/** java.time.Instant#toString at millisecond precision: no fraction when it is zero. */
+function javaInstantText(ms: number): string {
+  return new Date(ms).toISOString().replace(".000Z", "Z");
+}
+
 export const INTERNAL_ERROR_CODE = "LEDGER_API_INTERNAL_ERROR";
 
 /** A fault of the gateway itself: a 500 that leaks nothing (the details go to the log). */

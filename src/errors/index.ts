@@ -12,12 +12,14 @@ export {
 } from "./error-frames.js";
 export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
 export {
+  accessTokenExpiredError,
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
   requestTooLargeError,
   routeNotFoundError,
+  staleStreamAuthorizationError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";

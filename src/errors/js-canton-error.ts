@@ -36,6 +36,8 @@ export interface GatewayErrorOptions {
   readonly definiteAnswer?: boolean | null;
   /** Unless said, the status of the category's gRPC code. */
   readonly httpStatus?: number;
+  /** Unless said, the category's retry delay (an error code may override it, as Canton's do). */
+  readonly retryAfterSeconds?: number;
 }
 
 /** An error the gateway raises itself, in the shape and category Canton would use. */
@@ -45,6 +47,7 @@ export function gatewayError(
   cause: string,
   options: GatewayErrorOptions = {},
 ): CantonHttpError {
+  const retryAfter = options.retryAfterSeconds ?? category.retryAfterSeconds;
   const body: JsCantonError = {
     code,
     cause,
@@ -54,7 +57,7 @@ export function gatewayError(
     resources: options.resources ?? [],
     errorCategory: category.id,
     grpcCodeValue: category.grpcCode,
-    retryInfo: category.retryAfterSeconds === undefined ? null : retryInfoText(category.retryAfterSeconds),
+    retryInfo: retryAfter === undefined ? null : retryInfoText(retryAfter),
     definiteAnswer: options.definiteAnswer ?? null,
   };
   return new CantonHttpError(options.httpStatus ?? httpStatusOfGrpc(category.grpcCode), body);

@@ -11,16 +11,22 @@ const decode = createDecoder({ complete: false });
 export interface TokenClaims {
   /** The ledger user (or `actAs-<party>` testing subject); logged, never put in metric labels. */
   subject?: string;
+  /** `exp` in epoch milliseconds: when the ledger stops accepting the token. */
+  expiresAtMs?: number;
 }
 
 /**
- * Decodes a JWT without checking its signature, for audit logs: the ledger (or the optional
- * gateway verification) decides whether it is valid. undefined when it is not a JWT at all.
+ * Decodes a JWT without checking its signature, for audit logs and a stream subscriber's expiry:
+ * the ledger (or the optional gateway verification) decides whether it is valid. undefined when it is not a JWT at all.
  */
 export function decodeTokenClaims(token: string): TokenClaims | undefined {
   try {
     const payload = decode(token) as Record<string, unknown>;
-    return typeof payload.sub === "string" ? { subject: payload.sub } : {};
+    const claims: TokenClaims = {};
+    if (typeof payload.sub === "string") claims.subject = payload.sub;
+    if (typeof payload.exp === "number" && Number.isFinite(payload.exp))
+      claims.expiresAtMs = payload.exp * 1000;
+    return claims;
   } catch {
     return undefined;
   }

@@ -28,6 +28,7 @@ describe("loadConfig", () => {
       hardLimit: 16 * 1024 * 1024,
       writeDeadlineMs: 60_000,
       pingIntervalMs: 13_000,
+      streamAuthorizationRecheckMs: 5_000,
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
   });

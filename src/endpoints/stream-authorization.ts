@@ -1,0 +1,256 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { type MonoTypeOperatorFunction, Observable, of, type Subscriber } from "rxjs";
+import { accessTokenExpiredError, isGrpcError, staleStreamAuthorizationError } from "../errors/index.js";
+import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import type { StreamEndpoint } from "./stream-endpoint.js";
+
+/**
+ * Authorization per subscriber (DESIGN.md, "Fan-out and scale"). A subscriber's elements may come
+ * from a gRPC call opened with another subscriber's token, so each subscriber is judged on its
+ * own, by the ledger, with its own token — no rule of the ledger's is copied here:
+ * - admission: nothing reaches the subscriber before the ledger accepted its token for its
+ *   request (`probeSubscriber`); a refusal ends it with the ledger's error;
+ * - expiry: at the token's `exp` it ends with Canton's ACCESS_TOKEN_EXPIRED;
+ * - re-check: every `recheckIntervalMs` the ledger is asked again; a refusal (UNAUTHENTICATED,
+ *   PERMISSION_DENIED: a right revoked, the user deactivated) ends it with Canton's
+ *   STALE_STREAM_AUTHORIZATION. Any other failure of the probe (UNAVAILABLE, a deadline, ...)
+ *   says nothing about the token: the subscriber goes on and the next interval asks again.
+ *
+ * @example
+ * elements$.pipe(authorizeSubscriber(endpoint, request, token, { recheckIntervalMs: 5000 }));
+ */
+export interface SubscriberAuthorizationOptions {
+  /** 0: admission and expiry only. */
+  readonly recheckIntervalMs: number;
+  /** Epoch milliseconds; tests move time. */
+  readonly now?: () => number;
+}
+
+/** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
+export const DEFAULT_RECHECK_INTERVAL_MS = 5000;
+
+/** Statuses in which the ledger refuses the token itself; anything else is no answer about it. */
+const REFUSALS: ReadonlySet<number> = new Set([GrpcStatus.UNAUTHENTICATED, GrpcStatus.PERMISSION_DENIED]);
+
+/** setTimeout's limit; a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The subscriber's element stream under its own authorization. The source is subscribed at once
+ * (its own call, or its share of another's, runs while the ledger is asked), but its elements
+ * are held until the ledger admitted the subscriber; its end too. Errors of the source pass at
+ * once: they carry no element.
+ */
+export function authorizeSubscriber(
+  endpoint: StreamEndpoint,
+  request: unknown,
+  token: string | undefined,
+  options: SubscriberAuthorizationOptions,
+): MonoTypeOperatorFunction<string> {
+  const now = options.now ?? Date.now;
+  return (source) =>
+    new Observable<string>((subscriber) => {
+      const timers = new Set<NodeJS.Timeout>();
+      const probes = new Set<AbortController>();
+      const probed = probeKind(endpoint) !== undefined;
+      let admitted = !probed;
+      let held: string[] = [];
+      let heldComplete = false;
+      /** The newest element delivered: the re-check asks from its offset. */
+      let last: string | undefined;
+
+      const ask = (): Promise<void> => {
+        const controller = new AbortController();
+        probes.add(controller);
+        return probeSubscriber(endpoint, request, token, last, controller.signal).finally(() =>
+          probes.delete(controller),
+        );
+      };
+      const deliver = (element: string) => {
+        last = element;
+        subscriber.next(element);
+      };
+
+      const expiry = token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;
+      if (expiry !== undefined) watchExpiry(expiry, now, timers, subscriber);
+
+      let checking = false;
+      const recheck = () => {
+        if (checking || subscriber.closed) return;
+        checking = true;
+        ask().then(
+          () => {
+            checking = false;
+          },
+          (error: unknown) => {
+            checking = false;
+            if (isGrpcError(error) && REFUSALS.has(error.code)) {
+              subscriber.error(staleStreamAuthorizationError());
+            }
+          },
+        );
+      };
+
+      if (probed) {
+        ask().then(
+          () => {
+            if (subscriber.closed) return;
+            admitted = true;
+            const elements = held;
+            held = [];
+            for (const element of elements) deliver(element);
+            if (heldComplete) subscriber.complete();
+            else if (options.recheckIntervalMs > 0) {
+              timers.add(setInterval(recheck, options.recheckIntervalMs));
+            }
+          },
+          (error: unknown) => subscriber.error(error),
+        );
+      }
+
+      const sourceSubscription = source.subscribe({
+        next: (element) => {
+          if (admitted) deliver(element);
+          else held.push(element);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          if (admitted) subscriber.complete();
+          else heldComplete = true;
+        },
+      });
+
+      return () => {
+        sourceSubscription.unsubscribe();
+        for (const timer of timers) clearTimeout(timer);
+        for (const controller of probes) controller.abort();
+        held = [];
+      };
+    });
+}
+
+/** Ends the subscriber with ACCESS_TOKEN_EXPIRED at `expiry` (epoch ms). */
+function watchExpiry(
+  expiry: number,
+  now: () => number,
+  timers: Set<NodeJS.Timeout>,
+  subscriber: Subscriber<unknown>,
+): void {
+  const wait = () => {
+    const left = expiry - now();
+    if (left <= 0) {
+      subscriber.error(accessTokenExpiredError(expiry, now()));
+      return;
+    }
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        wait();
+      },
+      Math.min(left, MAX_TIMER_MS),
+    );
+    timers.add(timer);
+  };
+  wait();
+}
+
+/**
+ * How long an open-ended probe (completions, or updates from offset 0) that neither failed nor
+ * sent anything counts as admitted. Such a request has no empty range to ask for, and a ledger
+ * sends a stream's headers only with its first message (grpc-java's ServerCalls, hence Canton;
+ * grpc-js, hence the sandbox), which may be long in coming. But a ledger authorizes a stream when
+ * it opens it, before it waits for anything (Canton's Authorizer fails the call before the
+ * service runs; the sandbox before it reads its store): a refusal comes at once.
+ */
+export const OPEN_ENDED_PROBE_SETTLE_MS = 1000;
+
+type JsonObject = Record<string, unknown>;
+
+type ProbeKind = "updates" | "completions" | "snapshot";
+
+/** The ledger's stream requests this module knows how to make cheap; others are not probed. */
+function probeKind(endpoint: StreamEndpoint): ProbeKind | undefined {
+  switch (endpoint.requestSchema) {
+    case "GetUpdatesRequest":
+      return "updates";
+    case "CompletionStreamRequest":
+      return "completions";
+    case "GetActiveContractsRequest":
+      return "snapshot";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Asks the ledger whether `token` may read `request` now: the endpoint's own call (so the ledger
+ * sees the same gRPC request, filter and parties, with the subscriber's own token), made cheap
+ * without changing what the ledger authorizes. Resolves when admitted, rejects with the ledger's
+ * error. `last` is the newest element the subscriber got, if any.
+ * - updates (and flats, trees): the empty range `beginExclusive = endInclusive` at the newest
+ *   offset the subscriber has (its last element's, else its request's begin): the ledger checks
+ *   the filter's parties and answers an empty stream, or refuses. From offset 0 there is no
+ *   empty range (an end must be positive): the open-ended request, as completions;
+ * - completions: the request from that offset (no end to bound it): admitted at its first
+ *   element or end, or after `OPEN_ENDED_PROBE_SETTLE_MS` without a refusal;
+ * - active contracts: the request itself (a snapshot ends by itself): admitted at its first
+ *   element or end.
+ * The probe's call is cancelled as soon as it has answered, and when `signal` aborts.
+ */
+export function probeSubscriber(
+  endpoint: StreamEndpoint,
+  request: unknown,
+  token: string | undefined,
+  last: string | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const kind = probeKind(endpoint);
+  if (kind === undefined) return Promise.resolve();
+  const asked = request as JsonObject;
+  const lastOffset = last === undefined ? undefined : endpoint.offsetOf?.(last);
+  const from = Number(lastOffset ?? asked.beginExclusive ?? 0);
+  let probe: JsonObject = asked;
+  let settleMs: number | undefined;
+  if (kind === "updates" && Number.isSafeInteger(from) && from > 0) {
+    probe = { ...asked, beginExclusive: from, endInclusive: from };
+  } else if (kind !== "snapshot") {
+    probe = { ...asked, beginExclusive: Number.isSafeInteger(from) ? from : asked.beginExclusive };
+    delete probe.endInclusive;
+    settleMs = OPEN_ENDED_PROBE_SETTLE_MS;
+  }
+  return firstAnswer(endpoint.open(probe, token, of(true)), settleMs, signal);
+}
+
+/**
+ * Resolves at the stream's first element, its end, or `settleMs` of silence; rejects with its
+ * error; unsubscribes (cancelling the call) either way.
+ */
+function firstAnswer(
+  probe$: Observable<string>,
+  settleMs: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", aborted);
+      // After subscribe() returned: a synchronous answer finds no subscription yet.
+      queueMicrotask(() => subscription.unsubscribe());
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const aborted = () => finish(signal?.reason ?? new Error("probe aborted"));
+    const subscription = probe$.subscribe({
+      next: () => finish(),
+      error: (error: unknown) => finish(error),
+      complete: () => finish(),
+    });
+    if (settleMs !== undefined && !settled) timer = setTimeout(() => finish(), settleMs);
+    if (signal?.aborted) aborted();
+    else signal?.addEventListener("abort", aborted, { once: true });
+  });
+}
