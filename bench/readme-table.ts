@@ -1,6 +1,9 @@
 /**
- * `make bench-readme`: renders the README's bench table from the newest committed result file
- * in bench/results (between `<!-- bench:gateway -->` and `<!-- /bench:gateway -->`).
+ * `make bench-readme`: renders the README's bench blocks from the newest committed result files
+ * in bench/results: the update stream and submit-and-wait table (between `<!-- bench:gateway -->`
+ * and `<!-- /bench:gateway -->`) from the newest with those scenarios, and the fan-out, idle
+ * connections and workers figures with their SVG charts (`<!-- bench:wave2 -->` ...) from the
+ * newest with any of them.
  * test/bench/readme-table.test.ts fails when the README is not what this renders.
  */
 import { execFileSync } from "node:child_process";
@@ -8,10 +11,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { projectRoot } from "../src/proto/project-root.js";
-import { type GatewayResultFile, latestCommittedResult } from "./lib/results.js";
+import { type GatewayResult, type GatewayResultFile, latestCommittedResult } from "./lib/results.js";
 
 export const BLOCK_START = "<!-- bench:gateway -->";
 export const BLOCK_END = "<!-- /bench:gateway -->";
+export const WAVE2_START = "<!-- bench:wave2 -->";
+export const WAVE2_END = "<!-- /bench:wave2 -->";
+
+const hasV1 = (r: GatewayResult) =>
+  r.updateStream !== undefined && r.updateStreamBatched !== undefined && r.submitAndWait !== undefined;
+const hasWave2 = (r: GatewayResult) =>
+  r.fanout !== undefined || r.idleConnections !== undefined || r.workers !== undefined;
 
 const int = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, " ");
 const ratio = (n: number) => n.toFixed(2);
@@ -35,6 +45,8 @@ function commitOf(root: string, file: GatewayResultFile): string {
 
 export function renderTable(root: string, file: GatewayResultFile): string {
   const r = file.result;
+  if (!r.updateStream || !r.updateStreamBatched || !r.submitAndWait || !r.targets.webSocketVsDirect)
+    throw new Error(`${file.path} has no update-stream and submit-and-wait results`);
   const single = r.updateStream;
   const batched = r.updateStreamBatched;
   const row = (label: string, u: typeof single) =>
@@ -74,21 +86,139 @@ export function renderTable(root: string, file: GatewayResultFile): string {
   ].join("\n");
 }
 
-/** The README with its bench block rendered from the newest committed result. */
-export function readmeWithTable(root: string, readme: string): string {
-  const start = readme.indexOf(BLOCK_START);
-  const end = readme.indexOf(BLOCK_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${BLOCK_START} ... ${BLOCK_END} block`);
-  return (
-    readme.slice(0, start) +
-    renderTable(root, latestCommittedResult(root)) +
-    readme.slice(end + BLOCK_END.length)
+const machineOf = (r: GatewayResult) =>
+  r.machine
+    ? `${r.machine.cpus}, ${r.machine.memoryGiB} GiB, ${r.machine.os}, Node ${r.machine.node}`
+    : `${r.cpus}, Node ${r.node}`;
+const met = (target: { met: boolean } | undefined) =>
+  target === undefined ? "not run" : target.met ? "met" : "not met";
+
+/** The charts a run wrote beside its results file and git tracks, by name. */
+function committedCharts(root: string, file: GatewayResultFile): Set<string> {
+  const base = file.path.replace(/\.json$/, "-");
+  try {
+    const tracked = execFileSync("git", ["ls-files", "bench/results"], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).split("\n");
+    return new Set(
+      tracked.filter((p) => p.startsWith(base) && p.endsWith(".svg")).map((p) => p.slice(base.length, -4)),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+/** The fan-out, idle-connection and workers figures of bench v2, with their charts. */
+export function renderWave2(root: string, file: GatewayResultFile): string {
+  const r = file.result;
+  const t = r.targets;
+  const charts = committedCharts(root, file);
+  const chart = (name: string, alt: string) =>
+    charts.has(name) ? [`![${alt}](${file.path.replace(/\.json$/, `-${name}.svg`)})`] : [];
+  const lines: string[] = [WAVE2_START];
+  if (r.fanout) {
+    lines.push(
+      "| N identical subscribers | elements each | deliveries/s | gateway CPU per delivery | upstream streams | GetUpdates calls |",
+      "|---|---|---|---|---|---|",
+      ...r.fanout.points.map(
+        (p) =>
+          `| ${int(p.subscribers)} | ${int(p.elementsPerSubscriber)} | ${int(p.deliveriesPerSecond)} | ` +
+          `${p.gatewayCpuMicrosPerDelivery.toFixed(2)} µs | ${p.upstreamCalls} | ${p.getUpdatesCalls} |`,
+      ),
+      "",
+      `Upstream calls counted by ${r.fanout.upstreamCallsCountedBy}; one gateway worker.`,
+      "",
+      ...chart("fanout-deliveries", "deliveries/s by N"),
+      ...chart("fanout-cpu", "gateway CPU per delivery by N"),
+      ...chart("fanout-upstreams", "upstream calls by N"),
+      "",
+    );
+  }
+  if (r.idleConnections) {
+    const idle = r.idleConnections;
+    lines.push(
+      `Idle WebSockets: ${int(idle.connections)} open (${int(idle.stillOpen)} still open when closed by the client), ` +
+        `gateway RSS ${mib(idle.rssBeforeBytes)} -> ${mib(idle.rssAfterBytes)}: ` +
+        `**${(idle.rssPerConnectionBytes / 1024).toFixed(1)} KiB per connection**.`,
+      "",
+      ...chart("idle", "RSS per idle WebSocket"),
+      "",
+    );
+  }
+  if (r.workers) {
+    lines.push(
+      "| server.workers | requests/s | gateway CPU |",
+      "|---|---|---|",
+      ...r.workers.points.map(
+        (p) =>
+          `| ${p.workers} | ${p.requestsPerSecond.toFixed(1)} | ${p.gatewayCpuSeconds.toFixed(1)} s in ${p.seconds.toFixed(0)} s |`,
+      ),
+      "",
+      `${r.workers.scenario}: 2 workers give **${r.workers.ratio?.toFixed(2) ?? "?"}x** one worker.`,
+      "",
+      ...chart("workers", "2 workers vs 1"),
+      "",
+    );
+  }
+  lines.push(
+    `Targets: gateway CPU per delivery at N = 100 <= ${t.cpuPerDeliveryAt100?.maxMicros ?? 1.5} µs: **${met(t.cpuPerDeliveryAt100)}**; ` +
+      `one upstream stream for any N: **${met(t.oneUpstreamPerDistinctRequest)}**; ` +
+      `idle connection <= 16 KiB: **${met(t.idleConnectionRss)}**; ` +
+      `2 workers >= ${t.twoWorkersVsOne?.min ?? 1.7}x one: **${met(t.twoWorkersVsOne)}**.`,
+    ...(r.note ? [`Note: ${r.note}`] : []),
+    ...(r.loadAverage
+      ? [
+          `Machine load average (1/5/15 min): ${r.loadAverage.start.join(" / ")} at the start, ${r.loadAverage.end.join(" / ")} at the end.`,
+        ]
+      : []),
+    `Run of ${dateOf(r)} on ${machineOf(r)}, commit ${commitOf(root, file)}:`,
+    `\`${r.command}\`; results in \`${file.path}\`.`,
+    WAVE2_END,
   );
+  return lines.join("\n");
+}
+
+const dateOf = (r: GatewayResult) => r.date.replace("T", " ").replace(/:\d\d\.\d+Z$/, " UTC");
+
+function replaceBlock(readme: string, startMark: string, endMark: string, block: string): string {
+  const start = readme.indexOf(startMark);
+  const end = readme.indexOf(endMark);
+  if (start < 0 || end < start) throw new Error(`README.md has no ${startMark} ... ${endMark} block`);
+  return readme.slice(0, start) + block + readme.slice(end + endMark.length);
+}
+
+/** The README with its bench blocks rendered from the newest committed results. */
+export function readmeWithTable(root: string, readme: string): string {
+  const v1 = replaceBlock(
+    readme,
+    BLOCK_START,
+    BLOCK_END,
+    renderTable(root, latestCommittedResult(root, hasV1)),
+  );
+  // The wave-2 block is rendered where the README has one.
+  if (!v1.includes(WAVE2_START)) return v1;
+  return replaceBlock(v1, WAVE2_START, WAVE2_END, renderWave2(root, latestCommittedResult(root, hasWave2)));
+}
+
+/** The result files the README's blocks come from. */
+export function readmeSources(root: string): { gateway: string; wave2: string | undefined } {
+  let wave2: string | undefined;
+  try {
+    wave2 = latestCommittedResult(root, hasWave2).path;
+  } catch {
+    wave2 = undefined;
+  }
+  return { gateway: latestCommittedResult(root, hasV1).path, wave2 };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = projectRoot();
   const path = join(root, "README.md");
   writeFileSync(path, readmeWithTable(root, readFileSync(path, "utf8")));
-  process.stdout.write(`README.md: bench table from ${latestCommittedResult(root).path}\n`);
+  const sources = readmeSources(root);
+  process.stdout.write(
+    `README.md: bench table from ${sources.gateway}${sources.wave2 ? `, fan-out/idle/workers from ${sources.wave2}` : ""}\n`,
+  );
 }

@@ -2,6 +2,14 @@
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
  *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
  *                          [--concurrency 16] [--batch 10]
+ *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers]
+ *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
+ *                          [--idle-connections 10000] [--list-elements 200] [--workers-seconds 10]
+ *                          [--workers-concurrency 16] [--note TEXT]
+ * `--scenarios` picks some, for a short run (`make bench ARGS="--scenarios fanout"`). The wave-2
+ * ones (fanout, idle, workers) run their clients in a separate process (bench/bench-client.ts)
+ * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
+ * results file. Their targets are printed, never asserted in tests.
  * Prints its progress (each phase, each run of each transport, each quarter of the commands)
  * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
  * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
@@ -10,12 +18,28 @@
  * pays a message's overhead) and `--batch` events per transaction.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
 import { projectRoot } from "../src/proto/project-root.js";
-import { type RunningSandbox, startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
-import { provenance, resultFileName } from "./lib/results.js";
+import {
+  type RunningSandbox,
+  startBenchClient,
+  startGatewayProcess,
+  startSandboxProcess,
+} from "./lib/processes.js";
+import { provenance, resultFileName, type Wave2Result } from "./lib/results.js";
+import { barChartSvg } from "./lib/svg-chart.js";
+import {
+  type FanoutPoint,
+  fanoutPoint,
+  type GatewayUnderTest,
+  idleConnections,
+  listTwinLoad,
+  UPSTREAM_CALLS_SOURCE,
+  type WorkersPoint,
+} from "./scenarios/fanout.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
 import { type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
 
@@ -29,11 +53,27 @@ const { values } = parseArgs({
     commands: { type: "string", default: "2000" },
     concurrency: { type: "string", default: "16" },
     batch: { type: "string", default: "10" },
+    scenarios: { type: "string", default: "update-stream,submit-and-wait,fanout,idle,workers" },
+    "fanout-ticks": { type: "string", default: "20000" },
+    subscribers: { type: "string", default: "1,10,100,1000" },
+    deliveries: { type: "string", default: "200000" },
+    "idle-connections": { type: "string", default: "10000" },
+    "list-elements": { type: "string", default: "200" },
+    "workers-seconds": { type: "string", default: "10" },
+    "workers-concurrency": { type: "string", default: "16" },
+    note: { type: "string" },
   },
 });
+const SCENARIOS = ["update-stream", "submit-and-wait", "fanout", "idle", "workers"] as const;
+const picked = new Set(values.scenarios.split(",").map((name) => name.trim()));
+for (const name of picked)
+  if (!(SCENARIOS as readonly string[]).includes(name))
+    throw new Error(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+const runs = (name: (typeof SCENARIOS)[number]) => picked.has(name);
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
 const startedAt = new Date();
+const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
 const origin = process.hrtime.bigint();
 /** One progress line, with the time since the start: the bench takes minutes. */
 const progress = (phase: string) => (line: string) => {
@@ -91,45 +131,191 @@ const streamOf = (phase: string) => (stack: Stack) =>
     gatewayRss: stack.gatewayRss,
   });
 
-const phases = 3;
-console.log(
-  `phase 1/${phases} update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ` +
-    `warm-up + ${values.runs} runs of direct gRPC, WebSocket and list twin ...`,
-);
-const single = await withStack(1, async (stack) => {
-  const updates = await streamOf("update stream 1/tx")(stack);
-  console.log(
-    `phase 2/${phases} submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`,
-  );
-  const commands = await submitAndWait({
-    progress: progress("submit-and-wait"),
-    sandboxPort: stack.sandbox.port,
-    gatewayPort: stack.gatewayPort,
-    party: stack.sandbox.tickParty,
-    token: stack.token,
-    commands: Number(values.commands),
-    concurrency: Number(values.concurrency),
-  });
-  return { updates, commands };
-});
-console.log(`phase 3/${phases} update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
-const batched = await withStack(Number(values.batch), streamOf(`update stream ${values.batch}/tx`));
+const single =
+  runs("update-stream") || runs("submit-and-wait")
+    ? await withStack(1, async (stack) => {
+        let updates: UpdateStreamResult | undefined;
+        if (runs("update-stream")) {
+          console.log(
+            `update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ` +
+              `warm-up + ${values.runs} runs of direct gRPC, WebSocket and list twin ...`,
+          );
+          updates = await streamOf("update stream 1/tx")(stack);
+        }
+        if (!runs("submit-and-wait")) return { updates, commands: undefined };
+        console.log(`submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`);
+        const commands = await submitAndWait({
+          progress: progress("submit-and-wait"),
+          sandboxPort: stack.sandbox.port,
+          gatewayPort: stack.gatewayPort,
+          party: stack.sandbox.tickParty,
+          token: stack.token,
+          commands: Number(values.commands),
+          concurrency: Number(values.concurrency),
+        });
+        return { updates, commands };
+      })
+    : { updates: undefined, commands: undefined };
+let batched: UpdateStreamResult | undefined;
+if (runs("update-stream")) {
+  console.log(`update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
+  batched = await withStack(Number(values.batch), streamOf(`update stream ${values.batch}/tx`));
+}
+
+const FANOUT_CPU_TARGET_MICROS = 1.5;
+const IDLE_TARGET_BYTES = 16 * 1024;
+const WORKERS_TARGET = 1.7;
+
+/** fanout, idle, workers: one preloaded sandbox, a gateway per scenario, the client process. */
+async function wave2(): Promise<Wave2Result | undefined> {
+  if (!runs("fanout") && !runs("idle") && !runs("workers")) return undefined;
+  const fanoutTicks = Number(values["fanout-ticks"]);
+  const say = progress("wave 2");
+  say(`starting the sandbox, preloading ${fanoutTicks} ticks of ${payloadBytes} B ...`);
+  const sandbox = await startSandboxProcess(fanoutTicks, payloadBytes, 1);
+  const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
+  const client = startBenchClient(true);
+  const withGateway = async <T>(workers: number, body: (gateway: GatewayUnderTest) => Promise<T>) => {
+    const running = await startGatewayProcess(
+      sandbox.port,
+      ["--websocket-config.http-list-max-elements-limit", String(fanoutTicks + 1000)],
+      { workers, raiseFdLimit: true },
+    );
+    try {
+      return await body({
+        port: running.port,
+        pid: running.child.pid as number,
+        token,
+        metrics: async () => (await fetch(`http://127.0.0.1:${running.port}/metrics`)).text(),
+      });
+    } finally {
+      await running.stop();
+    }
+  };
+  const result: Wave2Result = {};
+  try {
+    if (runs("fanout")) {
+      const counts = values.subscribers.split(",").map(Number);
+      const budget = Number(values.deliveries);
+      result.fanout = await withGateway(1, async (gateway) => {
+        say("fanout: warm-up (10 subscribers, 1000 elements) ...");
+        await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, 10, 1000);
+        const points: FanoutPoint[] = [];
+        for (const n of counts) {
+          const elements = Math.min(sandbox.lastOffset, Math.floor(budget / n));
+          const point = await fanoutPoint(
+            client,
+            gateway,
+            sandbox.tickParty,
+            sandbox.lastOffset,
+            n,
+            elements,
+          );
+          say(
+            `fanout N=${n} x ${elements} elements: ${point.deliveriesPerSecond} deliveries/s, ` +
+              `${point.gatewayCpuMicrosPerDelivery} µs gateway CPU per delivery, ${point.upstreamCalls} upstream calls` +
+              (point.errors > 0 ? `, ${point.errors} sockets not closed 1000` : ""),
+          );
+          points.push(point);
+        }
+        return { upstreamCallsCountedBy: UPSTREAM_CALLS_SOURCE, gatewayWorkers: 1, points };
+      });
+    }
+    if (runs("idle")) {
+      const n = Number(values["idle-connections"]);
+      say(`idle: ${n} idle WebSocket connections ...`);
+      result.idleConnections = await withGateway(1, (gateway) => idleConnections(client, gateway, n));
+      say(`idle: ${result.idleConnections.rssPerConnectionBytes} B resident per connection`);
+    }
+    if (runs("workers")) {
+      const points: WorkersPoint[] = [];
+      for (const workers of [1, 2]) {
+        say(`workers: ${workers} worker(s), list-twin requests of ${values["list-elements"]} elements ...`);
+        const point = await withGateway(workers, (gateway) =>
+          listTwinLoad(
+            client,
+            gateway,
+            workers,
+            sandbox.tickParty,
+            sandbox.lastOffset,
+            Number(values["list-elements"]),
+            Number(values["workers-concurrency"]),
+            Number(values["workers-seconds"]),
+          ),
+        );
+        say(`workers ${workers}: ${point.requestsPerSecond} requests/s`);
+        points.push(point);
+      }
+      result.workers = {
+        scenario: `POST /v2/updates (list twin) of ${values["list-elements"]} elements, ${values["workers-concurrency"]} keep-alive connections, ${values["workers-seconds"]} s`,
+        points,
+      };
+    }
+  } finally {
+    await client.stop();
+    await sandbox.stop();
+  }
+  return result;
+}
+
+const wave2Result = await wave2();
 
 const met = (u: UpdateStreamResult) => u.ratioToDirect.gatewayWebSocket >= WS_TARGET;
 const root = projectRoot();
 const { commit, machine } = provenance(root);
+
+const fanoutAt100 = wave2Result?.fanout?.points.find((p) => p.subscribers === 100);
+const workersRatio = (() => {
+  const [one, two] = wave2Result?.workers?.points ?? [];
+  return one && two ? Math.round((two.requestsPerSecond / one.requestsPerSecond) * 100) / 100 : undefined;
+})();
+if (wave2Result?.workers && workersRatio !== undefined) wave2Result.workers.ratio = workersRatio;
+const wave2Targets = wave2Result && {
+  ...(fanoutAt100 && {
+    cpuPerDeliveryAt100: {
+      maxMicros: FANOUT_CPU_TARGET_MICROS,
+      micros: fanoutAt100.gatewayCpuMicrosPerDelivery,
+      met: fanoutAt100.gatewayCpuMicrosPerDelivery <= FANOUT_CPU_TARGET_MICROS,
+    },
+  }),
+  ...(wave2Result.fanout && {
+    oneUpstreamPerDistinctRequest: {
+      calls: wave2Result.fanout.points.map((p) => p.upstreamCalls),
+      met: wave2Result.fanout.points.every((p) => p.upstreamCalls === 1),
+    },
+  }),
+  ...(wave2Result.idleConnections && {
+    idleConnectionRss: {
+      maxBytes: IDLE_TARGET_BYTES,
+      bytes: wave2Result.idleConnections.rssPerConnectionBytes,
+      met: wave2Result.idleConnections.rssPerConnectionBytes <= IDLE_TARGET_BYTES,
+    },
+  }),
+  ...(workersRatio !== undefined && {
+    twoWorkersVsOne: { min: WORKERS_TARGET, ratio: workersRatio, met: workersRatio >= WORKERS_TARGET },
+  }),
+};
+
 const result = {
   date: startedAt.toISOString(),
   node: process.version,
   cpus: machine.cpus,
   commit,
   machine,
-  command: `node dist/bench/run.js --ticks ${ticks} --payload ${payloadBytes} --runs ${values.runs} --commands ${values.commands} --concurrency ${values.concurrency} --batch ${values.batch}`,
-  updateStream: { eventsPerTransaction: 1, ...single.updates },
-  updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batched },
-  submitAndWait: single.commands,
+  command: `node dist/bench/run.js ${process.argv.slice(2).join(" ")}`.trim(),
+  ...(values.note !== undefined && { note: values.note }),
+  /** The machine is shared: its load average when the run started and ended. */
+  loadAverage: { start: loadAtStart, end: loadavg().map((l) => Math.round(l * 100) / 100) },
+  ...(single.updates && { updateStream: { eventsPerTransaction: 1, ...single.updates } }),
+  ...(batched && { updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batched } }),
+  ...(single.commands && { submitAndWait: single.commands }),
+  ...(wave2Result && wave2Result),
   targets: {
-    webSocketVsDirect: { min: WS_TARGET, met: met(single.updates), metBatched: met(batched) },
+    ...(single.updates &&
+      batched && {
+        webSocketVsDirect: { min: WS_TARGET, met: met(single.updates), metBatched: met(batched) },
+      }),
+    ...wave2Targets,
   },
 };
 const dir = join(root, "bench", "results");
@@ -137,23 +323,130 @@ mkdirSync(dir, { recursive: true });
 const file = join(dir, resultFileName(startedAt, commit));
 // A new file per run ("wx": never overwrite one), so committed results stay what they were.
 writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { flag: "wx" });
+const charts = wave2Result ? writeCharts(file, wave2Result) : [];
 
-const row = (u: UpdateStreamResult) => ({
-  "direct gRPC": u.eventsPerSecond.directGrpc,
-  "gateway WebSocket": u.eventsPerSecond.gatewayWebSocket,
-  "gateway HTTP list": u.eventsPerSecond.gatewayHttpList,
-  "WS vs direct": u.ratioToDirect.gatewayWebSocket,
-  "list vs direct": u.ratioToDirect.gatewayHttpList,
-});
-console.table({ "1 event/tx": row(single.updates), [`${values.batch} events/tx`]: row(batched) });
-console.table({ "direct gRPC": single.commands.directGrpc, gateway: single.commands.gateway });
+if (single.updates && batched) {
+  const row = (u: UpdateStreamResult) => ({
+    "direct gRPC": u.eventsPerSecond.directGrpc,
+    "gateway WebSocket": u.eventsPerSecond.gatewayWebSocket,
+    "gateway HTTP list": u.eventsPerSecond.gatewayHttpList,
+    "WS vs direct": u.ratioToDirect.gatewayWebSocket,
+    "list vs direct": u.ratioToDirect.gatewayHttpList,
+  });
+  console.table({ "1 event/tx": row(single.updates), [`${values.batch} events/tx`]: row(batched) });
+  console.log(
+    `gateway RSS: ${(single.updates.gatewayFirstWebSocketRssBytes / 2 ** 20).toFixed(0)} MiB streaming on a fresh gateway, ` +
+      `${(single.updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB peak after whole-range list answers; ` +
+      `WebSocket target >= ${WS_TARGET}: ${met(single.updates) ? "met" : "NOT met"} (1/tx), ` +
+      `${met(batched) ? "met" : "NOT met"} (${values.batch}/tx)`,
+  );
+}
+if (single.commands)
+  console.table({ "direct gRPC": single.commands.directGrpc, gateway: single.commands.gateway });
+if (wave2Result?.fanout) {
+  console.table(
+    Object.fromEntries(
+      wave2Result.fanout.points.map((p) => [
+        `N=${p.subscribers}`,
+        {
+          "elements each": p.elementsPerSubscriber,
+          "deliveries/s": p.deliveriesPerSecond,
+          "gateway CPU µs/delivery": p.gatewayCpuMicrosPerDelivery,
+          "upstream calls": p.upstreamCalls,
+          "GetUpdates calls": p.getUpdatesCalls,
+        },
+      ]),
+    ),
+  );
+}
+const verdict = (met: boolean | undefined) => (met === undefined ? "not run" : met ? "met" : "NOT met");
+if (wave2Targets) {
+  console.log(
+    `targets: gateway CPU per delivery at N=100 <= ${FANOUT_CPU_TARGET_MICROS} µs: ${verdict(wave2Targets.cpuPerDeliveryAt100?.met)} ` +
+      `(${wave2Targets.cpuPerDeliveryAt100?.micros ?? "-"}); one upstream call per N: ${verdict(wave2Targets.oneUpstreamPerDistinctRequest?.met)} ` +
+      `(${wave2Targets.oneUpstreamPerDistinctRequest?.calls.join(", ") ?? "-"}); idle connection <= 16 KiB: ${verdict(wave2Targets.idleConnectionRss?.met)} ` +
+      `(${wave2Targets.idleConnectionRss?.bytes ?? "-"} B); 2 workers >= ${WORKERS_TARGET}x one: ${verdict(wave2Targets.twoWorkersVsOne?.met)} ` +
+      `(${workersRatio ?? "-"}x)`,
+  );
+}
 console.log(
-  `gateway RSS: ${(single.updates.gatewayFirstWebSocketRssBytes / 2 ** 20).toFixed(0)} MiB streaming on a fresh gateway, ` +
-    `${(single.updates.gatewayPeakRssBytes / 2 ** 20).toFixed(0)} MiB peak after whole-range list answers; ` +
-    `WebSocket target >= ${WS_TARGET}: ${met(single.updates) ? "met" : "NOT met"} (1/tx), ` +
-    `${met(batched) ? "met" : "NOT met"} (${values.batch}/tx)`,
+  `wrote ${[file, ...charts].map((f) => relative(root, f)).join(", ")} (commit ${commit ? commit.id.slice(0, 7) : "?"}${commit?.dirty ? ", uncommitted changes" : ""}); ` +
+    "commit them, then `make bench-readme` puts them in the README",
 );
-console.log(
-  `wrote ${relative(root, file)} (commit ${commit ? commit.id.slice(0, 7) : "?"}${commit?.dirty ? ", uncommitted changes" : ""}); ` +
-    "commit it, then `make bench-readme` puts it in the README",
-);
+
+/** The wave-2 charts, `<results file>-<chart>.svg` beside it; returns their paths. */
+function writeCharts(resultFile: string, r: Wave2Result): string[] {
+  const charts: [string, string][] = [];
+  const fanout = r.fanout?.points;
+  if (fanout) {
+    const bars = (value: (p: FanoutPoint) => number) =>
+      fanout.map((p) => ({ label: `N = ${p.subscribers}`, value: value(p) }));
+    charts.push(
+      [
+        "fanout-deliveries",
+        barChartSvg({
+          title: "Deliveries/s to N identical WebSocket subscribers",
+          unit: "deliveries/s",
+          bars: bars((p) => p.deliveriesPerSecond),
+        }),
+      ],
+      [
+        "fanout-cpu",
+        barChartSvg({
+          title: "Gateway CPU per delivery",
+          unit: "µs per delivered element",
+          bars: bars((p) => p.gatewayCpuMicrosPerDelivery),
+          target: {
+            value: FANOUT_CPU_TARGET_MICROS,
+            label: `target at N = 100: <= ${FANOUT_CPU_TARGET_MICROS} µs`,
+          },
+        }),
+      ],
+      [
+        "fanout-upstreams",
+        barChartSvg({
+          title: "Upstream GetUpdates calls for N identical subscribers",
+          unit: "calls to the ledger",
+          bars: bars((p) => p.upstreamCalls),
+          target: { value: 1, label: "target: 1" },
+        }),
+      ],
+    );
+  }
+  if (r.idleConnections) {
+    charts.push([
+      "idle",
+      barChartSvg({
+        title: `Gateway RSS per idle WebSocket (${r.idleConnections.connections} open)`,
+        unit: "KiB per connection",
+        bars: [
+          {
+            label: "measured",
+            value: Math.round((r.idleConnections.rssPerConnectionBytes / 1024) * 10) / 10,
+          },
+        ],
+        target: { value: 16, label: "target: <= 16 KiB" },
+      }),
+    ]);
+  }
+  if (r.workers) {
+    const one = r.workers.points[0]?.requestsPerSecond ?? 1;
+    charts.push([
+      "workers",
+      barChartSvg({
+        title: "List-twin requests/s, relative to 1 worker",
+        unit: "x one worker",
+        bars: r.workers.points.map((p) => ({
+          label: `${p.workers} worker${p.workers > 1 ? "s" : ""}`,
+          value: Math.round((p.requestsPerSecond / one) * 100) / 100,
+        })),
+        target: { value: WORKERS_TARGET, label: `target: >= ${WORKERS_TARGET}x` },
+      }),
+    ]);
+  }
+  return charts.map(([name, svg]) => {
+    const path = resultFile.replace(/\.json$/, `-${name}.svg`);
+    writeFileSync(path, svg);
+    return path;
+  });
+}

@@ -79,12 +79,45 @@ export async function startSandboxProcess(
   };
 }
 
+/**
+ * `node ARGS`, under the hard limit of open files when `raiseFdLimit` (10,000 sockets need more
+ * than the usual soft 1024): `bash -c 'ulimit -n …; exec node …'`, so the pid is node's.
+ */
+function spawnNode(
+  args: string[],
+  raiseFdLimit: boolean,
+  stdio: ("ignore" | "pipe" | "inherit")[],
+): ChildProcess {
+  if (!raiseFdLimit) return spawn(process.execPath, args, { stdio });
+  const quoted = [process.execPath, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  return spawn("bash", ["-c", `ulimit -n "$(ulimit -Hn)" && exec ${quoted}`], { stdio });
+}
+
+export interface GatewayProcessOptions {
+  /** server.workers; default 1 (the bench's scenarios before workers existed ran one thread). */
+  workers?: number;
+  raiseFdLimit?: boolean;
+}
+
 /** The gateway in front of a ledger; resolves with its HTTP port (from its start-up log line). */
-export async function startGatewayProcess(ledgerPort: number, args: string[]): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [...entry("src/cli"), "--ledger", `127.0.0.1:${ledgerPort}`, "--port", "0", ...args],
-    { stdio: ["ignore", "pipe", "inherit"] },
+export async function startGatewayProcess(
+  ledgerPort: number,
+  args: string[],
+  options: GatewayProcessOptions = {},
+): Promise<Running> {
+  const child = spawnNode(
+    [
+      ...entry("src/cli"),
+      "--ledger",
+      `127.0.0.1:${ledgerPort}`,
+      "--port",
+      "0",
+      "--server.workers",
+      String(options.workers ?? 1),
+      ...args,
+    ],
+    options.raiseFdLimit ?? false,
+    ["ignore", "pipe", "inherit"],
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
@@ -96,4 +129,46 @@ export async function startGatewayProcess(ledgerPort: number, args: string[]): P
     }
   }
   throw new Error("the gateway exited before listening");
+}
+
+/** The load client process (bench/bench-client.ts): one JSON job line in, JSON lines out. */
+export interface BenchClient {
+  readonly child: ChildProcess;
+  send(line: object | string): void;
+  /** The next JSON line the client writes. */
+  next<T>(): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export function startBenchClient(raiseFdLimit = true): BenchClient {
+  const child = spawnNode(entry("bench/bench-client"), raiseFdLimit, ["pipe", "pipe", "inherit"]);
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const queue: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  lines.on("line", (line) => {
+    const waiter = waiting.shift();
+    if (waiter) waiter(line);
+    else queue.push(line);
+  });
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code) => reject(new Error(`the bench client exited with code ${code}`))),
+  );
+  exited.catch(() => undefined);
+  return {
+    child,
+    send: (line) => child.stdin?.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`),
+    next: <T>() => {
+      const queued = queue.shift();
+      if (queued !== undefined) return Promise.resolve(JSON.parse(queued) as T);
+      return Promise.race([
+        new Promise<T>((resolve) => waiting.push((line) => resolve(JSON.parse(line) as T))),
+        exited,
+      ]);
+    },
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.stdin?.end();
+      await once(child, "exit");
+    },
+  };
 }

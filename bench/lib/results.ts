@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { arch, cpus, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
+import type { FanoutPoint, IdleResult, WorkersPoint } from "../scenarios/fanout.js";
 
 /**
  * Bench results: one file per run, `bench/results/gateway-<UTC date>-<commit>.json`, never
@@ -71,16 +72,41 @@ export interface GatewayResult {
   command: string;
   commit?: Provenance["commit"];
   machine?: Machine;
-  updateStream: UpdateFigures;
-  updateStreamBatched: UpdateFigures;
-  submitAndWait: {
+  /** What else was running on the machine, when the run says so (`--note`). */
+  note?: string;
+  /** The machine's load average (1, 5, 15 min) at the start and end of the run. */
+  loadAverage?: { start: number[]; end: number[] };
+  /** Absent when `--scenarios` left the scenario out. */
+  updateStream?: UpdateFigures;
+  updateStreamBatched?: UpdateFigures;
+  submitAndWait?: {
     commands: number;
     concurrency: number;
     directGrpc: CommandFigures;
     gateway: CommandFigures;
     ratioToDirect: { throughput: number };
   };
-  targets: { webSocketVsDirect: { min: number; met: boolean; metBatched: boolean } };
+  fanout?: Wave2Result["fanout"];
+  idleConnections?: Wave2Result["idleConnections"];
+  workers?: Wave2Result["workers"];
+  targets: {
+    webSocketVsDirect?: { min: number; met: boolean; metBatched: boolean };
+    cpuPerDeliveryAt100?: { maxMicros: number; micros: number; met: boolean };
+    oneUpstreamPerDistinctRequest?: { calls: number[]; met: boolean };
+    idleConnectionRss?: { maxBytes: number; bytes: number; met: boolean };
+    twoWorkersVsOne?: { min: number; ratio: number; met: boolean };
+  };
+}
+
+/** The scenarios of bench v2 (bench/scenarios/fanout.ts), as a results file holds them. */
+export interface Wave2Result {
+  fanout?: {
+    upstreamCallsCountedBy: string;
+    gatewayWorkers: number;
+    points: FanoutPoint[];
+  };
+  idleConnections?: IdleResult;
+  workers?: { scenario: string; points: WorkersPoint[]; ratio?: number };
 }
 
 interface UpdateFigures {
@@ -98,8 +124,14 @@ interface CommandFigures {
   p99Ms: number;
 }
 
-/** The newest gateway result among the files git tracks in bench/results (by its `date`). */
-export function latestCommittedResult(root: string): GatewayResultFile {
+/**
+ * The newest gateway result among the files git tracks in bench/results (by its `date`), of
+ * those that `has` accepts (a run may leave scenarios out: `--scenarios`).
+ */
+export function latestCommittedResult(
+  root: string,
+  has: (result: GatewayResult) => boolean = () => true,
+): GatewayResultFile {
   let tracked: Set<string>;
   try {
     tracked = new Set(git(root, ["ls-files", "bench/results"]).split("\n"));
@@ -110,8 +142,9 @@ export function latestCommittedResult(root: string): GatewayResultFile {
   const files = [...tracked]
     .filter((path) => /^bench\/results\/gateway-.*\.json$/.test(path))
     .map((path) => ({ path, result: JSON.parse(readFileSync(join(root, path), "utf8")) as GatewayResult }))
+    .filter((file) => has(file.result))
     .sort((a, b) => Date.parse(b.result.date) - Date.parse(a.result.date));
   const latest = files[0];
-  if (!latest) throw new Error("no committed bench/results/gateway-*.json");
+  if (!latest) throw new Error("no committed bench/results/gateway-*.json with the scenarios asked for");
   return latest;
 }

@@ -1,0 +1,143 @@
+/**
+ * The bench's load client, a process of its own so that its CPU is never the gateway's
+ * (bench/lib/bench-client-process.ts starts it). One JSON command line on stdin per job, one
+ * JSON line on stdout per step:
+ *   {"kind":"subscribe","url","token","request","n"}  opens n WebSockets, says {"ready"}; on
+ *       "go" sends the one request on all of them and, once all closed, reports deliveries
+ *       and first/last offsets
+ *   {"kind":"idle","url","token","n"}  opens n WebSockets and sends nothing: {"ready"}; on
+ *       "close" closes them: {"closed"}
+ *   {"kind":"http","url","token","body","concurrency","seconds"}  POSTs the body back to back
+ *       from `concurrency` loops for `seconds`: {"requests","seconds","bytes"}
+ */
+import { createInterface } from "node:readline";
+import WebSocket from "ws";
+
+type Job =
+  | { kind: "subscribe"; url: string; token: string; request: unknown; n: number }
+  | { kind: "idle"; url: string; token: string; n: number }
+  | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number };
+
+const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const input = createInterface({ input: process.stdin });
+const lines = input[Symbol.asyncIterator]();
+const nextLine = async (): Promise<string> => {
+  const next = await lines.next();
+  if (next.done) process.exit(0);
+  return next.value as string;
+};
+
+function open(url: string, token: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`], { perMessageDeflate: false });
+    socket.once("open", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+/** Opens n sockets, a few hundred at a time (a burst of 10,000 SYNs overflows the backlog). */
+async function openMany(url: string, token: string, n: number): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < n; i += 200) {
+    const batch = Math.min(200, n - i);
+    sockets.push(...(await Promise.all(Array.from({ length: batch }, () => open(url, token)))));
+  }
+  return sockets;
+}
+
+const offsetOf = (text: string | undefined) =>
+  text === undefined ? undefined : Number(/"offset":(\d+)/.exec(text)?.[1] ?? Number.NaN);
+
+async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void> {
+  const sockets = await openMany(job.url, job.token, job.n);
+  say({ ready: sockets.length });
+  await nextLine();
+  const frame = JSON.stringify(job.request);
+  let deliveries = 0;
+  let errors = 0;
+  const firsts: (number | undefined)[] = [];
+  const lasts: (number | undefined)[] = [];
+  await Promise.all(
+    sockets.map(
+      (socket, i) =>
+        new Promise<void>((resolve) => {
+          let first: string | undefined;
+          let last: string | undefined;
+          socket.on("message", (data: Buffer) => {
+            // Offsets only of the first and last frames: parsing every one would cost this
+            // process more CPU than the gateway spends sending it.
+            const text = data.toString("utf8");
+            if (first === undefined) first = text;
+            last = text;
+            deliveries++;
+          });
+          socket.once("close", (code) => {
+            if (code !== 1000) errors++;
+            firsts[i] = offsetOf(first);
+            lasts[i] = offsetOf(last);
+            resolve();
+          });
+          socket.send(frame);
+        }),
+    ),
+  );
+  const known = (values: (number | undefined)[]) => values.filter((v): v is number => v !== undefined);
+  say({
+    deliveries,
+    errors,
+    firstOffsets: [...new Set(known(firsts))],
+    lastOffsets: [...new Set(known(lasts))],
+  });
+}
+
+async function idle(job: Extract<Job, { kind: "idle" }>): Promise<void> {
+  const sockets = await openMany(job.url, job.token, job.n);
+  let closedByServer = 0;
+  for (const socket of sockets) socket.once("close", () => closedByServer++);
+  say({ ready: sockets.length });
+  await nextLine();
+  const open = sockets.length - closedByServer;
+  await Promise.all(
+    sockets.map((socket) =>
+      socket.readyState === WebSocket.CLOSED
+        ? undefined
+        : new Promise<void>((resolve) => {
+            socket.once("close", () => resolve());
+            socket.close(1000);
+          }),
+    ),
+  );
+  say({ closed: sockets.length, stillOpenAtClose: open });
+}
+
+async function http(job: Extract<Job, { kind: "http" }>): Promise<void> {
+  const started = process.hrtime.bigint();
+  const until = started + BigInt(Math.round(job.seconds * 1e9));
+  let requests = 0;
+  let bytes = 0;
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: job.concurrency }, async () => {
+      while (process.hrtime.bigint() < until) {
+        const res = await fetch(job.url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${job.token}` },
+          body: job.body,
+        });
+        const body = await res.arrayBuffer();
+        if (res.status === 200) {
+          requests++;
+          bytes += body.byteLength;
+        } else failures++;
+      }
+    }),
+  );
+  say({ requests, failures, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+}
+
+for (;;) {
+  const job = JSON.parse(await nextLine()) as Job;
+  if (job.kind === "subscribe") await subscribe(job);
+  else if (job.kind === "idle") await idle(job);
+  else await http(job);
+}

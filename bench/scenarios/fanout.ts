@@ -1,0 +1,212 @@
+import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
+import type { BenchClient } from "../lib/processes.js";
+import { round, secondsSince } from "../lib/stats.js";
+
+/**
+ * The wave-2 scenarios, each with its clients in the bench client process and the gateway's
+ * CPU and memory read from /proc: N identical WebSocket subscribers of one update range
+ * (deliveries/s, gateway CPU per delivery, upstream calls), 10,000 idle WebSockets (resident
+ * memory per connection), and list-twin requests against 1 or more workers.
+ */
+export interface GatewayUnderTest {
+  port: number;
+  pid: number;
+  token: string;
+  /** The gateway's /metrics text. */
+  metrics(): Promise<string>;
+}
+
+export interface FanoutPoint {
+  subscribers: number;
+  elementsPerSubscriber: number;
+  deliveries: number;
+  errors: number;
+  seconds: number;
+  deliveriesPerSecond: number;
+  gatewayCpuSeconds: number;
+  gatewayCpuMicrosPerDelivery: number;
+  /**
+   * Update streams the gateway opened on the ledger for the N subscribers: shared upstreams plus
+   * own catch-up calls when the gateway has the fan-out metrics, else every GetUpdates call.
+   */
+  upstreamCalls: number;
+  /** Every GetUpdates call, the fan-out's empty-range authorization probes included. */
+  getUpdatesCalls: number;
+  firstOffsets: number[];
+  lastOffsets: number[];
+}
+
+const updatesRequest = (party: string, begin: number, end: number) => ({
+  beginExclusive: begin,
+  endInclusive: end,
+  updateFormat: {
+    includeTransactions: {
+      eventFormat: {
+        filtersByParty: {
+          [party]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] },
+        },
+      },
+      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+    },
+  },
+});
+
+/**
+ * Upstream calls counted at the gateway (the sandbox has no per-method call counter of its
+ * own): GetUpdates calls from the count of its gRPC client-call histogram (a server stream is
+ * counted when it ends), and the streams among them from the fan-out's counters when the gateway
+ * has them (shared upstreams ended + own catch-up calls), so that the fan-out's empty-range
+ * authorization probes (one per subscriber, ended at once) are not counted as streams.
+ */
+export const UPSTREAM_CALLS_SOURCE =
+  "gateway metrics: sum(ledger_gateway_fanout_upstream_closes_total) + sum(ledger_gateway_fanout_catch_ups_total) " +
+  'when present, else ledger_gateway_grpc_client_call_duration_seconds_count{method=~".*UpdateService/GetUpdates"}';
+
+function sumOf(metrics: string, prefix: string, filter: (line: string) => boolean): number | undefined {
+  let sum: number | undefined;
+  for (const line of metrics.split("\n")) {
+    if (line.startsWith(prefix) && filter(line))
+      sum = (sum ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+function upstreamCounts(metrics: string): { calls: number; streams: number | undefined } {
+  const calls =
+    sumOf(metrics, "ledger_gateway_grpc_client_call_duration_seconds_count{", (l) =>
+      l.includes("UpdateService/GetUpdates"),
+    ) ?? 0;
+  const onUpdates = (l: string) => l.includes('endpoint="/v2/updates"');
+  const shared = sumOf(metrics, "ledger_gateway_fanout_upstream_closes_total{", onUpdates);
+  const catchUps = sumOf(metrics, "ledger_gateway_fanout_catch_ups_total{", onUpdates);
+  return { calls, streams: shared === undefined ? undefined : shared + (catchUps ?? 0) };
+}
+
+export async function fanoutPoint(
+  client: BenchClient,
+  gateway: GatewayUnderTest,
+  party: string,
+  lastOffset: number,
+  subscribers: number,
+  elements: number,
+): Promise<FanoutPoint> {
+  const request = updatesRequest(party, lastOffset - elements, lastOffset);
+  client.send({
+    kind: "subscribe",
+    url: `ws://127.0.0.1:${gateway.port}/v2/updates`,
+    token: gateway.token,
+    request,
+    n: subscribers,
+  });
+  await client.next<{ ready: number }>();
+  const countsBefore = upstreamCounts(await gateway.metrics());
+  const cpuBefore = processCpuSeconds(gateway.pid);
+  const started = process.hrtime.bigint();
+  client.send("go");
+  const result = await client.next<{
+    deliveries: number;
+    errors: number;
+    firstOffsets: number[];
+    lastOffsets: number[];
+  }>();
+  const seconds = secondsSince(started);
+  const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
+  // A stream's call is counted when it ends: give the last ones a moment to report.
+  await new Promise((r) => setTimeout(r, 300));
+  const countsAfter = upstreamCounts(await gateway.metrics());
+  const getUpdatesCalls = countsAfter.calls - countsBefore.calls;
+  const upstreamCalls =
+    countsAfter.streams === undefined ? getUpdatesCalls : countsAfter.streams - (countsBefore.streams ?? 0);
+  return {
+    subscribers,
+    elementsPerSubscriber: elements,
+    deliveries: result.deliveries,
+    errors: result.errors,
+    seconds: round(seconds, 3),
+    deliveriesPerSecond: Math.round(result.deliveries / seconds),
+    gatewayCpuSeconds: round(cpu, 3),
+    gatewayCpuMicrosPerDelivery: round((cpu * 1e6) / Math.max(1, result.deliveries), 3),
+    upstreamCalls,
+    getUpdatesCalls,
+    firstOffsets: result.firstOffsets,
+    lastOffsets: result.lastOffsets,
+  };
+}
+
+export interface IdleResult {
+  connections: number;
+  stillOpen: number;
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  rssPerConnectionBytes: number;
+}
+
+export async function idleConnections(
+  client: BenchClient,
+  gateway: GatewayUnderTest,
+  connections: number,
+): Promise<IdleResult> {
+  const url = `ws://127.0.0.1:${gateway.port}/v2/updates`;
+  // A first round warms the paths (uWS, the upgrade's code) up, so that RSS grows by the sockets only.
+  client.send({ kind: "idle", url, token: gateway.token, n: 200 });
+  await client.next();
+  client.send("close");
+  await client.next();
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = processRssBytes(gateway.pid);
+  client.send({ kind: "idle", url, token: gateway.token, n: connections });
+  await client.next();
+  await new Promise((r) => setTimeout(r, 3000));
+  const after = processRssBytes(gateway.pid);
+  client.send("close");
+  const closed = await client.next<{ stillOpenAtClose: number }>();
+  return {
+    connections,
+    stillOpen: closed.stillOpenAtClose,
+    rssBeforeBytes: before,
+    rssAfterBytes: after,
+    rssPerConnectionBytes: Math.round((after - before) / connections),
+  };
+}
+
+export interface WorkersPoint {
+  workers: number;
+  requests: number;
+  failures: number;
+  seconds: number;
+  requestsPerSecond: number;
+  gatewayCpuSeconds: number;
+}
+
+/** List-twin requests of `elements` updates each, back to back from `concurrency` connections. */
+export async function listTwinLoad(
+  client: BenchClient,
+  gateway: GatewayUnderTest,
+  workers: number,
+  party: string,
+  lastOffset: number,
+  elements: number,
+  concurrency: number,
+  seconds: number,
+): Promise<WorkersPoint> {
+  const job = {
+    kind: "http",
+    url: `http://127.0.0.1:${gateway.port}/v2/updates`,
+    token: gateway.token,
+    body: JSON.stringify(updatesRequest(party, lastOffset - elements, lastOffset)),
+    concurrency,
+  };
+  client.send({ ...job, seconds: 2 });
+  await client.next();
+  const cpuBefore = processCpuSeconds(gateway.pid);
+  client.send({ ...job, seconds });
+  const result = await client.next<{ requests: number; failures: number; seconds: number }>();
+  return {
+    workers,
+    requests: result.requests,
+    failures: result.failures,
+    seconds: round(result.seconds, 3),
+    requestsPerSecond: round(result.requests / result.seconds, 1),
+    gatewayCpuSeconds: round(processCpuSeconds(gateway.pid) - cpuBefore, 3),
+  };
+}
