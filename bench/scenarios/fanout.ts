@@ -55,12 +55,13 @@ const updatesRequest = (party: string, begin: number, end: number) => ({
  * Upstream calls counted at the gateway (the sandbox has no per-method call counter of its
  * own): GetUpdates calls from the count of its gRPC client-call histogram (a server stream is
  * counted when it ends), and the streams among them from the fan-out's counters when the gateway
- * has them (shared upstreams ended + own catch-up calls), so that the fan-out's empty-range
- * authorization probes (one per subscriber, ended at once) are not counted as streams.
+ * has them and they moved (shared upstreams ended + own catch-up calls), so that the fan-out's
+ * empty-range authorization probes (one per subscriber, ended at once) are not counted as
+ * streams; where the streams did not go through the fan-out, every GetUpdates call is one.
  */
 export const UPSTREAM_CALLS_SOURCE =
   "gateway metrics: sum(ledger_gateway_fanout_upstream_closes_total) + sum(ledger_gateway_fanout_catch_ups_total) " +
-  'when present, else ledger_gateway_grpc_client_call_duration_seconds_count{method=~".*UpdateService/GetUpdates"}';
+  'where they moved, else ledger_gateway_grpc_client_call_duration_seconds_count{method=~".*UpdateService/GetUpdates"}';
 
 function sumOf(metrics: string, prefix: string, filter: (line: string) => boolean): number | undefined {
   let sum: number | undefined;
@@ -115,8 +116,10 @@ export async function fanoutPoint(
   await new Promise((r) => setTimeout(r, 300));
   const countsAfter = upstreamCounts(await gateway.metrics());
   const getUpdatesCalls = countsAfter.calls - countsBefore.calls;
-  const upstreamCalls =
-    countsAfter.streams === undefined ? getUpdatesCalls : countsAfter.streams - (countsBefore.streams ?? 0);
+  const fanoutStreams =
+    countsAfter.streams === undefined ? 0 : countsAfter.streams - (countsBefore.streams ?? 0);
+  // The fan-out's counters move only where the stream went through it; else every call is one.
+  const upstreamCalls = fanoutStreams > 0 ? fanoutStreams : getUpdatesCalls;
   return {
     subscribers,
     elementsPerSubscriber: elements,
