@@ -1,4 +1,4 @@
-import { bearerToken } from "../jwt/bearer-token.js";
+import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 
 /** The subprotocol that carries the token, in Canton's spelling and the description's. */
 export const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;
@@ -6,8 +6,8 @@ export const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;
 const TOKEN_PREFIX = "jwt.token.";
 
 export interface WsAuth {
-  /** The caller's JWT, used for this socket's gRPC call only; undefined when it sent none. */
-  token: string | undefined;
+  /** The caller's JWT, used for this socket's gRPC call only. */
+  token: string;
   /**
    * What the 101 answer selects: `daml.ws.auth` if offered, else `ledger.ws.auth` if offered,
    * else none. Clients built on the `ws` package fail the handshake when they offered
@@ -19,16 +19,17 @@ export interface WsAuth {
 /**
  * Canton's order: the `Authorization: Bearer` header first; else the first
  * `Sec-WebSocket-Protocol` entry starting with `jwt.token.` (browsers cannot set headers on a
- * WebSocket). Whether the token (or its absence) is acceptable is for the gateway's own check,
- * if configured, and then the ledger to say, before the upgrade.
+ * WebSocket). undefined when there is no token or it is not a JWT at all: such a client gets a
+ * plain HTTP 401 before any socket exists. Signature and rights are the ledger's to check.
  */
-export function wsAuth(authorization: string, secWebSocketProtocol: string): WsAuth {
+export function wsAuth(authorization: string, secWebSocketProtocol: string): WsAuth | undefined {
   const offered = secWebSocketProtocol
     .split(",")
     .map((p) => p.trim())
     .filter((p) => p !== "");
   const token =
     bearerToken(authorization) ?? offered.find((p) => p.startsWith(TOKEN_PREFIX))?.slice(TOKEN_PREFIX.length);
+  if (token === undefined || token === "" || decodeTokenClaims(token) === undefined) return undefined;
   const protocol = AUTH_SUBPROTOCOLS.find((p) => offered.includes(p)) ?? "";
-  return { token: token === "" ? undefined : token, protocol };
+  return { token, protocol };
 }

@@ -251,61 +251,6 @@ describe("update, ACS and completion streams through the gateway", () => {
     assert.equal(status, 401);
   });
 
-  /** The answer to an upgrade: its status, the 101's protocol, or the refusal's JSON body. */
-  const upgradeAs = (token: string) =>
-    new Promise<{ status: number; protocol?: string; body?: Json }>((resolve) => {
-      const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
-        "daml.ws.auth",
-        `jwt.token.${token}`,
-      ]);
-      socket.on("unexpected-response", (_req, res) => {
-        let text = "";
-        res.on("data", (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
-      });
-      socket.on("open", () => {
-        resolve({ status: 101, protocol: socket.protocol });
-        socket.close();
-      });
-      socket.on("error", () => undefined);
-    });
-
-  it("refuses a WebSocket of a user the ledger does not know before the upgrade: plain 403, redacted body", async () => {
-    const answer = await upgradeAs(tokenFor("no-such-user"));
-    assert.equal(answer.status, 403);
-    assert.deepEqual(
-      { ...answer.body, correlationId: null, traceId: null },
-      {
-        code: "NA",
-        cause: "A security-sensitive error has been received",
-        correlationId: null,
-        traceId: null,
-        context: {},
-        resources: [],
-        errorCategory: -1,
-        grpcCodeValue: 7,
-        retryInfo: null,
-        definiteAnswer: null,
-      },
-    );
-    assert.match(String(answer.body?.traceId), /^[0-9a-f]{32}$/);
-  });
-
-  it("refuses a WebSocket of a deactivated user before the upgrade (403), and upgrades an active one", async () => {
-    const token = await userFor(stack, "ws-soon-deactivated", [alice]);
-    assert.deepEqual(await upgradeAs(token), { status: 101, protocol: "daml.ws.auth" });
-    const patched = await call(stack, "PATCH", "/v2/users/ws-soon-deactivated", {
-      user: { id: "ws-soon-deactivated", isDeactivated: true },
-      updateMask: { paths: ["is_deactivated"] },
-    });
-    assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    const refused = await upgradeAs(token);
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body?.code, "NA");
-  });
-
   it("streams the active contracts over both transports, with continuation tokens", async () => {
     const request = { activeAtOffset: end, eventFormat: wildcard([alice]) };
     const list = await call<Json[]>(stack, "POST", "/v2/state/active-contracts", request, aliceToken);
