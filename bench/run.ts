@@ -74,6 +74,11 @@ const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
 const startedAt = new Date();
 const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
+/** The command line, less the note (which the results file holds as `note`). */
+const commandArgs = process.argv
+  .slice(2)
+  .filter((arg, i, all) => arg !== "--note" && all[i - 1] !== "--note" && !arg.startsWith("--note="))
+  .join(" ");
 const origin = process.hrtime.bigint();
 /** One progress line, with the time since the start: the bench takes minutes. */
 const progress = (phase: string) => (line: string) => {
@@ -302,7 +307,7 @@ const result = {
   cpus: machine.cpus,
   commit,
   machine,
-  command: `node dist/bench/run.js ${process.argv.slice(2).join(" ")}`.trim(),
+  command: `node dist/bench/run.js ${commandArgs}`.trim(),
   ...(values.note !== undefined && { note: values.note }),
   /** The machine is shared: its load average when the run started and ended. */
   loadAverage: { start: loadAtStart, end: loadavg().map((l) => Math.round(l * 100) / 100) },
