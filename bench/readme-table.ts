@@ -7,7 +7,7 @@
  * test/bench/readme-table.test.ts fails when the README is not what this renders.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { projectRoot } from "../src/proto/project-root.js";
@@ -93,21 +93,25 @@ const machineOf = (r: GatewayResult) =>
 const met = (target: { met: boolean } | undefined) =>
   target === undefined ? "not run" : target.met ? "met" : "not met";
 
-/** The charts a run wrote beside its results file and git tracks, by name. */
+/**
+ * The charts a run wrote beside its results file and git tracks, by name (outside a git
+ * checkout, a source archive, every file there counts, as in latestCommittedResult).
+ */
 function committedCharts(root: string, file: GatewayResultFile): Set<string> {
   const base = file.path.replace(/\.json$/, "-");
+  let tracked: string[];
   try {
-    const tracked = execFileSync("git", ["ls-files", "bench/results"], {
+    tracked = execFileSync("git", ["ls-files", "bench/results"], {
       cwd: root,
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     }).split("\n");
-    return new Set(
-      tracked.filter((p) => p.startsWith(base) && p.endsWith(".svg")).map((p) => p.slice(base.length, -4)),
-    );
   } catch {
-    return new Set();
+    tracked = readdirSync(join(root, "bench", "results")).map((name) => `bench/results/${name}`);
   }
+  return new Set(
+    tracked.filter((p) => p.startsWith(base) && p.endsWith(".svg")).map((p) => p.slice(base.length, -4)),
+  );
 }
 
 /** The fan-out, idle-connection and workers figures of bench v2, with their charts. */
