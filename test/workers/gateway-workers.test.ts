@@ -146,4 +146,21 @@ describe("server.workers", () => {
       first.child.kill("SIGKILL");
     }
   });
+
+  it("with server.workers 1 runs on the main thread alone, its log lines without a worker field", async () => {
+    const gateway = startCli(["--port", "0", "--server.workers", "1"]);
+    try {
+      const listening = await gateway.listening;
+      assert.equal(listening.worker, undefined);
+      assert.equal(listening.workers, undefined);
+      assert.equal((await getOnNewConnection(listening.port as number, "/livez")).status, 200);
+      const { body } = await getOnNewConnection(listening.port as number, "/metrics");
+      assert.equal(body.includes("ledger_gateway_worker_http_requests_total"), false);
+      assert.equal(await stopCli(gateway.child), 0);
+      assert.equal(gateway.lines.filter((e) => e.msg === "worker listening").length, 0);
+      assert.ok(gateway.lines.every((e) => !("worker" in e)));
+    } finally {
+      gateway.child.kill("SIGKILL");
+    }
+  });
 });

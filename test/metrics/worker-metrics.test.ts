@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Registry } from "prom-client";
+import { addProcessMetrics, GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
+import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
+
+const KNOWN = {
+  routes: [{ route: "/livez", method: "GET" }],
+  streamEndpoints: ["/v2/updates"],
+  grpcMethods: ["UpdateService/GetUpdates"],
+};
+
+const value = (text: string, series: string): number => {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  if (line === undefined) throw new Error(`no series ${series}`);
+  return Number(line.slice(series.length + 1));
+};
+
+describe("metrics of several workers", () => {
+  it("sums every worker's series without a worker label, keeps per-worker totals, and the process metrics once", async () => {
+    const workers = [
+      new GatewayMetrics({ processMetrics: false }),
+      new GatewayMetrics({ processMetrics: false }),
+    ];
+    for (const metrics of workers) metrics.declare(KNOWN);
+    const [one, two] = workers as [GatewayMetrics, GatewayMetrics];
+    for (let i = 0; i < 3; i++) one.recordHttp("/livez", "GET", 200, 0.001);
+    for (let i = 0; i < 5; i++) two.recordHttp("/livez", "GET", 200, 0.002);
+    two.recordHttp("/livez", "GET", 503, 0.002);
+    one.wsStreamsOpen.set({ endpoint: "/v2/updates" }, 2);
+    two.wsStreamsOpen.set({ endpoint: "/v2/updates" }, 4);
+    // A worker's registry has none of the process metrics: the main thread adds them once.
+    assert.equal(
+      (await one.registry.getMetricsAsJSON()).some((m) => m.name.startsWith("process_")),
+      false,
+    );
+    const processRegistry = new Registry();
+    addProcessMetrics(processRegistry);
+
+    const { text, contentType } = await mergedWorkerExposition(
+      await Promise.all(workers.map((m) => m.registry.getMetricsAsJSON())),
+      processRegistry,
+    );
+    assert.equal(contentType, "text/plain; version=0.0.4; charset=utf-8");
+    assert.equal(
+      value(text, 'ledger_gateway_http_requests_total{route="/livez",method="GET",status_class="2xx"}'),
+      8,
+    );
+    assert.equal(
+      value(text, 'ledger_gateway_http_requests_total{route="/livez",method="GET",status_class="5xx"}'),
+      1,
+    );
+    assert.equal(
+      value(text, 'ledger_gateway_http_request_duration_seconds_count{route="/livez",method="GET"}'),
+      9,
+    );
+    assert.equal(value(text, 'ledger_gateway_ws_streams_open{endpoint="/v2/updates"}'), 6);
+    assert.equal(value(text, 'ledger_gateway_worker_http_requests_total{worker="1"}'), 3);
+    assert.equal(value(text, 'ledger_gateway_worker_http_requests_total{worker="2"}'), 6);
+    assert.equal(value(text, 'ledger_gateway_worker_ws_streams_open{worker="2"}'), 4);
+    assert.equal(text.split("\n").filter((l) => l.startsWith("process_resident_memory_bytes ")).length, 1);
+    assert.equal(
+      text.split("\n").filter((l) => l.startsWith("# TYPE nodejs_heap_size_used_bytes ")).length,
+      1,
+    );
+    assert.equal(text.includes("nodejs_active_handles_total"), false);
+  });
+});
