@@ -4,7 +4,9 @@ import { once } from "node:events";
 import { get } from "node:http";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
+import WebSocket from "ws";
 import { freePort } from "../deploy/debian-package.js";
+import { tokenFor } from "../support/tokens.js";
 
 const CLI = ["--import", "tsx", "src/cli.ts"];
 
@@ -159,6 +161,29 @@ describe("server.workers", () => {
       assert.equal(await stopCli(gateway.child), 0);
       assert.equal(gateway.lines.filter((e) => e.msg === "worker listening").length, 0);
       assert.ok(gateway.lines.every((e) => !("worker" in e)));
+    } finally {
+      gateway.child.kill("SIGKILL");
+    }
+  });
+
+  it("drains every worker on SIGTERM: WebSockets on all of them close with 1001, exit 0", async () => {
+    const gateway = startCli(["--port", "0", "--server.workers", "2"]);
+    try {
+      const port = (await gateway.listening).port as number;
+      const closes: Promise<number>[] = [];
+      // Upgraded sockets that sent no request yet: 16 connections, which the kernel's hash puts
+      // all on one worker once in 32 768 runs; every one must be closed by its own worker.
+      for (let i = 0; i < 16; i++) {
+        const socket = new WebSocket(`ws://127.0.0.1:${port}/v2/updates`, [
+          "daml.ws.auth",
+          `jwt.token.${tokenFor()}`,
+        ]);
+        await once(socket, "open");
+        closes.push(once(socket, "close").then(([code]) => code as number));
+      }
+      assert.equal(await stopCli(gateway.child), 0);
+      assert.deepEqual(await Promise.all(closes), new Array(16).fill(1001));
+      assert.ok(gateway.lines.some((e) => e.msg === "stopped" && e.worker === "main"));
     } finally {
       gateway.child.kill("SIGKILL");
     }
