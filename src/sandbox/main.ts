@@ -4,35 +4,75 @@ import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from
 import type { PreloadOptions } from "./ledger/preload.js";
 import { startSandbox } from "./sandbox.js";
 
-/**
- * Standalone sandbox for benchmarks and manual use:
- * `node --import tsx src/sandbox/main.ts --port 6865 [--host 127.0.0.1] [--participant sandbox]
- *  [--auth-mode unsafe|hs256|rs256|es256 --auth-secret S | --auth-public-key-file F | --auth-jwks-file F]
- *  [--auth-audience A] [--auth-issuer I] [--idle-stream-offset-checkpoint-timeout-ms 60000]`.
- * `--preload ticks=200000[,payloadBytes=64][,party=bench][,perTransaction=1]` bulk-creates Bench:Tick contracts first
- * and logs their owner party on stderr.
- * Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
- */
-const { values } = parseArgs({
-  options: {
-    port: { type: "string", default: "6865" },
-    host: { type: "string", default: "127.0.0.1" },
-    participant: { type: "string", default: "sandbox" },
-    "log-level": { type: "string", default: "info" },
-    preload: { type: "string" },
-    "auth-mode": { type: "string", default: "unsafe" },
-    "auth-secret": { type: "string" },
-    "auth-public-key-file": { type: "string" },
-    "auth-jwks-file": { type: "string" },
-    "auth-audience": { type: "string" },
-    "auth-issuer": { type: "string" },
-    "idle-stream-offset-checkpoint-timeout-ms": { type: "string" },
-  },
-});
+const USAGE = `Usage: node --import tsx src/sandbox/main.ts [options]   (after a build: node dist/src/sandbox/main.js)
+The standalone sandbox participant, for benchmarks and for gateways started apart from it.
+Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
+  --port N                      gRPC port; 0 picks an ephemeral one (default 6865)
+  --host H                      address to listen on (default 127.0.0.1)
+  --participant NAME            participant name in party ids (default sandbox)
+  --log-level L                 pino level, logs on stderr (default info)
+  --auth-mode M                 unsafe | hs256 | rs256 | es256 (default unsafe: rights checked, signatures not)
+  --auth-secret S               hs256 secret
+  --auth-public-key-file F      rs256/es256 public key (PEM)
+  --auth-jwks-file F            rs256/es256 keys as a JWKS document
+  --auth-audience A, --auth-issuer I
+                                required audience / issuer of tokens
+  --idle-stream-offset-checkpoint-timeout-ms N
+                                idle time before a tailing stream gets an offset checkpoint (default 60000, Canton's)
+  --preload ticks=N[,payloadBytes=64][,party=bench][,perTransaction=1]
+                                bulk-creates Bench:Tick contracts first; logs their owner party on stderr
+  --help                        this text
+`;
+
+/** A mistake in the command line: one line on stderr and exit code 2, no stack trace. */
+class UsageError extends Error {}
+
+const values = (() => {
+  try {
+    return parseOptions();
+  } catch (error) {
+    if (!(error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")))
+      throw error;
+    process.stderr.write(`sandbox: ${(error as Error).message} (--help lists the options)\n`);
+    process.exit(2);
+  }
+})();
+
+function parseOptions() {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "6865" },
+      host: { type: "string", default: "127.0.0.1" },
+      participant: { type: "string", default: "sandbox" },
+      "log-level": { type: "string", default: "info" },
+      preload: { type: "string" },
+      "auth-mode": { type: "string", default: "unsafe" },
+      "auth-secret": { type: "string" },
+      "auth-public-key-file": { type: "string" },
+      "auth-jwks-file": { type: "string" },
+      "auth-audience": { type: "string" },
+      "auth-issuer": { type: "string" },
+      "idle-stream-offset-checkpoint-timeout-ms": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const mode = values["auth-mode"] as VerificationMode;
+  if (!VERIFICATION_MODES.includes(mode))
+    throw new UsageError(`--auth-mode must be one of ${VERIFICATION_MODES.join(", ")}`);
+  const idle = values["idle-stream-offset-checkpoint-timeout-ms"];
+  if (idle !== undefined && !(Number.isSafeInteger(Number(idle)) && Number(idle) > 0))
+    throw new UsageError(
+      `--idle-stream-offset-checkpoint-timeout-ms must be a positive integer, got ${idle}`,
+    );
+  if (values.preload !== undefined) parsePreload(values.preload);
+  return values;
+}
 
 const mode = values["auth-mode"] as VerificationMode;
-if (!VERIFICATION_MODES.includes(mode))
-  throw new Error(`--auth-mode must be one of ${VERIFICATION_MODES.join(", ")}`);
 const auth = readVerificationFiles({
   mode,
   ...(values["auth-secret"] !== undefined ? { secret: values["auth-secret"] } : {}),
@@ -43,13 +83,6 @@ const auth = readVerificationFiles({
 });
 
 const idleCheckpoint = values["idle-stream-offset-checkpoint-timeout-ms"];
-if (
-  idleCheckpoint !== undefined &&
-  !(Number.isSafeInteger(Number(idleCheckpoint)) && Number(idleCheckpoint) > 0)
-)
-  throw new Error(
-    `--idle-stream-offset-checkpoint-timeout-ms must be a positive integer, got ${idleCheckpoint}`,
-  );
 
 const sandbox = await startSandbox({
   port: Number(values.port),
@@ -79,12 +112,12 @@ function parsePreload(spec: string): PreloadOptions {
   const fields = new Map(spec.split(",").map((pair) => pair.split("=", 2) as [string, string]));
   const ticks = Number(fields.get("ticks"));
   if (!Number.isSafeInteger(ticks) || ticks < 0)
-    throw new Error(`--preload needs ticks=<count>, got ${spec}`);
+    throw new UsageError(`--preload needs ticks=<count>, got ${spec}`);
   const payloadBytes = fields.has("payloadBytes") ? Number(fields.get("payloadBytes")) : undefined;
   const party = fields.get("party");
   const perTransaction = fields.has("perTransaction") ? Number(fields.get("perTransaction")) : undefined;
   if (perTransaction !== undefined && !(Number.isSafeInteger(perTransaction) && perTransaction > 0))
-    throw new Error(`--preload perTransaction must be a positive integer, got ${spec}`);
+    throw new UsageError(`--preload perTransaction must be a positive integer, got ${spec}`);
   return {
     ticks,
     ...(payloadBytes !== undefined ? { payloadBytes } : {}),

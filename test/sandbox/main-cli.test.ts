@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { describe, it } from "node:test";
+
+const MAIN = ["--import", "tsx", "src/sandbox/main.ts"];
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [...MAIN, ...args], { encoding: "utf8", timeout: 30_000 });
+
+describe("standalone sandbox command line (src/sandbox/main.ts)", () => {
+  it("prints its options for --help and exits 0", () => {
+    const result = run("--help");
+    assert.equal(result.status, 0);
+    assert.match(result.stdout, /^Usage: /);
+    for (const option of ["--port", "--auth-mode", "--preload", "--idle-stream-offset-checkpoint-timeout-ms"])
+      assert.ok(result.stdout.includes(option), `--help names ${option}`);
+  });
+
+  it("answers an unknown option with one line and exit code 2, no stack trace", () => {
+    const result = run("--prot", "6865");
+    assert.equal(result.status, 2);
+    assert.equal(result.stderr, "sandbox: Unknown option '--prot' (--help lists the options)\n");
+  });
+
+  it("answers a bad value with one line naming the option, before it starts anything", () => {
+    const result = run("--auth-mode", "none");
+    assert.equal(result.status, 2);
+    assert.equal(result.stdout, "");
+    assert.match(result.stderr, /^sandbox: --auth-mode must be one of unsafe, hs256, rs256, es256 /);
+    assert.equal(result.stderr.split("\n").length, 2);
+  });
+});
