@@ -6,7 +6,7 @@
  * Layers, bottom up (a folder may import its own files and those listed for it):
  *   config -> jwt | proto, jwt: nothing | lf -> proto | codec -> lf, proto, config
  *   errors -> codec, lf, proto, config | ledger -> errors, codec, lf, proto, config
- *   streams -> errors
+ *   streams -> errors | fanout: nothing
  *   endpoints, auth, metrics, docs: anything below the transports
  *   http, ws: anything but each other | gateway.ts, then workers (its threads), cli.ts on top
  *   sandbox -> lf, proto, jwt
@@ -144,6 +144,16 @@ module.exports = {
       comment: "Pure RxJS operators (marble-tested, no I/O); their typed errors live in errors.",
       from: { path: "^src/streams/" },
       to: { path: only("streams", "errors") },
+    },
+
+    {
+      name: "fanout-imports-nothing-of-src",
+      severity: "error",
+      comment:
+        "The shared streams are transport-neutral and endpoint-neutral (keys, members, splice by " +
+        "offset): endpoints compute their share specs, ws and metrics use them; they import none of those.",
+      from: { path: "^src/fanout/" },
+      to: { path: only("fanout") },
     },
 
     // Public faces.

@@ -1,4 +1,4 @@
-import { defer, switchMap } from "rxjs";
+import { defer, lastValueFrom, of, switchMap, toArray } from "rxjs";
 import {
   type LedgerJson,
   MissingPackagesError,
@@ -6,6 +6,8 @@ import {
   StreamTranscoder,
   type Transcode,
 } from "../codec/index.js";
+import type { ShareSpec } from "../fanout/subscription.js";
+import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
 import { mapInOrder } from "../streams/mapInOrder.js";
 import type { RouteDeps } from "./route-deps.js";
@@ -27,7 +29,18 @@ export interface LedgerStreamSpec {
   toElement?: (json: unknown) => unknown;
   idleByDefault: (request: unknown) => boolean;
   offsetOf?: (element: string) => string | number | undefined;
+  /**
+   * Open-ended requests of this endpoint share one call per distinct request (src/fanout).
+   * `updates`: a subscriber joins a running stream after an empty-range probe of its own
+   * request (`endInclusive` = `beginExclusive`: the ledger admits its token or refuses it);
+   * `completions`: no bounded form to probe with, so a subscriber starts on its own call and
+   * splices in once it delivered an element. Completions without a user id are the token's
+   * user's: only the same token shares them.
+   */
+  share?: "updates" | "completions";
 }
+
+type Json = Record<string, unknown>;
 
 /**
  * A server-streaming gRPC method as a StreamEndpoint: request JSON -> gRPC request (with the
@@ -77,6 +90,54 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     idleByDefault: spec.idleByDefault,
     open,
     admit: (token) => admitCaller(deps, token),
+    ...(spec.share
+      ? {
+          share: (request: unknown, token: string | undefined) =>
+            shareSpec(spec, toRequest, open, request, token),
+        }
+      : {}),
+  };
+}
+
+/** The fan-out's view of one request; undefined when it is not shared (see LedgerStreamSpec.share). */
+function shareSpec(
+  spec: LedgerStreamSpec,
+  toRequest: (request: unknown) => unknown,
+  open: StreamEndpoint["open"],
+  request: unknown,
+  token: string | undefined,
+): ShareSpec | undefined {
+  let normalized: Json;
+  try {
+    normalized = toRequest(request) as Json;
+  } catch {
+    // A form the endpoint refuses: its own call reports it.
+    return undefined;
+  }
+  if (normalized.endInclusive !== undefined && normalized.endInclusive !== null) return undefined;
+  const begin = Number(normalized.beginExclusive ?? 0);
+  if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
+  const byToken = spec.share === "completions" && !normalized.userId;
+  const from = (offset: number): unknown => ({ ...(request as Json), beginExclusive: offset });
+  // Offset 0 has no empty range to probe (an end of 0 reads as none): such a subscriber catches up.
+  const probe =
+    spec.share === "updates" && begin > 0
+      ? () =>
+          lastValueFrom(
+            open({ ...(request as Json), beginExclusive: begin, endInclusive: begin }, token, of(true)).pipe(
+              toArray(),
+            ),
+          ).then(() => undefined)
+      : undefined;
+  return {
+    key: subscriptionKey({
+      path: spec.path,
+      request: normalized,
+      ...(byToken ? { token: token ?? "" } : {}),
+    }),
+    begin,
+    from,
+    ...(probe ? { admit: probe } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       toRequest: (request) => updatesRequest(request, false),
       idleByDefault: openEnded,
       offsetOf: caseOffset("update"),
+      share: "updates",
     });
   return [
     ledgerStream(deps, {
@@ -45,6 +46,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       responseSchema: "CompletionStreamResponse",
       idleByDefault: () => true,
       offsetOf: caseOffset("completionResponse"),
+      share: "completions",
     }),
     ledgerStream(deps, {
       path: "/v2/state/active-contracts",
@@ -73,6 +75,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       toElement: updateTreesResponse,
       idleByDefault: openEnded,
       offsetOf: caseOffset("update"),
+      share: "updates",
     }),
   ];
 }

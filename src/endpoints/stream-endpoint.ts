@@ -1,4 +1,5 @@
 import type { Observable } from "rxjs";
+import type { ShareSpec } from "../fanout/subscription.js";
 
 /**
  * One streaming endpoint of the JSON API (completions, active contracts, updates, ...), written
@@ -61,4 +62,10 @@ export interface StreamEndpoint {
    * so that the close tells the client where to resume instead of silently losing anything.
    */
   offsetOf?(element: string): string | number | undefined;
+  /**
+   * For open-ended streams whose subscribers can share one gRPC call (src/fanout): the request's
+   * share key, offset and re-offset form; undefined when this request is not shared (bounded,
+   * or a form the call will refuse). Absent: every subscriber gets its own call.
+   */
+  share?(request: unknown, token: string | undefined): ShareSpec | undefined;
 }

@@ -1,5 +1,11 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { STREAM_END_REASONS, type StreamEndReason } from "../errors/index.js";
+import {
+  CATCH_UP_CAUSES,
+  type FanoutEvents,
+  MEMBER_MODES,
+  UPSTREAM_CLOSE_REASONS,
+} from "../fanout/subscription.js";
 import type { CallOutcome } from "../ledger/ledger-client.js";
 
 /** How a stream was served: a WebSocket or an HTTP list twin. */
@@ -140,6 +146,55 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly fanoutUpstreams = new Gauge({
+    name: "ledger_gateway_fanout_upstreams",
+    help: "Shared ledger streams open (one gRPC call each, whatever their subscribers), by endpoint",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutSubscribers = new Gauge({
+    name: "ledger_gateway_fanout_subscribers",
+    help: "Subscribers of shared streams, by endpoint and what they read from (shared: the shared call; catching_up: their own call, about to splice in; own: their own call)",
+    labelNames: ["endpoint", "mode"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutJoins = new Counter({
+    name: "ledger_gateway_fanout_joins_total",
+    help: "Subscribers that joined a shared stream, by endpoint and how (direct: at once; splice: after catching up on their own call)",
+    labelNames: ["endpoint", "how"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutCatchUps = new Counter({
+    name: "ledger_gateway_fanout_catch_ups_total",
+    help: "Own calls opened to catch up with a shared stream, by endpoint and cause (late_join, detach, rejoin)",
+    labelNames: ["endpoint", "cause"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutDetaches = new Counter({
+    name: "ledger_gateway_fanout_detaches_total",
+    help: "Slow subscribers moved off a shared stream onto their own call, by endpoint",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutHandovers = new Counter({
+    name: "ledger_gateway_fanout_handovers_total",
+    help: "Shared calls reopened on another subscriber's token (owner left or refused), by endpoint",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutUpstreamCloses = new Counter({
+    name: "ledger_gateway_fanout_upstream_closes_total",
+    help: "Shared calls ended, by endpoint and reason (last_member_left, completed, error)",
+    labelNames: ["endpoint", "reason"] as const,
+    registers: [this.registry],
+  });
+
   /**
    * @param options.processMetrics prom-client's default process metrics (default true); off in
    * worker threads, whose /metrics adds the process's once (src/metrics/worker-metrics.ts).
@@ -171,6 +226,7 @@ export class GatewayMetrics {
     for (const method of known.grpcMethods) this.grpcDuration.zero({ method, code: "OK" });
     for (const endpoint of known.streamEndpoints) {
       this.wsStreamsOpen.set({ endpoint }, 0);
+      this.#declareFanout(endpoint);
       this.wsBackpressurePauses.inc({ endpoint }, 0);
       for (const code of [...WS_CLOSE_CODES, "other"]) this.wsCloses.inc({ endpoint, code }, 0);
       for (const transport of STREAM_TRANSPORTS) {
@@ -182,6 +238,35 @@ export class GatewayMetrics {
         }
       }
     }
+  }
+
+  #declareFanout(endpoint: string): void {
+    this.fanoutUpstreams.set({ endpoint }, 0);
+    this.fanoutDetaches.inc({ endpoint }, 0);
+    this.fanoutHandovers.inc({ endpoint }, 0);
+    for (const mode of MEMBER_MODES) this.fanoutSubscribers.set({ endpoint, mode }, 0);
+    for (const how of ["direct", "splice"]) this.fanoutJoins.inc({ endpoint, how }, 0);
+    for (const cause of CATCH_UP_CAUSES) this.fanoutCatchUps.inc({ endpoint, cause }, 0);
+    for (const reason of UPSTREAM_CLOSE_REASONS) this.fanoutUpstreamCloses.inc({ endpoint, reason }, 0);
+  }
+
+  /** The fan-out's events as these metrics (src/fanout knows no registry). */
+  fanoutEvents(): FanoutEvents {
+    return {
+      upstreamOpened: (endpoint) => this.fanoutUpstreams.inc({ endpoint }),
+      upstreamClosed: (endpoint, reason) => {
+        this.fanoutUpstreams.dec({ endpoint });
+        this.fanoutUpstreamCloses.inc({ endpoint, reason });
+      },
+      handover: (endpoint) => this.fanoutHandovers.inc({ endpoint }),
+      memberMode: (endpoint, mode, previous) => {
+        if (previous !== undefined) this.fanoutSubscribers.dec({ endpoint, mode: previous });
+        if (mode !== undefined) this.fanoutSubscribers.inc({ endpoint, mode });
+      },
+      joined: (endpoint, how) => this.fanoutJoins.inc({ endpoint, how }),
+      catchUp: (endpoint, cause) => this.fanoutCatchUps.inc({ endpoint, cause }),
+      detached: (endpoint) => this.fanoutDetaches.inc({ endpoint }),
+    };
   }
 
   recordCall(outcome: CallOutcome): void {

@@ -12,6 +12,36 @@ export interface HandlerEnvironment {
   readonly authorizer: Authorizer;
   readonly participantName: string;
   readonly log: Logger;
+  /** Counts every call per method, for tests that prove how many calls a client made. */
+  readonly calls?: CallCounter;
+}
+
+/** Calls per `Service/Method` (short service name): started, and still open (streams). */
+export class CallCounter {
+  readonly #started = new Map<string, number>();
+  readonly #open = new Map<string, number>();
+
+  /** Calls of `method` (e.g. `UpdateService/GetUpdates`) since the sandbox started. */
+  started(method: string): number {
+    return this.#started.get(method) ?? 0;
+  }
+
+  /** Calls of `method` not ended yet (a cancelled stream counts as ended). */
+  open(method: string): number {
+    return this.#open.get(method) ?? 0;
+  }
+
+  begin(fullName: string): () => void {
+    const method = fullName.slice(fullName.lastIndexOf(".", fullName.indexOf("/")) + 1);
+    this.#started.set(method, this.started(method) + 1);
+    this.#open.set(method, this.open(method) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#open.set(method, this.open(method) - 1);
+    };
+  }
 }
 
 /** One unary method: a plain request object in, a plain response object out (PROTO_OPTIONS shape). */
@@ -99,9 +129,16 @@ function unaryCall(
 ): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
     const traceId = traceIdOf(call.metadata);
+    const done = env.calls?.begin(method);
     run(method, traceId, call.metadata, env, (context) => handler(call.request, context)).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback(failure(method, traceId, error, env)),
+      (response) => {
+        done?.();
+        callback(null, response);
+      },
+      (error: unknown) => {
+        done?.();
+        callback(failure(method, traceId, error, env));
+      },
     );
   };
 }
@@ -114,11 +151,15 @@ function serverStreamingCall(
   return (call) => {
     const traceId = traceIdOf(call.metadata);
     const sink = streamSink(call);
+    const done = env.calls?.begin(method);
+    if (done) void sink.whenCancelled.then(done);
     run(method, traceId, call.metadata, env, (context) => handler(call.request, context, sink)).then(
       () => {
+        done?.();
         if (!sink.cancelled) call.end();
       },
       (error: unknown) => {
+        done?.();
         if (!sink.cancelled) call.emit("error", failure(method, traceId, error, env));
       },
     );

@@ -7,6 +7,7 @@ import type { Authorizer } from "./auth/authorization.js";
 import {
   acceptingPreEncoded,
   bindService,
+  CallCounter,
   type HandlerEnvironment,
   type ServiceImplementation,
 } from "./grpc-handler.js";
@@ -62,6 +63,8 @@ export interface RunningSandbox {
   readonly packages: PackageStore;
   /** What `preload` created (and the party owning it). */
   readonly preloaded: PreloadResult | undefined;
+  /** Calls per method, started and open: how many calls a client really made. */
+  readonly calls: CallCounter;
   stop(): Promise<void>;
 }
 
@@ -82,7 +85,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       ? { maxIdentityProviderConfigs: options.maxIdentityProviderConfigs }
       : {}),
   });
+  const calls = new CallCounter();
   const env: HandlerEnvironment = {
+    calls,
     authenticator: options.authenticator ?? access.authenticator,
     authorizer: options.authorizer ?? access.authorizer,
     participantName: store.participant.name,
@@ -136,6 +141,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     store,
     packages,
     preloaded,
+    calls,
     stop: () =>
       new Promise<void>((resolve) => {
         // Graceful first; calls still open after a second (e.g. streams) are cut.

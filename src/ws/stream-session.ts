@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { defer, map, type Subscription } from "rxjs";
+import { defer, map, type Observable, type Subscription } from "rxjs";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
@@ -11,6 +11,7 @@ import {
   type StreamEndReason,
   StreamPolicyError,
 } from "../errors/index.js";
+import type { SharedStreams } from "../fanout/shared-streams.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
 import { streamEnd } from "../streams/streamEnd.js";
@@ -29,9 +30,14 @@ export interface StreamSessionOptions {
   limits: SessionLimits;
   metrics: GatewayMetrics | undefined;
   log: Logger;
+  /** The app's shared streams: open-ended requests the endpoint can share go through it. */
+  fanout?: SharedStreams;
 }
 
 type Frame = { kind: "element" | "error"; text: string };
+
+/** An update's or a completion stream's checkpoint element: the oneof's case comes first. */
+const CHECKPOINT = /^\{"[A-Za-z]+":\{"OffsetCheckpoint"/;
 
 /**
  * One WebSocket stream from query frame to close: parse and validate the one query frame,
@@ -68,7 +74,7 @@ export class StreamSession {
   message(text: string): void {
     if (this.#queried) return;
     this.#queried = true;
-    const { endpoint, token, validator } = this.#options;
+    const { endpoint, validator } = this.#options;
     let request: unknown;
     try {
       request = parseStreamRequest(text, endpoint.requestSchema, validator);
@@ -78,7 +84,7 @@ export class StreamSession {
       this.#sink.complete();
       return;
     }
-    this.#subscription = defer(() => endpoint.open(request, token, this.#sink.demand$))
+    this.#subscription = defer(() => this.#open(request))
       .pipe(
         streamEnd((end) => {
           this.#reason ??= end.reason;
@@ -92,6 +98,28 @@ export class StreamSession {
           frame.kind === "element" ? this.#sink.element(frame.text) : this.#sink.errorFrame(frame.text),
         complete: () => this.#sink.complete(),
       });
+  }
+
+  /** The endpoint's own call, or a membership of the shared stream of its request. */
+  #open(request: unknown): Observable<string> {
+    const { endpoint, token, fanout } = this.#options;
+    const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token) : undefined;
+    if (fanout === undefined || share === undefined) return endpoint.open(request, token, this.#sink.demand$);
+    const offsetOf = endpoint.offsetOf;
+    return fanout.open({
+      endpoint: endpoint.path,
+      share,
+      token,
+      demand$: this.#sink.demand$,
+      source: {
+        open: (request, token, demand$) => endpoint.open(request, token, demand$),
+        offsetOf: (element) => {
+          const offset = Number(offsetOf?.(element));
+          return Number.isFinite(offset) ? offset : undefined;
+        },
+        isCheckpoint: (element) => CHECKPOINT.test(element),
+      },
+    });
   }
 
   /** uWS `drain`. */

@@ -9,6 +9,7 @@ import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { missingTokenError } from "../errors/index.js";
+import { SharedStreams } from "../fanout/shared-streams.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
 import type { SessionLimits } from "./stream-session.js";
@@ -61,6 +62,7 @@ const GOING_AWAY = 1001;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const sockets = new Set<uWS.WebSocket<SocketData>>();
+  const fanout = new SharedStreams(options.metrics ? { events: options.metrics.fanoutEvents() } : {});
   for (const endpoint of options.endpoints) {
     options.validator.prepare(endpoint.requestSchema);
     app.ws<SocketData>(`${options.pathPrefix}${endpoint.path}`, {
@@ -81,6 +83,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
           limits: options.limits,
           metrics: options.metrics,
           log: options.log,
+          fanout,
         });
       },
       message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),

@@ -1,0 +1,360 @@
+import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
+import type { FanoutEvents, MemberMode, MemberRequest } from "./subscription.js";
+
+/** gRPC UNAUTHENTICATED and PERMISSION_DENIED: a refusal of the owner's token, not of the request. */
+const TOKEN_REFUSALS = new Set([7, 16]);
+
+export interface SharedStreamOptions {
+  /** Shared elements a catching-up member may hold before it stays on its own call instead. */
+  readonly catchUpBuffer: number;
+  readonly events: FanoutEvents;
+  /** Called once the stream has no member and no upstream left. */
+  readonly onClosed: () => void;
+}
+
+interface Buffered {
+  readonly text: string;
+  readonly offset: number;
+  readonly checkpoint: boolean;
+}
+
+/**
+ * Whether an element comes after what the member has: a later offset, or a checkpoint at the
+ * member's offset that it has not had (a checkpoint may carry the offset of the transaction
+ * before it, or the subscriber's `beginExclusive`).
+ */
+function after(member: Member, offset: number, checkpoint: boolean): boolean {
+  return offset > member.last || (offset === member.last && checkpoint && !member.lastCheckpoint);
+}
+
+/** One subscriber of a shared stream. */
+class Member {
+  mode: MemberMode = "shared";
+  /** The offset of the last element handed to the subscriber: it gets only elements after it. */
+  last: number;
+  /** The element at `last` was a checkpoint: another checkpoint at that offset is a duplicate. */
+  lastCheckpoint = false;
+  ready = true;
+  /** Shared elements held while catching up; undefined: not registered for a splice. */
+  buffer: Buffered[] | undefined;
+  /** The shared position when the buffer started: the own call splices once it reaches it. */
+  spliceAt = 0;
+  own: Subscription | undefined;
+  demand: Subscription | undefined;
+
+  constructor(
+    readonly request: MemberRequest,
+    readonly subscriber: Subscriber<string>,
+  ) {
+    this.last = request.share.begin;
+  }
+}
+
+/**
+ * One ledger stream for every subscriber of the same request (DESIGN.md, "Fan-out and scale").
+ *
+ * - The upstream (one gRPC call) runs on its owner's token from the first member's offset; each
+ *   element's text goes to every member in shared mode whose last offset is before it, the same
+ *   string to all (transcoded once).
+ * - A member behind the shared position catches up on its own call from its offset while it
+ *   buffers the shared elements (bounded); when its own call reaches the position the buffer
+ *   started at, the own call is cancelled and the buffer is replayed from after the member's last
+ *   offset: by offset, so no gap and no duplicate (a checkpoint at a transaction's offset is not
+ *   replayed twice: only offsets strictly after the last one go out). Past the bound it stays
+ *   on its own call and registers again when its socket is ready.
+ * - A member over its high-water mark is detached onto its own call from its last offset while
+ *   another member is ready; the upstream pauses only when no shared member is ready.
+ * - When the owner leaves, or the ledger refuses its token, the upstream is reopened from the
+ *   shared position on another member's token; the members see nothing of it.
+ */
+export class SharedStream {
+  readonly #options: SharedStreamOptions;
+  readonly #members = new Set<Member>();
+  readonly #demand = new BehaviorSubject<boolean>(true);
+  readonly #demand$ = this.#demand.pipe(distinctUntilChanged());
+  #endpoint = "";
+  #owner: Member | undefined;
+  #upstream: Subscription | undefined;
+  /** Offset of the last shared element (or the upstream's begin). */
+  #position = 0;
+  #closed = false;
+  #opened = false;
+
+  constructor(options: SharedStreamOptions) {
+    this.#options = options;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Members by mode, for tests and logs. */
+  members(): Record<MemberMode, number> {
+    const counts: Record<MemberMode, number> = { shared: 0, catching_up: 0, own: 0 };
+    for (const member of this.#members) counts[member.mode] += 1;
+    return counts;
+  }
+
+  /**
+   * Adds a subscriber; returns its teardown. `admitted`: the ledger admitted its token for this
+   * request, so it may read shared elements without a call of its own.
+   */
+  join(request: MemberRequest, subscriber: Subscriber<string>, admitted: boolean): () => void {
+    const member = new Member(request, subscriber);
+    this.#members.add(member);
+    if (this.#upstream === undefined) {
+      this.#endpoint = request.endpoint;
+      this.#setMode(member, "shared", undefined);
+      this.#position = request.share.begin;
+      this.#open(member);
+      this.#options.events.joined?.(request.endpoint, "direct");
+    } else if (admitted && request.share.begin >= this.#position) {
+      this.#setMode(member, "shared", undefined);
+      this.#options.events.joined?.(request.endpoint, "direct");
+      this.#rebalance();
+    } else {
+      this.#catchUp(member, "late_join", undefined);
+    }
+    member.demand = request.demand$.subscribe({
+      next: (ready) => this.#readiness(member, ready),
+      error: (error: unknown) => this.#fail(member, error),
+    });
+    return () => this.#leave(member);
+  }
+
+  #open(owner: Member): void {
+    if (this.#owner === undefined && this.#upstream === undefined && !this.#opened) {
+      this.#opened = true;
+      this.#options.events.upstreamOpened?.(this.#endpoint);
+    }
+    this.#owner = owner;
+    const { source, share, token } = owner.request;
+    this.#upstream = source.open(share.from(this.#position), token, this.#demand$).subscribe({
+      next: (text) => this.#shared(text),
+      error: (error: unknown) => this.#upstreamFailed(error),
+      complete: () => this.#upstreamCompleted(),
+    });
+  }
+
+  #shared(text: string): void {
+    const source = this.#owner?.request.source;
+    const offset = source?.offsetOf(text);
+    if (source === undefined || offset === undefined) return;
+    const checkpoint = source.isCheckpoint(text);
+    this.#position = offset;
+    for (const member of this.#members) {
+      if (member.mode === "shared") {
+        if (after(member, offset, checkpoint)) this.#deliver(member, text, offset, checkpoint);
+      } else if (member.buffer !== undefined) {
+        if (member.buffer.length >= this.#options.catchUpBuffer) {
+          // Too far behind to hold the difference: it stays on its own call for now.
+          member.buffer = undefined;
+          this.#setMode(member, "own", member.mode);
+          this.#updateDemand();
+        } else {
+          member.buffer.push({ text, offset, checkpoint });
+        }
+      }
+    }
+  }
+
+  #deliver(member: Member, text: string, offset: number, checkpoint: boolean): void {
+    member.last = offset;
+    member.lastCheckpoint = checkpoint;
+    member.subscriber.next(text);
+  }
+
+  /** Moves a member onto its own call from after its last offset, registered for a splice. */
+  #catchUp(member: Member, cause: "late_join" | "detach" | "rejoin", previous: MemberMode | undefined): void {
+    this.#setMode(member, "catching_up", previous);
+    this.#options.events.catchUp?.(member.request.endpoint, cause);
+    this.#register(member);
+    const { source, share, token, demand$ } = member.request;
+    // Assigned before subscribing: a splice during a synchronous first emission must find it.
+    const own = new Subscription();
+    member.own = own;
+    own.add(
+      source.open(share.from(member.last), token, demand$).subscribe({
+        next: (text) => this.#own(member, text),
+        error: (error: unknown) => this.#fail(member, error),
+        complete: () => this.#completeMember(member),
+      }),
+    );
+    this.#updateDemand();
+  }
+
+  #register(member: Member): void {
+    member.buffer = [];
+    member.spliceAt = this.#position;
+  }
+
+  #own(member: Member, text: string): void {
+    const { source } = member.request;
+    const offset = source.offsetOf(text);
+    if (offset === undefined) {
+      member.subscriber.next(text);
+      return;
+    }
+    this.#deliver(member, text, offset, source.isCheckpoint(text));
+    if (member.buffer !== undefined && offset >= member.spliceAt && !this.#closed) this.#splice(member);
+  }
+
+  /** The own call reached the shared stream: the buffered rest, then shared elements only. */
+  #splice(member: Member): void {
+    const buffer = member.buffer ?? [];
+    member.buffer = undefined;
+    member.own?.unsubscribe();
+    member.own = undefined;
+    for (const { text, offset, checkpoint } of buffer) {
+      if (after(member, offset, checkpoint)) this.#deliver(member, text, offset, checkpoint);
+    }
+    this.#setMode(member, "shared", member.mode);
+    this.#options.events.joined?.(member.request.endpoint, "splice");
+    this.#rebalance();
+  }
+
+  #readiness(member: Member, ready: boolean): void {
+    member.ready = ready;
+    if (this.#closed) return;
+    if (member.mode === "own" && ready) {
+      // On its own call and reading again: hold shared elements for a splice once more.
+      this.#register(member);
+      this.#setMode(member, "catching_up", "own");
+      this.#options.events.catchUp?.(member.request.endpoint, "rejoin");
+    }
+    this.#rebalance();
+  }
+
+  /**
+   * While a shared member is ready, the slow shared members are detached (the stream must not
+   * wait for them, nor push to them past their high-water mark); then the demand follows.
+   */
+  #rebalance(): void {
+    if (this.#someSharedReady()) {
+      for (const slow of this.#members) if (slow.mode === "shared" && !slow.ready) this.#detach(slow);
+    }
+    this.#updateDemand();
+  }
+
+  #someSharedReady(): boolean {
+    for (const member of this.#members) if (member.mode === "shared" && member.ready) return true;
+    return false;
+  }
+
+  #detach(member: Member): void {
+    this.#options.events.detached?.(member.request.endpoint);
+    this.#catchUp(member, "detach", member.mode);
+    // A slow reader would only fill a buffer it cannot splice from soon: it registers again
+    // when it is ready.
+    member.buffer = undefined;
+    this.#setMode(member, "own", member.mode);
+    this.#updateDemand();
+  }
+
+  /**
+   * The upstream flows while a shared member is ready; with shared members that are all slow it
+   * pauses (detaching them would serve nobody faster). With no shared member it flows for the
+   * catching-up members' splice buffers (bounded).
+   */
+  #updateDemand(): void {
+    if (this.#closed) return;
+    let shared = false;
+    let ready = false;
+    let buffering = false;
+    for (const member of this.#members) {
+      if (member.mode === "shared") {
+        shared = true;
+        if (member.ready) ready = true;
+      } else if (member.buffer !== undefined) {
+        buffering = true;
+      }
+    }
+    const demand = ready || (!shared && buffering);
+    if (this.#demand.value !== demand) this.#demand.next(demand);
+  }
+
+  #leave(member: Member): void {
+    if (!this.#members.delete(member)) return;
+    member.demand?.unsubscribe();
+    member.own?.unsubscribe();
+    this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
+    if (this.#closed) return;
+    if (member === this.#owner) this.#handover();
+    if (this.#members.size === 0) this.#close("last_member_left");
+    else this.#rebalance();
+  }
+
+  /** Reopens the upstream from the shared position on another member's token. */
+  #handover(): void {
+    this.#upstream?.unsubscribe();
+    this.#upstream = undefined;
+    this.#owner = undefined;
+    const next = this.#nextOwner();
+    if (next === undefined) return;
+    this.#options.events.handover?.(this.#endpoint);
+    this.#open(next);
+  }
+
+  #nextOwner(): Member | undefined {
+    let fallback: Member | undefined;
+    for (const member of this.#members) {
+      if (member.mode === "shared") return member;
+      fallback ??= member;
+    }
+    return fallback;
+  }
+
+  #upstreamFailed(error: unknown): void {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const owner = this.#owner;
+    if (
+      owner !== undefined &&
+      typeof code === "number" &&
+      TOKEN_REFUSALS.has(code) &&
+      this.#members.size > 1
+    ) {
+      // The ledger refused the owner's token (expired, rights revoked): that is the owner's error.
+      this.#upstream = undefined;
+      this.#fail(owner, error);
+      return;
+    }
+    this.#close("error");
+    for (const member of [...this.#members]) member.subscriber.error(error);
+  }
+
+  #upstreamCompleted(): void {
+    this.#close("completed");
+    for (const member of [...this.#members]) {
+      // Members on their own call finish it; the shared ones have everything.
+      if (member.mode === "shared") member.subscriber.complete();
+      else member.buffer = undefined;
+    }
+  }
+
+  /** One member's own error (its call, its demand, its token as owner): it alone ends. */
+  #fail(member: Member, error: unknown): void {
+    member.subscriber.error(error);
+    this.#leave(member);
+  }
+
+  #completeMember(member: Member): void {
+    member.subscriber.complete();
+    this.#leave(member);
+  }
+
+  #close(reason: "last_member_left" | "completed" | "error"): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#upstream?.unsubscribe();
+    this.#upstream = undefined;
+    this.#owner = undefined;
+    this.#demand.complete();
+    if (this.#opened) this.#options.events.upstreamClosed?.(this.#endpoint, reason);
+    this.#options.onClosed();
+  }
+
+  #setMode(member: Member, mode: MemberMode, previous: MemberMode | undefined): void {
+    member.mode = mode;
+    this.#options.events.memberMode?.(member.request.endpoint, mode, previous);
+  }
+}

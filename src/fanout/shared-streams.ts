@@ -1,0 +1,88 @@
+import { Observable } from "rxjs";
+import { SharedStream } from "./shared-stream.js";
+import type { FanoutEvents, MemberRequest } from "./subscription.js";
+
+export interface SharedStreamsOptions {
+  /**
+   * Shared elements a catching-up subscriber may hold while its own call reaches the shared
+   * stream; past it, it stays on its own call until its socket is ready again. Default 4096.
+   */
+  catchUpBuffer?: number;
+  events?: FanoutEvents;
+}
+
+/**
+ * The shared streams of one uWS app (one worker): one per distinct request key, created by its
+ * first subscriber and dropped with its last. Not a global: each app builds its own.
+ *
+ * @example
+ * const fanout = new SharedStreams({ events: metrics.fanoutEvents() });
+ * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })
+ *   .subscribe((text) => sink.element(text));
+ */
+export class SharedStreams {
+  readonly #streams = new Map<string, SharedStream>();
+  readonly #catchUpBuffer: number;
+  readonly #events: FanoutEvents;
+
+  constructor(options: SharedStreamsOptions = {}) {
+    this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
+    this.#events = options.events ?? {};
+  }
+
+  /** Distinct shared streams running. */
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** The stream of a key, for tests and introspection. */
+  stream(key: string): SharedStream | undefined {
+    return this.#streams.get(key);
+  }
+
+  /**
+   * One subscriber's elements, cold: subscribing joins the stream of its key (after its
+   * admission, when the request has one), unsubscribing leaves it. Errors with the ledger's
+   * error, its own call's or the shared call's.
+   */
+  open(request: MemberRequest): Observable<string> {
+    return new Observable<string>((subscriber) => {
+      let leave: (() => void) | undefined;
+      let gone = false;
+      const join = (admitted: boolean) => {
+        if (gone) return;
+        leave = this.#streamFor(request.share.key).join(request, subscriber, admitted);
+      };
+      const admit = request.share.admit;
+      // Only a stream someone already reads is worth a probe: the first subscriber opens it.
+      if (admit === undefined || !this.#streams.has(request.share.key)) join(false);
+      else
+        admit().then(
+          () => join(true),
+          (error: unknown) => {
+            if (!gone) subscriber.error(error);
+          },
+        );
+      return () => {
+        gone = true;
+        leave?.();
+      };
+    });
+  }
+
+  #streamFor(key: string): SharedStream {
+    let stream = this.#streams.get(key);
+    if (stream === undefined || stream.closed) {
+      const created = new SharedStream({
+        catchUpBuffer: this.#catchUpBuffer,
+        events: this.#events,
+        onClosed: () => {
+          if (this.#streams.get(key) === created) this.#streams.delete(key);
+        },
+      });
+      stream = created;
+      this.#streams.set(key, stream);
+    }
+    return stream;
+  }
+}

@@ -1,0 +1,82 @@
+import type { Observable } from "rxjs";
+
+/**
+ * What the fan-out needs of one subscriber's request, computed by the stream endpoint (which
+ * knows its request forms): the key that says which subscribers may share a stream, the
+ * subscriber's starting offset, and its request from any other offset.
+ */
+export interface ShareSpec {
+  /**
+   * Equal for requests whose elements are the same from any offset: the endpoint path (the
+   * element shape), and the normalized request minus `beginExclusive` (legacy forms rewritten
+   * first). Opaque here.
+   */
+  readonly key: string;
+  /** The subscriber's `beginExclusive` (0: the ledger's begin). */
+  readonly begin: number;
+  /** The subscriber's request, starting after `offset` instead of `begin`. */
+  from(offset: number): unknown;
+  /**
+   * Whether the ledger admits this subscriber's token for this request, asked before it joins a
+   * running stream without a call of its own (rejects with the ledger's error). Absent, the
+   * subscriber always starts on its own call and splices in once that call has delivered an
+   * element: the ledger then admitted it.
+   */
+  admit?(): Promise<void>;
+}
+
+/** How the fan-out opens a ledger stream (one gRPC call) for a request and a token. */
+export interface UpstreamSource {
+  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string>;
+  /** The element's offset; every element of a shareable stream has one. */
+  offsetOf(element: string): number | undefined;
+  /**
+   * Whether the element is an offset checkpoint, whose offset may equal the transaction's (or
+   * completion's) before it, or the subscriber's `beginExclusive`.
+   */
+  isCheckpoint(element: string): boolean;
+}
+
+/** One subscriber as the transport sees it. */
+export interface MemberRequest {
+  /** Label of the stream kind for metrics: the endpoint path template. */
+  readonly endpoint: string;
+  readonly share: ShareSpec;
+  readonly source: UpstreamSource;
+  /** The subscriber's own token: its own calls (catch-up) and, as owner, the shared call. */
+  readonly token: string | undefined;
+  /** The subscriber's readiness (its socket below its high-water mark). */
+  readonly demand$: Observable<boolean>;
+}
+
+/** How a subscriber came to be on its own call instead of the shared one. */
+export type CatchUpCause = "late_join" | "detach" | "rejoin";
+
+/** Why a shared upstream ended. */
+export type UpstreamCloseReason = "last_member_left" | "completed" | "error";
+
+/** Members by what they read from. */
+export type MemberMode = "shared" | "catching_up" | "own";
+
+export const MEMBER_MODES: readonly MemberMode[] = ["shared", "catching_up", "own"];
+export const CATCH_UP_CAUSES: readonly CatchUpCause[] = ["late_join", "detach", "rejoin"];
+export const UPSTREAM_CLOSE_REASONS: readonly UpstreamCloseReason[] = [
+  "last_member_left",
+  "completed",
+  "error",
+];
+
+/** The fan-out's events, for metrics (src/metrics wires them; the fan-out knows no registry). */
+export interface FanoutEvents {
+  upstreamOpened?(endpoint: string): void;
+  upstreamClosed?(endpoint: string, reason: UpstreamCloseReason): void;
+  /** The upstream was reopened on another member's token (its owner left or was refused). */
+  handover?(endpoint: string): void;
+  /** A member entered `mode` (undefined: it left), from `previous` (undefined: it arrived). */
+  memberMode?(endpoint: string, mode: MemberMode | undefined, previous: MemberMode | undefined): void;
+  /** A member joined the shared stream: at once, or by splicing in after catching up. */
+  joined?(endpoint: string, how: "direct" | "splice"): void;
+  catchUp?(endpoint: string, cause: CatchUpCause): void;
+  /** A member over its high-water mark was moved onto its own call. */
+  detached?(endpoint: string): void;
+}

@@ -1,0 +1,164 @@
+import type { Socket } from "node:net";
+import { pino } from "pino";
+import WebSocket from "ws";
+import { loadConfig } from "../../src/config/load-config.js";
+import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
+import { tokenFor } from "../support/tokens.js";
+
+/** Gateway + sandbox on ephemeral ports, with the sandbox at hand (its call counter). */
+export interface FanoutStack {
+  url: string;
+  sandbox: RunningSandbox;
+  gateway: RunningGateway;
+  party: string;
+  /** A token that may act as `party` (extra claims make distinct tokens of the same user). */
+  token(extra?: Record<string, unknown>): string;
+  ledgerEnd(): Promise<number>;
+  /** Creates `Bench:Tick` contracts with these sequence numbers, one transaction each. */
+  ticks(seqs: number[]): Promise<void>;
+  metric(name: string, labels: Record<string, string>): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startFanoutStack(
+  args: string[] = [],
+  preload?: { ticks: number; payloadBytes?: number },
+): Promise<FanoutStack> {
+  const sandbox = await startSandbox({
+    port: 0,
+    preload: { ticks: preload?.ticks ?? 0, payloadBytes: preload?.payloadBytes ?? 64, party: "fan" },
+  });
+  const config = loadConfig({ argv: ["--port", "0", ...args], env: {} });
+  const gateway = await startGateway(
+    config,
+    { host: "127.0.0.1", port: sandbox.port },
+    pino({ level: "silent" }),
+  );
+  const url = `http://127.0.0.1:${gateway.port}`;
+  const party = sandbox.preloaded?.party ?? "";
+  const token = (extra: Record<string, unknown> = {}) => tokenFor(`actAs-${party}`, extra);
+  const request = (path: string, init: RequestInit = {}) =>
+    fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token()}` } });
+  return {
+    url,
+    sandbox,
+    gateway,
+    party,
+    token,
+    async ledgerEnd() {
+      return ((await (await request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
+    },
+    async ticks(seqs) {
+      for (const seq of seqs) {
+        const res = await request("/v2/commands/submit-and-wait", {
+          method: "POST",
+          body: JSON.stringify({
+            commandId: `tick-${seq}-${Math.random()}`,
+            actAs: [party],
+            commands: [
+              {
+                CreateCommand: {
+                  templateId: "#gateway-samples:Bench:Tick",
+                  createArguments: { owner: party, seq: String(seq), payload: "live" },
+                },
+              },
+            ],
+          }),
+        });
+        if (res.status !== 200) throw new Error(`tick ${seq}: ${res.status} ${await res.text()}`);
+      }
+    },
+    async metric(name, labels) {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+      for (const line of text.split("\n")) {
+        if (!line.startsWith(`${name}{`)) continue;
+        const set = line.slice(name.length + 1, line.indexOf("}"));
+        if (wanted.every((w) => set.split(",").includes(w))) return Number(line.slice(line.indexOf("}") + 2));
+      }
+      return 0;
+    },
+    async stop() {
+      await gateway.stop(500);
+      await sandbox.stop();
+    },
+  };
+}
+
+/** The ACS-delta update request of the stack's party from an offset. */
+export function updatesFrom(party: string, beginExclusive: number): unknown {
+  return {
+    beginExclusive,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [party]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  };
+}
+
+/** One WebSocket subscriber that records tick sequence numbers and offsets. */
+export class Subscriber {
+  readonly seqs: number[] = [];
+  readonly offsets: number[] = [];
+  readonly socket: WebSocket;
+  readonly closed: Promise<number>;
+  #waiters: { count: number; resolve: () => void }[] = [];
+  /** Pause the TCP socket for `pauseMs` after every `burst` frames (a slow reader); 0: never. */
+  pauseMs = 0;
+  burst = 10;
+
+  constructor(stack: FanoutStack, request: unknown, token = stack.token(), path = "/v2/updates") {
+    this.socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}${path}`, [
+      "daml.ws.auth",
+      `jwt.token.${token}`,
+    ]);
+    this.socket.on("open", () => this.socket.send(JSON.stringify(request)));
+    this.socket.on("message", (data: Buffer) => this.#frame(JSON.parse(data.toString("utf8"))));
+    this.closed = new Promise((resolve) => this.socket.on("close", (code) => resolve(code)));
+  }
+
+  #frame(frame: {
+    update?: Record<
+      string,
+      { value: { offset: number; events?: { CreatedEvent: { createArgument: { seq: string } } }[] } }
+    >;
+  }) {
+    const tx = frame.update?.Transaction?.value;
+    if (tx === undefined) return;
+    this.offsets.push(tx.offset);
+    this.seqs.push(Number(tx.events?.[0]?.CreatedEvent.createArgument.seq));
+    for (const waiter of [...this.#waiters]) {
+      if (this.seqs.length >= waiter.count) {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+    if (this.pauseMs > 0 && this.seqs.length % this.burst === 0) {
+      const tcp = (this.socket as unknown as { _socket: Socket })._socket;
+      tcp.pause();
+      setTimeout(() => tcp.resume(), this.pauseMs);
+    }
+  }
+
+  /** Resolves once `count` transactions arrived. */
+  received(count: number): Promise<void> {
+    if (this.seqs.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ count, resolve }));
+  }
+
+  close(): Promise<number> {
+    this.socket.close(1000);
+    return this.closed;
+  }
+}
+
+/** Polls until `check` holds (no timing asserted: the test's own timeout bounds it). */
+export async function until(check: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 20));
+}
+
+export const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);

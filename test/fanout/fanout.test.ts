@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type FanoutStack, range, Subscriber, startFanoutStack, until, updatesFrom } from "./fanout-stack.js";
+
+const UPDATES = "/v2/updates";
+const GET_UPDATES = "UpdateService/GetUpdates";
+
+describe("shared update streams over real sockets", () => {
+  let stack: FanoutStack;
+  let seq = 0;
+  /** Creates `n` new ticks; returns their sequence numbers. */
+  const more = async (n: number) => {
+    const seqs = range(seq + 1, seq + n);
+    seq += n;
+    await stack.ticks(seqs);
+    return seqs;
+  };
+  const joined = (how: string) =>
+    stack.metric("ledger_gateway_fanout_joins_total", { endpoint: UPDATES, how });
+
+  before(async () => {
+    stack = await startFanoutStack([], { ticks: 0 });
+  });
+  after(() => stack.stop());
+
+  it("serves 100 subscribers of one request from exactly one ledger call, every element in order", async () => {
+    const end = await stack.ledgerEnd();
+    const startedBefore = stack.sandbox.calls.started(GET_UPDATES);
+    const directBefore = await joined("direct");
+    const subscribers = Array.from(
+      { length: 100 },
+      () => new Subscriber(stack, updatesFrom(stack.party, end)),
+    );
+    await until(async () => (await joined("direct")) - directBefore === 100);
+    const seqs = await more(30);
+    await Promise.all(subscribers.map((s) => s.received(30)));
+
+    for (const s of subscribers) assert.deepEqual(s.seqs, seqs);
+    // One open-ended call; the 99 others are each subscriber's empty-range admission probe,
+    // which ends at once with no element.
+    assert.equal(stack.sandbox.calls.open(GET_UPDATES), 1);
+    assert.equal(stack.sandbox.calls.started(GET_UPDATES) - startedBefore, 1 + 99);
+    assert.equal(await stack.metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES }), 1);
+    assert.equal(
+      await stack.metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" }),
+      100,
+    );
+
+    await Promise.all(subscribers.map((s) => s.close()));
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+    assert.equal(await stack.metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES }), 0);
+    assert.equal(
+      await stack.metric("ledger_gateway_fanout_upstream_closes_total", {
+        endpoint: UPDATES,
+        reason: "last_member_left",
+      }),
+      1,
+    );
+  });
+
+  it("lets a late joiner catch up on its own call and splice in by offset: no gap, no duplicate", async () => {
+    const end = await stack.ledgerEnd();
+    const first = new Subscriber(stack, updatesFrom(stack.party, end));
+    await until(async () => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    const early = await more(15);
+    await first.received(15);
+
+    const splicesBefore = await joined("splice");
+    const late = new Subscriber(stack, updatesFrom(stack.party, end));
+    // New elements while the late joiner is still behind: they wait in its splice buffer.
+    const during = await more(10);
+    await until(async () => (await joined("splice")) - splicesBefore === 1);
+    const after = await more(10);
+    await Promise.all([first.received(35), late.received(35)]);
+
+    const all = [...early, ...during, ...after];
+    assert.deepEqual(late.seqs, all);
+    assert.deepEqual(first.seqs, all);
+    assert.deepEqual(late.offsets, first.offsets);
+    assert.equal(new Set(late.offsets).size, late.offsets.length);
+    assert.ok(
+      (await stack.metric("ledger_gateway_fanout_catch_ups_total", {
+        endpoint: UPDATES,
+        cause: "late_join",
+      })) >= 1,
+    );
+    // Spliced: its own call is gone, one call serves both.
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    await Promise.all([first.close(), late.close()]);
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+  });
+
+  it("hands the call over to another member's token when its owner leaves, without a gap", async () => {
+    const end = await stack.ledgerEnd();
+    const owner = new Subscriber(stack, updatesFrom(stack.party, end), stack.token({ who: "owner" }));
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    const other = new Subscriber(stack, updatesFrom(stack.party, end), stack.token({ who: "other" }));
+    const directBefore = await joined("direct");
+    await until(
+      async () => (await joined("direct")) > directBefore - 1 && stack.sandbox.calls.open(GET_UPDATES) === 1,
+    );
+    await until(
+      async () =>
+        (await stack.metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" })) ===
+        2,
+    );
+    const handoversBefore = await stack.metric("ledger_gateway_fanout_handovers_total", {
+      endpoint: UPDATES,
+    });
+    const before = await more(5);
+    await Promise.all([owner.received(5), other.received(5)]);
+
+    await owner.close();
+    await until(
+      async () =>
+        (await stack.metric("ledger_gateway_fanout_handovers_total", { endpoint: UPDATES })) ===
+        handoversBefore + 1,
+    );
+    const afterLeave = await more(5);
+    await other.received(10);
+
+    assert.deepEqual(owner.seqs, before);
+    assert.deepEqual(other.seqs, [...before, ...afterLeave]);
+    assert.equal(new Set(other.offsets).size, 10);
+    assert.equal(stack.sandbox.calls.open(GET_UPDATES), 1);
+    await other.close();
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+  });
+});
+
+describe("a slow subscriber of a shared stream", () => {
+  const TICKS = 600;
+  let stack: FanoutStack;
+
+  before(async () => {
+    stack = await startFanoutStack(
+      [
+        "--websocket-config.high-water-mark",
+        String(64 * 1024),
+        "--websocket-config.low-water-mark",
+        String(16 * 1024),
+      ],
+      { ticks: TICKS, payloadBytes: 8 * 1024 },
+    );
+  });
+  after(() => stack.stop());
+
+  it("is detached onto its own call, still gets everything, and the others get everything", async () => {
+    const begin = (stack.sandbox.preloaded?.firstOffset ?? 1) - 1;
+    const detachesBefore = await stack.metric("ledger_gateway_fanout_detaches_total", { endpoint: UPDATES });
+    // The slow reader opens the shared call (alone, it holds it back: the call pauses), then
+    // fast readers join, catch up and splice in; from then on the slow one is in their way.
+    const slow = new Subscriber(stack, updatesFrom(stack.party, begin));
+    slow.pauseMs = 40;
+    slow.burst = 5;
+    await slow.received(20);
+    const fast = range(1, 3).map(() => new Subscriber(stack, updatesFrom(stack.party, begin)));
+    await Promise.all([...fast, slow].map((s) => s.received(TICKS)));
+
+    const all = range(1, TICKS);
+    for (const s of fast) assert.deepEqual(s.seqs, all);
+    assert.deepEqual(slow.seqs, all);
+    assert.equal(new Set(slow.offsets).size, TICKS);
+    assert.ok(
+      (await stack.metric("ledger_gateway_fanout_detaches_total", { endpoint: UPDATES })) > detachesBefore,
+      "the slow subscriber was detached",
+    );
+    await Promise.all([...fast, slow].map((s) => s.close()));
+  });
+});
