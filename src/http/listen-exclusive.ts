@@ -43,8 +43,15 @@ function hostPort(address: string, port: number): string {
  * Resolves once the probe is released; the fd is closed synchronously by `close()`, so a
  * caller that listens in the same tick leaves no other process a moment to slip in.
  */
-export function probeAddress(address: string, port: number): Promise<void> {
-  if (port === 0) return Promise.resolve();
+export async function probeAddress(address: string, port: number): Promise<void> {
+  if (port !== 0) await bindProbe(address, port);
+}
+
+/**
+ * Binds the address with node:net (no SO_REUSEPORT) and lets it go at once; resolves with the
+ * port bound (the kernel's pick for 0), rejects with the kernel's reason as a ListenError.
+ */
+function bindProbe(address: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (error: NodeJS.ErrnoException) => {
@@ -52,11 +59,15 @@ export function probeAddress(address: string, port: number): Promise<void> {
       reject(new ListenError(address, port, (code && REASONS[code]) ?? error.message, code));
     });
     probe.listen({ host: address, port }, () => {
+      const bound = (probe.address() as { port: number }).port;
       probe.close();
-      resolve();
+      resolve(bound);
     });
   });
 }
+
+const takenWhileStarting = (address: string, port: number) =>
+  new ListenError(address, port, "address already in use (taken while the gateway started)");
 
 /**
  * Listens the uWS app on the address alone: the probe first (for the kernel's reason when it is
@@ -72,8 +83,7 @@ export async function listenExclusive(
 ): Promise<uWS.us_listen_socket> {
   await probeAddress(address, port);
   const socket = await listenWith(app, address, port, LIBUS_LISTEN_EXCLUSIVE_PORT);
-  if (!socket)
-    throw new ListenError(address, port, "address already in use (taken while the gateway started)");
+  if (!socket) throw takenWhileStarting(address, port);
   return socket;
 }
 
@@ -103,8 +113,7 @@ export async function listenShared(
   port: number,
 ): Promise<uWS.us_listen_socket> {
   const socket = await listenWith(app, address, port, 0);
-  if (!socket)
-    throw new ListenError(address, port, "address already in use (taken while the gateway started)");
+  if (!socket) throw takenWhileStarting(address, port);
   return socket;
 }
 
@@ -126,36 +135,22 @@ export interface HeldPort {
  * Port 0 is picked by the probe and then named: Linux never lets a second socket join a port
  * it picked itself, SO_REUSEPORT or not.
  */
-export function holdPort(address: string, port: number): Promise<HeldPort> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", (error: NodeJS.ErrnoException) => {
-      const code = error.code;
-      reject(new ListenError(address, port, (code && REASONS[code]) ?? error.message, code));
-    });
-    probe.listen({ host: address, port }, () => {
-      const picked = (probe.address() as { port: number }).port;
-      probe.close();
-      const app = uWS.App().any("/*", (res) => {
-        res.writeStatus("503 Service Unavailable").end("starting");
-      });
-      // Synchronous in uWS: the callback runs before listenWith returns its promise.
-      void listenWith(app, address, picked, 0).then((socket) => {
-        if (!socket) {
-          app.close();
-          reject(
-            new ListenError(address, picked, "address already in use (taken while the gateway started)"),
-          );
-          return;
-        }
-        resolve({
-          port: picked,
-          release() {
-            uWS.us_listen_socket_close(socket);
-            app.close();
-          },
-        });
-      });
-    });
+export async function holdPort(address: string, port: number): Promise<HeldPort> {
+  const picked = await bindProbe(address, port);
+  // Continues in the probe's own turn (a microtask): the placeholder listens before any I/O.
+  const app = uWS.App().any("/*", (res) => {
+    res.writeStatus("503 Service Unavailable").end("starting");
   });
+  const socket = await listenWith(app, address, picked, 0);
+  if (!socket) {
+    app.close();
+    throw takenWhileStarting(address, picked);
+  }
+  return {
+    port: picked,
+    release() {
+      uWS.us_listen_socket_close(socket);
+      app.close();
+    },
+  };
 }
