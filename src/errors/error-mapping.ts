@@ -35,39 +35,40 @@ const CANTON_MESSAGE = /^[A-Z0-9_]+\(\d+,[^)]*\): ([\s\S]*)$/;
 const REDACTED_MESSAGE =
   /^An error occurred\. Please contact the operator and inquire about the request (.+) with tid (.+)$/;
 
+/** An error without Canton's category (redacted, or from another server): the gRPC status only. */
+function uncategorized(
+  error: ServiceError,
+  code: string,
+  cause: string,
+  ids: { correlationId: string | null; traceId: string | null } = { correlationId: null, traceId: null },
+): JsCantonError {
+  return {
+    code,
+    cause,
+    ...ids,
+    context: {},
+    resources: [],
+    errorCategory: -1,
+    grpcCodeValue: error.code,
+    retryInfo: null,
+    definiteAnswer: null,
+  };
+}
+
 export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
   const redacted = REDACTED_MESSAGE.exec(error.details ?? "");
   if (redacted) {
     const present = (id: string | undefined) => (id === undefined || /^<no-/.test(id) ? null : id);
-    return {
-      code: "NA",
-      cause: "A security-sensitive error has been received",
+    return uncategorized(error, "NA", "A security-sensitive error has been received", {
       correlationId: present(redacted[1]),
       traceId: present(redacted[2]),
-      context: {},
-      resources: [],
-      errorCategory: -1,
-      grpcCodeValue: error.code,
-      retryInfo: null,
-      definiteAnswer: null,
-    };
+    });
   }
   const details = decodeStatusDetails(error.metadata);
   const errorInfo = details?.errorInfos.length === 1 ? details.errorInfos[0] : undefined;
   if (!details || !errorInfo) {
     // Not a Canton-style error (another server, a transport failure): keep what gRPC says.
-    return {
-      code: GrpcStatus[error.code] ?? "UNKNOWN",
-      cause: error.details || error.message,
-      correlationId: null,
-      traceId: null,
-      context: {},
-      resources: [],
-      errorCategory: -1,
-      grpcCodeValue: error.code,
-      retryInfo: null,
-      definiteAnswer: null,
-    };
+    return uncategorized(error, GrpcStatus[error.code] ?? "UNKNOWN", error.details || error.message);
   }
   const metadata = errorInfo.metadata;
   const categoryId = Number(metadata.category);
