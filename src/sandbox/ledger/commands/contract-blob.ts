@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { JsonValue, TypeConName } from "../../../lf/index.js";
-import type { JsonRecord } from "../../models/template-model.js";
+import type { JsonValue } from "../../../lf/index.js";
+import type { StoredContract } from "../ledger-records.js";
 
 /**
  * The sandbox's `createdEventBlob`: an opaque, self-contained description of a contract that a
@@ -11,16 +11,14 @@ import type { JsonRecord } from "../../models/template-model.js";
  *
  * Layout: magic `SBX1` | 32-byte HMAC-SHA256 | UTF-8 JSON of `BlobContents`.
  */
-export interface BlobContents {
-  readonly templateId: TypeConName;
-  readonly contractId: string;
-  readonly packageName: string;
-  readonly argument: JsonRecord;
-  readonly signatories: readonly string[];
-  readonly observers: readonly string[];
+/** The contract's own fields, with its key as JSON and its creation time as ISO text. */
+export type BlobContents = Pick<
+  StoredContract,
+  "templateId" | "contractId" | "packageName" | "argument" | "signatories" | "observers"
+> & {
   readonly key: JsonValue | undefined;
   readonly createdAt: string;
-}
+};
 
 const MAGIC = Buffer.from("SBX1");
 const MAC_LENGTH = 32;
