@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import { Registry } from "prom-client";
 import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
+import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
 
 interface Panel {
   type: string;
@@ -14,10 +16,17 @@ const dashboard = JSON.parse(readFileSync("grafana/dashboards/ledger-json-gatewa
 };
 const HISTOGRAM_SUFFIX = /_(bucket|count|sum)$/;
 
-/** Metric families the gateway exposes, as Prometheus will see them. */
+const typed = (text: string) => [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string);
+
+/**
+ * Metric families the gateway exposes, as Prometheus will see them: with one thread, and with
+ * several (server.workers > 1 adds the per-worker series).
+ */
 async function exposedFamilies(): Promise<Set<string>> {
   const { text } = await new GatewayMetrics().exposition();
-  return new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string));
+  const worker = await new GatewayMetrics({ processMetrics: false }).registry.getMetricsAsJSON();
+  const workers = await mergedWorkerExposition([worker, worker], new Registry());
+  return new Set([...typed(text), ...typed(workers.text)]);
 }
 
 describe("Grafana dashboard", () => {

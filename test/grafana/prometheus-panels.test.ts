@@ -21,7 +21,10 @@ import { debianBinary, freePort } from "../deploy/debian-package.js";
  * The dashboard on a real Prometheus (Debian's): a gateway in front of a preloaded sandbox
  * serves a short load (HTTP successes and errors, list twins, WebSocket streams read to their
  * end, closed early, and read by a slow consumer that makes the gateway pause its ledger
- * call), Prometheus scrapes it every second, and every PromQL expression of every panel is
+ * call, identical open-ended subscriptions that share one ledger call: late joiners that
+ * catch up and splice in, a slow one detached, the owner's leave handed over), a second
+ * gateway with two worker threads serves requests for the per-worker series, Prometheus
+ * scrapes both every second, and every PromQL expression of every panel is
  * evaluated through Prometheus' HTTP API: each must return data, i.e. at least one series
  * with a finite value, and a rate panel a non-zero one (the load moved every counter). Grafana's variables become what Grafana would send: `$job` the job
  * name, `$__rate_interval` a window that covers the load.
@@ -59,6 +62,7 @@ describe("Grafana dashboard on Prometheus", {
 }, () => {
   let sandbox: RunningSandbox;
   let gateway: Running;
+  let workers: Running;
   let prom: ChildProcess;
   let promUrl: string;
   let dir: string;
@@ -73,6 +77,11 @@ describe("Grafana dashboard on Prometheus", {
       "--websocket-config.low-water-mark",
       "4096",
     ]);
+    // server.workers 2: the per-worker series exist only then. The fan-out runs on the first
+    // gateway (one thread), where identical subscriptions certainly meet in one registry. It
+    // starts after the first gateway's load (running beside it, it made the slow consumer's
+    // socket close with 1006), on a port known to Prometheus up front.
+    const workersPort = await freePort();
     const promPort = await freePort();
     promUrl = `http://127.0.0.1:${promPort}`;
     writeFileSync(
@@ -82,7 +91,7 @@ describe("Grafana dashboard on Prometheus", {
         "scrape_configs:",
         `  - job_name: ${JOB}`,
         "    metrics_path: /metrics",
-        `    static_configs: [{ targets: ["127.0.0.1:${gateway.port}"] }]`,
+        `    static_configs: [{ targets: ["127.0.0.1:${gateway.port}", "127.0.0.1:${workersPort}"] }]`,
       ].join("\n"),
     );
     prom = spawn(
@@ -98,8 +107,14 @@ describe("Grafana dashboard on Prometheus", {
     prom.stderr?.resume();
     await until(async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200);
     // The load starts once the gateway has been scraped, so that every series has a sample before it.
-    await until(async () => (await query(`up{job="${JOB}"}`))[0]?.value[1] === "1");
+    await until(
+      async () => (await query(`up{job="${JOB}",instance="127.0.0.1:${gateway.port}"}`))[0]?.value[1] === "1",
+    );
     await load(gateway.port, sandbox);
+    workers = await startGatewayProcess(sandbox.port, ["--port", String(workersPort)], { workers: 2 });
+    assert.equal(workers.port, workersPort);
+    await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2");
+    await workerLoad(workers.port, sandbox);
     // A few scrapes after the load, so every counter's last step is in.
     await sleep(3000);
   });
@@ -112,6 +127,7 @@ describe("Grafana dashboard on Prometheus", {
       }
     }
     await gateway?.stop();
+    await workers?.stop();
     await sandbox?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -127,9 +143,10 @@ describe("Grafana dashboard on Prometheus", {
     return body.data?.result ?? [];
   }
 
-  it("scrapes the gateway (target up)", async () => {
+  it("scrapes the gateways (targets up)", async () => {
     const up = await query(`up{job="${JOB}"}`);
-    assert.equal(up[0]?.value[1], "1", JSON.stringify(up));
+    assert.equal(up.length, 2, JSON.stringify(up));
+    for (const target of up) assert.equal(target.value[1], "1", JSON.stringify(up));
   });
 
   const queries = panelQueries(dashboard.panels);
@@ -222,6 +239,106 @@ async function load(port: number, sandbox: RunningSandbox): Promise<void> {
     await readStream(`ws://127.0.0.1:${port}/v2/updates`, token, updates(sandbox.lastOffset), { slow: true }),
     1000,
   );
+  await fanoutLoad(port, token, sandbox);
+}
+
+/**
+ * Identical open-ended subscriptions of `/v2/updates` (no endInclusive: they share one ledger
+ * call): a slow reader opens the shared call from the start of the ledger, two fast readers join
+ * late (own catch-up calls, then a splice), the slow one is detached onto its own call; it owns
+ * the shared call, so its leave hands the call over; the last leave closes it.
+ */
+async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox): Promise<void> {
+  const url = `ws://127.0.0.1:${port}/v2/updates`;
+  const request = {
+    beginExclusive: 0,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  };
+  const fanout = (name: string) => gatewayMetric(port, `ledger_gateway_fanout_${name}`);
+  const slow = new OpenStream(url, token, request, { pauseMs: 40, burst: 5 });
+  await slow.received(20);
+  const fast = [new OpenStream(url, token, request), new OpenStream(url, token, request)];
+  await Promise.all(fast.map((s) => s.received(sandbox.lastOffset / 2)));
+  await until(async () => (await fanout("detaches_total")) > 0);
+  await slow.close();
+  await until(async () => (await fanout("handovers_total")) > 0);
+  await Promise.all(fast.map((s) => s.close()));
+  await until(async () => (await fanout("upstreams")) === 0);
+  assert.ok((await fanout("joins_total")) >= 3, "three joins");
+  assert.ok((await fanout("catch_ups_total")) >= 3, "two late joins and a detach");
+}
+
+/** HTTP requests to the gateway with two workers, for the per-worker series. */
+async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> {
+  const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 600 });
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`http://127.0.0.1:${port}/v2/version`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+  }
+}
+
+/** The sum of a metric's series on a gateway's own /metrics. */
+async function gatewayMetric(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+}
+
+/** An open-ended WebSocket stream that counts its transactions until closed. */
+class OpenStream {
+  readonly #socket: WebSocket;
+  readonly #closed: Promise<number>;
+  #transactions = 0;
+  #waiters: { count: number; resolve: () => void }[] = [];
+
+  constructor(url: string, token: string, request: unknown, slow?: { pauseMs: number; burst: number }) {
+    this.#socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
+    this.#socket.on("open", () => this.#socket.send(JSON.stringify(request)));
+    this.#closed = new Promise((resolve) => this.#socket.on("close", (code) => resolve(code)));
+    this.#socket.on("error", () => undefined);
+    this.#socket.on("message", (data: Buffer) => {
+      const frame = JSON.parse(data.toString("utf8")) as { update?: { Transaction?: unknown } };
+      if (frame.update?.Transaction === undefined) return;
+      this.#transactions++;
+      this.#waiters = this.#waiters.filter((waiter) => {
+        if (this.#transactions < waiter.count) return true;
+        waiter.resolve();
+        return false;
+      });
+      // A slow reader: its socket stops now and then, so the gateway's buffer for it fills up.
+      if (slow && this.#transactions % slow.burst === 0) {
+        const tcp = (this.#socket as unknown as { _socket: Socket })._socket;
+        tcp.pause();
+        setTimeout(() => tcp.resume(), slow.pauseMs);
+      }
+    });
+  }
+
+  /** Resolves once `count` transactions arrived; rejects if the stream closes before. */
+  received(count: number): Promise<void> {
+    if (this.#transactions >= count) return Promise.resolve();
+    return Promise.race([
+      new Promise<void>((resolve) => this.#waiters.push({ count, resolve })),
+      this.#closed.then((code) => {
+        throw new Error(`closed with ${code} after ${this.#transactions} transactions`);
+      }),
+    ]);
+  }
+
+  close(): Promise<number> {
+    this.#socket.close(1000);
+    return this.#closed;
+  }
 }
 
 /** Reads a WebSocket stream; resolves with the close code. */
