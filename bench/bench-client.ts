@@ -2,9 +2,10 @@
  * The bench's load client, a process of its own so that its CPU is never the gateway's
  * (bench/lib/bench-client-process.ts starts it). One JSON command line on stdin per job, one
  * JSON line on stdout per step:
- *   {"kind":"subscribe","url","token","request","n"}  opens n WebSockets, says {"ready"}; on
- *       "go" sends the one request on all of them and, once all closed, reports deliveries
- *       and first/last offsets
+ *   {"kind":"subscribe","url","token","request","n","until"?}  opens n WebSockets, says
+ *       {"ready"}; on "go" sends the one request on all of them and, once all closed, reports
+ *       deliveries and first/last offsets. With `until` (an open-ended request) each socket
+ *       closes itself with 1000 once a frame names that offset
  *   {"kind":"idle","url","token","n"}  opens n WebSockets and sends nothing: {"ready"}; on
  *       "close" closes them: {"closed"}
  *   {"kind":"http","url","token","body","concurrency","seconds"}  POSTs the body back to back
@@ -14,7 +15,7 @@ import { createInterface } from "node:readline";
 import WebSocket from "ws";
 
 type Job =
-  | { kind: "subscribe"; url: string; token: string; request: unknown; n: number }
+  | { kind: "subscribe"; url: string; token: string; request: unknown; n: number; until?: number }
   | { kind: "idle"; url: string; token: string; n: number }
   | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number };
 
@@ -53,6 +54,9 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
   say({ ready: sockets.length });
   await nextLine();
   const frame = JSON.stringify(job.request);
+  // The frame at `until`: a transaction's or checkpoint's offset field, the digits ending there.
+  const untilNeedles =
+    job.until === undefined ? [] : [`"offset":${job.until},`, `"offset":${job.until}}`];
   let deliveries = 0;
   let errors = 0;
   const firsts: (number | undefined)[] = [];
@@ -70,6 +74,7 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
             if (first === undefined) first = text;
             last = text;
             deliveries++;
+            if (untilNeedles.some((needle) => text.includes(needle))) socket.close(1000);
           });
           socket.once("close", (code) => {
             if (code !== 1000) errors++;

@@ -36,9 +36,10 @@ export interface FanoutPoint {
   lastOffsets: number[];
 }
 
-const updatesRequest = (party: string, begin: number, end: number) => ({
+/** Updates after `begin`, to `end` when given; without it the stream is open-ended (shared). */
+const updatesRequest = (party: string, begin: number, end: number | undefined) => ({
   beginExclusive: begin,
-  endInclusive: end,
+  ...(end !== undefined && { endInclusive: end }),
   updateFormat: {
     includeTransactions: {
       eventFormat: {
@@ -91,13 +92,16 @@ export async function fanoutPoint(
   subscribers: number,
   elements: number,
 ): Promise<FanoutPoint> {
-  const request = updatesRequest(party, lastOffset - elements, lastOffset);
+  // Open-ended, as live subscribers ask (a bounded range is never shared): each client closes
+  // its socket with 1000 once it has the element at `lastOffset`, the ledger's end.
+  const request = updatesRequest(party, lastOffset - elements, undefined);
   client.send({
     kind: "subscribe",
     url: `ws://127.0.0.1:${gateway.port}/v2/updates`,
     token: gateway.token,
     request,
     n: subscribers,
+    until: lastOffset,
   });
   await client.next<{ ready: number }>();
   const countsBefore = upstreamCounts(await gateway.metrics());

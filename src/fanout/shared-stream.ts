@@ -10,10 +10,28 @@ export interface SharedStreamOptions {
   readonly events: FanoutEvents;
   /** Called once the stream has no member and no upstream left. */
   readonly onClosed: () => void;
+  /** Where the stream puts each shared element's bytes while it hands the element to a member. */
+  readonly delivering: DeliverySlot;
+}
+
+/**
+ * The UTF-8 bytes of the shared element being handed to a member right now, so that the member's
+ * socket sends the Buffer the stream encoded once instead of encoding the text again (see
+ * SharedStreams.bytesOf). Set around each synchronous `next`; the text is the key, so a stale or
+ * foreign lookup can only miss, never return another element's bytes.
+ */
+export class DeliverySlot {
+  text: string | undefined;
+  bytes: Uint8Array | undefined;
+
+  bytesOf(text: string): Uint8Array | undefined {
+    return text === this.text ? this.bytes : undefined;
+  }
 }
 
 interface Buffered {
   readonly text: string;
+  readonly bytes: Uint8Array;
   readonly offset: number;
   readonly checkpoint: boolean;
 }
@@ -54,8 +72,9 @@ class Member {
  * One ledger stream for every subscriber of the same request (DESIGN.md, "Fan-out and scale").
  *
  * - The upstream (one gRPC call) runs on its owner's token from the first member's offset; each
- *   element's text goes to every member in shared mode whose last offset is before it, the same
- *   string to all (transcoded once).
+ *   element's text is parsed (offset, checkpoint) and encoded to UTF-8 once, and goes to every
+ *   member in shared mode whose last offset is before it: the same string to all (transcoded
+ *   once), its one Buffer in the delivery slot, which their sockets send (encoded once).
  * - A member behind the shared position catches up on its own call from its offset while it
  *   buffers the shared elements (bounded); when its own call reaches the position the buffer
  *   started at, the own call is cancelled and the buffer is replayed from after the member's last
@@ -141,10 +160,11 @@ export class SharedStream {
     const offset = source?.offsetOf(text);
     if (source === undefined || offset === undefined) return;
     const checkpoint = source.isCheckpoint(text);
+    const bytes = Buffer.from(text, "utf8");
     this.#position = offset;
     for (const member of this.#members) {
       if (member.mode === "shared") {
-        if (after(member, offset, checkpoint)) this.#deliver(member, text, offset, checkpoint);
+        if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
       } else if (member.buffer !== undefined) {
         if (member.buffer.length >= this.#options.catchUpBuffer) {
           // Too far behind to hold the difference: it stays on its own call for now.
@@ -152,16 +172,30 @@ export class SharedStream {
           this.#setMode(member, "own", member.mode);
           this.#updateDemand();
         } else {
-          member.buffer.push({ text, offset, checkpoint });
+          member.buffer.push({ text, bytes, offset, checkpoint });
         }
       }
     }
   }
 
-  #deliver(member: Member, text: string, offset: number, checkpoint: boolean): void {
+  #deliver(
+    member: Member,
+    text: string,
+    bytes: Uint8Array | undefined,
+    offset: number,
+    checkpoint: boolean,
+  ): void {
     member.last = offset;
     member.lastCheckpoint = checkpoint;
-    member.subscriber.next(text);
+    const slot = this.#options.delivering;
+    slot.text = text;
+    slot.bytes = bytes;
+    try {
+      member.subscriber.next(text);
+    } finally {
+      slot.text = undefined;
+      slot.bytes = undefined;
+    }
   }
 
   /** Moves a member onto its own call from after its last offset, registered for a splice. */
@@ -195,7 +229,8 @@ export class SharedStream {
       member.subscriber.next(text);
       return;
     }
-    this.#deliver(member, text, offset, source.isCheckpoint(text));
+    // The member's own element: its socket encodes it (no other member gets it).
+    this.#deliver(member, text, undefined, offset, source.isCheckpoint(text));
     if (member.buffer !== undefined && offset >= member.spliceAt && !this.#closed) this.#splice(member);
   }
 
@@ -205,8 +240,8 @@ export class SharedStream {
     member.buffer = undefined;
     member.own?.unsubscribe();
     member.own = undefined;
-    for (const { text, offset, checkpoint } of buffer) {
-      if (after(member, offset, checkpoint)) this.#deliver(member, text, offset, checkpoint);
+    for (const { text, bytes, offset, checkpoint } of buffer) {
+      if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
     }
     this.#setMode(member, "shared", member.mode);
     this.#options.events.joined?.(member.request.endpoint, "splice");

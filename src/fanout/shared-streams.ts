@@ -1,5 +1,5 @@
 import { Observable } from "rxjs";
-import { SharedStream } from "./shared-stream.js";
+import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
 
 export interface SharedStreamsOptions {
@@ -18,12 +18,13 @@ export interface SharedStreamsOptions {
  * @example
  * const fanout = new SharedStreams({ events: metrics.fanoutEvents() });
  * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })
- *   .subscribe((text) => sink.element(text));
+ *   .subscribe((text) => sink.element(fanout.bytesOf(text) ?? Buffer.from(text)));
  */
 export class SharedStreams {
   readonly #streams = new Map<string, SharedStream>();
   readonly #catchUpBuffer: number;
   readonly #events: FanoutEvents;
+  readonly #delivering = new DeliverySlot();
 
   constructor(options: SharedStreamsOptions = {}) {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
@@ -33,6 +34,15 @@ export class SharedStreams {
   /** Distinct shared streams running. */
   get size(): number {
     return this.#streams.size;
+  }
+
+  /**
+   * The UTF-8 bytes of a shared element while its stream hands it to a member (synchronously,
+   * from the member's `next`): one Buffer per element for every member's socket. Undefined for
+   * anything else (a member's own call, an element held elsewhere): the caller encodes it.
+   */
+  bytesOf(text: string): Uint8Array | undefined {
+    return this.#delivering.bytesOf(text);
   }
 
   /** The stream of a key, for tests and introspection. */
@@ -76,6 +86,7 @@ export class SharedStreams {
       const created = new SharedStream({
         catchUpBuffer: this.#catchUpBuffer,
         events: this.#events,
+        delivering: this.#delivering,
         onClosed: () => {
           if (this.#streams.get(key) === created) this.#streams.delete(key);
         },

@@ -4,8 +4,12 @@ import { DemandGate } from "../streams/demandGate.js";
 
 /** What the sink needs of a uWS WebSocket: narrow, so that the socket layer stays thin. */
 export interface FrameSocket {
-  /** uWS status: 1 sent, 0 sent but buffered (backpressure), 2 dropped. */
-  send(text: string): number;
+  /**
+   * uWS status: 1 sent, 0 sent but buffered (backpressure), 2 dropped. Elements go as bytes (one
+   * Buffer shared by every member of a shared stream, UTF-8 text frames); the sink's own frames
+   * (error, slow consumer) as strings.
+   */
+  send(message: string | Uint8Array): number;
   getBufferedAmount(): number;
   cork(fn: () => void): void;
   end(code: number, reason: string): void;
@@ -25,16 +29,19 @@ export interface SocketSinkOptions {
   hardLimit: number;
   /** How long the socket may drain nothing while paused or finishing; 0 disables. */
   writeDeadlineMs: number;
-  /** The endpoint's resume-offset hook, applied to the last delivered element on a disconnect. */
+  /**
+   * The endpoint's resume-offset hook, applied to the last delivered element (decoded from its
+   * bytes: only on a disconnect, never per element).
+   */
   offsetOf?: (element: string) => string | number | undefined;
-  /** Element frames that went out in one batch, and the bytes of their texts. */
+  /** Element frames that went out in one batch, and their bytes. */
   onSent?: (elements: number, bytes: number) => void;
   /** Demand went false: a backpressure pause. */
   onPause?: () => void;
   onSlowConsumer?: (cause: SlowConsumerCause) => void;
 }
 
-type Item = { kind: "element" | "error"; text: string } | { kind: "complete" };
+type Item = { kind: "element"; bytes: Uint8Array } | { kind: "error"; text: string } | { kind: "complete" };
 
 /**
  * The WebSocket end of the stream pipeline. Frames are batched per event-loop turn and sent in
@@ -58,7 +65,7 @@ export class SocketSink {
   /** Completion seen; waiting for the buffer to empty before close 1000. */
   #finishing = false;
   #deadline: NodeJS.Timeout | undefined;
-  #lastElement: string | undefined;
+  #lastElement: Uint8Array | undefined;
   #delivered = 0;
   #bytes = 0;
 
@@ -78,8 +85,12 @@ export class SocketSink {
     return this.#delivered;
   }
 
-  element(text: string): void {
-    this.#enqueue({ kind: "element", text });
+  /**
+   * One element frame: its UTF-8 bytes, sent as they are (a shared stream's members all get the
+   * same Buffer: encoded once, never copied per socket). The sink holds on to it until it went out.
+   */
+  element(bytes: Uint8Array): void {
+    this.#enqueue({ kind: "element", bytes });
   }
 
   /** The final JsCantonError frame of a failed stream; completion follows. */
@@ -157,15 +168,15 @@ export class SocketSink {
       if (this.#socket.send(item.text) === SEND_DROPPED) return this.#slowConsumer("dropped");
       return undefined;
     }
-    const bytes = Buffer.byteLength(item.text);
+    const bytes = item.bytes.byteLength;
     const buffered = this.#socket.getBufferedAmount();
     // An element alone on an empty buffer always goes: the limit bounds the backlog, not the
     // size of one element.
     if (buffered > 0 && buffered + bytes > this.#options.hardLimit) return this.#slowConsumer("hard_limit");
-    if (this.#socket.send(item.text) === SEND_DROPPED) return this.#slowConsumer("dropped");
+    if (this.#socket.send(item.bytes) === SEND_DROPPED) return this.#slowConsumer("dropped");
     this.#delivered += 1;
     this.#bytes += bytes;
-    this.#lastElement = item.text;
+    this.#lastElement = item.bytes;
     this.#setLevel(this.#socket.getBufferedAmount());
     return undefined;
   }
@@ -192,7 +203,10 @@ export class SocketSink {
   #resumeOffset(): string | number | undefined {
     if (this.#lastElement === undefined || this.#options.offsetOf === undefined) return undefined;
     try {
-      return this.#options.offsetOf(this.#lastElement);
+      const last = this.#lastElement;
+      return this.#options.offsetOf(
+        Buffer.from(last.buffer, last.byteOffset, last.byteLength).toString("utf8"),
+      );
     } catch {
       return undefined;
     }

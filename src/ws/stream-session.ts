@@ -95,7 +95,10 @@ export class StreamSession {
       )
       .subscribe({
         next: (frame) =>
-          frame.kind === "element" ? this.#sink.element(frame.text) : this.#sink.errorFrame(frame.text),
+          frame.kind === "element"
+            ? // A shared element's one Buffer (encoded once for every member), else its own bytes.
+              this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? Buffer.from(frame.text))
+            : this.#sink.errorFrame(frame.text),
         complete: () => this.#sink.complete(),
       });
   }

@@ -19,21 +19,26 @@ class FakeSocket implements FrameSocket {
   reading = false;
   refusing = false;
   buffered = 0;
-  /** Frames the socket accepted (sent or buffered). */
+  /** Frames the socket accepted (sent or buffered), as text. */
   readonly sent: string[] = [];
+  /** The same frames as the sink handed them over (elements: bytes, the sink's own frames: text). */
+  readonly messages: (string | Uint8Array)[] = [];
   /** Frames the socket refused. */
   readonly refused: string[] = [];
   corks = 0;
   closed: { code: number; reason: string } | undefined;
 
-  send(text: string): number {
+  send(message: string | Uint8Array): number {
+    const text = typeof message === "string" ? message : Buffer.from(message).toString("utf8");
     if (this.refusing) {
       this.refused.push(text);
       return 2;
     }
     this.sent.push(text);
+    this.messages.push(message);
     if (this.reading) return 1;
-    this.buffered += Buffer.byteLength(text);
+    // uWS buffers bytes: a string's UTF-8 length, a view's byteLength.
+    this.buffered += typeof message === "string" ? Buffer.byteLength(message) : message.byteLength;
     return 0;
   }
 
@@ -97,7 +102,7 @@ function setup(options: Partial<SocketSinkOptions> = {}) {
 }
 
 function send(sink: SocketSink, from: number, to: number): void {
-  for (let offset = from; offset <= to; offset += 1) sink.element(element(offset));
+  for (let offset = from; offset <= to; offset += 1) sink.element(Buffer.from(element(offset)));
 }
 
 interface SlowConsumerFrame {
@@ -319,5 +324,54 @@ describe("SocketSink", () => {
     await turn();
     mock.timers.tick(10_000);
     deepStrictEqual([socket.sent.length, socket.closed, demand], [3, undefined, [true, false, "complete"]]);
+  });
+
+  it("sends an element's bytes as given: one Buffer shared by several sinks goes out as that same Buffer", async () => {
+    const first = setup();
+    const second = setup();
+    first.socket.reading = true;
+    second.socket.reading = true;
+    const shared = Buffer.from(element(1));
+    first.sink.element(shared);
+    second.sink.element(shared);
+    await turn();
+    equal(first.socket.messages[0], shared);
+    equal(second.socket.messages[0], shared);
+    deepStrictEqual([first.events.sent, second.events.sent], [[[1, ELEMENT_BYTES]], [[1, ELEMENT_BYTES]]]);
+  });
+
+  it("counts bytes, not characters, against the water marks and the hard limit", async () => {
+    // 25 characters of two UTF-8 bytes each: 50 bytes, the size of an ASCII element.
+    const wide = (offset: number) => Buffer.from(JSON.stringify({ offset, pad: "é".repeat(10) }));
+    const { socket, sink, events, demand } = setup({
+      highWaterMark: 3 * wide(1).byteLength,
+      hardLimit: 5 * wide(1).byteLength,
+    });
+    const size = wide(1).byteLength;
+    equal(size, JSON.stringify({ offset: 1, pad: "é".repeat(10) }).length + 10);
+    for (let offset = 1; offset <= 7; offset += 1) sink.element(wide(offset));
+    await turn();
+    deepStrictEqual(events.sent, [[5, 5 * size]]);
+    deepStrictEqual(demand, [true, false, "complete"]);
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (hard_limit); resume after offset 5",
+    });
+  });
+
+  it("reads the resume offset from the last element's own bytes, also when they are a view into a larger buffer", async () => {
+    const backing = Buffer.from(`${element(1)}${element(2)}${element(3)}`);
+    const { socket, sink } = setup();
+    socket.reading = true;
+    sink.element(backing.subarray(ELEMENT_BYTES, 2 * ELEMENT_BYTES));
+    await turn();
+    socket.refusing = true;
+    sink.element(backing.subarray(2 * ELEMENT_BYTES));
+    await turn();
+    deepStrictEqual(socket.sent[0], element(2));
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (dropped); resume after offset 2",
+    });
   });
 });
