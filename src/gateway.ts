@@ -128,6 +128,7 @@ export async function startGateway(
       writeDeadlineMs: config.websocket.writeDeadlineMs,
     },
     pingIntervalMs: config.websocket.pingIntervalMs,
+    recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
     maxQueryBytes: config.server.maxBodyBytes,
     log,
     ...(metrics ? { metrics } : {}),

@@ -22,6 +22,13 @@ import type { StreamEndpoint } from "./stream-endpoint.js";
 export interface SubscriberAuthorizationOptions {
   /** 0: admission and expiry only. */
   readonly recheckIntervalMs: number;
+  /**
+   * The source already is the ledger's admission of this token for this request: its own call
+   * on this token, or a fan-out membership (which reads shared elements only after the ledger
+   * admitted the token: its own call first, or its empty-range probe). No admission probe then:
+   * one per subscriber is enough; expiry and re-checks still apply.
+   */
+  readonly sourceAdmits?: boolean;
   /** Epoch milliseconds; tests move time. */
   readonly now?: () => number;
 }
@@ -52,7 +59,7 @@ export function authorizeSubscriber(
     new Observable<string>((subscriber) => {
       const timers = new Set<NodeJS.Timeout>();
       const probes = new Set<AbortController>();
-      const probed = probeKind(endpoint) !== undefined;
+      const probed = !options.sourceAdmits && probeKind(endpoint) !== undefined;
       let admitted = !probed;
       let held: string[] = [];
       let heldComplete = false;
@@ -84,14 +91,22 @@ export function authorizeSubscriber(
           },
           (error: unknown) => {
             checking = false;
-            if (isGrpcError(error) && REFUSALS.has(error.code)) {
-              subscriber.error(staleStreamAuthorizationError());
-            }
+            if (!isGrpcError(error) || !REFUSALS.has(error.code)) return;
+            // A re-check asked just before `exp` may be answered just after it: that refusal
+            // is the expiry's (the timer due at `exp` may not have run yet), not a stale right.
+            const at = now();
+            subscriber.error(
+              expiry !== undefined && at >= expiry
+                ? accessTokenExpiredError(expiry, at)
+                : staleStreamAuthorizationError(),
+            );
           },
         );
       };
 
-      if (probed) {
+      if (!probed && options.recheckIntervalMs > 0 && probeKind(endpoint) !== undefined) {
+        timers.add(setInterval(recheck, options.recheckIntervalMs));
+      } else if (probed) {
         ask().then(
           () => {
             if (subscriber.closed) return;

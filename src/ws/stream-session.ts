@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { defer, map, type Observable, type Subscription } from "rxjs";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { authorizeSubscriber } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
 import {
@@ -32,6 +33,8 @@ export interface StreamSessionOptions {
   log: Logger;
   /** The app's shared streams: open-ended requests the endpoint can share go through it. */
   fanout?: SharedStreams;
+  /** How often the ledger is asked again whether this subscriber's token may still read its request. */
+  recheckIntervalMs: number;
 }
 
 type Frame = { kind: "element" | "error"; text: string };
@@ -84,8 +87,12 @@ export class StreamSession {
       this.#sink.complete();
       return;
     }
+    const { token, recheckIntervalMs } = this.#options;
     this.#subscription = defer(() => this.#open(request))
       .pipe(
+        // Per subscriber, whoever's call its elements come from: its expiry and re-checks. Its
+        // admission is the source's: its own call, or the fan-out's (own call first, or probe).
+        authorizeSubscriber(endpoint, request, token, { recheckIntervalMs, sourceAdmits: true }),
         streamEnd((end) => {
           this.#reason ??= end.reason;
           if (end.error !== undefined) this.#logFailure(end.error);

@@ -7,6 +7,7 @@ import uWS, {
 import type { Logger } from "pino";
 import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { missingTokenError } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
@@ -23,6 +24,8 @@ export interface WsStreamsOptions {
   limits: SessionLimits;
   /** 0: no keep-alive pings. */
   pingIntervalMs: number;
+  /** How often each subscriber's token is asked about again while it streams (0: never). */
+  recheckIntervalMs?: number;
   /** Largest query frame accepted; uWS closes the socket past it. */
   maxQueryBytes: number;
   metrics?: GatewayMetrics;
@@ -84,6 +87,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
           metrics: options.metrics,
           log: options.log,
           fanout,
+          recheckIntervalMs: options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS,
         });
       },
       message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),

@@ -131,6 +131,52 @@ describe("per-subscriber stream authorization", () => {
     assert.equal(probes, 4, "two UNAVAILABLE re-checks passed, the refusal ended it");
   });
 
+  it("trusts a source that admits by itself (sourceAdmits): no admission probe, re-checks from the first", async () => {
+    let refuse = false;
+    const { endpoint, opened } = updatesEndpoint(
+      () =>
+        new Observable<string>((s) => (refuse ? s.error(grpcError(status.PERMISSION_DENIED)) : s.complete())),
+    );
+    const source = new Subject<string>();
+    const got = collect(
+      source.pipe(
+        authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, {
+          recheckIntervalMs: 5,
+          sourceAdmits: true,
+        }),
+      ),
+    );
+    source.next('{"offset":2}');
+    assert.deepEqual(got.elements, ['{"offset":2}']);
+    assert.equal(opened.length, 0, "no admission probe");
+    refuse = true;
+    assert.equal(errorFrameBody(await got.ended).code, "STALE_STREAM_AUTHORIZATION");
+    assert.deepEqual(opened.at(-1), { beginExclusive: 2, endInclusive: 2 });
+  });
+
+  it("reports a re-check refused once the token expired as ACCESS_TOKEN_EXPIRED, not as stale", async () => {
+    const token = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 60 });
+    let at = Date.now();
+    const { endpoint } = updatesEndpoint(
+      () =>
+        new Observable<string>((s) => {
+          // The ledger answers after the token's exp: the expiry timer has not run yet.
+          at += 120_000;
+          s.error(grpcError(status.UNAUTHENTICATED));
+        }),
+    );
+    const got = collect(
+      new Subject<string>().pipe(
+        authorizeSubscriber(endpoint, { beginExclusive: 1 }, token, {
+          recheckIntervalMs: 5,
+          sourceAdmits: true,
+          now: () => at,
+        }),
+      ),
+    );
+    assert.equal(errorFrameBody(await got.ended).code, "ACCESS_TOKEN_EXPIRED");
+  });
+
   it("ends with ACCESS_TOKEN_EXPIRED at the token's exp", async () => {
     const exp = Math.floor(Date.now() / 1000) + 1;
     const token = signToken("alice", { exp });

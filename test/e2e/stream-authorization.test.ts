@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
+import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
+import { jsonBody, type Stack, startStack } from "../support/stack.js";
+
+type Json = Record<string, any>;
+
+const SECRET = "stream-authorization-secret";
+const token = (user: string, exp?: number) => signToken(user, { key: SECRET, ...(exp ? { exp } : {}) });
+const IOU = "#gateway-samples:Iou:Iou";
+const UPDATES = "/v2/updates";
+
+/** One WebSocket subscriber: its frames as they come, its close code once closed. */
+class Subscriber {
+  readonly frames: Json[] = [];
+  readonly closed: Promise<number>;
+  readonly #socket: WebSocket;
+  #waiters: (() => void)[] = [];
+
+  constructor(stack: Stack, request: unknown, bearer: string) {
+    this.#socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}${UPDATES}`, [
+      "daml.ws.auth",
+      `jwt.token.${bearer}`,
+    ]);
+    this.#socket.on("open", () => this.#socket.send(JSON.stringify(request)));
+    this.#socket.on("message", (data: Buffer) => {
+      this.frames.push(JSON.parse(data.toString("utf8")) as Json);
+      this.#wake();
+    });
+    this.closed = new Promise((resolve) =>
+      this.#socket.on("close", (code) => {
+        resolve(code);
+        this.#wake();
+      }),
+    );
+  }
+
+  /** Update ids of the transactions received. */
+  get updateIds(): string[] {
+    return this.frames
+      .map((f) => f.update?.Transaction?.value?.updateId as string | undefined)
+      .filter((id): id is string => id !== undefined);
+  }
+
+  /** Resolves once a transaction with this update id arrived (the test's timeout bounds it). */
+  async received(updateId: string): Promise<void> {
+    while (!this.updateIds.includes(updateId)) {
+      if (this.#socket.readyState === WebSocket.CLOSED) {
+        throw new Error(`closed before ${updateId}: ${JSON.stringify(this.frames)}`);
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  close(): Promise<number> {
+    this.#socket.close(1000);
+    return this.closed;
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+const until = async (condition: () => Promise<boolean>): Promise<void> => {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 20));
+};
+
+/**
+ * Per-subscriber authorization of WebSocket streams over real sockets: gateway + sandbox in
+ * HS256 mode, two subscribers of the same open-ended request (one shared ledger call).
+ */
+describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)", () => {
+  let stack: Stack;
+  let alice: string;
+  const admin = () => ({ token: token("participant_admin") });
+
+  const api = async (method: string, path: string, body?: unknown, bearer = admin().token) => {
+    const init = body === undefined ? { method } : jsonBody(method, body);
+    const res = await stack.request(path, { ...init, token: bearer });
+    const text = await res.text();
+    assert.equal(res.status, 200, `${method} ${path}: ${text}`);
+    return JSON.parse(text) as Json;
+  };
+  const readAs = (party: string) => ({ kind: { CanReadAs: { value: { party } } } });
+  const createUser = (id: string, rights: unknown[]) => api("POST", "/v2/users", { user: { id }, rights });
+  /** One new transaction visible to alice; its update id. */
+  let commands = 0;
+  const commit = async (): Promise<string> => {
+    commands += 1;
+    const reply = await api(
+      "POST",
+      "/v2/commands/submit-and-wait-for-transaction",
+      {
+        commands: {
+          commandId: `stream-authorization-${commands}`,
+          actAs: [alice],
+          commands: [
+            {
+              CreateCommand: {
+                templateId: IOU,
+                createArguments: {
+                  issuer: alice,
+                  owner: alice,
+                  currency: "EUR",
+                  amount: String(commands),
+                  observers: [],
+                },
+              },
+            },
+          ],
+        },
+      },
+      token("writer"),
+    );
+    return reply.transaction.updateId as string;
+  };
+  /** An open-ended request from the ledger end: every subscriber of it shares one ledger call. */
+  const live = async () => ({
+    beginExclusive: (await api("GET", "/v2/state/ledger-end")).offset as number,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: {
+          filtersByParty: {
+            [alice]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] },
+          },
+        },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  const metric = async (name: string, labels: Record<string, string>): Promise<number> => {
+    const text = await (await fetch(`${stack.url}/metrics`)).text();
+    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    for (const line of text.split("\n")) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const set = line.slice(name.length + 1, line.indexOf("}")).split(",");
+      if (wanted.every((w) => set.includes(w))) return Number(line.slice(line.indexOf("}") + 2));
+    }
+    return 0;
+  };
+  const sharedMembers = () =>
+    metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" });
+  const upstreams = () => metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES });
+  /** The next test counts its own members from zero. */
+  const allGone = () => until(async () => (await upstreams()) === 0 && (await sharedMembers()) === 0);
+
+  before(async () => {
+    stack = await startStack(
+      ["--websocket-config.stream-authorization-recheck-interval", "200ms"],
+      {},
+      { sandbox: { auth: { mode: "hs256", secret: SECRET, audience: AUDIENCE } } },
+    );
+    const allocated = await api("POST", "/v2/parties", { partyIdHint: "alice" });
+    alice = allocated.partyDetails.party as string;
+    await createUser("writer", [{ kind: { CanActAs: { value: { party: alice } } } }]);
+    for (const id of ["steady", "expiring", "revoked", "kept", "stranger"]) {
+      await createUser(id, id === "stranger" ? [] : [readAs(alice)]);
+    }
+  });
+  after(() => stack.stop());
+
+  it("closes the subscriber whose token expires with ACCESS_TOKEN_EXPIRED; the other goes on", {
+    timeout: 30_000,
+  }, async () => {
+    const request = await live();
+    // The steady subscriber opens the shared call; the expiring one joins it.
+    const steady = new Subscriber(stack, request, token("steady"));
+    await until(async () => (await sharedMembers()) === 1);
+    const expiring = new Subscriber(stack, request, token("expiring", Math.floor(Date.now() / 1000) + 3));
+    await until(async () => (await sharedMembers()) === 2);
+    assert.equal(await upstreams(), 1);
+
+    const first = await commit();
+    await Promise.all([steady.received(first), expiring.received(first)]);
+
+    assert.equal(await expiring.closed, 1000);
+    const last = expiring.frames.at(-1);
+    assert.equal(last?.code, "ACCESS_TOKEN_EXPIRED", JSON.stringify(last));
+    assert.match(String(last?.cause), /^Claims were valid until /);
+
+    const second = await commit();
+    await steady.received(second);
+    assert.deepEqual(steady.updateIds, [first, second]);
+    assert.deepEqual(expiring.updateIds, [first]);
+    assert.equal(await steady.close(), 1000);
+    await allGone();
+  });
+
+  it("closes the subscriber whose right is revoked with STALE_STREAM_AUTHORIZATION; the other goes on", {
+    timeout: 30_000,
+  }, async () => {
+    const request = await live();
+    const kept = new Subscriber(stack, request, token("kept"));
+    await until(async () => (await sharedMembers()) === 1);
+    const revoked = new Subscriber(stack, request, token("revoked"));
+    await until(async () => (await sharedMembers()) === 2);
+    assert.equal(await upstreams(), 1);
+
+    const first = await commit();
+    await Promise.all([kept.received(first), revoked.received(first)]);
+
+    await api("PATCH", "/v2/users/revoked/rights", { userId: "revoked", rights: [readAs(alice)] });
+    assert.equal(await revoked.closed, 1000);
+    const last = revoked.frames.at(-1);
+    assert.equal(last?.code, "STALE_STREAM_AUTHORIZATION", JSON.stringify(last));
+
+    const second = await commit();
+    await kept.received(second);
+    assert.deepEqual(kept.updateIds, [first, second]);
+    assert.deepEqual(revoked.updateIds, [first]);
+    assert.equal(await kept.close(), 1000);
+    await allGone();
+  });
+
+  it("gives a subscriber whose token cannot read the request the ledger's error frame and no element", {
+    timeout: 30_000,
+  }, async () => {
+    const request = await live();
+    const reader = new Subscriber(stack, request, token("steady"));
+    await until(async () => (await sharedMembers()) === 1);
+    // It asks for a running shared stream: the ledger refuses it before it reads anything.
+    const stranger = new Subscriber(stack, request, token("stranger"));
+    assert.equal(await stranger.closed, 1000);
+    assert.equal(stranger.frames.length, 1, JSON.stringify(stranger.frames));
+    const [frame] = stranger.frames;
+    assert.equal(frame?.update, undefined);
+    assert.equal(typeof frame?.code, "string");
+    assert.equal(typeof frame?.errorCategory, "number");
+
+    const next = await commit();
+    await reader.received(next);
+    assert.deepEqual(stranger.updateIds, []);
+    assert.equal(await reader.close(), 1000);
+    await allGone();
+  });
+});
