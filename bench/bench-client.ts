@@ -55,8 +55,7 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
   await nextLine();
   const frame = JSON.stringify(job.request);
   // The frame at `until`: a transaction's or checkpoint's offset field, the digits ending there.
-  const untilNeedles =
-    job.until === undefined ? [] : [`"offset":${job.until},`, `"offset":${job.until}}`];
+  const untilNeedles = job.until === undefined ? [] : [`"offset":${job.until},`, `"offset":${job.until}}`];
   let deliveries = 0;
   let errors = 0;
   const firsts: (number | undefined)[] = [];
