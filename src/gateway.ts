@@ -129,6 +129,7 @@ export async function startGateway(
     },
     pingIntervalMs: config.websocket.pingIntervalMs,
     recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
+    fanoutHistoryElements: config.websocket.fanoutHistoryElements,
     maxQueryBytes: config.server.maxBodyBytes,
     log,
     ...(metrics ? { metrics } : {}),

@@ -80,6 +80,11 @@ export const CONFIG_KEYS = {
     default: "5s",
     doc: "how often the ledger is asked again whether each WebSocket subscriber's token may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
   },
+  "websocket-config.fanout-history-elements": {
+    type: int(0, 2 ** 31 - 1),
+    default: 1024,
+    doc: "latest elements each shared WebSocket stream keeps, so that a subscriber admitted within them is replayed from them and reads the shared call without a call of its own; 0 disables",
+  },
   "ledger.target": {
     type: { kind: "ledger" },
     default: "embedded",

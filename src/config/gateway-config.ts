@@ -47,6 +47,8 @@ export interface GatewayConfig {
     pingIntervalMs: number;
     /** How often each WebSocket subscriber's authorization is asked of the ledger again. */
     streamAuthorizationRecheckMs: number;
+    /** Latest elements each shared stream keeps for subscribers admitted within them (0: none). */
+    fanoutHistoryElements: number;
   };
   ledger: LedgerTarget;
   metrics: { enabled: boolean };

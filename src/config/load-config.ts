@@ -282,6 +282,7 @@ function build(settings: Settings): GatewayConfig {
       streamAuthorizationRecheckMs: parseDuration(
         str("websocket-config.stream-authorization-recheck-interval"),
       ) as number,
+      fanoutHistoryElements: num("websocket-config.fanout-history-elements"),
     },
     ledger,
     metrics: { enabled: get("metrics.enabled") as boolean },

@@ -7,6 +7,12 @@ const TOKEN_REFUSALS = new Set([7, 16]);
 export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
   readonly catchUpBuffer: number;
+  /**
+   * The latest shared elements the stream keeps, so that an admitted subscriber whose offset they
+   * cover (typically one that joined while its admission was asked) is replayed from them and
+   * reads the shared call at once instead of catching up on a call of its own.
+   */
+  readonly history: number;
   readonly events: FanoutEvents;
   /** Called once the stream has no member and no upstream left. */
   readonly onClosed: () => void;
@@ -75,7 +81,10 @@ class Member {
  *   element's text is parsed (offset, checkpoint) and encoded to UTF-8 once, and goes to every
  *   member in shared mode whose last offset is before it: the same string to all (transcoded
  *   once), its one Buffer in the delivery slot, which their sockets send (encoded once).
- * - A member behind the shared position catches up on its own call from its offset while it
+ * - The stream keeps its latest `history` elements (with their offsets, checkpoint flags and
+ *   Buffers): an admitted member whose offset they cover gets the ones after its offset (same
+ *   rules as the splice) and reads the shared call at once, with no call of its own.
+ * - A member behind the history catches up on its own call from its offset while it
  *   buffers the shared elements (bounded); when its own call reaches the position the buffer
  *   started at, the own call is cancelled and the buffer is replayed from after the member's last
  *   offset: by offset, so no gap and no duplicate (a checkpoint at a transaction's offset is not
@@ -96,6 +105,12 @@ export class SharedStream {
   #upstream: Subscription | undefined;
   /** Offset of the last shared element (or the upstream's begin). */
   #position = 0;
+  /** The latest shared elements, oldest first from `#historyHead`: every one after `#historyFrom`. */
+  #history: Buffered[] = [];
+  #historyHead = 0;
+  #historyFrom = 0;
+  /** A checkpoint at `#historyFrom` left the history: a member at that offset would miss it. */
+  #historyFromCheckpoint = false;
   #closed = false;
   #opened = false;
 
@@ -125,9 +140,15 @@ export class SharedStream {
       this.#endpoint = request.endpoint;
       this.#setMode(member, "shared", undefined);
       this.#position = request.share.begin;
+      this.#historyFrom = request.share.begin;
       this.#open(member);
       this.#options.events.joined?.(request.endpoint, "direct");
-    } else if (admitted && request.share.begin >= this.#position) {
+    } else if (admitted && this.#covers(request.share.begin)) {
+      // Everything after its offset is at hand: the history's rest, then the shared call.
+      for (let i = this.#historyHead; i < this.#history.length; i += 1) {
+        const { text, bytes, offset, checkpoint } = this.#history[i] as Buffered;
+        if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
+      }
       this.#setMode(member, "shared", undefined);
       this.#options.events.joined?.(request.endpoint, "direct");
       this.#rebalance();
@@ -162,6 +183,7 @@ export class SharedStream {
     const checkpoint = source.isCheckpoint(text);
     const bytes = Buffer.from(text, "utf8");
     this.#position = offset;
+    this.#remember({ text, bytes, offset, checkpoint });
     for (const member of this.#members) {
       if (member.mode === "shared") {
         if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
@@ -174,6 +196,37 @@ export class SharedStream {
         } else {
           member.buffer.push({ text, bytes, offset, checkpoint });
         }
+      }
+    }
+  }
+
+  /**
+   * Whether every element after `begin` is in the history or still to come on the shared call
+   * (same rules as `after`: a checkpoint at `begin` that left the history would be a gap).
+   */
+  #covers(begin: number): boolean {
+    return begin > this.#historyFrom || (begin === this.#historyFrom && !this.#historyFromCheckpoint);
+  }
+
+  #forget(element: Buffered): void {
+    this.#historyFromCheckpoint =
+      element.checkpoint || (element.offset === this.#historyFrom && this.#historyFromCheckpoint);
+    this.#historyFrom = element.offset;
+  }
+
+  #remember(element: Buffered): void {
+    const limit = this.#options.history;
+    if (limit <= 0) {
+      this.#forget(element);
+      return;
+    }
+    this.#history.push(element);
+    if (this.#history.length - this.#historyHead > limit) {
+      this.#forget(this.#history[this.#historyHead] as Buffered);
+      this.#historyHead += 1;
+      if (this.#historyHead >= limit) {
+        this.#history = this.#history.slice(this.#historyHead);
+        this.#historyHead = 0;
       }
     }
   }
@@ -383,6 +436,8 @@ export class SharedStream {
     this.#upstream?.unsubscribe();
     this.#upstream = undefined;
     this.#owner = undefined;
+    this.#history = [];
+    this.#historyHead = 0;
     this.#demand.complete();
     if (this.#opened) this.#options.events.upstreamClosed?.(this.#endpoint, reason);
     this.#options.onClosed();

@@ -8,6 +8,12 @@ export interface SharedStreamsOptions {
    * stream; past it, it stays on its own call until its socket is ready again. Default 4096.
    */
   catchUpBuffer?: number;
+  /**
+   * The latest shared elements each stream keeps for subscribers that join behind it (while
+   * their admission was asked): replayed from them, they read the shared call at once instead of
+   * a call of their own. Default 1024.
+   */
+  history?: number;
   events?: FanoutEvents;
 }
 
@@ -23,11 +29,13 @@ export interface SharedStreamsOptions {
 export class SharedStreams {
   readonly #streams = new Map<string, SharedStream>();
   readonly #catchUpBuffer: number;
+  readonly #history: number;
   readonly #events: FanoutEvents;
   readonly #delivering = new DeliverySlot();
 
   constructor(options: SharedStreamsOptions = {}) {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
+    this.#history = options.history ?? 1024;
     this.#events = options.events ?? {};
   }
 
@@ -85,6 +93,7 @@ export class SharedStreams {
     if (stream === undefined || stream.closed) {
       const created = new SharedStream({
         catchUpBuffer: this.#catchUpBuffer,
+        history: this.#history,
         events: this.#events,
         delivering: this.#delivering,
         onClosed: () => {

@@ -26,6 +26,8 @@ export interface WsStreamsOptions {
   pingIntervalMs: number;
   /** How often each subscriber's token is asked about again while it streams (0: never). */
   recheckIntervalMs?: number;
+  /** Latest elements each shared stream keeps for late joiners within them (0: none; default 1024). */
+  fanoutHistoryElements?: number;
   /** Largest query frame accepted; uWS closes the socket past it. */
   maxQueryBytes: number;
   metrics?: GatewayMetrics;
@@ -65,7 +67,10 @@ const GOING_AWAY = 1001;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const sockets = new Set<uWS.WebSocket<SocketData>>();
-  const fanout = new SharedStreams(options.metrics ? { events: options.metrics.fanoutEvents() } : {});
+  const fanout = new SharedStreams({
+    ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
+    ...(options.fanoutHistoryElements !== undefined ? { history: options.fanoutHistoryElements } : {}),
+  });
   for (const endpoint of options.endpoints) {
     options.validator.prepare(endpoint.requestSchema);
     app.ws<SocketData>(`${options.pathPrefix}${endpoint.path}`, {

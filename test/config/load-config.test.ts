@@ -29,6 +29,7 @@ describe("loadConfig", () => {
       writeDeadlineMs: 60_000,
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
+      fanoutHistoryElements: 1024,
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
   });

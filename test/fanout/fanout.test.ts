@@ -58,34 +58,36 @@ describe("shared update streams over real sockets", () => {
     );
   });
 
-  it("lets a late joiner catch up on its own call and splice in by offset: no gap, no duplicate", async () => {
+  it("replays the history to a late joiner within it: no call of its own, no gap, no duplicate", async () => {
     const end = await stack.ledgerEnd();
     const first = new Subscriber(stack, updatesFrom(stack.party, end));
     await until(async () => stack.sandbox.calls.open(GET_UPDATES) === 1);
     const early = await more(15);
     await first.received(15);
 
+    const catchUps = () =>
+      stack.metric("ledger_gateway_fanout_catch_ups_total", { endpoint: UPDATES, cause: "late_join" });
+    const catchUpsBefore = await catchUps();
+    const directBefore = await joined("direct");
     const splicesBefore = await joined("splice");
+    const startedBefore = stack.sandbox.calls.started(GET_UPDATES);
+    // Its offset is 15 elements behind the shared call, well within the history (1024).
     const late = new Subscriber(stack, updatesFrom(stack.party, end));
-    // New elements while the late joiner is still behind: they wait in its splice buffer.
-    const during = await more(10);
-    await until(async () => (await joined("splice")) - splicesBefore === 1);
+    await late.received(15);
     const after = await more(10);
-    await Promise.all([first.received(35), late.received(35)]);
+    await Promise.all([first.received(25), late.received(25)]);
 
-    const all = [...early, ...during, ...after];
+    const all = [...early, ...after];
     assert.deepEqual(late.seqs, all);
     assert.deepEqual(first.seqs, all);
     assert.deepEqual(late.offsets, first.offsets);
     assert.equal(new Set(late.offsets).size, late.offsets.length);
-    assert.ok(
-      (await stack.metric("ledger_gateway_fanout_catch_ups_total", {
-        endpoint: UPDATES,
-        cause: "late_join",
-      })) >= 1,
-    );
-    // Spliced: its own call is gone, one call serves both.
-    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    assert.equal(await catchUps(), catchUpsBefore);
+    assert.equal((await joined("direct")) - directBefore, 1);
+    assert.equal(await joined("splice"), splicesBefore);
+    // Its one ledger call is the empty-range admission probe; the shared call serves both.
+    assert.equal(stack.sandbox.calls.started(GET_UPDATES) - startedBefore, 1);
+    assert.equal(stack.sandbox.calls.open(GET_UPDATES), 1);
     await Promise.all([first.close(), late.close()]);
     await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
   });
@@ -124,6 +126,57 @@ describe("shared update streams over real sockets", () => {
     assert.equal(new Set(other.offsets).size, 10);
     assert.equal(stack.sandbox.calls.open(GET_UPDATES), 1);
     await other.close();
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+  });
+});
+
+describe("a late joiner beyond the shared stream's history", () => {
+  let stack: FanoutStack;
+  let seq = 0;
+  const more = async (n: number) => {
+    const seqs = range(seq + 1, seq + n);
+    seq += n;
+    await stack.ticks(seqs);
+    return seqs;
+  };
+  const joined = (how: string) =>
+    stack.metric("ledger_gateway_fanout_joins_total", { endpoint: UPDATES, how });
+
+  before(async () => {
+    // A history of 5 elements: a joiner 15 behind is beyond it.
+    stack = await startFanoutStack(["--websocket-config.fanout-history-elements", "5"], { ticks: 0 });
+  });
+  after(() => stack.stop());
+
+  it("lets a late joiner catch up on its own call and splice in by offset: no gap, no duplicate", async () => {
+    const end = await stack.ledgerEnd();
+    const first = new Subscriber(stack, updatesFrom(stack.party, end));
+    await until(async () => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    const early = await more(15);
+    await first.received(15);
+
+    const splicesBefore = await joined("splice");
+    const late = new Subscriber(stack, updatesFrom(stack.party, end));
+    // New elements while the late joiner is still behind: they wait in its splice buffer.
+    const during = await more(10);
+    await until(async () => (await joined("splice")) - splicesBefore === 1);
+    const after = await more(10);
+    await Promise.all([first.received(35), late.received(35)]);
+
+    const all = [...early, ...during, ...after];
+    assert.deepEqual(late.seqs, all);
+    assert.deepEqual(first.seqs, all);
+    assert.deepEqual(late.offsets, first.offsets);
+    assert.equal(new Set(late.offsets).size, late.offsets.length);
+    assert.ok(
+      (await stack.metric("ledger_gateway_fanout_catch_ups_total", {
+        endpoint: UPDATES,
+        cause: "late_join",
+      })) >= 1,
+    );
+    // Spliced: its own call is gone, one call serves both.
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    await Promise.all([first.close(), late.close()]);
     await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
   });
 });
