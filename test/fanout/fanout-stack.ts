@@ -17,6 +17,10 @@ export interface FanoutStack {
   ledgerEnd(): Promise<number>;
   /** Creates `Bench:Tick` contracts with these sequence numbers, one transaction each. */
   ticks(seqs: number[]): Promise<void>;
+  /** Creates the next `n` ticks, numbered on from the stack's last one; answers their numbers. */
+  more(n: number): Promise<number[]>;
+  /** `ledger_gateway_fanout_joins_total` of an endpoint, joined `how` (direct or splice). */
+  joins(endpoint: string, how: "direct" | "splice"): Promise<number>;
   metric(name: string, labels: Record<string, string>): Promise<number>;
   stop(): Promise<void>;
 }
@@ -40,7 +44,8 @@ export async function startFanoutStack(
   const token = (extra: Record<string, unknown> = {}) => tokenFor(`actAs-${party}`, extra);
   const request = (path: string, init: RequestInit = {}) =>
     fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token()}` } });
-  return {
+  let lastSeq = 0;
+  const stack: FanoutStack = {
     url,
     sandbox,
     gateway,
@@ -69,6 +74,15 @@ export async function startFanoutStack(
         if (res.status !== 200) throw new Error(`tick ${seq}: ${res.status} ${await res.text()}`);
       }
     },
+    async more(n) {
+      const seqs = range(lastSeq + 1, lastSeq + n);
+      lastSeq += n;
+      await stack.ticks(seqs);
+      return seqs;
+    },
+    joins(endpoint, how) {
+      return stack.metric("ledger_gateway_fanout_joins_total", { endpoint, how });
+    },
     async metric(name, labels) {
       const text = await (await fetch(`${url}/metrics`)).text();
       const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
@@ -84,6 +98,7 @@ export async function startFanoutStack(
       await sandbox.stop();
     },
   };
+  return stack;
 }
 
 /** The ACS-delta update request of the stack's party from an offset. */

@@ -7,16 +7,8 @@ const GET_UPDATES = "UpdateService/GetUpdates";
 
 describe("shared update streams over real sockets", () => {
   let stack: FanoutStack;
-  let seq = 0;
-  /** Creates `n` new ticks; returns their sequence numbers. */
-  const more = async (n: number) => {
-    const seqs = range(seq + 1, seq + n);
-    seq += n;
-    await stack.ticks(seqs);
-    return seqs;
-  };
-  const joined = (how: string) =>
-    stack.metric("ledger_gateway_fanout_joins_total", { endpoint: UPDATES, how });
+  const more = (n: number) => stack.more(n);
+  const joined = (how: "direct" | "splice") => stack.joins(UPDATES, how);
 
   before(async () => {
     stack = await startFanoutStack([], { ticks: 0 });
@@ -132,15 +124,8 @@ describe("shared update streams over real sockets", () => {
 
 describe("a late joiner beyond the shared stream's history", () => {
   let stack: FanoutStack;
-  let seq = 0;
-  const more = async (n: number) => {
-    const seqs = range(seq + 1, seq + n);
-    seq += n;
-    await stack.ticks(seqs);
-    return seqs;
-  };
-  const joined = (how: string) =>
-    stack.metric("ledger_gateway_fanout_joins_total", { endpoint: UPDATES, how });
+  const more = (n: number) => stack.more(n);
+  const joined = (how: "direct" | "splice") => stack.joins(UPDATES, how);
 
   before(async () => {
     // A history of 5 elements: a joiner 15 behind is beyond it.
