@@ -5,23 +5,11 @@ import { MessageCodec } from "../../../src/codec/object/message-codec.js";
 import { isoToTimestamp, timestampToIso } from "../../../src/codec/rules/timestamps.js";
 import { PackageSignatureIndex, ValueCodec } from "../../../src/lf/index.js";
 import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import { overTheWire } from "./over-the-wire.js";
 
 const protos = ledgerApiProtos();
 const codec = new MessageCodec(protos.root, new ValueCodec(new PackageSignatureIndex([])));
 const V2 = "com.daml.ledger.api.v2";
-
-/** A message as the gRPC client hands it over: decoded with the gateway's proto-loader options. */
-function overTheWire(typeName: string, value: object): unknown {
-  const type = protos.type(typeName);
-  const bytes = type.encode(type.fromObject(value)).finish();
-  return type.toObject(type.decode(bytes), {
-    longs: String,
-    enums: String,
-    bytes: Buffer,
-    defaults: true,
-    oneofs: true,
-  });
-}
 
 describe("MessageCodec.toJson", () => {
   it("writes int64 as numbers and keeps defaults", () => {

@@ -4,6 +4,7 @@ import { LedgerJson, type PackageSignatures } from "../../../src/codec/index.js"
 import { PackageSignatureIndex, ValueCodecError } from "../../../src/lf/index.js";
 import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID, samplePackageSignature } from "../../../src/sandbox/sample-package/index.js";
+import { overTheWire } from "./over-the-wire.js";
 
 const V2 = "com.daml.ledger.api.v2";
 const protos = ledgerApiProtos();
@@ -28,19 +29,6 @@ function signatures(): PackageSignatures & { ensured: string[][]; names: string[
       return SAMPLE_PACKAGE_ID;
     },
   };
-}
-
-/** A message as the gRPC client hands it over (decoded with the gateway's proto-loader options). */
-function overTheWire(typeName: string, value: object): unknown {
-  const type = protos.type(typeName);
-  const bytes = type.encode(type.fromObject(value)).finish();
-  return type.toObject(type.decode(bytes), {
-    longs: String,
-    enums: String,
-    bytes: Buffer,
-    defaults: true,
-    oneofs: true,
-  });
 }
 
 const iouId = { packageId: SAMPLE_PACKAGE_ID, moduleName: "Iou", entityName: "Iou" };
