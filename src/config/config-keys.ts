@@ -28,7 +28,12 @@ export const CONFIG_KEYS = {
   "server.request-timeout": {
     type: { kind: "duration" },
     default: "20s",
-    doc: "deadline of unary ledger calls",
+    doc: "deadline of unary ledger calls; a graceful shutdown waits up to this long for requests in flight",
+  },
+  "server.body-read-timeout": {
+    type: { kind: "duration" },
+    default: "60s",
+    doc: "longest time a request body may take to arrive; past it the request is answered 408 and its connection closed",
   },
   "server.workers": {
     type: int(1, 1024),

@@ -31,6 +31,8 @@ export interface GatewayConfig {
     /** Normalised: empty, or starting with `/` and not ending with one. */
     pathPrefix: string;
     requestTimeoutMs: number;
+    /** How long a request body may take to arrive (slow or abandoned uploads end there). */
+    bodyReadTimeoutMs: number;
     maxBodyBytes: number;
     /** uWS apps in worker threads on one port; 1: the gateway runs on the main thread alone. */
     workers: number;

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       port: 7575,
       pathPrefix: "",
       requestTimeoutMs: 20_000,
+      bodyReadTimeoutMs: 60_000,
       maxBodyBytes: 64 * 1024 * 1024,
       workers: availableParallelism(),
     });
