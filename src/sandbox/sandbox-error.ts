@@ -3,6 +3,7 @@ import { ERROR_CATEGORIES, type ErrorCategory } from "../proto/error-categories.
 import { ledgerApiProtos, PROTO_OPTIONS } from "../proto/ledger-api-protos.js";
 import type { Status__Output } from "../proto/ledger-api-types.js";
 import { encodeStatusDetails, STATUS_DETAILS_KEY, type StatusDetails } from "../proto/status-details.js";
+import { fitErrorContent, MAX_TRACE_ID_LENGTH, truncateString } from "./error-budget.js";
 
 /**
  * A Canton error code: its id and category (facts from Canton 3.5's error definitions). A code
@@ -80,6 +81,9 @@ export interface ErrorOrigin {
 /** Canton truncates the cause in the status message to this many characters. */
 const MAX_CAUSE_LENGTH = 512;
 
+/** The Any wrapper, type URL and tags of a RequestInfo, without its request id. */
+const REQUEST_INFO_PACKING = 55;
+
 const INTERNAL = errorCode("LEDGER_API_INTERNAL_ERROR", ERROR_CATEGORIES.SystemInternalAssumptionViolated);
 
 /**
@@ -119,27 +123,37 @@ function statusDetailsOf(error: unknown, origin: ErrorOrigin): StatusDetails {
 
 function fullDetails(error: SandboxError, origin: ErrorOrigin): StatusDetails {
   const { code, options } = error;
-  const correlationId = options.correlationId ?? origin.traceId;
+  const traceId = truncateString(origin.traceId, MAX_TRACE_ID_LENGTH);
+  const correlationId = truncateString(options.correlationId ?? origin.traceId, MAX_TRACE_ID_LENGTH);
   const cause =
     error.cause.length > MAX_CAUSE_LENGTH ? `${error.cause.slice(0, MAX_CAUSE_LENGTH)}...` : error.cause;
   const definiteAnswer = options.definiteAnswer === undefined ? false : options.definiteAnswer;
-  const metadata: Record<string, string> = {
-    participant: origin.participant,
-    ...options.context,
+  const message = `${code.id}(${code.category.id},${correlationId.slice(0, 8)}): ${cause}`;
+  const mandatoryContext: Record<string, string> = {
     ...(definiteAnswer === null ? {} : { definite_answer: String(definiteAnswer) }),
-    tid: origin.traceId,
+    tid: traceId,
     category: String(code.category.id),
   };
-  // Canton drops context entries with an empty value.
-  for (const [key, value] of Object.entries(metadata)) if (value === "") delete metadata[key];
   const retry = code.category.retryAfterSeconds;
+  // Whatever the request echoed into the context or the resources, the status stays within
+  // Canton's size budget (error-budget.ts).
+  const fitted = fitErrorContent({
+    message,
+    codeId: code.id,
+    mandatoryContext,
+    // Canton drops context entries with an empty value.
+    context: { participant: origin.participant, ...options.context },
+    resources: options.resources ?? [],
+    otherDetailsBytes:
+      REQUEST_INFO_PACKING + Buffer.byteLength(correlationId) + (retry === undefined ? 0 : 60),
+  });
   return {
     code: code.category.grpcCode,
-    message: `${code.id}(${code.category.id},${correlationId.slice(0, 8)}): ${cause}`,
-    errorInfos: [{ reason: code.id, domain: "", metadata }],
+    message,
+    errorInfos: [{ reason: code.id, domain: "", metadata: { ...fitted.context, ...mandatoryContext } }],
     requestInfos: [{ requestId: correlationId, servingData: "" }],
     retryInfos: retry === undefined ? [] : [{ retryDelaySeconds: retry }],
-    resourceInfos: (options.resources ?? []).map(([resourceType, resourceName]) => ({
+    resourceInfos: fitted.resources.map(([resourceType, resourceName]) => ({
       resourceType,
       resourceName,
       owner: "",
