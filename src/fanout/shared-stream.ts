@@ -5,12 +5,16 @@ import type { FanoutEvents, MemberMode, MemberRequest } from "./subscription.js"
 const TOKEN_REFUSALS = new Set([7, 16]);
 
 export interface SharedStreamOptions {
-  /** Shared elements a catching-up member may hold before it stays on its own call instead. */
+  /**
+   * Shared elements a catching-up member may hold before it stays on its own call instead; also
+   * how far the history may grow past `history` while an admission is being asked.
+   */
   readonly catchUpBuffer: number;
   /**
    * The latest shared elements the stream keeps, so that an admitted subscriber whose offset they
    * cover (typically one that joined while its admission was asked) is replayed from them and
-   * reads the shared call at once instead of catching up on a call of its own.
+   * reads the shared call at once instead of catching up on a call of its own, and a member that
+   * lags for a while (its socket over its high-water mark) is replayed from them once it drains.
    */
   readonly history: number;
   readonly events: FanoutEvents;
@@ -65,6 +69,8 @@ class Member {
   spliceAt = 0;
   own: Subscription | undefined;
   demand: Subscription | undefined;
+  /** In shared mode and not ready: skipped, and replayed from the history when it drains. */
+  lagging = false;
 
   constructor(
     readonly request: MemberRequest,
@@ -90,10 +96,15 @@ class Member {
  *   offset: by offset, so no gap and no duplicate (a checkpoint at a transaction's offset is not
  *   replayed twice: only offsets strictly after the last one go out). Past the bound it stays
  *   on its own call and registers again when its socket is ready.
- * - A member over its high-water mark is detached onto its own call from its last offset while
- *   another member is ready; the upstream pauses only when no shared member is ready.
- * - When the owner leaves, or the ledger refuses its token, the upstream is reopened from the
- *   shared position on another member's token; the members see nothing of it.
+ * - A member over its high-water mark lags: it is skipped while the others go on, and replayed
+ *   from the history when its socket drains; once the history no longer covers it, it is
+ *   detached onto its own call from its last offset. The upstream pauses only when no shared
+ *   member is ready. (While an admission is asked, the history keeps the elements after the
+ *   subscriber's offset, up to `catchUpBuffer` elements.)
+ * - When the owner leaves, or the ledger refuses its token, the upstream is cancelled at once
+ *   and reopened from the shared position on another member's token once the members that leave
+ *   in the same turn are gone (a client closing many sockets costs one reopen); the members see
+ *   nothing of it.
  */
 export class SharedStream {
   readonly #options: SharedStreamOptions;
@@ -111,6 +122,13 @@ export class SharedStream {
   #historyFrom = 0;
   /** A checkpoint at `#historyFrom` left the history: a member at that offset would miss it. */
   #historyFromCheckpoint = false;
+  /** Shared members over their high-water mark, skipped until they drain. */
+  readonly #lagging = new Set<Member>();
+  /** Offsets of admissions being asked: the history keeps what comes after them. */
+  readonly #reserved: number[] = [];
+  /** The lowest offset of an admission being asked: the history keeps the elements after it. */
+  #floor = Number.POSITIVE_INFINITY;
+  #handoverScheduled = false;
   #closed = false;
   #opened = false;
 
@@ -130,25 +148,40 @@ export class SharedStream {
   }
 
   /**
+   * Keeps the elements after `begin` in the history while a subscriber's admission is asked
+   * (bounded by `catchUpBuffer`), so that it joins from them instead of catching up on a call of
+   * its own; returns the release. Nothing to keep when `begin` is already behind the history.
+   */
+  reserve(begin: number): () => void {
+    if (this.#closed || !this.#covers(begin, false)) return () => undefined;
+    this.#reserved.push(begin);
+    this.#floor = Math.min(this.#floor, begin);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#reserved.splice(this.#reserved.indexOf(begin), 1);
+      this.#updateFloor();
+    };
+  }
+
+  /**
    * Adds a subscriber; returns its teardown. `admitted`: the ledger admitted its token for this
    * request, so it may read shared elements without a call of its own.
    */
   join(request: MemberRequest, subscriber: Subscriber<string>, admitted: boolean): () => void {
     const member = new Member(request, subscriber);
     this.#members.add(member);
-    if (this.#upstream === undefined) {
+    if (!this.#opened) {
       this.#endpoint = request.endpoint;
       this.#setMode(member, "shared", undefined);
       this.#position = request.share.begin;
       this.#historyFrom = request.share.begin;
       this.#open(member);
       this.#options.events.joined?.(request.endpoint, "direct");
-    } else if (admitted && this.#covers(request.share.begin)) {
+    } else if (admitted && this.#covers(request.share.begin, false)) {
       // Everything after its offset is at hand: the history's rest, then the shared call.
-      for (let i = this.#historyHead; i < this.#history.length; i += 1) {
-        const { text, bytes, offset, checkpoint } = this.#history[i] as Buffered;
-        if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
-      }
+      this.#replay(member);
       this.#setMode(member, "shared", undefined);
       this.#options.events.joined?.(request.endpoint, "direct");
       this.#rebalance();
@@ -163,7 +196,7 @@ export class SharedStream {
   }
 
   #open(owner: Member): void {
-    if (this.#owner === undefined && this.#upstream === undefined && !this.#opened) {
+    if (!this.#opened) {
       this.#opened = true;
       this.#options.events.upstreamOpened?.(this.#endpoint);
     }
@@ -186,7 +219,8 @@ export class SharedStream {
     this.#remember({ text, bytes, offset, checkpoint });
     for (const member of this.#members) {
       if (member.mode === "shared") {
-        if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
+        if (!member.lagging && after(member, offset, checkpoint))
+          this.#deliver(member, text, bytes, offset, checkpoint);
       } else if (member.buffer !== undefined) {
         if (member.buffer.length >= this.#options.catchUpBuffer) {
           // Too far behind to hold the difference: it stays on its own call for now.
@@ -201,11 +235,29 @@ export class SharedStream {
   }
 
   /**
-   * Whether every element after `begin` is in the history or still to come on the shared call
-   * (same rules as `after`: a checkpoint at `begin` that left the history would be a gap).
+   * Whether every element after `last` is in the history or still to come on the shared call
+   * (same rules as `after`: a checkpoint at `last` that left the history would be a gap, unless
+   * the element at `last` was a checkpoint).
    */
-  #covers(begin: number): boolean {
-    return begin > this.#historyFrom || (begin === this.#historyFrom && !this.#historyFromCheckpoint);
+  #covers(last: number, lastCheckpoint: boolean): boolean {
+    return (
+      last > this.#historyFrom ||
+      (last === this.#historyFrom && (lastCheckpoint || !this.#historyFromCheckpoint))
+    );
+  }
+
+  /** The history's elements after the member's last offset, to the member. */
+  #replay(member: Member): void {
+    for (let i = this.#historyHead; i < this.#history.length; i += 1) {
+      const { text, bytes, offset, checkpoint } = this.#history[i] as Buffered;
+      if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
+    }
+  }
+
+  #updateFloor(): void {
+    let floor = Number.POSITIVE_INFINITY;
+    for (const begin of this.#reserved) floor = Math.min(floor, begin);
+    this.#floor = floor;
   }
 
   #forget(element: Buffered): void {
@@ -218,16 +270,33 @@ export class SharedStream {
     const limit = this.#options.history;
     if (limit <= 0) {
       this.#forget(element);
+      this.#detachUncovered();
       return;
     }
     this.#history.push(element);
-    if (this.#history.length - this.#historyHead > limit) {
-      this.#forget(this.#history[this.#historyHead] as Buffered);
+    // Past its size, the history keeps what an admission being asked still needs (the elements
+    // after the floor), up to the catch-up bound.
+    const most = Math.max(limit, this.#options.catchUpBuffer);
+    let forgot = false;
+    for (;;) {
+      const size = this.#history.length - this.#historyHead;
+      const oldest = this.#history[this.#historyHead] as Buffered;
+      if (size <= limit || (size <= most && oldest.offset >= this.#floor)) break;
+      this.#forget(oldest);
       this.#historyHead += 1;
-      if (this.#historyHead >= limit) {
-        this.#history = this.#history.slice(this.#historyHead);
-        this.#historyHead = 0;
-      }
+      forgot = true;
+    }
+    if (this.#historyHead >= Math.max(limit, this.#history.length - this.#historyHead)) {
+      this.#history = this.#history.slice(this.#historyHead);
+      this.#historyHead = 0;
+    }
+    if (forgot && this.#lagging.size > 0) this.#detachUncovered();
+  }
+
+  /** Lagging members the history no longer covers go onto their own call. */
+  #detachUncovered(): void {
+    for (const member of this.#lagging) {
+      if (!this.#covers(member.last, member.lastCheckpoint)) this.#detach(member);
     }
   }
 
@@ -304,7 +373,14 @@ export class SharedStream {
   #readiness(member: Member, ready: boolean): void {
     member.ready = ready;
     if (this.#closed) return;
-    if (member.mode === "own" && ready) {
+    if (member.mode === "shared") {
+      if (!ready) this.#lag(member);
+      else if (member.lagging) {
+        this.#stopLagging(member);
+        // What it missed is still in the history (else it was detached): replayed, it reads on.
+        this.#replay(member);
+      }
+    } else if (member.mode === "own" && ready) {
       // On its own call and reading again: hold shared elements for a splice once more.
       this.#register(member);
       this.#setMode(member, "catching_up", "own");
@@ -313,23 +389,25 @@ export class SharedStream {
     this.#rebalance();
   }
 
-  /**
-   * While a shared member is ready, the slow shared members are detached (the stream must not
-   * wait for them, nor push to them past their high-water mark); then the demand follows.
-   */
+  /** The demand follows the members' readiness. */
   #rebalance(): void {
-    if (this.#someSharedReady()) {
-      for (const slow of this.#members) if (slow.mode === "shared" && !slow.ready) this.#detach(slow);
-    }
     this.#updateDemand();
   }
 
-  #someSharedReady(): boolean {
-    for (const member of this.#members) if (member.mode === "shared" && member.ready) return true;
-    return false;
+  #lag(member: Member): void {
+    if (member.lagging) return;
+    member.lagging = true;
+    this.#lagging.add(member);
+  }
+
+  #stopLagging(member: Member): void {
+    if (!member.lagging) return;
+    member.lagging = false;
+    this.#lagging.delete(member);
   }
 
   #detach(member: Member): void {
+    this.#stopLagging(member);
     this.#options.events.detached?.(member.request.endpoint);
     this.#catchUp(member, "detach", member.mode);
     // A slow reader would only fill a buffer it cannot splice from soon: it registers again
@@ -363,6 +441,7 @@ export class SharedStream {
 
   #leave(member: Member): void {
     if (!this.#members.delete(member)) return;
+    this.#stopLagging(member);
     member.demand?.unsubscribe();
     member.own?.unsubscribe();
     this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
@@ -372,15 +451,25 @@ export class SharedStream {
     else this.#rebalance();
   }
 
-  /** Reopens the upstream from the shared position on another member's token. */
+  /**
+   * Cancels the owner's call at once (its token is no longer the stream's) and reopens it from
+   * the shared position on another member's token after this turn: members that leave together
+   * cost one reopen, or none when they were the last.
+   */
   #handover(): void {
     this.#upstream?.unsubscribe();
     this.#upstream = undefined;
     this.#owner = undefined;
-    const next = this.#nextOwner();
-    if (next === undefined) return;
-    this.#options.events.handover?.(this.#endpoint);
-    this.#open(next);
+    if (this.#handoverScheduled) return;
+    this.#handoverScheduled = true;
+    setImmediate(() => {
+      this.#handoverScheduled = false;
+      if (this.#closed || this.#upstream !== undefined) return;
+      const next = this.#nextOwner();
+      if (next === undefined) return;
+      this.#options.events.handover?.(this.#endpoint);
+      this.#open(next);
+    });
   }
 
   #nextOwner(): Member | undefined {
@@ -445,6 +534,8 @@ export class SharedStream {
 
   #setMode(member: Member, mode: MemberMode, previous: MemberMode | undefined): void {
     member.mode = mode;
+    if (mode !== "shared") this.#stopLagging(member);
+    else if (!member.ready) this.#lag(member);
     this.#options.events.memberMode?.(member.request.endpoint, mode, previous);
   }
 }

@@ -66,23 +66,35 @@ export class SharedStreams {
   open(request: MemberRequest): Observable<string> {
     return new Observable<string>((subscriber) => {
       let leave: (() => void) | undefined;
+      let release: (() => void) | undefined;
       let gone = false;
       const join = (admitted: boolean) => {
         if (gone) return;
         leave = this.#streamFor(request.share.key).join(request, subscriber, admitted);
       };
       const admit = request.share.admit;
+      const running = this.#streams.get(request.share.key);
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.
-      if (admit === undefined || !this.#streams.has(request.share.key)) join(false);
-      else
+      if (admit === undefined || running === undefined || running.closed) join(false);
+      else {
+        // While the ledger is asked, the stream keeps what comes after the subscriber's offset.
+        release = running.reserve(request.share.begin);
         admit().then(
-          () => join(true),
+          () => {
+            this.#events.admission?.(request.endpoint, "admitted");
+            join(true);
+            release?.();
+          },
           (error: unknown) => {
+            this.#events.admission?.(request.endpoint, "refused");
+            release?.();
             if (!gone) subscriber.error(error);
           },
         );
+      }
       return () => {
         gone = true;
+        release?.();
         leave?.();
       };
     });

@@ -52,6 +52,9 @@ export interface MemberRequest {
 /** How a subscriber came to be on its own call instead of the shared one. */
 export type CatchUpCause = "late_join" | "detach" | "rejoin";
 
+/** The ledger's answer to a subscriber's admission probe (see ShareSpec.admit). */
+export type AdmissionOutcome = "admitted" | "refused";
+
 /** Why a shared upstream ended. */
 export type UpstreamCloseReason = "last_member_left" | "completed" | "error";
 
@@ -60,6 +63,7 @@ export type MemberMode = "shared" | "catching_up" | "own";
 
 export const MEMBER_MODES: readonly MemberMode[] = ["shared", "catching_up", "own"];
 export const CATCH_UP_CAUSES: readonly CatchUpCause[] = ["late_join", "detach", "rejoin"];
+export const ADMISSION_OUTCOMES: readonly AdmissionOutcome[] = ["admitted", "refused"];
 export const UPSTREAM_CLOSE_REASONS: readonly UpstreamCloseReason[] = [
   "last_member_left",
   "completed",
@@ -77,6 +81,11 @@ export interface FanoutEvents {
   /** A member joined the shared stream: at once, or by splicing in after catching up. */
   joined?(endpoint: string, how: "direct" | "splice"): void;
   catchUp?(endpoint: string, cause: CatchUpCause): void;
+  /**
+   * A subscriber's admission probe was answered: one per subscriber that joins a running stream
+   * (the ledger judges each token), a short call of its own that is not an upstream stream.
+   */
+  admission?(endpoint: string, outcome: AdmissionOutcome): void;
   /** A member over its high-water mark was moved onto its own call. */
   detached?(endpoint: string): void;
 }

@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { STREAM_END_REASONS, type StreamEndReason } from "../errors/index.js";
 import {
+  ADMISSION_OUTCOMES,
   CATCH_UP_CAUSES,
   type FanoutEvents,
   MEMBER_MODES,
@@ -174,6 +175,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly fanoutAdmissions = new Counter({
+    name: "ledger_gateway_fanout_admissions_total",
+    help: "Admission probes of subscribers joining a running shared stream (a short call on the subscriber's own token, not a stream), by endpoint and outcome (admitted, refused)",
+    labelNames: ["endpoint", "outcome"] as const,
+    registers: [this.registry],
+  });
+
   readonly fanoutDetaches = new Counter({
     name: "ledger_gateway_fanout_detaches_total",
     help: "Slow subscribers moved off a shared stream onto their own call, by endpoint",
@@ -247,6 +255,7 @@ export class GatewayMetrics {
     for (const mode of MEMBER_MODES) this.fanoutSubscribers.set({ endpoint, mode }, 0);
     for (const how of ["direct", "splice"]) this.fanoutJoins.inc({ endpoint, how }, 0);
     for (const cause of CATCH_UP_CAUSES) this.fanoutCatchUps.inc({ endpoint, cause }, 0);
+    for (const outcome of ADMISSION_OUTCOMES) this.fanoutAdmissions.inc({ endpoint, outcome }, 0);
     for (const reason of UPSTREAM_CLOSE_REASONS) this.fanoutUpstreamCloses.inc({ endpoint, reason }, 0);
   }
 
@@ -266,6 +275,7 @@ export class GatewayMetrics {
       joined: (endpoint, how) => this.fanoutJoins.inc({ endpoint, how }),
       catchUp: (endpoint, cause) => this.fanoutCatchUps.inc({ endpoint, cause }),
       detached: (endpoint) => this.fanoutDetaches.inc({ endpoint }),
+      admission: (endpoint, outcome) => this.fanoutAdmissions.inc({ endpoint, outcome }),
     };
   }
 

@@ -177,6 +177,10 @@ describe("a slow subscriber of a shared stream", () => {
         String(64 * 1024),
         "--websocket-config.low-water-mark",
         String(16 * 1024),
+        // A lagging member is replayed from the history while it covers it: a short one makes the
+        // slow reader fall behind it, so that it is detached.
+        "--websocket-config.fanout-history-elements",
+        "20",
       ],
       { ticks: TICKS, payloadBytes: 8 * 1024 },
     );

@@ -1,0 +1,295 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { BehaviorSubject, Observable, type Subscription } from "rxjs";
+import { SharedStreams } from "../../src/fanout/shared-streams.js";
+import type {
+  FanoutEvents,
+  MemberRequest,
+  ShareSpec,
+  UpstreamSource,
+} from "../../src/fanout/subscription.js";
+
+/**
+ * SharedStream against a fake ledger: every call the fan-out opens is recorded (its offset, its
+ * token, its demand) and the test emits its elements by hand, so that each rule (history,
+ * lag, detach, splice, pause, handover) is exercised exactly, with no timing.
+ */
+
+/** An element of the fake ledger: its offset, and whether it is a checkpoint. */
+const tx = (offset: number) => JSON.stringify({ o: offset });
+const checkpoint = (offset: number) => JSON.stringify({ o: offset, c: true });
+
+interface Call {
+  readonly from: number;
+  readonly token: string | undefined;
+  /** The call's demand as the fan-out last set it. */
+  demand: boolean;
+  cancelled: boolean;
+  emit(...elements: string[]): void;
+  complete(): void;
+}
+
+class FakeLedger implements UpstreamSource {
+  readonly calls: Call[] = [];
+
+  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string> {
+    return new Observable<string>((subscriber) => {
+      const call: Call = {
+        from: (request as { from: number }).from,
+        token,
+        demand: true,
+        cancelled: false,
+        emit: (...elements) => {
+          for (const element of elements) if (!call.cancelled) subscriber.next(element);
+        },
+        complete: () => subscriber.complete(),
+      };
+      this.calls.push(call);
+      const demand = demand$.subscribe((ready) => {
+        call.demand = ready;
+      });
+      return () => {
+        call.cancelled = true;
+        demand.unsubscribe();
+      };
+    });
+  }
+
+  offsetOf(element: string): number | undefined {
+    return (JSON.parse(element) as { o: number }).o;
+  }
+
+  isCheckpoint(element: string): boolean {
+    return (JSON.parse(element) as { c?: boolean }).c === true;
+  }
+
+  /** Calls not cancelled. */
+  open$(): Call[] {
+    return this.calls.filter((c) => !c.cancelled);
+  }
+}
+
+/** An admission the test answers when it wants. */
+class Admission {
+  asked = 0;
+  #answers: (() => void)[] = [];
+
+  admit = (): Promise<void> => {
+    this.asked += 1;
+    return new Promise((resolve) => this.#answers.push(resolve));
+  };
+
+  /** Admits everyone asked so far; resolves once their joins ran. */
+  async answerAll(): Promise<void> {
+    for (const answer of this.#answers.splice(0)) answer();
+    await settle();
+  }
+}
+
+/** Lets promise callbacks and setImmediate callbacks (a scheduled handover) run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+interface TestMember {
+  readonly received: number[];
+  readonly demand: BehaviorSubject<boolean>;
+  readonly subscription: Subscription;
+  error: unknown;
+  completed: boolean;
+}
+
+function fixture(options: { history: number; catchUpBuffer?: number; admission?: Admission }) {
+  const ledger = new FakeLedger();
+  const counts: Record<string, number> = {};
+  const count =
+    (name: string) =>
+    (..._args: unknown[]) => {
+      counts[name] = (counts[name] ?? 0) + 1;
+    };
+  const events: FanoutEvents = {
+    upstreamOpened: count("opened"),
+    handover: count("handover"),
+    detached: count("detached"),
+    catchUp: (_e, cause) => count(`catchUp:${cause}`)(),
+    joined: (_e, how) => count(`joined:${how}`)(),
+  };
+  const fanout = new SharedStreams({
+    history: options.history,
+    ...(options.catchUpBuffer !== undefined ? { catchUpBuffer: options.catchUpBuffer } : {}),
+    events,
+  });
+  const join = (begin: number, token = "t"): TestMember => {
+    const demand = new BehaviorSubject(true);
+    const share: ShareSpec = {
+      key: "k",
+      begin,
+      from: (offset) => ({ from: offset }),
+      // Admitted at once unless the test answers the admissions itself.
+      admit: options.admission?.admit ?? (() => Promise.resolve()),
+    };
+    const request: MemberRequest = { endpoint: "/e", share, source: ledger, token, demand$: demand };
+    const member: TestMember = {
+      received: [],
+      demand,
+      error: undefined,
+      completed: false,
+      subscription: undefined as unknown as Subscription,
+    };
+    (member as { subscription: Subscription }).subscription = fanout.open(request).subscribe({
+      next: (text) => member.received.push(ledger.offsetOf(text) as number),
+      error: (error: unknown) => {
+        member.error = error;
+      },
+      complete: () => {
+        member.completed = true;
+      },
+    });
+    return member;
+  };
+  return { ledger, fanout, counts, join };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const txs = (from: number, to: number) => range(from, to).map(tx);
+
+describe("SharedStream", () => {
+  it("shares one call among subscribers from the same offset whose admission comes after the history moved on", async () => {
+    const admission = new Admission();
+    const { ledger, join, counts } = fixture({ history: 2, admission });
+    const first = join(10);
+    const others = range(1, 9).map(() => join(10));
+    assert.equal(admission.asked, 9);
+    // The shared call runs far past the history (2) while the ledger is asked.
+    ledger.calls[0]?.emit(...txs(11, 60));
+    await admission.answerAll();
+    ledger.calls[0]?.emit(...txs(61, 70));
+
+    assert.equal(ledger.calls.length, 1, "one call: no catch-up of its own for anyone");
+    for (const member of [first, ...others]) assert.deepEqual(member.received, range(11, 70));
+    assert.equal(counts["joined:direct"], 10);
+    assert.equal(counts["catchUp:late_join"], undefined);
+  });
+
+  it("replays the history to a lagging member when it drains: no call of its own, no gap, no duplicate", async () => {
+    const { ledger, join, counts } = fixture({ history: 5 });
+    const fast = join(0);
+    const slow = join(0);
+    await settle();
+    const shared = ledger.calls[0] as Call;
+    shared.emit(...txs(1, 3));
+    slow.demand.next(false);
+    shared.emit(...txs(4, 7));
+    assert.deepEqual(slow.received, range(1, 3), "skipped while over its high-water mark");
+    assert.equal(shared.demand, true, "the others go on");
+    slow.demand.next(true);
+    shared.emit(...txs(8, 9));
+
+    assert.deepEqual(slow.received, range(1, 9));
+    assert.deepEqual(fast.received, range(1, 9));
+    assert.equal(ledger.calls.length, 1);
+    assert.equal(counts.detached, undefined);
+  });
+
+  it("detaches a member the history no longer covers onto its own call, and splices it back in when it drains", async () => {
+    const { ledger, join, fanout, counts } = fixture({ history: 3 });
+    const fast = join(0);
+    const slow = join(0);
+    await settle();
+    const shared = ledger.calls[0] as Call;
+    shared.emit(...txs(1, 2));
+    slow.demand.next(false);
+    shared.emit(...txs(3, 5));
+    assert.equal(ledger.calls.length, 1, "3 behind: still within the history");
+    shared.emit(tx(6));
+
+    assert.equal(counts.detached, 1);
+    const own = ledger.calls[1] as Call;
+    assert.equal(own.from, 2, "its own call starts after its last delivered offset");
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 1, catching_up: 0, own: 1 });
+    own.emit(...txs(3, 4));
+    shared.emit(tx(7));
+    assert.deepEqual(fast.received, range(1, 7));
+
+    // It drains: registered for a splice at the shared position (7), while its call reads on.
+    slow.demand.next(true);
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 1, catching_up: 1, own: 0 });
+    shared.emit(tx(8));
+    own.emit(...txs(5, 7));
+    assert.equal(own.cancelled, true, "its own call reached the shared position: spliced");
+    shared.emit(tx(9));
+
+    assert.deepEqual(slow.received, range(1, 9));
+    assert.deepEqual(fast.received, range(1, 9));
+    assert.equal(counts["joined:splice"], 1);
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 2, catching_up: 0, own: 0 });
+  });
+
+  it("pauses the shared call only when every member is slow", async () => {
+    const { ledger, join } = fixture({ history: 100 });
+    const a = join(0);
+    const b = join(0);
+    await settle();
+    const shared = ledger.calls[0] as Call;
+    a.demand.next(false);
+    assert.equal(shared.demand, true, "one slow member never holds the other back");
+    b.demand.next(false);
+    assert.equal(shared.demand, false, "all slow: the call pauses");
+    a.demand.next(true);
+    assert.equal(shared.demand, true);
+    assert.equal(ledger.calls.length, 1);
+  });
+
+  it("replays the history to an admitted late joiner only when it covers the joiner's offset, checkpoints included", async () => {
+    const admission = new Admission();
+    const { ledger, join, counts } = fixture({ history: 3, admission });
+    const first = join(0);
+    const shared = ledger.calls[0] as Call;
+    // The checkpoint at 2 carries the offset of the transaction before it.
+    shared.emit(tx(1), tx(2), checkpoint(2), tx(3), tx(4));
+    // The history holds checkpoint(2), 3, 4: it begins after offset 2, whose checkpoint it has.
+    const at2 = join(2);
+    await admission.answerAll();
+    assert.deepEqual(at2.received, [2, 3, 4], "the checkpoint at its offset, then 3 and 4");
+    assert.equal(ledger.calls.length, 1);
+
+    shared.emit(tx(5));
+    // Now it holds 3, 4, 5: the checkpoint at 2 left it, so a joiner at 2 would miss it.
+    const late = join(2);
+    await admission.answerAll();
+    assert.equal(counts["catchUp:late_join"], 1, "not covered: it catches up on its own call");
+    const own = ledger.calls[1] as Call;
+    assert.equal(own.from, 2);
+    own.emit(checkpoint(2), tx(3), tx(4), tx(5));
+    shared.emit(tx(6));
+    assert.deepEqual(late.received, [2, 3, 4, 5, 6]);
+    assert.deepEqual(first.received, [1, 2, 2, 3, 4, 5, 6]);
+  });
+
+  it("hands the call over once to another member's token when its owner leaves, without a gap", async () => {
+    const { ledger, join, counts } = fixture({ history: 10 });
+    const owner = join(0, "owner");
+    const a = join(0, "a");
+    const b = join(0, "b");
+    await settle();
+    const first = ledger.calls[0] as Call;
+    assert.equal(first.token, "owner");
+    first.emit(...txs(1, 3));
+    owner.subscription.unsubscribe();
+    assert.equal(first.cancelled, true, "the owner's token stops at once");
+    await settle();
+
+    assert.equal(counts.handover, 1);
+    const second = ledger.calls[1] as Call;
+    assert.equal(second.from, 3, "reopened from the shared position");
+    assert.notEqual(second.token, "owner");
+    second.emit(...txs(4, 5));
+    assert.deepEqual(a.received, range(1, 5));
+    assert.deepEqual(b.received, range(1, 5));
+
+    // Members that leave in one turn cost no reopen when they were the last.
+    a.subscription.unsubscribe();
+    b.subscription.unsubscribe();
+    await settle();
+    assert.equal(ledger.calls.length, 2);
+    assert.equal(ledger.open$().length, 0);
+  });
+});
