@@ -218,7 +218,9 @@ async function wave2(): Promise<Wave2Result | undefined> {
           );
           say(
             `fanout N=${n} x ${elements} elements: ${point.deliveriesPerSecond} deliveries/s, ` +
-              `${point.gatewayCpuMicrosPerDelivery} µs gateway CPU per delivery, ${point.upstreamCalls} upstream calls` +
+              `${point.gatewayCpuMicrosPerDelivery} µs gateway CPU per delivery, ${point.upstreamStreams} upstream streams ` +
+              `(catch-ups ${JSON.stringify(point.catchUps)}, ${point.detaches} detaches, ${point.handovers} handovers), ` +
+              `${point.admissionProbes} admission probes, ${point.getUpdatesCalls} GetUpdates calls` +
               (point.errors > 0 ? `, ${point.errors} sockets not closed 1000` : ""),
           );
           points.push(point);
@@ -285,8 +287,8 @@ const wave2Targets = wave2Result && {
   }),
   ...(wave2Result.fanout && {
     oneUpstreamPerDistinctRequest: {
-      calls: wave2Result.fanout.points.map((p) => p.upstreamCalls),
-      met: wave2Result.fanout.points.every((p) => p.upstreamCalls === 1),
+      calls: wave2Result.fanout.points.map((p) => p.upstreamStreams),
+      met: wave2Result.fanout.points.every((p) => p.upstreamStreams === 1),
     },
   }),
   ...(wave2Result.idleConnections && {
@@ -357,7 +359,9 @@ if (wave2Result?.fanout) {
           "elements each": p.elementsPerSubscriber,
           "deliveries/s": p.deliveriesPerSecond,
           "gateway CPU µs/delivery": p.gatewayCpuMicrosPerDelivery,
-          "upstream calls": p.upstreamCalls,
+          "upstream streams": p.upstreamStreams,
+          handovers: p.handovers,
+          "admission probes": p.admissionProbes,
           "GetUpdates calls": p.getUpdatesCalls,
         },
       ]),
@@ -410,9 +414,9 @@ function writeCharts(resultFile: string, r: Wave2Result): string[] {
       [
         "fanout-upstreams",
         barChartSvg({
-          title: "Upstream GetUpdates calls for N identical subscribers",
-          unit: "calls to the ledger",
-          bars: bars((p) => p.upstreamCalls),
+          title: "Upstream update streams for N identical subscribers",
+          unit: "streams from the ledger (admission probes apart)",
+          bars: bars((p) => p.upstreamStreams),
           target: { value: 1, label: "target: 1" },
         }),
       ],

@@ -86,7 +86,7 @@ export interface GatewayResult {
     gateway: CommandFigures;
     ratioToDirect: { throughput: number };
   };
-  fanout?: Wave2Result["fanout"];
+  fanout?: Omit<NonNullable<Wave2Result["fanout"]>, "points"> & { points: StoredFanoutPoint[] };
   idleConnections?: Wave2Result["idleConnections"];
   workers?: Wave2Result["workers"];
   targets: {
@@ -97,6 +97,11 @@ export interface GatewayResult {
     twoWorkersVsOne?: { min: number; ratio: number; met: boolean };
   };
 }
+
+/** A fan-out point as a results file holds it: runs before the breakdown had `upstreamCalls`. */
+type Breakdown = "upstreamStreams" | "handovers" | "admissionProbes" | "catchUps" | "detaches";
+export type StoredFanoutPoint = Omit<FanoutPoint, Breakdown> &
+  Partial<Pick<FanoutPoint, Breakdown>> & { upstreamCalls?: number };
 
 /** The scenarios of bench v2 (bench/scenarios/fanout.ts), as a results file holds them. */
 export interface Wave2Result {

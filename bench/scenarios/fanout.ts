@@ -26,11 +26,21 @@ export interface FanoutPoint {
   gatewayCpuSeconds: number;
   gatewayCpuMicrosPerDelivery: number;
   /**
-   * Update streams the gateway opened on the ledger for the N subscribers: shared upstreams plus
-   * own catch-up calls when the gateway has the fan-out metrics, else every GetUpdates call.
+   * Update streams the gateway opened on the ledger for the N subscribers: shared upstreams
+   * plus own catch-up calls (the target: 1). Handovers and admission probes apart.
    */
-  upstreamCalls: number;
-  /** Every GetUpdates call, the fan-out's empty-range authorization probes included. */
+  upstreamStreams: number;
+  /** The shared call reopened on another member's token (its owner left), one after the other. */
+  handovers: number;
+  /**
+   * Admission probes: one short empty-range GetUpdates call per subscriber that joins a running
+   * shared stream, on its own token (the ledger judges every token), by design; not a stream.
+   */
+  admissionProbes: number;
+  /** Own calls by cause (late_join, detach, rejoin) and detaches of slow members. */
+  catchUps: Record<string, number>;
+  detaches: number;
+  /** Every GetUpdates call: upstream streams + handovers + admission probes (+ anything else). */
   getUpdatesCalls: number;
   firstOffsets: number[];
   lastOffsets: number[];
@@ -54,34 +64,56 @@ const updatesRequest = (party: string, begin: number, end: number | undefined) =
 
 /**
  * Upstream calls counted at the gateway (the sandbox has no per-method call counter of its
- * own): GetUpdates calls from the count of its gRPC client-call histogram (a server stream is
- * counted when it ends), and the streams among them from the fan-out's counters when the gateway
- * has them and they moved (shared upstreams ended + own catch-up calls), so that the fan-out's
- * empty-range authorization probes (one per subscriber, ended at once) are not counted as
- * streams; where the streams did not go through the fan-out, every GetUpdates call is one.
+ * own): every GetUpdates call from the count of its gRPC client-call histogram (a server stream
+ * is counted when it ends), broken down by the fan-out's counters: shared upstreams (one close
+ * each), handovers, own catch-up calls, admission probes.
  */
 export const UPSTREAM_CALLS_SOURCE =
-  "gateway metrics: sum(ledger_gateway_fanout_upstream_closes_total) + sum(ledger_gateway_fanout_catch_ups_total) " +
-  'where they moved, else ledger_gateway_grpc_client_call_duration_seconds_count{method=~".*UpdateService/GetUpdates"}';
+  "gateway metrics: upstream streams = sum(ledger_gateway_fanout_upstream_closes_total) + sum(ledger_gateway_fanout_catch_ups_total); " +
+  "handovers = ledger_gateway_fanout_handovers_total; admission probes = sum(ledger_gateway_fanout_admissions_total); " +
+  'GetUpdates calls = ledger_gateway_grpc_client_call_duration_seconds_count{method=~".*UpdateService/GetUpdates"}';
 
-function sumOf(metrics: string, prefix: string, filter: (line: string) => boolean): number | undefined {
-  let sum: number | undefined;
+/** The /v2/updates counters the point reads, by series (name plus the label that varies). */
+function counters(metrics: string): Map<string, number> {
+  const values = new Map<string, number>();
   for (const line of metrics.split("\n")) {
-    if (line.startsWith(prefix) && filter(line))
-      sum = (sum ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+    const space = line.lastIndexOf(" ");
+    const series = line.slice(0, space);
+    const value = Number(line.slice(space + 1));
+    if (series.startsWith("ledger_gateway_grpc_client_call_duration_seconds_count{")) {
+      if (series.includes("UpdateService/GetUpdates"))
+        values.set("getUpdates", (values.get("getUpdates") ?? 0) + value);
+    } else if (series.startsWith("ledger_gateway_fanout_") && series.includes('endpoint="/v2/updates"')) {
+      const name = series.slice(0, series.indexOf("{"));
+      const label = /(?:cause|reason|outcome)="([a-z_]+)"/.exec(series)?.[1];
+      values.set(label ? `${name}:${label}` : name, value);
+    }
   }
-  return sum;
+  return values;
 }
 
-function upstreamCounts(metrics: string): { calls: number; streams: number | undefined } {
-  const calls =
-    sumOf(metrics, "ledger_gateway_grpc_client_call_duration_seconds_count{", (l) =>
-      l.includes("UpdateService/GetUpdates"),
-    ) ?? 0;
-  const onUpdates = (l: string) => l.includes('endpoint="/v2/updates"');
-  const shared = sumOf(metrics, "ledger_gateway_fanout_upstream_closes_total{", onUpdates);
-  const catchUps = sumOf(metrics, "ledger_gateway_fanout_catch_ups_total{", onUpdates);
-  return { calls, streams: shared === undefined ? undefined : shared + (catchUps ?? 0) };
+function delta(after: Map<string, number>, before: Map<string, number>) {
+  const of = (prefix: string) => {
+    let sum = 0;
+    for (const [series, value] of after)
+      if (series === prefix || series.startsWith(`${prefix}:`)) sum += value - (before.get(series) ?? 0);
+    return sum;
+  };
+  const catchUps: Record<string, number> = {};
+  for (const cause of ["late_join", "detach", "rejoin"]) {
+    const series = `ledger_gateway_fanout_catch_ups_total:${cause}`;
+    catchUps[cause] = (after.get(series) ?? 0) - (before.get(series) ?? 0);
+  }
+  const shared = of("ledger_gateway_fanout_upstream_closes_total");
+  const ownCalls = of("ledger_gateway_fanout_catch_ups_total");
+  return {
+    upstreamStreams: shared + ownCalls,
+    handovers: of("ledger_gateway_fanout_handovers_total"),
+    admissionProbes: of("ledger_gateway_fanout_admissions_total"),
+    catchUps,
+    detaches: of("ledger_gateway_fanout_detaches_total"),
+    getUpdatesCalls: of("getUpdates"),
+  };
 }
 
 export async function fanoutPoint(
@@ -104,7 +136,7 @@ export async function fanoutPoint(
     until: lastOffset,
   });
   await client.next<{ ready: number }>();
-  const countsBefore = upstreamCounts(await gateway.metrics());
+  const countsBefore = counters(await gateway.metrics());
   const cpuBefore = processCpuSeconds(gateway.pid);
   const started = process.hrtime.bigint();
   client.send("go");
@@ -118,12 +150,7 @@ export async function fanoutPoint(
   const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
   // A stream's call is counted when it ends: give the last ones a moment to report.
   await new Promise((r) => setTimeout(r, 300));
-  const countsAfter = upstreamCounts(await gateway.metrics());
-  const getUpdatesCalls = countsAfter.calls - countsBefore.calls;
-  const fanoutStreams =
-    countsAfter.streams === undefined ? 0 : countsAfter.streams - (countsBefore.streams ?? 0);
-  // The fan-out's counters move only where the stream went through it; else every call is one.
-  const upstreamCalls = fanoutStreams > 0 ? fanoutStreams : getUpdatesCalls;
+  const counts = delta(counters(await gateway.metrics()), countsBefore);
   return {
     subscribers,
     elementsPerSubscriber: elements,
@@ -133,8 +160,7 @@ export async function fanoutPoint(
     deliveriesPerSecond: Math.round(result.deliveries / seconds),
     gatewayCpuSeconds: round(cpu, 3),
     gatewayCpuMicrosPerDelivery: round((cpu * 1e6) / Math.max(1, result.deliveries), 3),
-    upstreamCalls,
-    getUpdatesCalls,
+    ...counts,
     firstOffsets: result.firstOffsets,
     lastOffsets: result.lastOffsets,
   };
