@@ -21,6 +21,12 @@ export interface LedgerClientOptions {
   deadlineMs: number;
   /** Told the outcome of every call, for metrics. */
   onCallEnd?: (outcome: CallOutcome) => void;
+  /**
+   * Interval of HTTP/2 pings while calls are open, and how long a ping may wait for its answer
+   * before the connection is dropped and made anew. Default 10 s (the most Canton's Ledger API
+   * server permits: keep-alive permit time 10 s) and 5 s.
+   */
+  keepalive?: { timeMs: number; timeoutMs: number };
 }
 
 export interface ServerStreamOptions {
@@ -33,6 +39,16 @@ export interface ServerStreamOptions {
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
+const KEEPALIVE = { timeMs: 10_000, timeoutMs: 5_000 };
+/**
+ * Reconnect attempts while the ledger is away: grpc-js waits 1 s, then 1.6 times longer each
+ * time up to 2 minutes, so a ledger back after a 10 s restart was reached 7-15 s later. Trying
+ * every 250 ms to 1 s reaches it within a second of its return; a connection attempt to a port
+ * nobody listens on is one refused TCP handshake, cheap for both sides.
+ */
+const RECONNECT_BACKOFF = { initialMs: 250, maxMs: 1_000 };
+/** Codes with which the ledger itself answered: its auth refused the token-less probe. */
+const LEDGER_ANSWERED = new Set([grpc.status.OK, grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED]);
 
 /**
  * One gRPC channel to the participant, shared by every service. The caller's token travels
@@ -43,10 +59,17 @@ export class LedgerClient {
   private readonly methods = new Map<string, grpc.MethodDefinition<object, object>>();
 
   constructor(private readonly options: LedgerClientOptions) {
+    const keepalive = options.keepalive ?? KEEPALIVE;
     this.client = new grpc.Client(options.target, credentials(options.tls), {
       "grpc.max_receive_message_length": 64 * 1024 * 1024,
       "grpc.max_send_message_length": 64 * 1024 * 1024,
-      "grpc.keepalive_time_ms": 30_000,
+      // A connection whose HTTP/2 session died without closing (a trailer field past nghttp2's
+      // 64 KiB HPACK limit does that: every later call on it waits for its deadline) answers no
+      // ping: it is dropped within time + timeout and its waiting calls retried on a new one.
+      "grpc.keepalive_time_ms": keepalive.timeMs,
+      "grpc.keepalive_timeout_ms": keepalive.timeoutMs,
+      "grpc.initial_reconnect_backoff_ms": RECONNECT_BACKOFF.initialMs,
+      "grpc.max_reconnect_backoff_ms": RECONNECT_BACKOFF.maxMs,
       // HTTP/2 flow-control window per stream. The 64 KiB default makes a busy gateway stall
       // the ledger between window updates; 1 MiB keeps streams flowing while a paused call
       // still holds the ledger back within 1 MiB.
@@ -101,21 +124,25 @@ export class LedgerClient {
     return call;
   }
 
-  /** Resolves once the channel is connected; rejects after `timeoutMs`. */
-  waitForReady(timeoutMs: number): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.client.waitForReady(Date.now() + timeoutMs, (error) => (error ? reject(error) : resolve())),
-    );
-  }
-
-  /** Whether the channel can reach the ledger within `timeoutMs` (readiness probe). */
-  async isReady(timeoutMs: number): Promise<boolean> {
-    try {
-      await this.waitForReady(timeoutMs);
-      return true;
-    } catch {
-      return false;
-    }
+  /**
+   * Whether the ledger answers a call within `timeoutMs` (readiness probe): a live round trip
+   * (GetLedgerApiVersion without a token; an auth refusal is an answer too), not the channel's
+   * connection state, which stays READY while the ledger is frozen or the session is dead.
+   * Not reported to `onCallEnd`: probes are not the clients' calls.
+   */
+  isReady(timeoutMs: number): Promise<boolean> {
+    const definition = this.method("VersionService", "GetLedgerApiVersion");
+    return new Promise((resolve) => {
+      this.client.makeUnaryRequest(
+        definition.path,
+        definition.requestSerialize,
+        definition.responseDeserialize,
+        {},
+        new grpc.Metadata(),
+        { deadline: Date.now() + timeoutMs },
+        (error) => resolve(error === null || LEDGER_ANSWERED.has(error.code)),
+      );
+    });
   }
 
   close(): void {

@@ -1,0 +1,72 @@
+import { ok, strictEqual } from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+
+const API = "com.daml.ledger.api.v2";
+
+/**
+ * A ledger that misbehaves as the sandbox did before its errors had a size budget: one method
+ * answers with a 100,000-character trailer field, past nghttp2's 64 KiB HPACK limit. The client's
+ * HTTP/2 session dies on it without closing, so every later call on that connection waits.
+ */
+async function startOversizedTrailerLedger(): Promise<{ port: number; server: grpc.Server }> {
+  const protos = ledgerApiProtos();
+  const server = new grpc.Server();
+  server.addService(protos.service(`${API}.VersionService`), {
+    GetLedgerApiVersion: (_call: unknown, callback: grpc.sendUnaryData<object>) =>
+      callback(null, { version: "3.5.0" }),
+  });
+  server.addService(protos.service(`${API}.EventQueryService`), {
+    GetEventsByContractId: (_call: unknown, callback: grpc.sendUnaryData<object>) => {
+      const metadata = new grpc.Metadata();
+      metadata.set("echoed-contract-id", "x".repeat(100_000));
+      callback({ code: grpc.status.NOT_FOUND, details: "not found", metadata });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return { port, server };
+}
+
+describe("LedgerClient contains a call that kills its connection", () => {
+  let ledger: { port: number; server: grpc.Server };
+  let client: LedgerClient;
+  before(async () => {
+    ledger = await startOversizedTrailerLedger();
+    // Short pings so that the test does not wait the production 10 s + 5 s.
+    client = new LedgerClient({
+      target: `127.0.0.1:${ledger.port}`,
+      deadlineMs: 30_000,
+      keepalive: { timeMs: 1_000, timeoutMs: 1_000 },
+    });
+  });
+  after(() => {
+    client.close();
+    ledger.server.forceShutdown();
+  });
+
+  it("answers other calls made after a call whose trailer wedged the HTTP/2 session", async () => {
+    const bad = client.unary("EventQueryService", "GetEventsByContractId", { contractId: "00" }, undefined);
+    const badOutcome = bad.then(
+      () => "answered",
+      (error: grpc.ServiceError) => error.code,
+    );
+    // Let the oversized trailer arrive first.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const version = await client.unary<{ version: string }>(
+      "VersionService",
+      "GetLedgerApiVersion",
+      {},
+      undefined,
+    );
+    strictEqual(version.version, "3.5.0");
+    // The call that killed the connection fails (it is not answered, and does not hang).
+    ok([grpc.status.UNAVAILABLE, grpc.status.INTERNAL].includes((await badOutcome) as grpc.status));
+    ok(await client.isReady(5_000), "the client reaches the ledger again");
+  });
+});
