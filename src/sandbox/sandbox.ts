@@ -12,6 +12,8 @@ import {
   type ServiceImplementation,
 } from "./grpc-handler.js";
 import { identityAndAccess } from "./identity-and-access.js";
+import { ExternalParties } from "./interactive/external-parties.js";
+import { externalPartyMethods } from "./interactive/external-party-service.js";
 import { createLedgerRuntime } from "./ledger/ledger-runtime.js";
 import { type PreloadOptions, type PreloadResult, preloadTicks } from "./ledger/preload.js";
 import { SandboxStore } from "./ledger/sandbox-store.js";
@@ -101,6 +103,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       : {}),
   });
   const preloaded = options.preload && preloadTicks(ledger, store, options.preload);
+  const externalParties = new ExternalParties();
   const services: ServiceImplementation[] = [
     packageService(store, packages),
     packageManagementService(store, packages),
@@ -116,6 +119,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     partyManagementService(store, {
       users: access.partyUsers,
       identityProviderExists: (id) => access.idps.exists(id),
+      externalParties: externalPartyMethods({
+        store,
+        externalParties,
+        users: access.partyUsers,
+        identityProviderExists: (id) => access.idps.exists(id),
+      }),
     }),
     ...access.services,
   ];

@@ -147,15 +147,16 @@ export class SandboxStore {
   }
 
   /**
-   * Hosts a new local party with submission permission on `synchronizerId`. As on Canton, this
-   * is a topology transaction: it takes the next offset and moves the ledger end.
+   * Hosts a new local party on `synchronizerId`, with submission permission unless said (an
+   * external party is hosted to confirm or observe). As on Canton, this is a topology
+   * transaction: it takes the next offset and moves the ledger end.
    */
   allocateParty(
     party: string,
     synchronizerId: string,
     record: { identityProviderId: string; annotations: Record<string, string> },
+    permission: ParticipantPermission = "PARTICIPANT_PERMISSION_SUBMISSION",
   ): PartyRecord {
-    const permission: ParticipantPermission = "PARTICIPANT_PERMISSION_SUBMISSION";
     const created: PartyRecord = {
       party,
       isLocal: true,

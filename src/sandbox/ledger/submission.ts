@@ -1,5 +1,6 @@
 import type { Commands__Output } from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
+import { interactiveErrors } from "../interactive/interactive-errors.js";
 import { validateCommands } from "./commands/command-validation.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { SubmissionOutcome } from "./participant-ledger.js";
@@ -15,9 +16,25 @@ export async function submitCommands(
 ): Promise<SubmissionOutcome & { readonly readAs: readonly string[] }> {
   await context.authorize({ kind: "act-as", actAs: commands?.actAs ?? [], readAs: commands?.readAs ?? [] });
   const validated = validateCommands(commands, context.caller.userId ?? "");
+  submittersMayBeActedFor(runtime, validated.actAs);
   const outcome = runtime.ledger.submit(validated, {
     traceId: context.traceId,
     participant: runtime.participantName,
   });
   return { ...outcome, readAs: validated.readAs };
+}
+
+/**
+ * Only a party this participant hosts with submission permission can be acted for by a plain
+ * submission; an external party (hosted to confirm or observe) signs its own transactions
+ * through the interactive submission service instead.
+ */
+function submittersMayBeActedFor(runtime: LedgerRuntime, actAs: readonly string[]): void {
+  const { store } = runtime.ledger;
+  const synchronizerId = runtime.ledger.synchronizerId;
+  const refused = actAs.filter((party) => {
+    const permission = store.party(party)?.permissions.get(synchronizerId);
+    return permission !== undefined && permission !== "PARTICIPANT_PERMISSION_SUBMISSION";
+  });
+  if (refused.length > 0) throw interactiveErrors.noSynchronizerForSubmitters(refused);
 }

@@ -49,6 +49,8 @@ export interface PartyManagementOptions {
   readonly users?: PartyAllocationUsers;
   /** Whether an identity provider id names a configuration; default: only the default provider (""). */
   readonly identityProviderExists?: (identityProviderId: string) => boolean;
+  /** The external-party methods (interactive/external-party-service.ts), served by this service. */
+  readonly externalParties?: ServiceImplementation["unary"];
 }
 
 /** The party record fields an UpdatePartyDetails mask may name (Canton's PartyDetailsPaths). */
@@ -112,8 +114,7 @@ export function partyManagementService(
         await context.authorize({ kind: "admin" });
         return updatePartyIdentityProviderId(store, idpExists, request);
       },
-      // AllocateExternalParty and GenerateExternalPartyTopology need Canton's serialized topology
-      // transactions and signature checks: left to the interactive submission issue.
+      ...options.externalParties,
     },
   };
 }
