@@ -4,7 +4,7 @@ import { errors } from "../errors.js";
 import { fingerprintOf } from "../identifiers.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import { rpcStatusOf } from "../sandbox-error.js";
-import { CommandEngine, type LedgerLookup } from "./commands/command-engine.js";
+import { CommandEngine, type InterpretedTransaction, type LedgerLookup } from "./commands/command-engine.js";
 import type { ValidatedCommands } from "./commands/command-validation.js";
 import { type BlobContents, ContractBlobCodec } from "./commands/contract-blob.js";
 import { contractKeyHash } from "./commands/contract-factory.js";
@@ -100,6 +100,36 @@ export class ParticipantLedger implements LedgerLookup {
   }
 
   submit(commands: ValidatedCommands, origin: SubmissionOrigin): SubmissionOutcome {
+    return this.submitInterpreted(commands, origin, () => {
+      const effectiveAt = new Date();
+      return { interpreted: this.interpret(commands, effectiveAt), effectiveAt };
+    });
+  }
+
+  /** Runs the commands against the ledger as it is now, without committing anything. */
+  interpret(commands: ValidatedCommands, effectiveAt: Date): InterpretedTransaction {
+    return this.engine.interpret(
+      {
+        commands: commands.commands,
+        actAs: commands.actAs,
+        readAs: commands.readAs,
+        disclosed: this.disclosedContracts(commands),
+        effectiveAt,
+      },
+      this,
+    );
+  }
+
+  /**
+   * Deduplicates a change and commits the transaction `interpret` gives (called only for a
+   * change that is not a duplicate): the command path, and interactive submission's execution
+   * of a transaction interpreted when it was prepared.
+   */
+  submitInterpreted(
+    commands: ValidatedCommands,
+    origin: SubmissionOrigin,
+    interpret: () => { readonly interpreted: InterpretedTransaction; readonly effectiveAt: Date },
+  ): SubmissionOutcome {
     const now = Date.now();
     const changeId = Deduplicator.changeId(commands.userId, commands.actAs, commands.commandId);
     const completion = {
@@ -124,17 +154,7 @@ export class ParticipantLedger implements LedgerLookup {
       );
       return { kind: "rejected", update, error };
     }
-    const effectiveAt = new Date(now);
-    const interpreted = this.engine.interpret(
-      {
-        commands: commands.commands,
-        actAs: commands.actAs,
-        readAs: commands.readAs,
-        disclosed: this.disclosedContracts(commands),
-        effectiveAt,
-      },
-      this,
-    );
+    const { interpreted, effectiveAt } = interpret();
     const update = this.commit(
       interpreted.nodes,
       interpreted.transient,
