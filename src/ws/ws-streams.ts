@@ -4,12 +4,13 @@ import uWS, {
   type TemplatedApp,
   type us_socket_context_t,
 } from "uWebSockets.js";
+import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
 import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
-import { missingTokenError } from "../errors/index.js";
+import { type ErrorAnswer, errorAnswer, missingTokenError } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
@@ -61,8 +62,9 @@ const GOING_AWAY = 1001;
 
 /**
  * Serves every stream endpoint as a WebSocket on the gateway's uWS app (the same port as HTTP;
- * uWS routes upgrade requests here and everything else to the HTTP routes). The token is checked
- * before the upgrade, so a client without one gets a plain HTTP 401 and no socket.
+ * uWS routes upgrade requests here and everything else to the HTTP routes). The caller is
+ * admitted before the upgrade, as Canton does: a refused caller gets a plain HTTP answer (401,
+ * 403, ...) with a JsCantonError body, and no socket.
  */
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
@@ -70,6 +72,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   const fanout = new SharedStreams({
     ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
     ...(options.fanoutHistoryElements !== undefined ? { history: options.fanoutHistoryElements } : {}),
+    lagBytes: options.limits.hardLimit,
   });
   for (const endpoint of options.endpoints) {
     options.validator.prepare(endpoint.requestSchema);
@@ -125,37 +128,75 @@ function upgrade(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
 ): void {
-  // Everything from `req` must be read now: uWS frees it when this function returns. The ledger
-  // is not asked before upgrading (as Canton does, issue 15 item 4): an upgrade after a real
-  // wait, corked as uWS requires, loses about 1 socket in 200 (closed 1006 inside the upgrade)
-  // with the pinned uWebSockets.js 3.0.6; see README, Differences from Canton.
+  // Everything from `req` must be read now: uWS frees it when this function returns.
   const auth = wsAuth(req.getHeader("authorization"), req.getHeader("sec-websocket-protocol"));
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
-  const refuse = () => {
-    const error = missingTokenError();
-    options.metrics?.recordHttp(endpoint.path, "GET", error.httpStatus, 0);
-    res
-      .writeStatus(`${error.httpStatus} Unauthorized`)
-      .writeHeader("Content-Type", "application/json")
-      .end(JSON.stringify(error.body));
-  };
   if (auth === undefined) {
-    refuse();
+    refuse(res, endpoint, options, missingTokenAnswer());
     return;
   }
-  const accept = () =>
-    res.upgrade<SocketData>({ token: auth.token }, key, auth.protocol, extensions, context);
-  if (options.acceptsToken === undefined) {
-    accept();
-    return;
-  }
-  // Verification may wait (keys); the client may leave meanwhile.
+  // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
   let aborted = false;
   res.onAborted(() => {
     aborted = true;
   });
-  void options.acceptsToken(auth.token, `GET ${endpoint.path}`).then((ok) => {
-    if (!aborted) res.cork(ok ? accept : refuse);
+  void admission(auth.token, endpoint, options).then((refusal) => {
+    if (aborted) return;
+    if (refusal !== undefined) {
+      res.cork(() => refuse(res, endpoint, options, refusal));
+      return;
+    }
+    // Not inside res.cork, although uWS asks for it: uWebSockets.js 3.0.6's cork() does not
+    // notice that its callback upgraded the socket when the poll's realloc kept its address,
+    // and then runs its HTTP keep-alive logic on the WebSocket, reading the HTTP state from
+    // memory the upgrade freed: when those bits say "connection: close" it shuts the new
+    // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
+    // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
+    // uWS prints its corking warning on stderr.
+    res.upgrade<SocketData>({ token: auth.token }, key, auth.protocol, extensions, context);
   });
+}
+
+function missingTokenAnswer(): ErrorAnswer {
+  const error = missingTokenError();
+  return { kind: "json", status: error.httpStatus, body: error.body };
+}
+
+/** A plain HTTP answer instead of the upgrade: no socket. */
+function refuse(
+  res: HttpResponse,
+  endpoint: StreamEndpoint,
+  options: WsStreamsOptions,
+  answer: ErrorAnswer,
+): void {
+  options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0);
+  res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
+  if (answer.kind === "json") {
+    res.writeHeader("Content-Type", "application/json").end(JSON.stringify(answer.body));
+  } else {
+    res.writeHeader("Content-Type", "text/plain; charset=utf-8").end(answer.text);
+  }
+}
+
+/**
+ * Why this caller gets no socket, or undefined to upgrade. Canton resolves the token's claims
+ * before it upgrades (its user exists, is active, its rights can be read), so a caller it
+ * refuses gets a plain HTTP answer: the gateway's own token check first (when configured), then
+ * the ledger's admission. What the caller may read is the stream's own call, after the query.
+ */
+async function admission(
+  token: string,
+  endpoint: StreamEndpoint,
+  options: WsStreamsOptions,
+): Promise<ErrorAnswer | undefined> {
+  if (options.acceptsToken !== undefined && !(await options.acceptsToken(token, `GET ${endpoint.path}`))) {
+    return missingTokenAnswer();
+  }
+  try {
+    await endpoint.admit?.(token);
+    return undefined;
+  } catch (error) {
+    return errorAnswer(error);
+  }
 }
