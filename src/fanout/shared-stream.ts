@@ -5,11 +5,14 @@ import type { FanoutEvents, MemberMode, MemberRequest } from "./subscription.js"
 const TOKEN_REFUSALS = new Set([7, 16]);
 
 export interface SharedStreamOptions {
-  /**
-   * Shared elements a catching-up member may hold before it stays on its own call instead; also
-   * how far the history may grow past `history` while an admission is being asked.
-   */
+  /** Shared elements a catching-up member may hold before it stays on its own call instead. */
   readonly catchUpBuffer: number;
+  /**
+   * Bytes the history may grow to past `history` elements while a member lags or an admission is
+   * asked: the elements after its offset are kept for it, once for every such member (the
+   * per-socket hard limit: what its socket alone might have buffered).
+   */
+  readonly lagBytes: number;
   /**
    * The latest shared elements the stream keeps, so that an admitted subscriber whose offset they
    * cover (typically one that joined while its admission was asked) is replayed from them and
@@ -97,10 +100,10 @@ class Member {
  *   replayed twice: only offsets strictly after the last one go out). Past the bound it stays
  *   on its own call and registers again when its socket is ready.
  * - A member over its high-water mark lags: it is skipped while the others go on, and replayed
- *   from the history when its socket drains; once the history no longer covers it, it is
- *   detached onto its own call from its last offset. The upstream pauses only when no shared
- *   member is ready. (While an admission is asked, the history keeps the elements after the
- *   subscriber's offset, up to `catchUpBuffer` elements.)
+ *   from the history when its socket drains. While it lags (and while an admission is asked),
+ *   the history keeps the elements after its offset, up to `lagBytes`; a member the history no
+ *   longer covers is detached onto its own call from its last offset. The upstream pauses only
+ *   when no shared member is ready.
  * - When the owner leaves, or the ledger refuses its token, the upstream is cancelled at once
  *   and reopened from the shared position on another member's token once the members that leave
  *   in the same turn are gone (a client closing many sockets costs one reopen); the members see
@@ -126,7 +129,9 @@ export class SharedStream {
   readonly #lagging = new Set<Member>();
   /** Offsets of admissions being asked: the history keeps what comes after them. */
   readonly #reserved: number[] = [];
-  /** The lowest offset of an admission being asked: the history keeps the elements after it. */
+  /** Bytes of the elements in the history. */
+  #historyBytes = 0;
+  /** The lowest offset of a lagging member or an admission being asked: the history keeps the elements after it. */
   #floor = Number.POSITIVE_INFINITY;
   #handoverScheduled = false;
   #closed = false;
@@ -149,7 +154,7 @@ export class SharedStream {
 
   /**
    * Keeps the elements after `begin` in the history while a subscriber's admission is asked
-   * (bounded by `catchUpBuffer`), so that it joins from them instead of catching up on a call of
+   * (bounded by `lagBytes`), so that it joins from them instead of catching up on a call of
    * its own; returns the release. Nothing to keep when `begin` is already behind the history.
    */
   reserve(begin: number): () => void {
@@ -257,6 +262,7 @@ export class SharedStream {
   #updateFloor(): void {
     let floor = Number.POSITIVE_INFINITY;
     for (const begin of this.#reserved) floor = Math.min(floor, begin);
+    for (const member of this.#lagging) floor = Math.min(floor, member.last);
     this.#floor = floor;
   }
 
@@ -274,15 +280,17 @@ export class SharedStream {
       return;
     }
     this.#history.push(element);
-    // Past its size, the history keeps what an admission being asked still needs (the elements
-    // after the floor), up to the catch-up bound.
-    const most = Math.max(limit, this.#options.catchUpBuffer);
+    this.#historyBytes += element.bytes.byteLength;
+    // Past its size, the history keeps what a lagging member or an admission being asked still
+    // needs (the elements after the floor), up to `lagBytes`.
     let forgot = false;
     for (;;) {
       const size = this.#history.length - this.#historyHead;
       const oldest = this.#history[this.#historyHead] as Buffered;
-      if (size <= limit || (size <= most && oldest.offset >= this.#floor)) break;
+      if (size <= limit) break;
+      if (oldest.offset >= this.#floor && this.#historyBytes <= this.#options.lagBytes) break;
       this.#forget(oldest);
+      this.#historyBytes -= oldest.bytes.byteLength;
       this.#historyHead += 1;
       forgot = true;
     }
@@ -398,12 +406,14 @@ export class SharedStream {
     if (member.lagging) return;
     member.lagging = true;
     this.#lagging.add(member);
+    this.#floor = Math.min(this.#floor, member.last);
   }
 
   #stopLagging(member: Member): void {
     if (!member.lagging) return;
     member.lagging = false;
     this.#lagging.delete(member);
+    this.#updateFloor();
   }
 
   #detach(member: Member): void {
@@ -527,6 +537,7 @@ export class SharedStream {
     this.#owner = undefined;
     this.#history = [];
     this.#historyHead = 0;
+    this.#historyBytes = 0;
     this.#demand.complete();
     if (this.#opened) this.#options.events.upstreamClosed?.(this.#endpoint, reason);
     this.#options.onClosed();

@@ -14,6 +14,12 @@ export interface SharedStreamsOptions {
    * a call of their own. Default 1024.
    */
   history?: number;
+  /**
+   * Bytes a stream's history may grow to while a subscriber lags (over its high-water mark) or is
+   * being admitted, so that it is replayed from it instead of a call of its own: the per-socket
+   * hard limit (websocket-config.hard-limit). Default 16 MiB.
+   */
+  lagBytes?: number;
   events?: FanoutEvents;
 }
 
@@ -30,12 +36,14 @@ export class SharedStreams {
   readonly #streams = new Map<string, SharedStream>();
   readonly #catchUpBuffer: number;
   readonly #history: number;
+  readonly #lagBytes: number;
   readonly #events: FanoutEvents;
   readonly #delivering = new DeliverySlot();
 
   constructor(options: SharedStreamsOptions = {}) {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
     this.#history = options.history ?? 1024;
+    this.#lagBytes = options.lagBytes ?? 16 * 1024 * 1024;
     this.#events = options.events ?? {};
   }
 
@@ -106,6 +114,7 @@ export class SharedStreams {
       const created = new SharedStream({
         catchUpBuffer: this.#catchUpBuffer,
         history: this.#history,
+        lagBytes: this.#lagBytes,
         events: this.#events,
         delivering: this.#delivering,
         onClosed: () => {

@@ -158,6 +158,15 @@ export class Subscriber {
     }
   }
 
+  /** Stops reading the socket at all (the gateway's buffer for it fills) until `resume()`. */
+  stopReading(): void {
+    (this.socket as unknown as { _socket: Socket })._socket.pause();
+  }
+
+  resume(): void {
+    (this.socket as unknown as { _socket: Socket })._socket.resume();
+  }
+
   /** Resolves once `count` transactions arrived. */
   received(count: number): Promise<void> {
     if (this.seqs.length >= count) return Promise.resolve();

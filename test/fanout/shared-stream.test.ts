@@ -97,7 +97,7 @@ interface TestMember {
   completed: boolean;
 }
 
-function fixture(options: { history: number; catchUpBuffer?: number; admission?: Admission }) {
+function fixture(options: { history: number; lagBytes?: number; admission?: Admission }) {
   const ledger = new FakeLedger();
   const counts: Record<string, number> = {};
   const count =
@@ -114,7 +114,7 @@ function fixture(options: { history: number; catchUpBuffer?: number; admission?:
   };
   const fanout = new SharedStreams({
     history: options.history,
-    ...(options.catchUpBuffer !== undefined ? { catchUpBuffer: options.catchUpBuffer } : {}),
+    ...(options.lagBytes !== undefined ? { lagBytes: options.lagBytes } : {}),
     events,
   });
   const join = (begin: number, token = "t"): TestMember => {
@@ -170,7 +170,8 @@ describe("SharedStream", () => {
   });
 
   it("replays the history to a lagging member when it drains: no call of its own, no gap, no duplicate", async () => {
-    const { ledger, join, counts } = fixture({ history: 5 });
+    // A history of 2 elements, which keeps up to 1000 bytes more while a member lags.
+    const { ledger, join, counts } = fixture({ history: 2, lagBytes: 1000 });
     const fast = join(0);
     const slow = join(0);
     await settle();
@@ -190,35 +191,36 @@ describe("SharedStream", () => {
   });
 
   it("detaches a member the history no longer covers onto its own call, and splices it back in when it drains", async () => {
-    const { ledger, join, fanout, counts } = fixture({ history: 3 });
+    // 3 elements, and 24 bytes while a member lags: 3 more of these 8-byte elements.
+    const { ledger, join, fanout, counts } = fixture({ history: 3, lagBytes: 6 * 8 });
     const fast = join(0);
     const slow = join(0);
     await settle();
     const shared = ledger.calls[0] as Call;
     shared.emit(...txs(1, 2));
     slow.demand.next(false);
-    shared.emit(...txs(3, 5));
-    assert.equal(ledger.calls.length, 1, "3 behind: still within the history");
-    shared.emit(tx(6));
+    shared.emit(...txs(3, 8));
+    assert.equal(ledger.calls.length, 1, "6 behind: the history keeps them for it");
+    shared.emit(tx(9));
 
     assert.equal(counts.detached, 1);
     const own = ledger.calls[1] as Call;
     assert.equal(own.from, 2, "its own call starts after its last delivered offset");
     assert.deepEqual(fanout.stream("k")?.members(), { shared: 1, catching_up: 0, own: 1 });
     own.emit(...txs(3, 4));
-    shared.emit(tx(7));
-    assert.deepEqual(fast.received, range(1, 7));
+    shared.emit(tx(10));
+    assert.deepEqual(fast.received, range(1, 10));
 
-    // It drains: registered for a splice at the shared position (7), while its call reads on.
+    // It drains: registered for a splice at the shared position (10), while its call reads on.
     slow.demand.next(true);
     assert.deepEqual(fanout.stream("k")?.members(), { shared: 1, catching_up: 1, own: 0 });
-    shared.emit(tx(8));
-    own.emit(...txs(5, 7));
+    shared.emit(tx(11));
+    own.emit(...txs(5, 10));
     assert.equal(own.cancelled, true, "its own call reached the shared position: spliced");
-    shared.emit(tx(9));
+    shared.emit(tx(12));
 
-    assert.deepEqual(slow.received, range(1, 9));
-    assert.deepEqual(fast.received, range(1, 9));
+    assert.deepEqual(slow.received, range(1, 12));
+    assert.deepEqual(fast.received, range(1, 12));
     assert.equal(counts["joined:splice"], 1);
     assert.deepEqual(fanout.stream("k")?.members(), { shared: 2, catching_up: 0, own: 0 });
   });
@@ -240,7 +242,7 @@ describe("SharedStream", () => {
 
   it("replays the history to an admitted late joiner only when it covers the joiner's offset, checkpoints included", async () => {
     const admission = new Admission();
-    const { ledger, join, counts } = fixture({ history: 3, admission });
+    const { ledger, join, counts } = fixture({ history: 3, lagBytes: 0, admission });
     const first = join(0);
     const shared = ledger.calls[0] as Call;
     // The checkpoint at 2 carries the offset of the transaction before it.
