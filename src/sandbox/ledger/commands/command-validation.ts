@@ -66,7 +66,10 @@ function checkLedgerString(field: string, value: string): void {
   if (error !== undefined) throw errors.invalidField(field, error);
 }
 
-function deduplicationOf(commands: Commands__Output): DeduplicationPeriod {
+/** The deduplication period of a request with Commands' deduplication fields (Commands, ExecuteSubmission*). */
+export function deduplicationOf(
+  commands: Pick<Commands__Output, "deduplicationPeriod" | "deduplicationOffset" | "deduplicationDuration">,
+): DeduplicationPeriod {
   if (commands.deduplicationPeriod === "deduplicationOffset") {
     const offset = Number(commands.deduplicationOffset ?? "0");
     if (offset < 0) {
