@@ -1,6 +1,6 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
-import { applyGatewayAuth, gatewayTokenCheck } from "./auth/gateway-auth.js";
+import { gatewayAuth } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { docsRoutes } from "./docs/docs-routes.js";
@@ -67,7 +67,12 @@ export interface RunningGateway {
   readonly port: number;
   /** This gateway's own metrics (undefined when metrics.enabled is false). */
   readonly metrics: GatewayMetrics | undefined;
-  /** Stops accepting, lets requests in flight finish (up to `drainMs`), closes the gRPC channel. */
+  /**
+   * Graceful shutdown: stops accepting connections and requests (503 SERVICE_NOT_RUNNING, then
+   * close), lets the requests in flight be answered (up to `drainMs`, by default the request
+   * timeout and a second: every unary ledger call has ended by then), then ends the WebSocket
+   * streams and closes the gRPC channel.
+   */
   stop(drainMs?: number): Promise<void>;
 }
 
@@ -105,17 +110,18 @@ export async function startGateway(
     grpcMethods: grpcMethodLabels(protos.root),
   });
 
-  const acceptsToken = gatewayTokenCheck(config.auth, log);
-  applyGatewayAuth(routes, acceptsToken);
+  const auth = gatewayAuth(config.auth, log);
   const app = uWS.App();
   const validator = new BodyValidator(components);
   const http = attachHttpRoutes(app, {
     routes,
     pathPrefix: config.server.pathPrefix,
     maxBodyBytes: config.server.maxBodyBytes,
+    bodyReadTimeoutMs: config.server.bodyReadTimeoutMs,
     validator,
     log,
     ...(metrics ? { metrics } : {}),
+    ...(auth ? { tokenRefusal: auth.refusal } : {}),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,
@@ -133,7 +139,7 @@ export async function startGateway(
     maxQueryBytes: config.server.maxBodyBytes,
     log,
     ...(metrics ? { metrics } : {}),
-    ...(acceptsToken ? { acceptsToken } : {}),
+    ...(auth ? { acceptsToken: auth.accepts } : {}),
   });
 
   let listenSocket: uWS.us_listen_socket;
@@ -159,17 +165,28 @@ export async function startGateway(
   return {
     port,
     metrics,
-    async stop(drainMs = 5_000) {
+    async stop(drainMs = drainBoundMs(config)) {
       ledgerWatch.stop();
       uWS.us_listen_socket_close(listenSocket);
+      http.drain();
       const deadline = Date.now() + drainMs;
       while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      if (http.inFlight() > 0)
+        log.warn({ inFlight: http.inFlight(), drainMs }, "requests still in flight at shutdown");
       // Streams never drain by themselves: they are told the gateway goes away.
       ws.closeAll();
       app.close();
       ledger.close();
     },
   };
+}
+
+/**
+ * How long a graceful shutdown waits for requests in flight: the deadline of every unary ledger
+ * call (server.request-timeout), and a second for its answer to be written.
+ */
+export function drainBoundMs(config: GatewayConfig): number {
+  return config.server.requestTimeoutMs + 1_000;
 }
 
 const LEDGER_CHECK_TIMEOUT_MS = 5_000;

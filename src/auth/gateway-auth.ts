@@ -1,53 +1,59 @@
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { GatewayAuthConfig } from "../config/gateway-config.js";
-import type { Route } from "../endpoints/route.js";
+import type { CantonHttpError } from "../errors/index.js";
 import { missingTokenError } from "../errors/index.js";
 import { createTokenVerifier, readVerificationFiles } from "../jwt/token-verifier.js";
-
-/**
- * Puts token verification in front of every route that needs a token (in place: the route
- * table is the one list the app, docs and metrics share). A missing or rejected token is a 401
- * JsCantonError; the reason goes to the log, never the token. The user id of a verified token
- * is logged at debug level for audit, and never used as a metric label. Without verification
- * (mode `none`) nothing is put in front: the ledger judges every request, token-less ones too.
- */
-export function applyGatewayAuth(routes: Route[], accepts: GatewayTokenCheck | undefined): void {
-  if (accepts === undefined) return;
-  routes.forEach((route, index) => {
-    if (route.auth !== "token") return;
-    routes[index] = {
-      ...route,
-      refusesMissingToken: true,
-      handle: async (ctx) => {
-        if (ctx.token === undefined || !(await accepts(ctx.token, `${route.method} ${route.path}`))) {
-          throw missingTokenError();
-        }
-        return route.handle(ctx);
-      },
-    };
-  });
-}
 
 /** Whether the gateway accepts a token, `where` naming the route for the log. */
 export type GatewayTokenCheck = (token: string, where: string) => Promise<boolean>;
 
 /**
- * The gateway's own token check for HTTP routes and WebSocket upgrades alike; undefined in mode
- * `none`. The reason of a rejection goes to the log, never the token.
+ * The HTTP side's check, run before a request's body is read: undefined when the request may
+ * go on, else the 401 to answer. A missing token is refused too (the gateway verifies tokens).
  */
-export function gatewayTokenCheck(config: GatewayAuthConfig, log: Logger): GatewayTokenCheck | undefined {
+export type GatewayTokenRefusal = (
+  token: string | undefined,
+  where: string,
+) => Promise<CantonHttpError | undefined>;
+
+export interface GatewayAuth {
+  readonly refusal: GatewayTokenRefusal;
+  /** The same check for WebSocket upgrades. */
+  readonly accepts: GatewayTokenCheck;
+}
+
+/**
+ * The gateway's own token check (auth.mode other than `none`) for HTTP routes and WebSocket
+ * upgrades alike; undefined in mode `none`, where the ledger judges every request, token-less
+ * ones too, as Canton's JSON API lets it.
+ *
+ * A refusal is Canton's UNAUTHENTICATED "The command is missing a (valid) JWT token" and
+ * nothing more: Canton's category for it (AuthInterceptorInvalidAuthenticationCredentials)
+ * redacts details on the API for security reasons, so the reason (expired, audience, signature)
+ * is not in the answer. It goes to the log with a correlation id that the answer carries too,
+ * so an operator finds the reason of a client's 401 from what the client got. Neither names the
+ * token. Only a verified user id is logged.
+ */
+export function gatewayAuth(config: GatewayAuthConfig, log: Logger): GatewayAuth | undefined {
   if (config.mode === "none") return undefined;
   const { mode, ...files } = config;
   const verifier = createTokenVerifier(
     readVerificationFiles({ ...files, mode: mode === "unsafe-decode" ? "unsafe" : mode }),
   );
-  return async (token, where) => {
-    const result = await verifier.verify(token);
-    if (!result.ok) {
-      log.info({ route: where, reason: result.reason }, "token rejected by the gateway");
-      return false;
+  const refusal: GatewayTokenRefusal = async (token, where) => {
+    const result =
+      token === undefined ? { ok: false as const, reason: "no bearer token" } : await verifier.verify(token);
+    if (result.ok) {
+      log.debug({ route: where, user: result.claims.userId }, "authenticated request");
+      return undefined;
     }
-    log.debug({ route: where, user: result.claims.userId }, "authenticated request");
-    return true;
+    const correlationId = randomBytes(16).toString("hex");
+    log.info({ route: where, reason: result.reason, correlationId }, "token rejected by the gateway");
+    return missingTokenError(correlationId);
+  };
+  return {
+    refusal,
+    accepts: async (token, where) => (await refusal(token, where)) === undefined,
   };
 }

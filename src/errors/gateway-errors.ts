@@ -17,14 +17,19 @@ export function invalidArgumentError(reason: string): CantonHttpError {
   );
 }
 
-/** No token, or one the gateway's own check refused: 401. */
-export function missingTokenError(): CantonHttpError {
-  return gatewayError(
+/**
+ * No token, or one the gateway's own check refused: 401. Canton gives no reason on the API
+ * (its category redacts details); `correlationId` names the log entry that has it.
+ */
+export function missingTokenError(correlationId?: string): CantonHttpError {
+  const error = gatewayError(
     ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials,
     "UNAUTHENTICATED",
     "The command is missing a (valid) JWT token",
     { context: { ledger_api_error: "invalid token" } },
   );
+  if (correlationId !== undefined) error.body.correlationId = correlationId;
+  return error;
 }
 
 /** No route at this path: 404. */
@@ -44,6 +49,36 @@ export function methodNotAllowedError(method: string): CantonHttpError {
     "METHOD_NOT_ALLOWED",
     `Method ${method} is not allowed here`,
     { httpStatus: 405 },
+  );
+}
+
+/**
+ * A request whose framing the gateway will not guess at (conflicting Content-Length headers: a
+ * proxy in front may have framed it otherwise, RFC 9112 section 6.3): 400, and the connection closes.
+ */
+export function ambiguousFramingError(cause: string): CantonHttpError {
+  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "INVALID_REQUEST_FRAMING", cause, {
+    httpStatus: 400,
+  });
+}
+
+/** A request body that did not arrive within server.body-read-timeout: 408, and the connection closes. */
+export function bodyTimeoutError(cause: string): CantonHttpError {
+  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_BODY_TIMEOUT", cause, {
+    httpStatus: 408,
+  });
+}
+
+/**
+ * A request that arrived while the gateway drains for shutdown: Canton's
+ * CommonErrors.ServiceNotRunning (TransientServerFailure, 503), retryable on another instance.
+ */
+export function shuttingDownError(): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "SERVICE_NOT_RUNNING",
+    "JSON Ledger API gateway is not running.",
+    { context: { service_name: "JSON Ledger API gateway" }, definiteAnswer: false },
   );
 }
 

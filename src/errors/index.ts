@@ -13,12 +13,15 @@ export {
 export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
 export {
   accessTokenExpiredError,
+  ambiguousFramingError,
+  bodyTimeoutError,
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
   requestTooLargeError,
   routeNotFoundError,
+  shuttingDownError,
   staleStreamAuthorizationError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc } from "./http-status.js";

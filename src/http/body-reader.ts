@@ -7,26 +7,111 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+export class BodyTimeoutError extends Error {
+  override name = "BodyTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`request body not received within ${timeoutMs / 1000} s`);
+  }
+}
+
+/** The client went away before its body arrived. Nobody answers it: it only settles the request. */
+export class BodyAbortedError extends Error {
+  override name = "BodyAbortedError";
+}
+
+export interface BodyLimits {
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+}
+
 /**
- * Collects a request body. Must be called synchronously inside the uWS handler (before any
- * await), as uWS delivers body chunks only to a handler registered right away. uWS neuters
- * each chunk after the callback, so every chunk is copied.
+ * A request body, read only once the request may have it. uWS delivers body chunks only to a
+ * handler registered synchronously inside the request handler, so the reader registers at once
+ * and pauses the socket: what the kernel holds stays there until {@link read} (after the token
+ * check), and a refused request never costs more than the bytes uWS had already taken in.
+ * Bytes are counted as they arrive against the limit, and the whole read is bounded in time.
+ * With a Content-Length the body is copied into one buffer of that size (no list of chunks to
+ * concatenate); uWS neuters each chunk after its callback, so every chunk is copied.
  */
-export function readBody(res: HttpResponse, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      size += chunk.byteLength;
-      if (size > maxBytes) {
-        failed = true;
-        reject(new BodyTooLargeError(maxBytes));
-        return;
+export class BodyReader {
+  private buffer: Buffer | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private complete = false;
+  private failure: Error | undefined;
+  private settle: { resolve: (body: Buffer) => void; reject: (error: Error) => void } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly declaredLength: number | undefined,
+    private readonly limits: BodyLimits,
+  ) {
+    res.onData((chunk, isLast) => this.onChunk(chunk, isLast));
+    res.pause();
+  }
+
+  /** The whole body arrived: nothing of it is left on the connection. */
+  get done(): boolean {
+    return this.complete;
+  }
+
+  /** Resumes the socket and resolves with the whole body, or rejects past the limit or the timeout. */
+  read(): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      if (this.complete) return resolve(this.body());
+      // Allocated only now: a request refused before its body costs no buffer of its size.
+      if (this.declaredLength !== undefined) {
+        this.buffer = Buffer.allocUnsafe(this.declaredLength);
+        let at = 0;
+        for (const held of this.chunks.splice(0)) at += held.copy(this.buffer, at);
       }
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      this.settle = { resolve, reject };
+      this.timer = setTimeout(
+        () => this.fail(new BodyTimeoutError(this.limits.timeoutMs)),
+        this.limits.timeoutMs,
+      );
+      this.res.resume();
     });
-  });
+  }
+
+  /** The client went away: a pending read rejects, so the request is settled all the same. */
+  abort(): void {
+    this.fail(new BodyAbortedError("the client closed the connection before its body arrived"));
+  }
+
+  /** The request is answered without its body: what was held is dropped, nothing more is kept. */
+  discard(): void {
+    this.fail(new BodyAbortedError("body not read"));
+  }
+
+  private onChunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.failure || this.complete) return;
+    this.size += chunk.byteLength;
+    if (this.size > this.limits.maxBytes || this.size > (this.declaredLength ?? Number.POSITIVE_INFINITY)) {
+      this.fail(new BodyTooLargeError(this.limits.maxBytes));
+      return;
+    }
+    if (this.buffer) this.buffer.set(new Uint8Array(chunk), this.size - chunk.byteLength);
+    else this.chunks.push(Buffer.from(chunk.slice(0)));
+    if (!isLast) return;
+    this.complete = true;
+    clearTimeout(this.timer);
+    this.settle?.resolve(this.body());
+  }
+
+  private body(): Buffer {
+    if (this.buffer)
+      return this.size === this.buffer.length ? this.buffer : this.buffer.subarray(0, this.size);
+    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+  }
+
+  private fail(error: Error): void {
+    if (this.failure || this.complete) return;
+    this.failure = error;
+    this.chunks.length = 0;
+    clearTimeout(this.timer);
+    this.settle?.reject(error);
+  }
 }

@@ -1,27 +1,38 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
+import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { Answer, HttpMethod, RequestContext, Route } from "../endpoints/route.js";
 import {
+  ambiguousFramingError,
+  bodyTimeoutError,
   errorAnswer,
   INTERNAL_ERROR_CODE,
   InvalidValueError,
   methodNotAllowedError,
-  missingTokenError,
   requestTooLargeError,
   routeNotFoundError,
+  shuttingDownError,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { BodyTooLargeError, readBody } from "./body-reader.js";
+import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
+import { type RequestFraming, requestFraming } from "./request-framing.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
   pathPrefix: string;
   maxBodyBytes: number;
+  /** How long a body may take to arrive once it is read (server.body-read-timeout). */
+  bodyReadTimeoutMs: number;
   validator: BodyValidator;
+  /**
+   * The gateway's own token check (auth.mode other than `none`), run before a body is read.
+   * Absent: the ledger judges every token, and a request without one, as Canton's JSON API does.
+   */
+  tokenRefusal?: GatewayTokenRefusal;
   metrics?: GatewayMetrics;
   log: Logger;
 }
@@ -40,31 +51,71 @@ export function httpRouteLabels(routes: readonly Route[]): { route: string; meth
 }
 
 export interface HttpRoutesHandle {
-  /** Requests received and not yet answered (for a draining shutdown). */
+  /** Requests received and not yet answered nor abandoned by their client (for a draining shutdown). */
   inFlight(): number;
+  /**
+   * Shutdown begins: every request from now on is answered 503 SERVICE_NOT_RUNNING, and every
+   * answer, those in flight included, closes its connection, so clients reconnect elsewhere.
+   */
+  drain(): void;
+}
+
+interface AppState {
+  inFlight: number;
+  draining: boolean;
 }
 
 /**
  * Serves the route table on a uWS app. One straight line per request:
- * match -> token -> body -> parse path/query -> validate -> handler -> answer; any failure
- * on the way becomes an answer through src/errors.
+ * framing -> match -> token -> body -> parse path/query -> validate -> handler -> answer; any
+ * failure on the way becomes an answer through src/errors. The token is judged before a byte of
+ * the body is read, and the body is read with its limit checked as bytes arrive.
  */
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
   const matcher = new PathMatcher(options.routes, options.pathPrefix);
-  const counter = { inFlight: 0 };
-  app.any("/*", (res, req) => serve(res, req, matcher, options, counter));
-  return { inFlight: () => counter.inFlight };
+  const state: AppState = { inFlight: 0, draining: false };
+  app.any("/*", (res, req) => serve(res, req, matcher, options, state));
+  return {
+    inFlight: () => state.inFlight,
+    drain: () => {
+      state.draining = true;
+    },
+  };
 }
 
-interface Exchange {
-  readonly res: HttpResponse;
-  readonly head: boolean;
-  readonly started: bigint;
-  aborted: boolean;
-  readonly abort: AbortController;
-  readonly done: () => void;
+/** One request and its answer. It leaves the in-flight count exactly once: answered or abandoned. */
+class Exchange {
+  readonly started = process.hrtime.bigint();
+  readonly abort = new AbortController();
+  aborted = false;
+  /** Answer with `Connection: close` (an unread body, a draining gateway, ambiguous framing). */
+  closeConnection = false;
+  readonly headers: [string, string][] = [];
+  private counted = true;
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly head: boolean,
+    private readonly state: AppState,
+    private readonly gauge: GatewayMetrics | undefined,
+  ) {
+    state.inFlight++;
+    gauge?.httpInFlight.inc();
+  }
+
+  /** Whether the answer ends the connection: so it must when the gateway drains, too. */
+  get closes(): boolean {
+    return this.closeConnection || this.state.draining;
+  }
+
+  settle(): void {
+    if (!this.counted) return;
+    this.counted = false;
+    this.state.inFlight--;
+    this.gauge?.httpInFlight.dec();
+  }
 }
 
 function serve(
@@ -72,7 +123,7 @@ function serve(
   req: HttpRequest,
   matcher: PathMatcher,
   options: HttpAppOptions,
-  counter: { inFlight: number },
+  state: AppState,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const rawMethod = req.getCaseSensitiveMethod().toUpperCase();
@@ -81,52 +132,61 @@ function serve(
   const url = req.getUrl();
   const rawQuery = req.getQuery() ?? "";
   const authorization = req.getHeader("authorization");
+  const framing = requestFraming(req);
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
-  const exchange: Exchange = {
-    res,
-    head,
-    started: process.hrtime.bigint(),
-    aborted: false,
-    abort: new AbortController(),
-    done: () => {
-      counter.inFlight--;
-      gauge?.httpInFlight.dec();
-    },
-  };
-  counter.inFlight++;
-  gauge?.httpInFlight.inc();
+  const exchange = new Exchange(res, head, state, gauge);
+  // The method is the client's to choose: any other would mint a label value.
+  const methodLabel = METHODS.has(method) ? method : "OTHER";
+  let reader: BodyReader | undefined;
   res.onAborted(() => {
     exchange.aborted = true;
     exchange.abort.abort();
+    reader?.abort();
+    exchange.settle();
   });
 
+  if (framing.kind === "ambiguous") {
+    refuseFraming(exchange, framing, methodLabel, options);
+    return;
+  }
+  if (state.draining) {
+    exchange.closeConnection = true;
+    answerError(exchange, shuttingDownError(), routeLabel(match), methodLabel, options);
+    return;
+  }
   if (match.kind !== "found") {
+    if (match.kind === "method-not-allowed") exchange.headers.push(["Allow", allowHeader(match.allowed)]);
     const error =
       match.kind === "method-not-allowed"
         ? methodNotAllowedError(rawMethod)
         : routeNotFoundError(rawMethod, url);
-    finish(
-      exchange,
-      { kind: "json", status: error.httpStatus, body: error.body },
-      UNMATCHED_ROUTE,
-      // The method is the client's to choose: any other would mint a label value.
-      METHODS.has(method) ? method : "OTHER",
-      options,
-    );
+    answerError(exchange, error, UNMATCHED_ROUTE, methodLabel, options);
     return;
   }
   const { route } = match;
-  const token = bearerToken(authorization);
-  const body = route.body ? readBody(res, options.maxBodyBytes) : Promise.resolve(undefined);
-  // Only where the gateway verifies tokens itself; else the ledger judges a token-less request.
-  if (route.refusesMissingToken && token === undefined) {
-    body.catch(() => undefined);
-    fail(exchange, missingTokenError(), route, options);
+  if (route.body && framing.length !== undefined && framing.length > options.maxBodyBytes) {
+    // Refused on its Content-Length alone: not a byte of it is read.
+    exchange.closeConnection = true;
+    fail(exchange, new BodyTooLargeError(options.maxBodyBytes), route, options);
     return;
   }
-  body
-    .then(async (raw) => {
+  const token = bearerToken(authorization);
+  if (route.body) {
+    reader = new BodyReader(res, framing.length, {
+      maxBytes: options.maxBodyBytes,
+      timeoutMs: options.bodyReadTimeoutMs,
+    });
+  }
+  const body = reader;
+  const refusal =
+    route.auth === "token" && options.tokenRefusal
+      ? options.tokenRefusal(token, `${route.method} ${route.path}`)
+      : Promise.resolve(undefined);
+  refusal
+    .then(async (refused) => {
+      if (refused) throw refused;
+      const raw = body ? await body.read() : undefined;
       const ctx: RequestContext = {
         path: parsePathParams(match.path, route.pathParams),
         query: parseQuery(rawQuery, route.query),
@@ -134,15 +194,63 @@ function serve(
         token,
         signal: exchange.abort.signal,
       };
-      if (token !== undefined && options.log.isLevelEnabled("debug")) {
-        options.log.debug({ route: route.path, method, user: decodeTokenClaims(token)?.subject }, "request");
+      if (!options.tokenRefusal && token !== undefined && options.log.isLevelEnabled("debug")) {
+        // Nobody verified this token here (auth.mode none): what it claims is not who sent it.
+        const unverifiedUser = decodeTokenClaims(token)?.subject;
+        options.log.debug({ route: route.path, method, unverifiedUser }, "request");
       }
       return route.handle(ctx);
     })
     .then(
       (answer) => finish(exchange, answer, route.path, method, options),
-      (error: unknown) => fail(exchange, error, route, options),
+      (error: unknown) => {
+        // An answer before the whole body arrived: the rest of it is not read, the connection ends.
+        if (body && !body.done) {
+          body.discard();
+          exchange.closeConnection = true;
+        }
+        fail(exchange, error, route, options);
+      },
     );
+}
+
+/**
+ * Conflicting Content-Length headers: uWS frames the body by the first one, a proxy in front may
+ * have used another, and the rest would be read as a second request (smuggling). The answer waits
+ * one turn of the event loop: a request uWS already parsed from those bytes behind this one finds
+ * this answer pending, and uWS then closes the connection without serving it.
+ */
+function refuseFraming(
+  exchange: Exchange,
+  framing: Extract<RequestFraming, { kind: "ambiguous" }>,
+  methodLabel: string,
+  options: HttpAppOptions,
+): void {
+  exchange.closeConnection = true;
+  setImmediate(() =>
+    answerError(exchange, ambiguousFramingError(framing.cause), UNMATCHED_ROUTE, methodLabel, options),
+  );
+}
+
+function routeLabel(match: ReturnType<PathMatcher["match"]>): string {
+  return match.kind === "found" ? match.route.path : UNMATCHED_ROUTE;
+}
+
+/** RFC 9110 section 15.5.6: a 405 lists the methods the resource has; GET brings HEAD. */
+function allowHeader(allowed: readonly HttpMethod[]): string {
+  const methods = new Set<string>(allowed);
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].join(", ");
+}
+
+function answerError(
+  exchange: Exchange,
+  error: { httpStatus: number; body: unknown },
+  route: string,
+  method: string,
+  options: HttpAppOptions,
+): void {
+  finish(exchange, { kind: "json", status: error.httpStatus, body: error.body }, route, method, options);
 }
 
 function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValidator): unknown {
@@ -161,9 +269,12 @@ function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValida
 }
 
 function fail(exchange: Exchange, error: unknown, route: Route, options: HttpAppOptions): void {
-  const answer = errorAnswer(
-    error instanceof BodyTooLargeError ? requestTooLargeError(error.message) : error,
-  );
+  if (error instanceof BodyAbortedError) {
+    // The client left before its body arrived: nobody to answer, only the count to settle.
+    finish(exchange, { kind: "empty", status: 499 }, route.path, route.method, options);
+    return;
+  }
+  const answer = errorAnswer(bodyError(error));
   if (answer.kind === "json" && answer.status >= 500 && answer.body.code === INTERNAL_ERROR_CODE) {
     options.log.error({ err: error, route: route.path }, "request failed in the gateway");
   }
@@ -174,6 +285,13 @@ function fail(exchange: Exchange, error: unknown, route: Route, options: HttpApp
   finish(exchange, http, route.path, route.method, options);
 }
 
+/** The body reader's failures as the errors clients get. */
+function bodyError(error: unknown): unknown {
+  if (error instanceof BodyTooLargeError) return requestTooLargeError(error.message);
+  if (error instanceof BodyTimeoutError) return bodyTimeoutError(error.message);
+  return error;
+}
+
 const STATUS_TEXT: Record<number, string> = {
   200: "200 OK",
   400: "400 Bad Request",
@@ -181,6 +299,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: "403 Forbidden",
   404: "404 Not Found",
   405: "405 Method Not Allowed",
+  408: "408 Request Timeout",
   409: "409 Conflict",
   413: "413 Payload Too Large",
   429: "429 Too Many Requests",
@@ -201,11 +320,12 @@ function finish(
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds);
-  exchange.done();
+  exchange.settle();
   if (exchange.aborted) return;
   const { res } = exchange;
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
+    for (const [name, value] of exchange.headers) res.writeHeader(name, value);
     switch (answer.kind) {
       case "json":
         send(exchange, "application/json", JSON.stringify(answer.body));
@@ -221,8 +341,8 @@ function finish(
         sendChunked(exchange, "application/octet-stream", answer.body);
         break;
       case "empty":
-        if (exchange.head) res.endWithoutBody(0);
-        else res.end();
+        if (exchange.head) res.endWithoutBody(0, exchange.closes);
+        else res.end(undefined, exchange.closes);
         break;
     }
   });
@@ -238,21 +358,21 @@ function sendChunked(exchange: Exchange, contentType: string, body: Uint8Array):
   const { res } = exchange;
   res.writeHeader("Content-Type", contentType);
   if (exchange.head) {
-    res.endWithoutBody(body.byteLength);
+    res.endWithoutBody(body.byteLength, exchange.closes);
     return;
   }
   for (let offset = 0; offset < body.byteLength; offset += CHUNK_BYTES) {
     res.write(body.subarray(offset, Math.min(offset + CHUNK_BYTES, body.byteLength)));
   }
-  res.end();
+  res.end(undefined, exchange.closes);
 }
 
 function send(exchange: Exchange, contentType: string, body: string | Uint8Array): void {
   const { res } = exchange;
   res.writeHeader("Content-Type", contentType);
   if (exchange.head) {
-    res.endWithoutBody(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+    res.endWithoutBody(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength, exchange.closes);
   } else {
-    res.end(body);
+    res.end(body, exchange.closes);
   }
 }

@@ -2,7 +2,13 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import { type Logger, pino } from "pino";
 import { Registry } from "prom-client";
 import type { GatewayConfig } from "../config/gateway-config.js";
-import { type LedgerAddress, ListenError, type RunningGateway, startGateway } from "../gateway.js";
+import {
+  drainBoundMs,
+  type LedgerAddress,
+  ListenError,
+  type RunningGateway,
+  startGateway,
+} from "../gateway.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
 import { gatewayLogOptions } from "./log-options.js";
@@ -25,7 +31,10 @@ export interface GatewayWorkersOptions {
 
 export interface RunningGatewayWorkers {
   readonly port: number;
-  /** Drains every worker (as RunningGateway.stop does) and waits for their threads to end. */
+  /**
+   * Drains every worker (as RunningGateway.stop does, up to `drainMs`, by default the request
+   * timeout and a second) and waits for their threads to end.
+   */
   stop(drainMs?: number): Promise<void>;
   /** Resolves when a worker thread ends on its own (a crash): the gateway is then incomplete. */
   readonly failed: Promise<Error>;
@@ -163,7 +172,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
       }),
   );
 
-  const stop = async (drainMs = 5_000) => {
+  const stop = async (drainMs = drainBoundMs(config)) => {
     stopping = true;
     await Promise.all(
       workers.map(async (worker, i) => {

@@ -1,0 +1,28 @@
+import type { HttpRequest } from "uWebSockets.js";
+
+export type RequestFraming =
+  /** `length`: the one Content-Length; undefined without one (no body, or chunked). */
+  { kind: "ok"; length: number | undefined } | { kind: "ambiguous"; cause: string };
+
+/**
+ * How the request says its body is framed, from every header line (uWS's getHeader sees only the
+ * first). RFC 9112 section 6.3: several Content-Length values that differ, or one that is no
+ * number, make the message's length unknowable; a recipient must not guess. Identical repeats
+ * (`5`, `5` or `5, 5`) are one length. uWS itself refuses Content-Length with Transfer-Encoding.
+ */
+export function requestFraming(req: HttpRequest): RequestFraming {
+  const values: string[] = [];
+  req.forEach((name, value) => {
+    if (name === "content-length") values.push(...value.split(",").map((part) => part.trim()));
+  });
+  if (values.length === 0) return { kind: "ok", length: undefined };
+  const distinct = new Set(values);
+  const [only] = distinct;
+  if (distinct.size > 1) {
+    return { kind: "ambiguous", cause: `conflicting Content-Length values: ${[...distinct].join(", ")}` };
+  }
+  if (only === undefined || !/^\d{1,15}$/.test(only)) {
+    return { kind: "ambiguous", cause: `Content-Length is not a number of bytes: ${JSON.stringify(only)}` };
+  }
+  return { kind: "ok", length: Number(only) };
+}
