@@ -60,11 +60,6 @@ export interface Route {
   readonly response: ResponseSpec;
   /** `none`: health, docs and metrics answer without a token. */
   readonly auth: "token" | "none";
-  /**
-   * Set where the gateway verifies tokens itself (src/auth): a request without one is refused
-   * before its body is read. Unset, the ledger judges token-less requests, as Canton does.
-   */
-  readonly refusesMissingToken?: true;
   readonly deprecated?: boolean;
   /**
    * `false`: not counted in the requests-in-flight gauge. For /metrics, whose scrape would
