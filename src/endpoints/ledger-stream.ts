@@ -89,6 +89,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
     idleByDefault: spec.idleByDefault,
     open,
+    admit: (token) => admitCaller(deps, token),
     ...(spec.share
       ? {
           share: (request: unknown, token: string | undefined) =>
@@ -138,6 +139,16 @@ function shareSpec(
     from,
     ...(probe ? { admit: probe } : {}),
   };
+}
+
+/**
+ * A call every caller whose claims the ledger resolves may make (public claims): it fails
+ * exactly where the ledger's own claim resolution does (bad token: UNAUTHENTICATED; unknown or
+ * deactivated user, other identity provider: PERMISSION_DENIED). The ledger decides; no rule of
+ * its is copied here.
+ */
+async function admitCaller(deps: RouteDeps, token: string): Promise<void> {
+  await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token);
 }
 
 /** One element's frame; when it names packages not loaded yet, after loading them. */

@@ -44,6 +44,13 @@ export interface StreamEndpoint {
    */
   open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string>;
   /**
+   * Whether the ledger admits this caller at all, asked before a WebSocket upgrade: Canton
+   * resolves the token's claims (its user exists, is active, its rights can be read) before it
+   * upgrades, so a refused caller gets a plain HTTP answer and no socket. Rejects with the
+   * ledger's error; whether the caller may read what it asks for is the stream's own call.
+   */
+  admit?(token: string): Promise<void>;
+  /**
    * Whether the list twin waits for more with an idle timeout when the client gave no
    * `stream_idle_timeout_ms`: Canton's rule is open-ended streams only (updates without
    * `endInclusive`, completions always, never the ACS).
