@@ -35,14 +35,7 @@ interface Difference {
 }
 
 /** Open items of issue 15: each entry must still occur; remove it with the fix. */
-const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: string })[] = [
-  {
-    pair: "websocket-unknown-user",
-    at: "status",
-    issue:
-      "issue 15 item 4: Canton resolves the user's claims before the upgrade (403); we upgrade (101): an upgrade after the ledger's answer loses sockets with uWebSockets.js 3.0.6",
-  },
-];
+const KNOWN_OPEN_DIFFERENCES: readonly (Omit<Difference, "what"> & { issue: string })[] = [];
 
 const PAIRS = (
   JSON.parse(readFileSync(join(projectRoot(), "test/golden/canton-examples.json"), "utf8")) as {
