@@ -167,6 +167,8 @@ export class SharedStream {
       released = true;
       this.#reserved.splice(this.#reserved.indexOf(begin), 1);
       this.#updateFloor();
+      // The stream outlived its members for this admission: refused or gone, nobody needs it.
+      if (this.#members.size === 0 && this.#reserved.length === 0) this.#close("last_member_left");
     };
   }
 
@@ -192,6 +194,11 @@ export class SharedStream {
       this.#rebalance();
     } else {
       this.#catchUp(member, "late_join", undefined);
+    }
+    if (this.#upstream === undefined && !this.#handoverScheduled) {
+      // Every member had left while this one was being admitted: the call resumes on its token.
+      this.#options.events.handover?.(this.#endpoint);
+      this.#open(member);
     }
     member.demand = request.demand$.subscribe({
       next: (ready) => this.#readiness(member, ready),
@@ -457,7 +464,8 @@ export class SharedStream {
     this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
     if (this.#closed) return;
     if (member === this.#owner) this.#handover();
-    if (this.#members.size === 0) this.#close("last_member_left");
+    // An admission being asked keeps the stream (its history, its position) for that subscriber.
+    if (this.#members.size === 0 && this.#reserved.length === 0) this.#close("last_member_left");
     else this.#rebalance();
   }
 

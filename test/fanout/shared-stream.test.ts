@@ -169,6 +169,29 @@ describe("SharedStream", () => {
     assert.equal(counts["catchUp:late_join"], undefined);
   });
 
+  it("keeps the stream for subscribers being admitted when every member left meanwhile", async () => {
+    const admission = new Admission();
+    const { ledger, join, counts } = fixture({ history: 2, admission });
+    const first = join(10, "first");
+    const others = range(1, 3).map((i) => join(10, `other-${i}`));
+    const shared = ledger.calls[0] as Call;
+    shared.emit(...txs(11, 30));
+    // The first reads to the end and leaves before the ledger answered for the others.
+    first.subscription.unsubscribe();
+    await settle();
+    assert.equal(shared.cancelled, true);
+    await admission.answerAll();
+
+    assert.equal(counts["catchUp:late_join"], undefined, "no call of their own");
+    assert.equal(ledger.calls.length, 2, "the shared call resumed once, on an admitted token");
+    const resumed = ledger.calls[1] as Call;
+    assert.equal(resumed.from, 30);
+    assert.notEqual(resumed.token, "first");
+    resumed.emit(...txs(31, 32));
+    for (const member of others) assert.deepEqual(member.received, range(11, 32));
+    assert.deepEqual(first.received, range(11, 30));
+  });
+
   it("replays the history to a lagging member when it drains: no call of its own, no gap, no duplicate", async () => {
     // A history of 2 elements, which keeps up to 1000 bytes more while a member lags.
     const { ledger, join, counts } = fixture({ history: 2, lagBytes: 1000 });
