@@ -115,6 +115,24 @@ describe("MessageCodec.fromJson", () => {
     );
   });
 
+  it("takes integers within their protobuf type's range and refuses the rest instead of wrapping them", () => {
+    const end = (offset: unknown) => codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset });
+    assert.deepEqual(end("9223372036854775807"), { offset: "9223372036854775807" });
+    assert.deepEqual(end("-9223372036854775808"), { offset: "-9223372036854775808" });
+    assert.throws(
+      () => end("9223372036854775808"),
+      /offset: expected an integer from -9223372036854775808 to/,
+    );
+    assert.throws(() => end(2 ** 64), /offset: expected an integer from/);
+    const page = (maxPageSize: unknown) => codec.fromJson(`${V2}.GetUpdatesPageRequest`, { maxPageSize });
+    assert.deepEqual(page(2147483647), { maxPageSize: 2147483647 });
+    assert.throws(() => page(2147483648), /maxPageSize: expected an integer from -2147483648 to 2147483647/);
+    assert.throws(() => page(3e9), /got number 3000000000/);
+    const vetted = (pageSize: unknown) => codec.fromJson(`${V2}.ListVettedPackagesRequest`, { pageSize });
+    assert.deepEqual(vetted(4294967295), { pageSize: 4294967295 });
+    assert.throws(() => vetted(-1), /pageSize: expected an integer from 0 to 4294967295/);
+  });
+
   it("round-trips a request through the real protobuf encoding", () => {
     const json = {
       partyDetails: { party: "alice::1", localMetadata: { resourceVersion: "1", annotations: { k: "v" } } },
