@@ -34,7 +34,7 @@ describe("integer request fields are checked against their protobuf type", () =>
       stack,
       "POST",
       "/v2/updates/get-updates-page",
-      page({ beginOffsetExclusive: 18446744073709551616 }),
+      page({ beginOffsetExclusive: 2 ** 64 }),
     );
     strictEqual(reply.status, 400);
     strictEqual(
