@@ -14,6 +14,7 @@ import {
 import { identityAndAccess } from "./identity-and-access.js";
 import { ExternalParties } from "./interactive/external-parties.js";
 import { externalPartyMethods } from "./interactive/external-party-service.js";
+import { interactiveSubmissionMethods } from "./interactive/interactive-submission.js";
 import { createLedgerRuntime } from "./ledger/ledger-runtime.js";
 import { type PreloadOptions, type PreloadResult, preloadTicks } from "./ledger/preload.js";
 import { SandboxStore } from "./ledger/sandbox-store.js";
@@ -107,7 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const services: ServiceImplementation[] = [
     packageService(store, packages),
     packageManagementService(store, packages),
-    interactiveSubmissionService(store, packages),
+    interactiveSubmissionService(store, packages, interactiveSubmissionMethods(ledger, externalParties)),
     versionService(),
     stateService(store, ledger),
     commandService(ledger),

@@ -111,7 +111,7 @@ function generateTopology(
     })),
   ];
   const threshold = request.confirmationThreshold === 0 ? confirmers : request.confirmationThreshold;
-  const transaction = partyToParticipantTransaction(party, threshold, participants, key);
+  const transaction = partyToParticipantTransaction(party, threshold, participants, [key]);
   const parsed = parseOnboardingTransaction(transaction) as OnboardingTransaction;
   return {
     partyId: party,

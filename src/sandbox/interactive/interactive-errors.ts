@@ -25,6 +25,14 @@ const CODES = {
     "TOPOLOGY_UNAUTHORIZED_TRANSACTION",
     ERROR_CATEGORIES.SecurityAlert,
   ),
+  LEDGER_TIME_OUTSIDE_BOUNDS: errorCode(
+    "LEDGER_TIME_OUTSIDE_BOUNDS",
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+  ),
+  LOCAL_VERDICT_MAX_RECORD_TIME_EXCEEDED: errorCode(
+    "LOCAL_VERDICT_MAX_RECORD_TIME_EXCEEDED",
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+  ),
   NO_SYNCHRONIZER_ON_WHICH_ALL_SUBMITTERS_CAN_SUBMIT: errorCode(
     "NO_SYNCHRONIZER_ON_WHICH_ALL_SUBMITTERS_CAN_SUBMIT",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
@@ -32,6 +40,8 @@ const CODES = {
 } as const;
 
 const definite = { definiteAnswer: true };
+const range = (min: Date | undefined, max: Date | undefined) =>
+  `Range(${min?.toISOString() ?? "-"}, ${max?.toISOString() ?? "-"})`;
 
 export const interactiveErrors = {
   prepareFailed: (reason: string) =>
@@ -58,6 +68,21 @@ export const interactiveErrors = {
     new SandboxError(
       CODES.TOPOLOGY_UNAUTHORIZED_TRANSACTION,
       `Topology transaction is missing authorizations by namespaces=${namespaces.join(",")} and keys=${keys.join(",")}`,
+    ),
+  ledgerTimeOutsideBounds: (ledgerTime: Date, min: Date | undefined, max: Date | undefined) =>
+    new SandboxError(
+      CODES.LEDGER_TIME_OUTSIDE_BOUNDS,
+      `The submitted command with a ledger effective time of ${ledgerTime.toISOString()} is outside of the bounds required by the transaction ${range(min, max)}`,
+      {
+        context: { ledger_effective_time: ledgerTime.toISOString(), time_boundaries: range(min, max) },
+        ...definite,
+      },
+    ),
+  maxRecordTimeExceeded: (recordTime: Date, maxRecordTime: Date) =>
+    new SandboxError(
+      CODES.LOCAL_VERDICT_MAX_RECORD_TIME_EXCEEDED,
+      `Rejected transaction as record time exceeds the maximum record time: the record time ${recordTime.toISOString()} exceeds the maximum record time ${maxRecordTime.toISOString()}`,
+      definite,
     ),
   noSynchronizerForSubmitters: (parties: readonly string[]) =>
     new SandboxError(

@@ -72,19 +72,24 @@ export interface OnboardingTransaction {
   readonly hash: Buffer;
 }
 
-/** The PartyToParticipant GenerateExternalPartyTopology proposes, serialized. */
+/**
+ * A serialized PartyToParticipant hosting `party` on `participants`, with its signing keys
+ * (each usable for the namespace, the protocol and proofs of ownership) and their threshold:
+ * what GenerateExternalPartyTopology proposes, with one key and threshold 1.
+ */
 export function partyToParticipantTransaction(
   party: string,
   threshold: number,
   participants: readonly HostingParticipant[],
-  key: SigningKey,
+  keys: readonly SigningKey[],
+  keysThreshold = 1,
 ): Buffer {
-  const signingKey = {
+  const signingKeys = keys.map((key) => ({
     format: KEY_FORMATS[key.format] ?? 0,
     publicKey: key.keyData,
     usage: [USAGE.namespace, USAGE.protocol, USAGE.proofOfOwnership],
     keySpec: KEY_SPECS[key.keySpec] ?? 0,
-  };
+  }));
   const transaction = Transaction.encode(
     Transaction.fromObject({
       operation: ADD_REPLACE,
@@ -94,7 +99,7 @@ export function partyToParticipantTransaction(
           party,
           threshold,
           participants,
-          partySigningKeys: { keys: [signingKey], threshold: 1 },
+          partySigningKeys: { keys: signingKeys, threshold: keysThreshold },
         },
       },
     }),

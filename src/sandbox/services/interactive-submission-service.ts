@@ -16,12 +16,13 @@ import { dateOf } from "../protocol-values.js";
 /**
  * InteractiveSubmissionService, package preference only: for each package name, the highest
  * version vetted by every participant hosting the given parties (here the one participant, so
- * the parties must be hosted by it). Prepare and execute answer UNIMPLEMENTED until the
- * interactive submission work lands. Any valid token may ask.
+ * the parties must be hosted by it). Any valid token may ask. Prepare and execute are the
+ * methods `submission` brings (interactive/interactive-submission.ts).
  */
 export function interactiveSubmissionService(
   ledger: SandboxStore,
   packages: PackageStore,
+  submission: ServiceImplementation["unary"] = {},
 ): ServiceImplementation {
   /** The preferences on one synchronizer, or the reason there is none. */
   const preferencesOn = (
@@ -69,6 +70,7 @@ export function interactiveSubmissionService(
   return {
     serviceName: "com.daml.ledger.api.v2.interactive.InteractiveSubmissionService",
     unary: {
+      ...submission,
       GetPreferredPackages: async (
         request: GetPreferredPackagesRequest__Output,
         context,
