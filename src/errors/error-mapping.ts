@@ -7,10 +7,11 @@ import {
   internalError,
   invalidArgumentError,
   invalidChoiceError,
+  requestTooLargeError,
   templatesOrInterfacesNotFoundError,
   tooManyElementsError,
 } from "./gateway-errors.js";
-import { httpStatusOfGrpc } from "./http-status.js";
+import { httpStatusOfGrpc, isOversizedMessage } from "./http-status.js";
 import { InvalidValueError } from "./invalid-value-error.js";
 import { CantonHttpError, type JsCantonError, retryInfoText } from "./js-canton-error.js";
 import { ElementLimitExceededError } from "./stream-errors.js";
@@ -139,6 +140,9 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   if (error instanceof SignatureNotFoundError) return signatureNotFoundAnswer(error);
   if (error instanceof ElementLimitExceededError) return json(tooManyElementsError(error));
   if (isGrpcError(error)) {
+    if (isOversizedMessage(error.code, error.details)) {
+      return json(requestTooLargeError(`The request is larger than the ledger accepts: ${error.details}`));
+    }
     return { kind: "json", status: httpStatusOfGrpc(error.code), body: jsCantonErrorOfGrpc(error) };
   }
   return json(internalError());

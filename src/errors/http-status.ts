@@ -20,3 +20,17 @@ const HTTP_OF_GRPC: Partial<Record<GrpcStatus, number>> = {
 export function httpStatusOfGrpc(code: number): number {
   return HTTP_OF_GRPC[code as GrpcStatus] ?? 500;
 }
+
+/**
+ * A RESOURCE_EXHAUSTED that says a gRPC message was over a size limit: the ledger's inbound limit
+ * (grpc-java: "gRPC message exceeds maximum size", grpc-js: "Received message larger than max")
+ * or the gateway's own send limit ("Sent message larger than max"). It is the request that is too
+ * large, not the ledger that is busy: retrying cannot help, so it is a 413 and not the 429 of
+ * RESOURCE_EXHAUSTED. Canton's JSON API refuses such bodies with 413 before its gRPC call.
+ */
+export function isOversizedMessage(code: number, details: string | undefined): boolean {
+  return (
+    code === GrpcStatus.RESOURCE_EXHAUSTED &&
+    /message (?:larger than max|exceeds maximum size)/i.test(details ?? "")
+  );
+}
