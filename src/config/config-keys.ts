@@ -75,6 +75,11 @@ export const CONFIG_KEYS = {
     default: "60s",
     doc: "how long a paused WebSocket may make no progress draining before it is closed as a slow consumer",
   },
+  "websocket-config.query-frame-timeout": {
+    type: { kind: "duration" },
+    default: "30s",
+    doc: "how long a WebSocket stream may wait for its query frame after the upgrade before it is ended with an INVALID_ARGUMENT error frame; 0s: no limit",
+  },
   "websocket-config.ping-interval": {
     type: { kind: "duration" },
     default: "13s",

@@ -45,6 +45,8 @@ export interface GatewayConfig {
     lowWaterMark: number;
     hardLimit: number;
     writeDeadlineMs: number;
+    /** How long a stream socket may wait for its query frame (0: no limit). */
+    queryFrameTimeoutMs: number;
     /** 0: no pings. */
     pingIntervalMs: number;
     /** How often each WebSocket subscriber's authorization is asked of the ledger again. */
