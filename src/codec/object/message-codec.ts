@@ -13,6 +13,7 @@ import type { FromJson, ObjectConverter, ToJson } from "./converters.js";
 import { damlFieldsFromJson, damlFieldsToJson } from "./daml-fields.js";
 import { childPath, describeJson, InvalidJsonError } from "./json-path.js";
 import { INT64_TYPES, scalarFromJson } from "./scalar-objects.js";
+import { serializedFromJson, serializedToJson } from "./serialized-objects.js";
 import { WELL_KNOWN_OBJECTS } from "./well-known-objects.js";
 
 /**
@@ -76,7 +77,8 @@ export class MessageCodec {
     type Step = (message: Record<string, unknown>, out: Record<string, unknown>, context: unknown) => void;
     const steps: Step[] = [];
     for (const field of layout.plain) {
-      const convert = this.valueToJson(field);
+      const serialized = layout.serialized.has(field.name) ? messageTypeOf(field) : undefined;
+      const convert = serialized ? serializedToJson(serialized) : this.valueToJson(field);
       const name = field.name;
       const absent = writesNullWhenAbsent(field) ? null : undefined;
       steps.push((message, out, context) => {
@@ -147,7 +149,10 @@ export class MessageCodec {
 
   private compileFromJson(layout: MessageLayout): FromJson {
     const fields = new Map<string, FromJson>();
-    for (const field of layout.plain) fields.set(field.name, this.valueFromJson(field));
+    for (const field of layout.plain) {
+      const serialized = layout.serialized.has(field.name) ? messageTypeOf(field) : undefined;
+      fields.set(field.name, serialized ? serializedFromJson(serialized) : this.valueFromJson(field));
+    }
     const oneofs = new Map<string, CasesFromJson>();
     for (const oneof of layout.oneofs) oneofs.set(oneof.name, this.casesFromJson(oneof));
     const daml = layout.daml.length > 0 ? damlFieldsFromJson(layout.daml, this.values) : undefined;

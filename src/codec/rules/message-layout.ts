@@ -22,6 +22,8 @@ export interface MessageLayout {
   /** The message is its single oneof's object alone. */
   readonly flatten: boolean;
   readonly daml: readonly DamlFieldLayout[];
+  /** Plain message fields written as the base64 of their serialization (rule `serialized`). */
+  readonly serialized: ReadonlySet<string>;
 }
 
 export interface OneofCaseLayout extends CaseRule {
@@ -83,6 +85,10 @@ function buildLayout(type: protobuf.Type): MessageLayout {
       })),
       emptyKey: rule.oneof?.emptyKey ?? "Empty",
     }));
+  for (const name of rule.serialized ?? []) {
+    if (!messageTypeOf(fieldNamed(name)))
+      throw new Error(`${typeName}.${name}: only a message field is serialized`);
+  }
   const flatten = rule.oneof?.flatten === true;
   if (flatten && oneofs.length !== 1) throw new Error(`${typeName}: only a message with one oneof flattens`);
   return {
@@ -93,6 +99,7 @@ function buildLayout(type: protobuf.Type): MessageLayout {
     oneofs,
     flatten,
     daml,
+    serialized: new Set(rule.serialized ?? []),
   };
 }
 

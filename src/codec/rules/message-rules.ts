@@ -4,12 +4,16 @@ import type {
   CreateCommand__Output,
   CreatedEvent__Output,
   Event__Output,
+  ExecuteSubmissionAndWaitForTransactionRequest__Output,
+  ExecuteSubmissionAndWaitRequest__Output,
+  ExecuteSubmissionRequest__Output,
   ExerciseByKeyCommand__Output,
   ExerciseCommand__Output,
   ExercisedEvent__Output,
   GetActiveContractsResponse__Output,
   InterfaceView__Output,
   PrefetchContractKey__Output,
+  PrepareSubmissionResponse__Output,
   ReassignmentEvent__Output,
 } from "../../proto/ledger-api-types.js";
 import type { WellKnownKind } from "./well-known.js";
@@ -70,6 +74,12 @@ export interface MessageRule<F extends string = string> {
    * one lookup per message finds their types.
    */
   readonly daml?: readonly DamlFieldRule<F>[];
+  /**
+   * Message fields the Js* schema carries as the base64 of their protobuf serialization, not
+   * as JSON (the PreparedTransaction of interactive submission: the client hashes and signs
+   * exactly what it received).
+   */
+  readonly serialized?: readonly F[];
 }
 
 const V2 = "com.daml.ledger.api.v2";
@@ -187,4 +197,16 @@ export const MESSAGE_RULES: Readonly<Record<string, MessageRule>> = {
   [`${V2}.PrefetchContractKey`]: js<PrefetchContractKey__Output>({
     daml: [{ field: "contractKey", codec: "contractKey", owner: ["templateId"] }],
   }),
+
+  [`${V2}.interactive.PrepareSubmissionResponse`]: js<PrepareSubmissionResponse__Output>({
+    serialized: ["preparedTransaction"],
+  }),
+  [`${V2}.interactive.ExecuteSubmissionRequest`]: js<ExecuteSubmissionRequest__Output>({
+    serialized: ["preparedTransaction"],
+  }),
+  [`${V2}.interactive.ExecuteSubmissionAndWaitRequest`]: js<ExecuteSubmissionAndWaitRequest__Output>({
+    serialized: ["preparedTransaction"],
+  }),
+  [`${V2}.interactive.ExecuteSubmissionAndWaitForTransactionRequest`]:
+    js<ExecuteSubmissionAndWaitForTransactionRequest__Output>({ serialized: ["preparedTransaction"] }),
 };

@@ -112,7 +112,8 @@ export class MessageWriters {
         steps[field.id] = { key: ascii(key), bit, once: true, skip: false, write };
         defaults.push({ bit, text: ascii(`${key}${field.map ? "{}" : "[]"}`) });
       } else {
-        const value = this.valueWriter(field);
+        // A serialized field's bytes are already its protobuf serialization: written as base64.
+        const value = layout.serialized.has(field.name) ? scalarWriter("bytes") : this.valueWriter(field);
         const defaultText = writesNullWhenAbsent(field) ? "null" : scalarDefault(field);
         const bit = defaultText === undefined ? 0 : nextBit();
         steps[field.id] = {
