@@ -55,7 +55,10 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
   await nextLine();
   const frame = JSON.stringify(job.request);
   // The frame at `until`: a transaction's or checkpoint's offset field, the digits ending there.
-  const untilNeedles = job.until === undefined ? [] : [`"offset":${job.until},`, `"offset":${job.until}}`];
+  const untilNeedles =
+    job.until === undefined
+      ? []
+      : [`"offset":${job.until},`, `"offset":${job.until}}`].map((n) => Buffer.from(n));
   let deliveries = 0;
   let errors = 0;
   const firsts: (number | undefined)[] = [];
@@ -64,21 +67,21 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
     sockets.map(
       (socket, i) =>
         new Promise<void>((resolve) => {
-          let first: string | undefined;
-          let last: string | undefined;
+          let first: Buffer | undefined;
+          let last: Buffer | undefined;
           socket.on("message", (data: Buffer) => {
-            // Offsets only of the first and last frames: parsing every one would cost this
-            // process more CPU than the gateway spends sending it.
-            const text = data.toString("utf8");
-            if (first === undefined) first = text;
-            last = text;
+            // Offsets only of the first and last frames, decoded at the end; each frame's bytes
+            // are only searched for the last offset: decoding or parsing every one would cost
+            // this process more CPU than the gateway spends sending it.
+            first ??= data;
+            last = data;
             deliveries++;
-            if (untilNeedles.some((needle) => text.includes(needle))) socket.close(1000);
+            for (const needle of untilNeedles) if (data.includes(needle)) socket.close(1000);
           });
           socket.once("close", (code) => {
             if (code !== 1000) errors++;
-            firsts[i] = offsetOf(first);
-            lasts[i] = offsetOf(last);
+            firsts[i] = offsetOf(first?.toString("utf8"));
+            lasts[i] = offsetOf(last?.toString("utf8"));
             resolve();
           });
           socket.send(frame);

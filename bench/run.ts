@@ -5,11 +5,12 @@
  *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--list-elements 200] [--workers-seconds 10]
- *                          [--workers-concurrency 16] [--note TEXT]
+ *                          [--workers-concurrency 16] [--note TEXT] [--gateway-cpu-prof DIR]
  * `--scenarios` picks some, for a short run (`make bench ARGS="--scenarios fanout"`). The wave-2
  * ones (fanout, idle, workers) run their clients in a separate process (bench/bench-client.ts)
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
- * results file. Their targets are printed, never asserted in tests.
+ * results file. Their targets are printed, never asserted in tests. `--gateway-cpu-prof DIR`
+ * runs their gateways under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
  * Prints its progress (each phase, each run of each transport, each quarter of the commands)
  * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
  * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     "workers-seconds": { type: "string", default: "10" },
     "workers-concurrency": { type: "string", default: "16" },
     note: { type: "string" },
+    "gateway-cpu-prof": { type: "string" },
   },
 });
 const SCENARIOS = ["update-stream", "submit-and-wait", "fanout", "idle", "workers"] as const;
@@ -184,7 +186,13 @@ async function wave2(): Promise<Wave2Result | undefined> {
     const running = await startGatewayProcess(
       sandbox.port,
       ["--websocket-config.http-list-max-elements-limit", String(fanoutTicks + 1000)],
-      { workers, raiseFdLimit: true },
+      {
+        workers,
+        raiseFdLimit: true,
+        ...(values["gateway-cpu-prof"] !== undefined && {
+          nodeArgs: ["--cpu-prof", "--cpu-prof-dir", values["gateway-cpu-prof"]],
+        }),
+      },
     );
     try {
       return await body({

@@ -97,6 +97,8 @@ export interface GatewayProcessOptions {
   /** server.workers; default 1 (the bench's scenarios before workers existed ran one thread). */
   workers?: number;
   raiseFdLimit?: boolean;
+  /** Node options before the entry point (`--cpu-prof --cpu-prof-dir DIR` to profile it). */
+  nodeArgs?: string[];
 }
 
 /** The gateway in front of a ledger; resolves with its HTTP port (from its start-up log line). */
@@ -107,6 +109,7 @@ export async function startGatewayProcess(
 ): Promise<Running> {
   const child = spawnNode(
     [
+      ...(options.nodeArgs ?? []),
       ...entry("src/cli"),
       "--ledger",
       `127.0.0.1:${ledgerPort}`,
