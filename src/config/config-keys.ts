@@ -75,6 +75,11 @@ export const CONFIG_KEYS = {
     default: "60s",
     doc: "how long a paused WebSocket may make no progress draining before it is closed as a slow consumer",
   },
+  "websocket-config.max-query-frame-bytes": {
+    type: int(1, 2 ** 31 - 1),
+    default: 1024 * 1024,
+    doc: "largest WebSocket query frame; a larger one is refused on its header, before it is read, and the connection is closed",
+  },
   "websocket-config.query-frame-timeout": {
     type: { kind: "duration" },
     default: "30s",

@@ -45,6 +45,8 @@ export interface GatewayConfig {
     lowWaterMark: number;
     hardLimit: number;
     writeDeadlineMs: number;
+    /** Largest query frame, in bytes: uWS refuses a larger one on its header. */
+    maxQueryFrameBytes: number;
     /** How long a stream socket may wait for its query frame (0: no limit). */
     queryFrameTimeoutMs: number;
     /** 0: no pings. */

@@ -279,6 +279,7 @@ function build(settings: Settings): GatewayConfig {
         num("websocket-config.hard-limit"),
       ),
       writeDeadlineMs: parseDuration(str("websocket-config.write-deadline")) as number,
+      maxQueryFrameBytes: num("websocket-config.max-query-frame-bytes"),
       queryFrameTimeoutMs: parseDuration(str("websocket-config.query-frame-timeout")) as number,
       pingIntervalMs: parseDuration(str("websocket-config.ping-interval")) as number,
       streamAuthorizationRecheckMs: parseDuration(

@@ -28,6 +28,7 @@ describe("loadConfig", () => {
       lowWaterMark: 256 * 1024,
       hardLimit: 16 * 1024 * 1024,
       writeDeadlineMs: 60_000,
+      maxQueryFrameBytes: 1024 * 1024,
       queryFrameTimeoutMs: 30_000,
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
