@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
+import type protobuf from "protobufjs";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import { checkRequestBounds } from "./request-bounds.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
 export type LedgerService = string;
@@ -56,7 +58,7 @@ const LEDGER_ANSWERED = new Set([grpc.status.OK, grpc.status.UNAUTHENTICATED, gr
  */
 export class LedgerClient {
   private readonly client: grpc.Client;
-  private readonly methods = new Map<string, grpc.MethodDefinition<object, object>>();
+  private readonly methods = new Map<string, LedgerMethod>();
 
   constructor(private readonly options: LedgerClientOptions) {
     const keepalive = options.keepalive ?? KEEPALIVE;
@@ -83,7 +85,12 @@ export class LedgerClient {
     request: object,
     token: string | undefined,
   ): Promise<Res> {
-    const definition = this.method(service, method);
+    const { definition, requestType } = this.method(service, method);
+    try {
+      checkRequestBounds(requestType, request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const started = process.hrtime.bigint();
     return new Promise<Res>((resolve, reject) => {
       this.client.makeUnaryRequest(
@@ -110,7 +117,9 @@ export class LedgerClient {
     token: string | undefined,
     options: ServerStreamOptions = {},
   ): grpc.ClientReadableStream<Res> {
-    const definition = this.method(service, method);
+    const { definition, requestType } = this.method(service, method);
+    // Throws before the call: the Observable around it (server-stream.ts) errors with it.
+    checkRequestBounds(requestType, request);
     const started = process.hrtime.bigint();
     const call = this.client.makeServerStreamRequest(
       definition.path,
@@ -131,7 +140,7 @@ export class LedgerClient {
    * Not reported to `onCallEnd`: probes are not the clients' calls.
    */
   isReady(timeoutMs: number): Promise<boolean> {
-    const definition = this.method("VersionService", "GetLedgerApiVersion");
+    const { definition } = this.method("VersionService", "GetLedgerApiVersion");
     return new Promise((resolve) => {
       this.client.makeUnaryRequest(
         definition.path,
@@ -149,22 +158,31 @@ export class LedgerClient {
     this.client.close();
   }
 
-  private method(service: LedgerService, method: string): grpc.MethodDefinition<object, object> {
+  private method(service: LedgerService, method: string): LedgerMethod {
     const key = `${service}/${method}`;
-    let definition = this.methods.get(key);
-    if (!definition) {
-      const found = ledgerApiProtos().service(`${API_PACKAGE}.${service}`)[method];
-      if (!found) throw new Error(`unknown gRPC method ${API_PACKAGE}.${service}/${method}`);
-      definition = found as grpc.MethodDefinition<object, object>;
-      this.methods.set(key, definition);
+    let known = this.methods.get(key);
+    if (!known) {
+      const protos = ledgerApiProtos();
+      const found = protos.service(`${API_PACKAGE}.${service}`)[method];
+      const requestType = protos.root.lookupService(`${API_PACKAGE}.${service}`).methods[method]
+        ?.resolvedRequestType;
+      if (!found || !requestType) throw new Error(`unknown gRPC method ${API_PACKAGE}.${service}/${method}`);
+      known = { definition: found as grpc.MethodDefinition<object, object>, requestType };
+      this.methods.set(key, known);
     }
-    return definition;
+    return known;
   }
 
   private report(service: string, method: string, code: grpc.status, started: bigint): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.options.onCallEnd?.({ service, method, code: grpc.status[code] ?? String(code), seconds });
   }
+}
+
+interface LedgerMethod {
+  definition: grpc.MethodDefinition<object, object>;
+  /** The request message, whose identifiers `checkRequestBounds` bounds. */
+  requestType: protobuf.Type;
 }
 
 /** The identity deserializer: grpc-js passes each message's bytes as a Buffer. */
