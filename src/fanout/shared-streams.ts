@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Observable } from "rxjs";
 import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
@@ -39,6 +40,8 @@ export class SharedStreams {
   readonly #lagBytes: number;
   readonly #events: FanoutEvents;
   readonly #delivering = new DeliverySlot();
+  /** Admission probes in flight, by request key, offset and token digest (see #admit). */
+  readonly #admissions = new Map<string, Promise<void>>();
 
   constructor(options: SharedStreamsOptions = {}) {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
@@ -87,14 +90,12 @@ export class SharedStreams {
       else {
         // While the ledger is asked, the stream keeps what comes after the subscriber's offset.
         release = running.reserve(request.share.begin);
-        admit().then(
+        this.#admit(request, admit).then(
           () => {
-            this.#events.admission?.(request.endpoint, "admitted");
             join(true);
             release?.();
           },
           (error: unknown) => {
-            this.#events.admission?.(request.endpoint, "refused");
             release?.();
             if (!gone) subscriber.error(error);
           },
@@ -106,6 +107,37 @@ export class SharedStreams {
         leave?.();
       };
     });
+  }
+
+  /**
+   * The ledger's answer for this subscriber's token and request. Subscribers that ask the same
+   * question at the same time (same request, offset and token: a client opening many sockets)
+   * share one probe: the ledger's answer for that token, asked once while it is in flight, not
+   * remembered after it (a later subscriber asks again).
+   */
+  #admit(request: MemberRequest, admit: () => Promise<void>): Promise<void> {
+    // A digest, never the token itself, in the key.
+    const token = createHash("sha256")
+      .update(request.token ?? "")
+      .digest("base64url");
+    const question = `${request.share.begin} ${token} ${request.share.key}`;
+    let answer = this.#admissions.get(question);
+    if (answer === undefined) {
+      answer = admit().then(
+        () => this.#events.admission?.(request.endpoint, "admitted"),
+        (error: unknown) => {
+          this.#events.admission?.(request.endpoint, "refused");
+          throw error;
+        },
+      );
+      const asked = answer;
+      this.#admissions.set(question, asked);
+      const forget = () => {
+        if (this.#admissions.get(question) === asked) this.#admissions.delete(question);
+      };
+      asked.then(forget, forget);
+    }
+    return answer;
   }
 
   #streamFor(key: string): SharedStream {

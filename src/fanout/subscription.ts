@@ -82,8 +82,9 @@ export interface FanoutEvents {
   joined?(endpoint: string, how: "direct" | "splice"): void;
   catchUp?(endpoint: string, cause: CatchUpCause): void;
   /**
-   * A subscriber's admission probe was answered: one per subscriber that joins a running stream
-   * (the ledger judges each token), a short call of its own that is not an upstream stream.
+   * An admission probe was answered: a short call on a joining subscriber's token (the ledger
+   * judges each token) that is not an upstream stream; subscribers asking the same question at
+   * the same time (same request, offset and token) share one.
    */
   admission?(endpoint: string, outcome: AdmissionOutcome): void;
   /** A member over its high-water mark was moved onto its own call. */

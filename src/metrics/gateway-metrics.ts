@@ -177,7 +177,7 @@ export class GatewayMetrics {
 
   readonly fanoutAdmissions = new Counter({
     name: "ledger_gateway_fanout_admissions_total",
-    help: "Admission probes of subscribers joining a running shared stream (a short call on the subscriber's own token, not a stream), by endpoint and outcome (admitted, refused)",
+    help: "Admission probes of subscribers joining a running shared stream (a short call on the subscriber's own token, not a stream; subscribers asking the same at once, same token, request and offset, share one), by endpoint and outcome (admitted, refused)",
     labelNames: ["endpoint", "outcome"] as const,
     registers: [this.registry],
   });

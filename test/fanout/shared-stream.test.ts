@@ -155,9 +155,9 @@ describe("SharedStream", () => {
   it("shares one call among subscribers from the same offset whose admission comes after the history moved on", async () => {
     const admission = new Admission();
     const { ledger, join, counts } = fixture({ history: 2, admission });
-    const first = join(10);
-    const others = range(1, 9).map(() => join(10));
-    assert.equal(admission.asked, 9);
+    const first = join(10, "first");
+    const others = range(1, 9).map((i) => join(10, `token-${i}`));
+    assert.equal(admission.asked, 9, "one admission per token");
     // The shared call runs far past the history (2) while the ledger is asked.
     ledger.calls[0]?.emit(...txs(11, 60));
     await admission.answerAll();
@@ -167,6 +167,21 @@ describe("SharedStream", () => {
     for (const member of [first, ...others]) assert.deepEqual(member.received, range(11, 70));
     assert.equal(counts["joined:direct"], 10);
     assert.equal(counts["catchUp:late_join"], undefined);
+  });
+
+  it("asks the ledger once for subscribers that ask the same at the same time, and again later", async () => {
+    const admission = new Admission();
+    const { ledger, join } = fixture({ history: 10, admission });
+    join(0, "same");
+    const twins = range(1, 5).map(() => join(0, "same"));
+    const other = join(0, "other");
+    assert.equal(admission.asked, 2, "one probe for the five with the same token, one for the other");
+    await admission.answerAll();
+    ledger.calls[0]?.emit(...txs(1, 3));
+    for (const member of [...twins, other]) assert.deepEqual(member.received, range(1, 3));
+
+    join(0, "same");
+    assert.equal(admission.asked, 3, "an answer is not remembered: a later subscriber asks again");
   });
 
   it("keeps the stream for subscribers being admitted when every member left meanwhile", async () => {
