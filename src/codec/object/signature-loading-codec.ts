@@ -46,13 +46,15 @@ export class LedgerJson {
   }
 
   /**
-   * A request from JSON. Commands (`commands`, at the root or under `commands`) get their
-   * `#package-name` references resolved for the first actAs party and their signatures loaded;
-   * the `#name` form itself is what goes to the ledger.
+   * A request from JSON. Commands (`commands`, at the root, under `commands`, or inlined as in
+   * PrepareSubmissionRequest) get their `#package-name` references resolved for the first actAs
+   * party and their signatures loaded; the `#name` form itself is what goes to the ledger.
    */
   async fromJson(typeName: string, json: unknown, token: string | undefined): Promise<unknown> {
     const body = json as { commands?: unknown; actAs?: unknown } | null;
-    const commands = typeName.endsWith(".Commands") ? body : (body?.commands as typeof body);
+    // PrepareSubmissionRequest carries the Commands fields (commands, actAs) at its root.
+    const inline = typeName.endsWith(".Commands") || Array.isArray(body?.commands);
+    const commands = inline ? body : (body?.commands as typeof body);
     const refs = commandTemplateRefs(commands);
     if (refs.length === 0) return this.codec.fromJson(typeName, json);
     const party =
