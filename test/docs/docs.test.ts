@@ -96,6 +96,12 @@ describe("/docs", () => {
       "POST /gw/v2/package-vetting/update",
       "GET /gw/v2/interactive-submission/preferred-package-version",
       "POST /gw/v2/interactive-submission/preferred-packages",
+      "POST /gw/v2/interactive-submission/prepare",
+      "POST /gw/v2/interactive-submission/execute",
+      "POST /gw/v2/interactive-submission/executeAndWait",
+      "POST /gw/v2/interactive-submission/executeAndWaitForTransaction",
+      "POST /gw/v2/parties/external/generate-topology",
+      "POST /gw/v2/parties/external/allocate",
       // HTTP list twins of the stream endpoints.
       "POST /gw/v2/commands/completions",
       "POST /gw/v2/state/active-contracts",

@@ -7,11 +7,51 @@ const SERVICE = "interactive.InteractiveSubmissionService";
 const TAG = "Interactive Submission";
 
 /**
- * Package preference of the interactive submission service. Prepare and execute are not
- * served yet (the sandbox has no interactive submission).
+ * The interactive submission service: prepare a transaction for an external party to sign,
+ * execute it with the party's signatures (the prepared transaction travels as base64 bytes,
+ * rule `serialized` of the codec), and package preference.
  */
 export function interactiveRoutes(deps: RouteDeps): Route[] {
+  const post = (path: string, rpc: string, schema: string, responseSchema: string, summary: string) =>
+    grpcRoute(deps, {
+      method: "POST",
+      path: `/v2/interactive-submission/${path}`,
+      summary,
+      tag: TAG,
+      service: SERVICE,
+      rpc,
+      body: { kind: "json", schema },
+      responseSchema,
+    });
   return [
+    post(
+      "prepare",
+      "PrepareSubmission",
+      "JsPrepareSubmissionRequest",
+      "JsPrepareSubmissionResponse",
+      "Interpret commands into a transaction and its hash for the submitting parties to sign",
+    ),
+    post(
+      "execute",
+      "ExecuteSubmission",
+      "JsExecuteSubmissionRequest",
+      "ExecuteSubmissionResponse",
+      "Execute a prepared transaction with the parties' signatures, asynchronously",
+    ),
+    post(
+      "executeAndWait",
+      "ExecuteSubmissionAndWait",
+      "JsExecuteSubmissionAndWaitRequest",
+      "ExecuteSubmissionAndWaitResponse",
+      "Execute a prepared transaction with the parties' signatures and wait for its completion",
+    ),
+    post(
+      "executeAndWaitForTransaction",
+      "ExecuteSubmissionAndWaitForTransaction",
+      "JsExecuteSubmissionAndWaitForTransactionRequest",
+      "JsExecuteSubmissionAndWaitForTransactionResponse",
+      "Execute a prepared transaction with the parties' signatures and answer the transaction",
+    ),
     grpcRoute(deps, {
       method: "GET",
       path: "/v2/interactive-submission/preferred-package-version",

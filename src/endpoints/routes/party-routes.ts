@@ -40,6 +40,27 @@ export function partyRoutes(deps: RouteDeps): Route[] {
       responseSchema: "AllocatePartyResponse",
     }),
     grpcRoute(deps, {
+      method: "POST",
+      path: "/v2/parties/external/generate-topology",
+      summary:
+        "The topology transactions (and their multi-hash) that onboard an external party holding the given key",
+      tag: "Parties",
+      service: SERVICE,
+      rpc: "GenerateExternalPartyTopology",
+      body: { kind: "json", schema: "GenerateExternalPartyTopologyRequest" },
+      responseSchema: "GenerateExternalPartyTopologyResponse",
+    }),
+    grpcRoute(deps, {
+      method: "POST",
+      path: "/v2/parties/external/allocate",
+      summary: "Allocate an external party from its signed onboarding topology transactions",
+      tag: "Parties",
+      service: SERVICE,
+      rpc: "AllocateExternalParty",
+      body: { kind: "json", schema: "AllocateExternalPartyRequest" },
+      responseSchema: "AllocateExternalPartyResponse",
+    }),
+    grpcRoute(deps, {
       method: "GET",
       path: "/v2/parties/participant-id",
       summary: "The participant's identifier",
