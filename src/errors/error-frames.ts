@@ -55,3 +55,15 @@ export function slowConsumerCloseReason(
   const text = `slow consumer (${cause})${offset === undefined ? "" : `; resume after offset ${offset}`}`;
   return Buffer.byteLength(text) <= 123 ? text : `slow consumer (${cause})`;
 }
+
+/**
+ * The error frame of a WebSocket that sent no query frame in time: the client's fault, not
+ * retryable as it is (INVALID_ARGUMENT, as a malformed query frame is).
+ */
+export function queryFrameTimeoutBody(ms: number): JsCantonError {
+  return gatewayError(
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+    "INVALID_ARGUMENT",
+    `No query frame within ${ms} ms of the upgrade: a stream starts with its request as the first frame`,
+  ).body;
+}

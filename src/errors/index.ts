@@ -6,6 +6,7 @@
 export {
   errorFrameBody,
   errorFrameText,
+  queryFrameTimeoutBody,
   type SlowConsumerCause,
   slowConsumerBody,
   slowConsumerCloseReason,

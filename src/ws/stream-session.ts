@@ -9,6 +9,7 @@ import {
   errorFrameText,
   InvalidValueError,
   isGrpcError,
+  queryFrameTimeoutBody,
   type StreamEndReason,
   StreamPolicyError,
 } from "../errors/index.js";
@@ -35,6 +36,8 @@ export interface StreamSessionOptions {
   fanout?: SharedStreams;
   /** How often the ledger is asked again whether this subscriber's token may still read its request. */
   recheckIntervalMs: number;
+  /** How long the socket may wait for its query frame (0: no limit). */
+  queryFrameTimeoutMs?: number;
 }
 
 type Frame = { kind: "element" | "error"; text: string };
@@ -52,6 +55,7 @@ export class StreamSession {
   readonly #sink: SocketSink;
   readonly #started = process.hrtime.bigint();
   #queried = false;
+  #queryTimer: NodeJS.Timeout | undefined;
   #subscription: Subscription | undefined;
   /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
   #reason: StreamEndReason | undefined;
@@ -71,12 +75,24 @@ export class StreamSession {
       },
     });
     metrics?.wsStreamsOpen.inc({ endpoint });
+    // A socket that never asks for anything would otherwise hold its place forever.
+    const wait = options.queryFrameTimeoutMs ?? 0;
+    if (wait > 0) {
+      this.#queryTimer = setTimeout(() => {
+        this.#queried = true;
+        this.#reason = "error";
+        this.#sink.errorFrame(JSON.stringify(queryFrameTimeoutBody(wait)));
+        this.#sink.complete();
+      }, wait);
+      this.#queryTimer.unref();
+    }
   }
 
   /** A client frame: the first is the query, later ones are ignored (as Canton does). */
   message(text: string): void {
     if (this.#queried) return;
     this.#queried = true;
+    clearTimeout(this.#queryTimer);
     const { endpoint, validator } = this.#options;
     let request: unknown;
     try {
@@ -139,6 +155,7 @@ export class StreamSession {
 
   /** uWS `close`, whoever closed: cancels the gRPC call at once and records the end. */
   closed(code: number): void {
+    clearTimeout(this.#queryTimer);
     this.#sink.socketClosed();
     this.#subscription?.unsubscribe();
     const endpoint = this.#options.endpoint.path;

@@ -29,8 +29,13 @@ export interface WsStreamsOptions {
   recheckIntervalMs?: number;
   /** Latest elements each shared stream keeps for late joiners within them (0: none; default 1024). */
   fanoutHistoryElements?: number;
-  /** Largest query frame accepted; uWS closes the socket past it. */
+  /**
+   * Largest query frame accepted. uWS refuses a larger one on its header, before reading it, by
+   * closing the connection (the client sees 1006: no close frame on that path in uWS 3.0.6).
+   */
   maxQueryBytes: number;
+  /** How long a socket may wait for its query frame before it is ended (0: no limit). */
+  queryFrameTimeoutMs?: number;
   metrics?: GatewayMetrics;
   log: Logger;
   /** The gateway's own token verification (auth.mode), run before the upgrade too. */
@@ -59,6 +64,8 @@ interface SocketData {
 const ERROR_FRAME_HEADROOM = 64 * 1024;
 
 const GOING_AWAY = 1001;
+/** uWS's code for a connection that ended without a close frame. */
+const ABNORMAL = 1006;
 
 /**
  * Serves every stream endpoint as a WebSocket on the gateway's uWS app (the same port as HTTP;
@@ -96,11 +103,20 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
           log: options.log,
           fanout,
           recheckIntervalMs: options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS,
+          queryFrameTimeoutMs: options.queryFrameTimeoutMs ?? 0,
         });
       },
       message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),
       drain: (ws) => ws.getUserData().session?.drained(),
-      close: (ws, code) => {
+      close: (ws, code, message) => {
+        // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
+        // UTF-8), which the client is not told.
+        if (code === ABNORMAL && message.byteLength > 0) {
+          options.log.info(
+            { endpoint: endpoint.path, reason: Buffer.from(message).toString("utf8") },
+            "WebSocket closed by uWS",
+          );
+        }
         sockets.delete(ws);
         pinger.delete(ws);
         ws.getUserData().session?.closed(code);
