@@ -190,6 +190,36 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     await allGone();
   });
 
+  it("hands the shared call over without a gap when the token of the subscriber it runs on expires", {
+    timeout: 30_000,
+  }, async () => {
+    const handovers = () => metric("ledger_gateway_fanout_handovers_total", { endpoint: UPDATES });
+    const handoversBefore = await handovers();
+    const request = await live();
+    // The expiring subscriber comes first: the shared call runs on its token.
+    const owner = new Subscriber(stack, request, token("expiring", Math.floor(Date.now() / 1000) + 3));
+    await until(async () => (await sharedMembers()) === 1);
+    const other = new Subscriber(stack, request, token("steady"));
+    await until(async () => (await sharedMembers()) === 2);
+    assert.equal(await upstreams(), 1);
+
+    const first = await commit();
+    await Promise.all([owner.received(first), other.received(first)]);
+    assert.equal(await owner.closed, 1000);
+    assert.equal(owner.frames.at(-1)?.code, "ACCESS_TOKEN_EXPIRED", JSON.stringify(owner.frames.at(-1)));
+    // Committed once the owner's token is gone: read on the other's token, from where the call was.
+    const second = await commit();
+    const third = await commit();
+    await other.received(third);
+
+    assert.equal(await handovers(), handoversBefore + 1);
+    assert.deepEqual(other.updateIds, [first, second, third]);
+    assert.deepEqual(owner.updateIds, [first]);
+    assert.equal(await upstreams(), 1);
+    assert.equal(await other.close(), 1000);
+    await allGone();
+  });
+
   it("closes the subscriber whose right is revoked with STALE_STREAM_AUTHORIZATION; the other goes on", {
     timeout: 30_000,
   }, async () => {
