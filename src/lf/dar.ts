@@ -22,16 +22,45 @@ export interface DarContents {
   readonly dependencies: readonly DarEntry[];
 }
 
+/**
+ * How much a DAR may hold once inflated. Canton refuses an entry of 1 GB or more as a possible
+ * zip bomb (daml-lf GenDarReader); held in memory, even that much from a 1 MB upload is too much
+ * for the sandbox, which runs inside the gateway's process by default. The listed entries
+ * together may hold 256 MiB: damlc's largest DARs (a project with the standard library and
+ * its dependencies) are a few tens of MiB.
+ */
+export const MAX_DAR_CONTENT_BYTES = 256 * 1024 * 1024;
+/** Entries in the zip's directory, read or not: each costs a header parse. */
+export const MAX_DAR_ENTRIES = 65_535;
+
 function unzip(bytes: Uint8Array, wanted: (name: string) => boolean): Record<string, Uint8Array> {
+  let entries = 0;
+  let inflated = 0;
   try {
-    return unzipSync(bytes, { filter: (file) => wanted(file.name) });
+    return unzipSync(bytes, {
+      // Sizes are checked before anything is inflated: fflate inflates an entry into a buffer
+      // of the size the zip declares for it, and never past it (a zip that lies about an
+      // entry's size gets it cut short, and the archive check of its .dalf refuses it).
+      filter: (file) => {
+        if (++entries > MAX_DAR_ENTRIES) throw zipBomb();
+        if (!wanted(file.name)) return false;
+        inflated += file.originalSize;
+        if (inflated > MAX_DAR_CONTENT_BYTES) throw zipBomb();
+        return true;
+      },
+    });
   } catch (cause) {
+    if (cause instanceof DarError) throw cause;
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new DarError("not-a-zip", `not a DAR: the file is not a readable zip archive (${reason})`, {
       cause,
     });
   }
 }
+
+/** Canton's words (daml-lf archive Error.ZipBomb). */
+const zipBomb = (): DarError =>
+  new DarError("zip-bomb", "An entry is too large, rejected as a possible zip bomb");
 
 /** Reads the manifest and the .dalf entries it lists, without decoding them. */
 export function readDar(bytes: Uint8Array): DarContents {

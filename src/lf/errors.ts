@@ -30,7 +30,8 @@ export type DarErrorCode =
   | "malformed-manifest"
   | "missing-main-dalf"
   | "unsupported-format"
-  | "missing-entry";
+  | "missing-entry"
+  | "zip-bomb";
 
 export class DarError extends Error {
   override readonly name = "DarError";

@@ -1,7 +1,8 @@
 /**
  * Turns uploaded DAR bytes into the packages the store keeps, or into Canton's error for a
  * broken upload: an unreadable zip or manifest is INVALID_DAR, an entry that is not a valid
- * Daml-LF 2 archive is DAR_PARSE_ERROR (both INVALID_ARGUMENT), never an unexpected failure.
+ * Daml-LF 2 archive is DAR_PARSE_ERROR, one that would inflate past the bound ZIP_BOMB (all
+ * INVALID_ARGUMENT), never an unexpected failure.
  */
 import {
   DarError,
@@ -39,6 +40,7 @@ export function readUploadedDar(bytes: Uint8Array): UploadedDar {
   try {
     contents = readDar(bytes);
   } catch (error) {
+    if (error instanceof DarError && error.code === "zip-bomb") throw packageErrors.zipBomb(error.message);
     if (error instanceof DarError) throw packageErrors.invalidDar(error.message);
     throw error;
   }

@@ -19,6 +19,7 @@ const PACKAGE_ERROR_CODES = {
   ),
   INVALID_DAR: errorCode("INVALID_DAR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
   DAR_PARSE_ERROR: errorCode("DAR_PARSE_ERROR", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  ZIP_BOMB: errorCode("ZIP_BOMB", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
   DAR_DEPENDENCIES_NOT_VALID: errorCode(
     "DAR_DEPENDENCIES_NOT_VALID",
     ERROR_CATEGORIES.InvalidIndependentOfSystemState,
@@ -75,6 +76,13 @@ export const packageErrors = {
   invalidDar: (reason: string) =>
     new SandboxError(PACKAGE_ERROR_CODES.INVALID_DAR, "Dar file is corrupt", {
       context: { throwable: reason },
+      definiteAnswer: null,
+    }),
+
+  /** A DAR that would inflate past the bound (lf/dar.ts), refused before it is inflated. */
+  zipBomb: (msg: string) =>
+    new SandboxError(PACKAGE_ERROR_CODES.ZIP_BOMB, "Dar zip file seems to be a zip bomb.", {
+      context: { msg },
       definiteAnswer: null,
     }),
 
