@@ -6,7 +6,10 @@ import { type FanoutStack, startFanoutStack, until } from "./fanout-stack.js";
 const COMPLETIONS = "/v2/commands/completions";
 const COMPLETION_STREAM = "CommandCompletionService/CompletionStream";
 
-type Json = Record<string, any>;
+/** A completions frame: a completion or a checkpoint. */
+interface CompletionFrame {
+  completionResponse?: { Completion?: { value: { commandId: string; offset: number } } };
+}
 
 /** A completions subscriber: the command ids and offsets of its completions, in order. */
 class CompletionReader {
@@ -22,7 +25,8 @@ class CompletionReader {
     ]);
     this.socket.on("open", () => this.socket.send(JSON.stringify(request)));
     this.socket.on("message", (data: Buffer) => {
-      const completion = (JSON.parse(data.toString("utf8")) as Json).completionResponse?.Completion?.value;
+      const completion = (JSON.parse(data.toString("utf8")) as CompletionFrame).completionResponse?.Completion
+        ?.value;
       if (completion === undefined) return;
       this.commandIds.push(completion.commandId);
       this.offsets.push(completion.offset);
@@ -101,7 +105,7 @@ async function completionIds(stack: FanoutStack, userId: string, begin: number):
     body: JSON.stringify({ userId, parties: [stack.party], beginExclusive: begin }),
   });
   assert.equal(res.status, 200, await res.clone().text());
-  return ((await res.json()) as Json[])
+  return ((await res.json()) as CompletionFrame[])
     .map((e) => e.completionResponse?.Completion?.value?.commandId as string | undefined)
     .filter((id): id is string => id !== undefined);
 }
