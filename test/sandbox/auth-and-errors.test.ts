@@ -69,9 +69,9 @@ describe("sandbox auth step and Canton error form", () => {
   });
 
   it("answers an unimplemented unary method of a served service in Canton's form", async () => {
-    const error = await rejection(
-      parties.GenerateExternalPartyTopology!({ synchronizer: "x", partyHint: "a" }),
-    );
+    // Reassignments need a second synchronizer: the one unary method still unimplemented.
+    const submission = serviceClient(sandbox.port, "com.daml.ledger.api.v2.CommandSubmissionService");
+    const error = await rejection(submission.SubmitReassignment!({})).finally(() => submission.close());
     strictEqual(error.code, grpc.status.UNIMPLEMENTED);
     strictEqual(error.status.errorInfos[0]?.reason, "SANDBOX_UNSUPPORTED_OPERATION");
   });
