@@ -49,8 +49,9 @@ const KEEPALIVE = { timeMs: 10_000, timeoutMs: 5_000 };
  * nobody listens on is one refused TCP handshake, cheap for both sides.
  */
 const RECONNECT_BACKOFF = { initialMs: 250, maxMs: 1_000 };
-/** Codes with which the ledger itself answered: its auth refused the token-less probe. */
-const LEDGER_ANSWERED = new Set([grpc.status.OK, grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED]);
+const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
+/** grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING */
+const HEALTH_SERVING = 1;
 
 /**
  * One gRPC channel to the participant, shared by every service. The caller's token travels
@@ -134,22 +135,27 @@ export class LedgerClient {
   }
 
   /**
-   * Whether the ledger answers a call within `timeoutMs` (readiness probe): a live round trip
-   * (GetLedgerApiVersion without a token; an auth refusal is an answer too), not the channel's
-   * connection state, which stays READY while the ledger is frozen or the session is dead.
-   * Not reported to `onCallEnd`: probes are not the clients' calls.
+   * Whether the ledger answers within `timeoutMs` and says it serves (readiness probe): a live
+   * round trip, not the channel's connection state, which stays READY while the ledger is frozen
+   * or the session is dead. It asks the standard gRPC health service, which Canton's Ledger API
+   * serves without a token (SERVING while its own health checks pass); a ledger without it
+   * answers UNIMPLEMENTED, an answer all the same. No token, so no auth failure in the ledger's
+   * log per probe. Not reported to `onCallEnd`: probes are not the clients' calls.
    */
   isReady(timeoutMs: number): Promise<boolean> {
-    const { definition } = this.method("VersionService", "GetLedgerApiVersion");
     return new Promise((resolve) => {
       this.client.makeUnaryRequest(
-        definition.path,
-        definition.requestSerialize,
-        definition.responseDeserialize,
+        HEALTH_CHECK_PATH,
+        // HealthCheckRequest{service: ""}: the server as a whole; proto3 writes it as no bytes.
+        () => Buffer.alloc(0),
+        servingStatus,
         {},
         new grpc.Metadata(),
         { deadline: Date.now() + timeoutMs },
-        (error) => resolve(error === null || LEDGER_ANSWERED.has(error.code)),
+        (error, status) => {
+          if (error) resolve(error.code === grpc.status.UNIMPLEMENTED);
+          else resolve(status === HEALTH_SERVING);
+        },
       );
     });
   }
@@ -183,6 +189,11 @@ interface LedgerMethod {
   definition: grpc.MethodDefinition<object, object>;
   /** The request message, whose identifiers `checkRequestBounds` bounds. */
   requestType: protobuf.Type;
+}
+
+/** HealthCheckResponse's `status` (field 1, varint; absent = UNKNOWN, 0). */
+function servingStatus(bytes: Buffer): number {
+  return bytes.length >= 2 && bytes[0] === 0x08 ? (bytes[1] as number) & 0x7f : 0;
 }
 
 /** The identity deserializer: grpc-js passes each message's bytes as a Buffer. */

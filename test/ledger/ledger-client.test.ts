@@ -70,3 +70,62 @@ describe("LedgerClient contains a call that kills its connection", () => {
     ok(await client.isReady(5_000), "the client reaches the ledger again");
   });
 });
+
+/** A ledger with only the standard gRPC health service, answering `status`. */
+async function startHealthOnlyLedger(status: number): Promise<{ port: number; server: grpc.Server }> {
+  const server = new grpc.Server();
+  const bytes = (b: Buffer) => b;
+  server.addService(
+    {
+      Check: {
+        path: "/grpc.health.v1.Health/Check",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: bytes,
+        requestDeserialize: bytes,
+        responseSerialize: bytes,
+        responseDeserialize: bytes,
+      },
+    },
+    {
+      Check: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) =>
+        callback(null, Buffer.from([0x08, status])),
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return { port, server };
+}
+
+describe("LedgerClient.isReady asks the ledger's gRPC health service", () => {
+  for (const [status, ready] of [
+    [1, true],
+    [2, false],
+  ] as const) {
+    it(`is ${ready} when the ledger answers ${status === 1 ? "SERVING" : "NOT_SERVING"}`, async () => {
+      const ledger = await startHealthOnlyLedger(status);
+      const client = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 5_000 });
+      try {
+        strictEqual(await client.isReady(5_000), ready);
+      } finally {
+        client.close();
+        ledger.server.forceShutdown();
+      }
+    });
+  }
+
+  it("is false when nothing answers", async () => {
+    const ledger = await startHealthOnlyLedger(1);
+    const port = ledger.port;
+    ledger.server.forceShutdown();
+    const client = new LedgerClient({ target: `127.0.0.1:${port}`, deadlineMs: 5_000 });
+    try {
+      strictEqual(await client.isReady(1_000), false);
+    } finally {
+      client.close();
+    }
+  });
+});
