@@ -1,0 +1,186 @@
+import { signToken } from "../jwt/test-tokens.js";
+import { type ApiModel, apiModel, type LedgerNames } from "./api-model.js";
+import type { Tokens } from "./cases.js";
+import {
+  type GatewayProcess,
+  type SandboxAuth,
+  type SandboxProcess,
+  startGatewayProcess,
+  startSandboxProcess,
+} from "./processes.js";
+
+/**
+ * The fuzzer's stack: a standalone sandbox process, a gateway process in front of it, and the
+ * ledger names the fuzzer works with, set up through the gateway with the bootstrap admin.
+ * The control user (participant_admin) is never named by a fuzz case: its requests prove the
+ * gateway still serves after the abuse.
+ */
+export interface FuzzStackOptions {
+  /** `hs256`: sandbox and gateway both verify signatures; `unsafe`: the default `make run` set-up. */
+  auth: "unsafe" | "hs256";
+  /** Extra gateway flags. */
+  gatewayArgs?: string[];
+}
+
+export interface FuzzStack {
+  gateway: GatewayProcess;
+  sandbox: SandboxProcess;
+  model: ApiModel;
+  names: LedgerNames;
+  tokens: Tokens;
+  /** GET with the control user's token; the status, or 0 when no answer came within `timeoutMs`. */
+  control(path: string, timeoutMs?: number): Promise<number>;
+  /** Kills the sandbox (SIGKILL) and starts a new one on the same port; the new process. */
+  restartSandbox(): Promise<SandboxProcess>;
+  stop(): Promise<void>;
+}
+
+const SECRET = "fuzz-secret";
+const FUZZ_USER = "fuzz_admin";
+
+export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzStack> {
+  const sandboxAuth: SandboxAuth =
+    options.auth === "hs256" ? { mode: "hs256", secret: SECRET } : { mode: "unsafe" };
+  let sandbox = await startSandboxProcess(0, sandboxAuth);
+  const gatewayArgs = [
+    // Two worker threads whatever the machine's cores, so that RSS figures compare across machines.
+    "--server.workers",
+    "2",
+    // A socket that never completes its query frame is ended after this (the default is 30 s).
+    "--websocket-config.query-frame-timeout",
+    "5s",
+    "--log.level",
+    "info",
+    ...(options.auth === "hs256" ? ["--auth.mode", "hs256", "--auth.secret", SECRET] : []),
+    ...(options.gatewayArgs ?? []),
+  ];
+  let gateway: GatewayProcess;
+  try {
+    gateway = await startGatewayProcess(sandbox.port, gatewayArgs);
+  } catch (error) {
+    await sandbox.stop();
+    throw error;
+  }
+  const base = `http://127.0.0.1:${gateway.port}`;
+  const controlToken = signToken("participant_admin", { key: SECRET });
+  const call = async (path: string, body?: unknown, token = controlToken): Promise<unknown> => {
+    const response = await fetch(`${base}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${token}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`set-up ${path}: ${response.status} ${text}`);
+    return text === "" ? {} : JSON.parse(text);
+  };
+  try {
+    await waitUntilReady(base);
+    const party = async (hint: string) =>
+      ((await call("/v2/parties", { partyIdHint: hint })) as { partyDetails: { party: string } }).partyDetails
+        .party;
+    const alice = await party("fuzzalice");
+    const bob = await party("fuzzbob");
+    const right = (kind: string, value: object = {}) => ({ kind: { [kind]: { value } } });
+    const user = (id: string, rights: object[]) =>
+      call("/v2/users", { user: { id, primaryParty: alice }, rights });
+    await user(FUZZ_USER, [
+      right("ParticipantAdmin"),
+      right("CanActAs", { party: alice }),
+      right("CanActAs", { party: bob }),
+      right("CanReadAsAnyParty"),
+    ]);
+    await user("fuzz_alice", [right("CanActAs", { party: alice })]);
+    await user("fuzz_victim", [right("CanReadAs", { party: bob })]);
+    const fuzzToken = signToken(FUZZ_USER, { key: SECRET });
+    const created = (await call(
+      "/v2/commands/submit-and-wait-for-transaction",
+      {
+        commands: {
+          commandId: "fuzz-setup-iou",
+          actAs: [alice],
+          commands: [
+            {
+              CreateCommand: {
+                templateId: "#gateway-samples:Iou:Iou",
+                createArguments: { issuer: alice, owner: bob, currency: "EUR", amount: "100", observers: [] },
+              },
+            },
+          ],
+        },
+      },
+      fuzzToken,
+    )) as {
+      transaction: { updateId: string; offset: number; events: { CreatedEvent: { contractId: string } }[] };
+    };
+    const packages = (await call("/v2/packages")) as { packageIds: string[] };
+    const synchronizers = (await call("/v2/state/connected-synchronizers")) as {
+      connectedSynchronizers: { synchronizerId: string }[];
+    };
+    const end = (await call("/v2/state/ledger-end")) as { offset: number };
+    const names: LedgerNames = {
+      parties: [alice, bob],
+      users: ["fuzz_alice", "fuzz_victim"],
+      contractIds: created.transaction.events.map((e) => e.CreatedEvent.contractId),
+      updateIds: [created.transaction.updateId],
+      packageIds: packages.packageIds,
+      synchronizerId: synchronizers.connectedSynchronizers[0]?.synchronizerId ?? "",
+      ledgerEnd: end.offset,
+    };
+    const model = apiModel(
+      await (await fetch(`${base}/docs/openapi`)).text(),
+      await (await fetch(`${base}/docs/asyncapi`)).text(),
+    );
+    const stack: FuzzStack = {
+      gateway,
+      get sandbox() {
+        return sandbox;
+      },
+      model,
+      names,
+      tokens: { secret: SECRET, verified: options.auth === "hs256", user: FUZZ_USER },
+      async control(path, timeoutMs = 10_000) {
+        try {
+          const response = await fetch(`${base}${path}`, {
+            headers: { authorization: `Bearer ${controlToken}` },
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          await response.arrayBuffer();
+          return response.status;
+        } catch {
+          return 0;
+        }
+      },
+      async restartSandbox() {
+        const port = sandbox.port;
+        const { child } = sandbox;
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once("exit", resolve));
+          child.kill("SIGKILL");
+          await exited;
+        }
+        sandbox = await startSandboxProcess(port, sandboxAuth);
+        return sandbox;
+      },
+      async stop() {
+        await gateway.stop();
+        await sandbox.stop();
+      },
+    };
+    return stack;
+  } catch (error) {
+    await gateway.stop();
+    await sandbox.stop();
+    throw error;
+  }
+}
+
+async function waitUntilReady(base: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const status = await fetch(`${base}/readyz`)
+      .then((r) => r.status)
+      .catch(() => 0);
+    if (status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the gateway never became ready");
+}
