@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test lint typecheck depcheck bench clean sample-dar bench-readme
+.PHONY: install build run test lint typecheck depcheck bench clean sample-dar bench-readme soak
 
 # node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
 # lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
@@ -34,6 +34,13 @@ depcheck: install
 
 test: install typecheck lint depcheck
 	$(NPM) run --silent test
+
+# The long fuzz and fault run (test/fuzz/soak.ts; `make test` runs a bounded one): 20k seeded
+# cases, then the ledger frozen and killed. Prints the figures and writes
+# bench/results/fuzz-soak-<date>-<commit>.json. FUZZ_SEED, FUZZ_REQUESTS, FUZZ_CONCURRENCY and
+# FUZZ_FAULT_SECONDS set it (e.g. make soak FUZZ_SEED=7).
+soak: install
+	node --import tsx test/fuzz/soak.ts
 
 # Writes a new bench/results/gateway-<date>-<commit>.json per run (with the machine and commit).
 bench: build
