@@ -36,7 +36,10 @@ export interface SocketSinkOptions {
    * bytes: only on a disconnect, never per element).
    */
   offsetOf?: (element: string) => string | number | undefined;
-  /** Element frames that went out in one batch, and their bytes. */
+  /**
+   * Element frames that left the gateway (uWS's buffer), and their bytes: counted when the
+   * socket took them, not when they were queued in user space, where a cut connection loses them.
+   */
   onSent?: (elements: number, bytes: number) => void;
   /** Demand went false: a backpressure pause. */
   onPause?: () => void;
@@ -54,9 +57,13 @@ type Item = Uint8Array | string | typeof COMPLETE;
  *   on drain at or below the low-water mark;
  * - an element that would take the buffer past the hard limit, a frame uWS refuses, or a paused
  *   socket that drains nothing for the write deadline ends the stream with a slow-consumer
- *   error frame and close 1008 naming the offset to resume after. Nothing is ever dropped
+ *   error frame naming the offset to resume after, and close 1008. Nothing is ever dropped
  *   silently (nats.js: disconnect the slow consumer, never drop);
- * - completion waits until the client has read everything, then closes 1000.
+ * - the close waits until the client has read everything before it, the last frame included
+ *   (uWS gives an ended socket only a few seconds before it cuts it, buffer and all): 1000 at
+ *   completion, 1008 after a slow-consumer frame. A client that reads nothing for another write
+ *   deadline is ended anyway; whatever was still in the gateway then never reaches it, and is
+ *   not counted as delivered.
  */
 export class SocketSink {
   readonly #socket: FrameSocket;
@@ -66,12 +73,21 @@ export class SocketSink {
   #flushScheduled = false;
   /** The socket is gone or being ended by us: nothing may touch it any more. */
   #closed = false;
-  /** Completion seen; waiting for the buffer to empty before close 1000. */
-  #finishing = false;
+  /** The stream's last frame is queued: the close to send once the client has read everything. */
+  #closing: { code: number; reason: string } | undefined;
   #deadline: NodeJS.Timeout | undefined;
   #lastElement: Uint8Array | undefined;
   /** The socket's buffered amount as last read: once per batch, and after a send that added to it. */
   #level = 0;
+  /** Elements handed to uWS and their bytes; the bytes of every frame the sink handed it. */
+  #sent = 0;
+  #sentBytes = 0;
+  #written = 0;
+  /** Per element handed to uWS and maybe still in its buffer: where it ends in #written, and in #sentBytes. */
+  #ends: number[] = [];
+  #byteEnds: number[] = [];
+  /** Entries of #ends before it have left the gateway. */
+  #head = 0;
   #delivered = 0;
   #bytes = 0;
 
@@ -86,9 +102,14 @@ export class SocketSink {
     return this.#gate.ready$;
   }
 
-  /** Element frames the socket accepted. */
+  /** Element frames that left the gateway for the socket (not those still in uWS's buffer). */
   get delivered(): number {
     return this.#delivered;
+  }
+
+  /** Element frames handed to uWS, delivered or still buffered there. */
+  get sent(): number {
+    return this.#sent;
   }
 
   /**
@@ -112,9 +133,10 @@ export class SocketSink {
   drained(): void {
     if (this.#closed) return;
     const level = this.#socket.getBufferedAmount();
+    this.#settle(level);
     this.#setLevel(level);
-    if (this.#finishing && level === 0) {
-      this.#end(CLOSE_NORMAL, "");
+    if (this.#closing !== undefined && level === 0) {
+      this.#end(this.#closing.code, this.#closing.reason);
       return;
     }
     // Progress: the client reads, however slowly; the deadline measures a client that stopped.
@@ -130,7 +152,7 @@ export class SocketSink {
   }
 
   #enqueue(item: Item): void {
-    if (this.#closed || this.#finishing) return;
+    if (this.#closed || this.#closing !== undefined) return;
     this.#queue.push(item);
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
@@ -144,51 +166,99 @@ export class SocketSink {
     if (this.#closed) return;
     const items = this.#queue;
     this.#queue = [];
-    let ending: { code: number; reason: string } | undefined;
-    const before = { delivered: this.#delivered, bytes: this.#bytes };
     this.#level = this.#socket.getBufferedAmount();
     this.#socket.cork(() => {
       for (const item of items) {
-        ending = this.#sendItem(item);
-        if (ending !== undefined) return;
+        this.#sendItem(item);
+        if (this.#closing !== undefined) return;
       }
     });
-    // Metrics once per batch, not per element: label lookups cost more than a send.
+    this.#afterWrites();
+  }
+
+  /** After the sink wrote (outside the cork): what left the gateway, and the close when due. */
+  #afterWrites(): void {
+    const level = this.#socket.getBufferedAmount();
+    this.#settle(level);
+    if (this.#closing === undefined) return;
+    // end() runs the close handler synchronously: never from inside the cork.
+    if (level === 0) this.#end(this.#closing.code, this.#closing.reason);
+    else if (this.#deadline === undefined) this.#armDeadline();
+  }
+
+  /**
+   * Counts the elements that left uWS's buffer, from the bytes still in it. The sink counts
+   * payloads only: frame headers and frames it did not write (pings) in that buffer only make
+   * it count fewer, never more. Metrics once per call, not per element.
+   */
+  #settle(level: number): void {
+    const before = { delivered: this.#delivered, bytes: this.#bytes };
+    if (level === 0) {
+      this.#delivered = this.#sent;
+      this.#bytes = this.#sentBytes;
+      this.#ends.length = 0;
+      this.#byteEnds.length = 0;
+      this.#head = 0;
+    } else {
+      const written = this.#written - level;
+      const from = this.#head;
+      while (this.#head < this.#ends.length && (this.#ends[this.#head] as number) <= written) this.#head++;
+      if (this.#head > from) {
+        this.#delivered += this.#head - from;
+        this.#bytes = this.#byteEnds[this.#head - 1] as number;
+      }
+      if (this.#head > 1024 && this.#head * 2 > this.#ends.length) {
+        this.#ends.splice(0, this.#head);
+        this.#byteEnds.splice(0, this.#head);
+        this.#head = 0;
+      }
+    }
     if (this.#delivered > before.delivered) {
       this.#options.onSent?.(this.#delivered - before.delivered, this.#bytes - before.bytes);
     }
-    // end() runs the close handler synchronously: never from inside the cork.
-    if (ending !== undefined) this.#end(ending.code, ending.reason);
   }
 
-  /** Sends one item; returns how to end the socket when this item ends the stream. */
-  #sendItem(item: Item): { code: number; reason: string } | undefined {
+  /** Sends one item; sets #closing when this item ends the stream. */
+  #sendItem(item: Item): void {
     if (item === COMPLETE) {
-      this.#finishing = true;
-      if (this.#socket.getBufferedAmount() === 0) return { code: CLOSE_NORMAL, reason: "" };
-      this.#armDeadline();
-      return undefined;
+      this.#closing = { code: CLOSE_NORMAL, reason: "" };
+      return;
     }
     if (typeof item === "string") {
       // A refused error frame followed by close 1000 would read as a clean end: the client is
       // told to resume instead, and meets the error again if it persists.
-      if (this.#socket.send(item) === SEND_DROPPED) return this.#slowConsumer("dropped");
-      return undefined;
+      if (this.#sendText(item) === SEND_DROPPED) this.#slowConsumer("dropped");
+      return;
     }
     const bytes = item.byteLength;
     const buffered = this.#level;
     // An element alone on an empty buffer always goes: the limit bounds the backlog, not the
     // size of one element.
-    if (buffered > 0 && buffered + bytes > this.#options.hardLimit) return this.#slowConsumer("hard_limit");
+    if (buffered > 0 && buffered + bytes > this.#options.hardLimit) {
+      this.#slowConsumer("hard_limit");
+      return;
+    }
     const status = this.#socket.send(item);
-    if (status === SEND_DROPPED) return this.#slowConsumer("dropped");
-    this.#delivered += 1;
-    this.#bytes += bytes;
+    if (status === SEND_DROPPED) {
+      this.#slowConsumer("dropped");
+      return;
+    }
+    this.#sent += 1;
+    this.#sentBytes += bytes;
+    this.#written += bytes;
+    this.#ends.push(this.#written);
+    this.#byteEnds.push(this.#sentBytes);
     this.#lastElement = item;
     // Per element, the buffered amount is read only when the send added to it (two native calls
     // fewer per delivery while the client keeps up).
     if (status !== SEND_SUCCESS) this.#setLevel(this.#socket.getBufferedAmount());
-    return undefined;
+  }
+
+  /** One of the sink's own text frames (error, slow consumer), counted in #written. */
+  #sendText(text: string): number {
+    const status = this.#socket.send(text);
+    if (status !== SEND_DROPPED) this.#written += Buffer.byteLength(text);
+    return status;
   }
 
   #setLevel(level: number): void {
@@ -198,17 +268,23 @@ export class SocketSink {
     if (wasReady && !ready) {
       this.#options.onPause?.();
       this.#armDeadline();
-    } else if (ready && !this.#finishing) {
+    } else if (ready && this.#closing === undefined) {
       this.#clearDeadline();
     }
   }
 
-  #slowConsumer(cause: SlowConsumerCause): { code: number; reason: string } {
+  /**
+   * The last frame: every element handed to uWS goes out before it, so the count and the offset
+   * it names are those of elements the client has read when it reads this frame.
+   */
+  #slowConsumer(cause: SlowConsumerCause): void {
     this.#options.onSlowConsumer?.(cause);
     const offset = this.#resumeOffset();
     // The socket keeps headroom above the hard limit (see ws-streams.ts) for this last frame.
-    this.#socket.send(JSON.stringify(slowConsumerBody(cause, this.#delivered, offset)));
-    return { code: CLOSE_SLOW_CONSUMER, reason: slowConsumerCloseReason(cause, offset) };
+    this.#sendText(JSON.stringify(slowConsumerBody(cause, this.#sent, offset)));
+    this.#closing = { code: CLOSE_SLOW_CONSUMER, reason: slowConsumerCloseReason(cause, offset) };
+    this.#gate.close();
+    this.#clearDeadline();
   }
 
   #resumeOffset(): string | number | undefined {
@@ -229,11 +305,13 @@ export class SocketSink {
     this.#deadline = setTimeout(() => {
       this.#deadline = undefined;
       if (this.#closed) return;
-      let ending: { code: number; reason: string } | undefined;
-      this.#socket.cork(() => {
-        ending = this.#slowConsumer("write_deadline");
-      });
-      if (ending !== undefined) this.#end(ending.code, ending.reason);
+      if (this.#closing?.code === CLOSE_SLOW_CONSUMER) {
+        // Its last frame did not get out either: end it anyway, the client resumes from what it got.
+        this.#end(this.#closing.code, this.#closing.reason);
+        return;
+      }
+      this.#socket.cork(() => this.#slowConsumer("write_deadline"));
+      this.#afterWrites();
     }, this.#options.writeDeadlineMs);
     this.#deadline.unref();
   }

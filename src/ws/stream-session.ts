@@ -71,7 +71,9 @@ export class StreamSession {
       onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
       onSlowConsumer: (cause) => {
         this.#reason ??= "slow_consumer";
-        options.log.warn({ endpoint, cause, delivered: this.#sink.delivered }, "slow consumer disconnected");
+        options.log.warn({ endpoint, cause, elements: this.#sink.sent }, "slow consumer disconnected");
+        // Its last frame is queued behind what it has not read yet: the call has nothing more for it.
+        this.#subscription?.unsubscribe();
       },
     });
     metrics?.wsStreamsOpen.inc({ endpoint });
@@ -156,6 +158,14 @@ export class StreamSession {
   /** uWS `close`, whoever closed: cancels the gRPC call at once and records the end. */
   closed(code: number): void {
     clearTimeout(this.#queryTimer);
+    const undelivered = this.#sink.sent - this.#sink.delivered;
+    if (undelivered > 0) {
+      // Handed to uWS but never out of its buffer: lost with the connection, so not counted.
+      this.#options.log.info(
+        { endpoint: this.#options.endpoint.path, code, delivered: this.#sink.delivered, undelivered },
+        "stream socket closed with elements still in the gateway",
+      );
+    }
     this.#sink.socketClosed();
     this.#subscription?.unsubscribe();
     const endpoint = this.#options.endpoint.path;

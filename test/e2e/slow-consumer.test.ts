@@ -119,3 +119,105 @@ async function backpressurePauses(stack: Stack): Promise<number> {
     0,
   );
 }
+
+/**
+ * The write deadline, and a stall longer than it and uWS's own timeout after end() (4 s, swept
+ * every 4 s: the old code's socket was cut within 12 s), shorter than the deadline the gateway
+ * gives the client to read its last frame (16 s): margins of 2 s for a loaded machine.
+ */
+const DEADLINE_S = 8;
+const STALL_MS = 14_000;
+
+/**
+ * Issue 14 item 2: a client that stops reading for longer than the write deadline is
+ * disconnected as a slow consumer, but must still get the JSON_API_SLOW_CONSUMER frame when it
+ * reads again, naming the last element it got, and the gateway must count as delivered only
+ * what the client can have read.
+ */
+describe("a consumer stalled past the write deadline", () => {
+  let stack: Stack;
+  let token: string;
+  let request: unknown;
+
+  before(async () => {
+    stack = await startStack(
+      [
+        // Default water marks: a paused stream keeps up to 1 MiB in uWS's own buffer.
+        "--websocket-config.write-deadline",
+        `${DEADLINE_S}s`,
+      ],
+      {},
+      { sandbox: { preload: { ticks: TICKS, payloadBytes: PAYLOAD, party: "stalled" } } },
+    );
+    const { participantId } = (await (await stack.request("/v2/parties/participant-id")).json()) as {
+      participantId: string;
+    };
+    const party = `stalled::${participantId.split("::")[1]}`;
+    token = tokenFor(`actAs-${party}`);
+    const end = ((await (await stack.request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
+    request = {
+      beginExclusive: 0,
+      endInclusive: end,
+      updateFormat: {
+        includeTransactions: {
+          eventFormat: { filtersByParty: { [party]: {} } },
+          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+        },
+      },
+    };
+  });
+  after(() => stack.stop());
+
+  it("gets every element up to the slow-consumer frame, which names the last one it got, then close 1008", {
+    timeout: 60_000,
+  }, async () => {
+    const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+      "daml.ws.auth",
+      `jwt.token.${token}`,
+    ]);
+    const offsets: number[] = [];
+    const seqs: number[] = [];
+    let errorFrame: { code: string; context: Record<string, string> } | undefined;
+    const closed = new Promise<number>((resolve, reject) => {
+      socket.on("open", () => socket.send(JSON.stringify(request)));
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString("utf8"));
+        if (frame.update === undefined) {
+          errorFrame = frame;
+          return;
+        }
+        const tx = frame.update.Transaction.value;
+        offsets.push(tx.offset);
+        seqs.push(Number(tx.events[0].CreatedEvent.createArgument.seq));
+        if (seqs.length === 50) {
+          const tcp = (socket as unknown as { _socket: Socket })._socket;
+          tcp.pause();
+          setTimeout(() => tcp.resume(), STALL_MS);
+        }
+      });
+      socket.on("close", (code) => resolve(code));
+      socket.on("error", reject);
+    });
+    const code = await closed;
+    const sent = await streamElementsSent(stack);
+
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: seqs.length }, (_, i) => i + 1),
+    );
+    assert.ok(seqs.length < TICKS, "the stall ended the stream early");
+    assert.equal(errorFrame?.code, "JSON_API_SLOW_CONSUMER");
+    assert.equal(errorFrame?.context.resume_after_offset, String(offsets.at(-1)));
+    assert.equal(errorFrame?.context.elements_delivered, String(seqs.length));
+    assert.equal(code, 1008);
+    // What the gateway counts as sent is what the client got: nothing counted was lost.
+    assert.equal(sent, seqs.length);
+  });
+});
+
+async function streamElementsSent(stack: Stack): Promise<number> {
+  const text = await (await stack.request("/metrics", { token: null })).text();
+  return [
+    ...text.matchAll(/^ledger_gateway_stream_elements_sent_total\{[^}]*transport="ws"[^}]*\} (\d+)/gm),
+  ].reduce((sum, m) => sum + Number(m[1]), 0);
+}

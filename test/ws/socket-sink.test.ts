@@ -37,7 +37,7 @@ class FakeSocket implements FrameSocket {
     this.sent.push(text);
     this.messages.push(message);
     if (this.reading) return 1;
-    // uWS buffers bytes: a string's UTF-8 length, a view's byteLength.
+    // uWS buffers bytes: a string's UTF-8 length, a view's byteLength (frame headers left out).
     this.buffered += typeof message === "string" ? Buffer.byteLength(message) : message.byteLength;
     return 0;
   }
@@ -56,7 +56,7 @@ class FakeSocket implements FrameSocket {
     this.closed = { code, reason };
   }
 
-  read(bytes: number): void {
+  read(bytes: number = this.buffered): void {
     this.buffered = Math.max(0, this.buffered - bytes);
   }
 }
@@ -157,7 +157,8 @@ describe("SocketSink", () => {
     await turn();
     // Six elements fill the buffer to the hard limit; the seventh would pass it and is not sent.
     deepStrictEqual(socket.sent.slice(0, -1), [1, 2, 3, 4, 5, 6].map(element));
-    equal(sink.delivered, 6);
+    // Handed to uWS, not read yet: not delivered, and the close waits behind them.
+    deepStrictEqual([sink.sent, sink.delivered, socket.closed], [6, 0, undefined]);
     const frame = lastFrame(socket);
     deepStrictEqual(
       { code: frame.code, context: frame.context },
@@ -166,12 +167,18 @@ describe("SocketSink", () => {
         context: { cause: "hard_limit", elements_delivered: "6", resume_after_offset: "6" },
       },
     );
+    socket.read(100);
+    sink.drained();
+    equal(socket.closed, undefined, "the client has not read its last frame yet");
+    socket.read();
+    sink.drained();
     deepStrictEqual(socket.closed, {
       code: CLOSE_SLOW_CONSUMER,
       reason: "slow consumer (hard_limit); resume after offset 6",
     });
     deepStrictEqual(events.slowConsumer, ["hard_limit"]);
     deepStrictEqual(demand, [true, false, "complete"]);
+    equal(sink.delivered, 6);
 
     // The sink is done with the socket: later frames and drains touch nothing.
     send(sink, 9, 9);
@@ -193,18 +200,44 @@ describe("SocketSink", () => {
     send(sink, 1, 3);
     await turn();
     mock.timers.tick(999);
-    equal(socket.closed, undefined);
+    equal(lastFrame(socket).code, undefined);
     mock.timers.tick(1);
-    deepStrictEqual(socket.closed, {
-      code: CLOSE_SLOW_CONSUMER,
-      reason: "slow consumer (write_deadline); resume after offset 3",
-    });
     deepStrictEqual(lastFrame(socket).context, {
       cause: "write_deadline",
       elements_delivered: "3",
       resume_after_offset: "3",
     });
     deepStrictEqual(events.slowConsumer, ["write_deadline"]);
+    // Closed once the client has read everything, its last frame included, however long it took.
+    mock.timers.tick(999);
+    socket.read(1);
+    sink.drained();
+    mock.timers.tick(999);
+    equal(socket.closed, undefined);
+    socket.read();
+    sink.drained();
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (write_deadline); resume after offset 3",
+    });
+    deepStrictEqual([sink.delivered, events.sent], [3, [[3, 3 * ELEMENT_BYTES]]]);
+  });
+
+  it("ends a slow consumer that reads nothing for another write deadline after its last frame: nothing counted as delivered", async () => {
+    const { socket, sink, events } = setup();
+    send(sink, 1, 3);
+    await turn();
+    mock.timers.tick(1000);
+    equal(socket.closed, undefined);
+    socket.read(50);
+    sink.drained();
+    mock.timers.tick(1000);
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (write_deadline); resume after offset 3",
+    });
+    // Only the element that left the gateway counts: the others die with the connection.
+    deepStrictEqual([sink.sent, sink.delivered, events.sent], [3, 1, [[1, ELEMENT_BYTES]]]);
   });
 
   it("restarts the deadline when a paused client reads some, and drops it when demand comes back", async () => {
@@ -231,7 +264,7 @@ describe("SocketSink", () => {
     socket.read(60);
     sink.drained();
     equal(socket.closed, undefined);
-    socket.read(40);
+    socket.read();
     sink.drained();
     deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
     deepStrictEqual(socket.sent, [element(1), element(2)]);
@@ -251,6 +284,8 @@ describe("SocketSink", () => {
     send(sink, 1, 1);
     sink.complete();
     await turn();
+    mock.timers.tick(1000);
+    equal(lastFrame(socket).code, "JSON_API_SLOW_CONSUMER");
     mock.timers.tick(1000);
     deepStrictEqual(socket.closed, {
       code: CLOSE_SLOW_CONSUMER,
@@ -309,6 +344,8 @@ describe("SocketSink", () => {
     });
     send(sink, 1, 8);
     await turn();
+    socket.read();
+    sink.drained();
     deepStrictEqual(socket.closed, { code: CLOSE_SLOW_CONSUMER, reason: "slow consumer (hard_limit)" });
     deepStrictEqual(lastFrame(socket).context, { cause: "hard_limit", elements_delivered: "6" });
   });
@@ -351,6 +388,8 @@ describe("SocketSink", () => {
     equal(size, JSON.stringify({ offset: 1, pad: "é".repeat(10) }).length + 10);
     for (let offset = 1; offset <= 7; offset += 1) sink.element(wide(offset));
     await turn();
+    socket.read();
+    sink.drained();
     deepStrictEqual(events.sent, [[5, 5 * size]]);
     deepStrictEqual(demand, [true, false, "complete"]);
     deepStrictEqual(socket.closed, {
