@@ -341,7 +341,7 @@ function finish(
         sendChunked(exchange, "application/octet-stream", answer.body);
         break;
       case "empty":
-        if (exchange.head) res.endWithoutBody(0, exchange.closes);
+        if (exchange.head) endHead(exchange, 0);
         else res.end(undefined, exchange.closes);
         break;
     }
@@ -358,7 +358,7 @@ function sendChunked(exchange: Exchange, contentType: string, body: Uint8Array):
   const { res } = exchange;
   res.writeHeader("Content-Type", contentType);
   if (exchange.head) {
-    res.endWithoutBody(body.byteLength, exchange.closes);
+    endHead(exchange, body.byteLength);
     return;
   }
   for (let offset = 0; offset < body.byteLength; offset += CHUNK_BYTES) {
@@ -371,8 +371,21 @@ function send(exchange: Exchange, contentType: string, body: string | Uint8Array
   const { res } = exchange;
   res.writeHeader("Content-Type", contentType);
   if (exchange.head) {
-    res.endWithoutBody(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength, exchange.closes);
+    endHead(exchange, typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   } else {
     res.end(body, exchange.closes);
   }
+}
+
+/**
+ * The answer to a HEAD: the GET's headers, its Content-Length, no body. Not through uWS's
+ * endWithoutBody(length): in uWS 20 (uwebsockets@3.0.6) that leaves the response waiting for the
+ * length's bytes, and the connection's next request then finds it pending and closes the
+ * connection. The header written here and endWithoutBody() without a length end it at once.
+ */
+function endHead(exchange: Exchange, length: number): void {
+  const { res } = exchange;
+  res.writeHeader("Content-Length", String(length));
+  if (exchange.closes) res.writeHeader("Connection", "close");
+  res.endWithoutBody();
 }
