@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { RawConnection } from "../http/raw-http.js";
+import { type Stack, startStack } from "../support/stack.js";
+import { waitFor } from "../support/transport-harness.js";
+
+describe("requests in flight when bodies never finish (raw TCP)", () => {
+  let stack: Stack;
+  let inFlight = 0;
+  let poller: NodeJS.Timeout;
+  before(async () => {
+    stack = await startStack(["--server.body-read-timeout", "1s"]);
+    const gauge = stack.gateway.metrics?.httpInFlight;
+    assert.ok(gauge);
+    poller = setInterval(() => {
+      void gauge.get().then(({ values }) => {
+        inFlight = values[0]?.value ?? 0;
+      });
+    }, 20);
+  });
+  after(async () => {
+    clearInterval(poller);
+    await stack.stop();
+  });
+
+  const head = (extra: string) =>
+    `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1:${stack.gateway.port}\r\nAuthorization: Bearer ${stack.token}\r\n${extra}\r\n`;
+
+  it("settles a request whose client leaves before its Content-Length arrived", async () => {
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(`${head("Content-Length: 100\r\n")}{"us`);
+    await waitFor("the request to be in flight", () => inFlight === 1);
+    connection.destroy();
+    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+  });
+
+  it("settles a request whose client leaves in the middle of a chunked body", async () => {
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(`${head("Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    await waitFor("the request to be in flight", () => inFlight === 1);
+    connection.destroy();
+    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+  });
+
+  it("answers 408 and closes when a chunked body does not finish within server.body-read-timeout", async () => {
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(`${head("Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    await connection.untilResponses(1);
+    const [response] = connection.responses();
+    assert.equal(response?.status, 408);
+    assert.equal(JSON.parse(response?.body ?? "{}").code, "REQUEST_BODY_TIMEOUT");
+    await connection.untilClosed();
+    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+  });
+
+  it("answers 408 and closes when fewer bytes than the Content-Length arrive in time", async () => {
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(`${head("Content-Length: 100\r\n")}{"us`);
+    await connection.untilResponses(1);
+    assert.equal(connection.responses()[0]?.status, 408);
+    await connection.untilClosed();
+    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+  });
+});
