@@ -70,12 +70,18 @@ describe("Grafana dashboard on Prometheus", {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "prometheus-"));
     sandbox = await startSandboxProcess(2000, 4096);
-    // Small water marks so that a slow reader pauses the ledger call within a few frames.
+    // Small water marks so that a slow reader pauses the ledger call within a few frames; a short
+    // fan-out history and hard limit (a lagging subscriber's allowance: 512 of these frames) so
+    // that the fan-out's slow reader falls out of it and is detached.
     gateway = await startGatewayProcess(sandbox.port, [
       "--websocket-config.high-water-mark",
       "16384",
       "--websocket-config.low-water-mark",
       "4096",
+      "--websocket-config.fanout-history-elements",
+      "20",
+      "--websocket-config.hard-limit",
+      String(2 * 1024 * 1024),
     ]);
     // server.workers 2: the per-worker series exist only then. The fan-out runs on the first
     // gateway (one thread), where identical subscriptions certainly meet in one registry. It
@@ -264,6 +270,10 @@ async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox):
   await slow.received(20);
   const fast = [new OpenStream(url, token, request), new OpenStream(url, token, request)];
   await Promise.all(fast.map((s) => s.received(sandbox.lastOffset / 2)));
+  // A joiner from an offset (not the ledger's begin) is admitted by an empty-range probe first.
+  const probed = new OpenStream(url, token, { ...request, beginExclusive: 1 });
+  await probed.received(1);
+  await probed.close();
   await until(async () => (await fanout("detaches_total")) > 0);
   await slow.close();
   await until(async () => (await fanout("handovers_total")) > 0);
