@@ -10,6 +10,10 @@
  *       "close" closes them: {"closed"}
  *   {"kind":"http","url","token","body","concurrency","seconds"}  POSTs the body back to back
  *       from `concurrency` loops for `seconds`: {"requests","seconds","bytes"}
+ *   {"kind":"streams","url","token","request","concurrency","seconds"}  from `concurrency` loops
+ *       for `seconds`: open a WebSocket, send the (bounded) request, count its frames and bytes
+ *       until the server closes it, again: {"streams","frames","bytes","failures","seconds"}.
+ *       Frames are counted, never decoded: the client must cost far less than the gateway.
  */
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
@@ -17,7 +21,15 @@ import WebSocket from "ws";
 type Job =
   | { kind: "subscribe"; url: string; token: string; request: unknown; n: number; until?: number }
   | { kind: "idle"; url: string; token: string; n: number }
-  | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number };
+  | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number }
+  | {
+      kind: "streams";
+      url: string;
+      token: string;
+      request: unknown;
+      concurrency: number;
+      seconds: number;
+    };
 
 const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const input = createInterface({ input: process.stdin });
@@ -142,9 +154,43 @@ async function http(job: Extract<Job, { kind: "http" }>): Promise<void> {
   say({ requests, failures, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
 }
 
+async function streams(job: Extract<Job, { kind: "streams" }>): Promise<void> {
+  const started = process.hrtime.bigint();
+  const until = started + BigInt(Math.round(job.seconds * 1e9));
+  const frame = JSON.stringify(job.request);
+  let count = 0;
+  let frames = 0;
+  let bytes = 0;
+  let failures = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const socket = new WebSocket(job.url, ["daml.ws.auth", `jwt.token.${job.token}`], {
+        perMessageDeflate: false,
+      });
+      socket.once("open", () => socket.send(frame));
+      socket.on("message", (data: Buffer) => {
+        frames++;
+        bytes += data.byteLength;
+      });
+      socket.once("error", () => undefined);
+      socket.once("close", (code) => {
+        if (code === 1000) count++;
+        else failures++;
+        resolve();
+      });
+    });
+  await Promise.all(
+    Array.from({ length: job.concurrency }, async () => {
+      while (process.hrtime.bigint() < until) await one();
+    }),
+  );
+  say({ streams: count, frames, bytes, failures, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+}
+
 for (;;) {
   const job = JSON.parse(await nextLine()) as Job;
   if (job.kind === "subscribe") await subscribe(job);
   else if (job.kind === "idle") await idle(job);
+  else if (job.kind === "streams") await streams(job);
   else await http(job);
 }

@@ -4,8 +4,9 @@
  *                          [--concurrency 16] [--batch 10]
  *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
- *                          [--idle-connections 10000] [--list-elements 200] [--workers-seconds 10]
- *                          [--workers-concurrency 16] [--note TEXT] [--gateway-cpu-prof DIR]
+ *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
+ *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
+ *                          [--gateway-cpu-prof DIR]
  * `--scenarios` picks some, for a short run (`make bench ARGS="--scenarios fanout"`). The wave-2
  * ones (fanout, idle, workers) run their clients in a separate process (bench/bench-client.ts)
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
@@ -37,8 +38,9 @@ import {
   fanoutPoint,
   type GatewayUnderTest,
   idleConnections,
-  listTwinLoad,
+  streamLoad,
   UPSTREAM_CALLS_SOURCE,
+  updatesRequest,
   type WorkersPoint,
 } from "./scenarios/fanout.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
@@ -59,8 +61,9 @@ const { values } = parseArgs({
     subscribers: { type: "string", default: "1,10,100,1000" },
     deliveries: { type: "string", default: "200000" },
     "idle-connections": { type: "string", default: "10000" },
-    "list-elements": { type: "string", default: "200" },
     "workers-seconds": { type: "string", default: "10" },
+    "workers-ticks": { type: "string", default: "20000" },
+    "workers-batch": { type: "string", default: "10" },
     "workers-concurrency": { type: "string", default: "16" },
     note: { type: "string" },
     "gateway-cpu-prof": { type: "string" },
@@ -182,9 +185,13 @@ async function wave2(): Promise<Wave2Result | undefined> {
   const sandbox = await startSandboxProcess(fanoutTicks, payloadBytes, 1);
   const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
   const client = startBenchClient(true);
-  const withGateway = async <T>(workers: number, body: (gateway: GatewayUnderTest) => Promise<T>) => {
+  const withGateway = async <T>(
+    workers: number,
+    body: (gateway: GatewayUnderTest) => Promise<T>,
+    ledger: RunningSandbox = sandbox,
+  ) => {
     const running = await startGatewayProcess(
-      sandbox.port,
+      ledger.port,
       ["--websocket-config.http-list-max-elements-limit", String(fanoutTicks + 1000)],
       {
         workers,
@@ -243,28 +250,43 @@ async function wave2(): Promise<Wave2Result | undefined> {
       say(`idle: ${result.idleConnections.rssPerConnectionBytes} B resident per connection`);
     }
     if (runs("workers")) {
-      const points: WorkersPoint[] = [];
-      for (const workers of [1, 2]) {
-        say(`workers: ${workers} worker(s), list-twin requests of ${values["list-elements"]} elements ...`);
-        const point = await withGateway(workers, (gateway) =>
-          listTwinLoad(
-            client,
-            gateway,
+      const batch = Number(values["workers-batch"]);
+      const workersTicks = Number(values["workers-ticks"]);
+      say(`workers: a second sandbox, ${workersTicks} ticks in transactions of ${batch} ...`);
+      const batched = await startSandboxProcess(workersTicks, payloadBytes, batch);
+      try {
+        // The whole preloaded range, bounded: every stream is its own call (never shared).
+        const range = updatesRequest(batched.tickParty, 0, batched.lastOffset);
+        const scenario =
+          `WebSocket /v2/updates of ${workersTicks / batch} transactions of ${batch} events (bounded, read to the end), ` +
+          `${values["workers-concurrency"]} client loops, ${values["workers-seconds"]} s`;
+        const points: WorkersPoint[] = [];
+        for (const workers of [1, 2]) {
+          say(`workers: ${workers} worker(s), ${scenario} ...`);
+          const point = await withGateway(
             workers,
-            sandbox.tickParty,
-            sandbox.lastOffset,
-            Number(values["list-elements"]),
-            Number(values["workers-concurrency"]),
-            Number(values["workers-seconds"]),
-          ),
-        );
-        say(`workers ${workers}: ${point.requestsPerSecond} requests/s`);
-        points.push(point);
+            (gateway) =>
+              streamLoad(
+                client,
+                gateway,
+                workers,
+                batched.child.pid as number,
+                range,
+                Number(values["workers-concurrency"]),
+                Number(values["workers-seconds"]),
+              ),
+            batched,
+          );
+          say(
+            `workers ${workers}: ${point.framesPerSecond} transactions/s, CPU s gateway ${point.gatewayCpuSeconds} ` +
+              `sandbox ${point.sandboxCpuSeconds} client ${point.clientCpuSeconds} in ${point.seconds} s`,
+          );
+          points.push(point);
+        }
+        result.workers = { scenario, points };
+      } finally {
+        await batched.stop();
       }
-      result.workers = {
-        scenario: `POST /v2/updates (list twin) of ${values["list-elements"]} elements, ${values["workers-concurrency"]} keep-alive connections, ${values["workers-seconds"]} s`,
-        points,
-      };
     }
   } finally {
     await client.stop();
@@ -282,7 +304,8 @@ const { commit, machine } = provenance(root);
 const fanoutAt100 = wave2Result?.fanout?.points.find((p) => p.subscribers === 100);
 const workersRatio = (() => {
   const [one, two] = wave2Result?.workers?.points ?? [];
-  return one && two ? Math.round((two.requestsPerSecond / one.requestsPerSecond) * 100) / 100 : undefined;
+  const rate = (p: WorkersPoint) => p.framesPerSecond ?? p.requestsPerSecond;
+  return one && two ? Math.round((rate(two) / rate(one)) * 100) / 100 : undefined;
 })();
 if (wave2Result?.workers && workersRatio !== undefined) wave2Result.workers.ratio = workersRatio;
 const wave2Targets = wave2Result && {
@@ -447,15 +470,16 @@ function writeCharts(resultFile: string, r: Wave2Result): string[] {
     ]);
   }
   if (r.workers) {
-    const one = r.workers.points[0]?.requestsPerSecond ?? 1;
+    const rate = (p: WorkersPoint) => p.framesPerSecond ?? p.requestsPerSecond;
+    const one = r.workers.points[0] ? rate(r.workers.points[0]) : 1;
     charts.push([
       "workers",
       barChartSvg({
-        title: "List-twin requests/s, relative to 1 worker",
+        title: "Streamed transactions/s, relative to 1 worker",
         unit: "x one worker",
         bars: r.workers.points.map((p) => ({
           label: `${p.workers} worker${p.workers > 1 ? "s" : ""}`,
-          value: Math.round((p.requestsPerSecond / one) * 100) / 100,
+          value: Math.round((rate(p) / one) * 100) / 100,
         })),
         target: { value: WORKERS_TARGET, label: `target: >= ${WORKERS_TARGET}x` },
       }),

@@ -6,7 +6,7 @@ import { round, secondsSince } from "../lib/stats.js";
  * The wave-2 scenarios, each with its clients in the bench client process and the gateway's
  * CPU and memory read from /proc: N identical WebSocket subscribers of one update range
  * (deliveries/s, gateway CPU per delivery, upstream calls), 10,000 idle WebSockets (resident
- * memory per connection), and list-twin requests against 1 or more workers.
+ * memory per connection), and CPU-bound bounded update streams against 1 or more workers.
  */
 export interface GatewayUnderTest {
   port: number;
@@ -47,7 +47,7 @@ export interface FanoutPoint {
 }
 
 /** Updates after `begin`, to `end` when given; without it the stream is open-ended (shared). */
-const updatesRequest = (party: string, begin: number, end: number | undefined) => ({
+export const updatesRequest = (party: string, begin: number, end: number | undefined) => ({
   beginExclusive: begin,
   ...(end !== undefined && { endInclusive: end }),
   updateFormat: {
@@ -204,42 +204,62 @@ export async function idleConnections(
 
 export interface WorkersPoint {
   workers: number;
+  /** Bounded WebSocket streams read to their end (the client's loops open one after another). */
   requests: number;
   failures: number;
   seconds: number;
   requestsPerSecond: number;
+  /** Element frames received over the window, and per second: what the ratio compares. */
+  frames?: number;
+  framesPerSecond?: number;
   gatewayCpuSeconds: number;
+  /** Where the machine's CPU went over the window (2 cores shared with other work). */
+  sandboxCpuSeconds?: number;
+  clientCpuSeconds?: number;
 }
 
-/** List-twin requests of `elements` updates each, back to back from `concurrency` connections. */
-export async function listTwinLoad(
+/**
+ * CPU-bound streaming: `concurrency` loops each read the bounded update stream of `request`
+ * over a WebSocket to its end, then again, for `seconds` (after a 2 s warm-up). Transactions of
+ * several events make the gateway's transcoding most of the work: the sandbox serves bytes it
+ * keeps encoded, and the client only counts frames.
+ */
+export async function streamLoad(
   client: BenchClient,
   gateway: GatewayUnderTest,
   workers: number,
-  party: string,
-  lastOffset: number,
-  elements: number,
+  sandboxPid: number,
+  request: unknown,
   concurrency: number,
   seconds: number,
 ): Promise<WorkersPoint> {
   const job = {
-    kind: "http",
-    url: `http://127.0.0.1:${gateway.port}/v2/updates`,
+    kind: "streams",
+    url: `ws://127.0.0.1:${gateway.port}/v2/updates`,
     token: gateway.token,
-    body: JSON.stringify(updatesRequest(party, lastOffset - elements, lastOffset)),
+    request,
     concurrency,
   };
   client.send({ ...job, seconds: 2 });
   await client.next();
-  const cpuBefore = processCpuSeconds(gateway.pid);
+  const clientPid = client.child.pid as number;
+  const before = {
+    gateway: processCpuSeconds(gateway.pid),
+    sandbox: processCpuSeconds(sandboxPid),
+    client: processCpuSeconds(clientPid),
+  };
   client.send({ ...job, seconds });
-  const result = await client.next<{ requests: number; failures: number; seconds: number }>();
+  const result = await client.next<{ streams: number; frames: number; failures: number; seconds: number }>();
   return {
     workers,
-    requests: result.requests,
+    requests: result.streams,
     failures: result.failures,
     seconds: round(result.seconds, 3),
-    requestsPerSecond: round(result.requests / result.seconds, 1),
-    gatewayCpuSeconds: round(processCpuSeconds(gateway.pid) - cpuBefore, 3),
+    requestsPerSecond: round(result.streams / result.seconds, 1),
+    frames: result.frames,
+    framesPerSecond: Math.round(result.frames / result.seconds),
+    gatewayCpuSeconds: round(processCpuSeconds(gateway.pid) - before.gateway, 3),
+    sandboxCpuSeconds: round(processCpuSeconds(sandboxPid) - before.sandbox, 3),
+    clientCpuSeconds: round(processCpuSeconds(clientPid) - before.client, 3),
   };
 }
