@@ -132,6 +132,7 @@ describe("external party and interactive submission through the gateway (JSON ov
     assert.equal(updates.status, 200, JSON.stringify(updates.body));
     const transaction = updates.body.map((u) => u.update.Transaction?.value).find((t) => t);
     assert.equal(transaction.updateId, executed.body.updateId);
+    assert.equal(transaction.externalTransactionHash, prepared.preparedTransactionHash);
     const created = transaction.events[0].CreatedEvent;
     assert.equal(created.createArgument.amount, "100.0000000000");
     assert.deepEqual(created.signatories, [party]);

@@ -204,7 +204,11 @@ export function interactiveSubmissionMethods(
           throw interactiveErrors.invalidExternalTransaction(`transaction ${uuid} was already executed`);
         }
         stillActive(preparation.interpreted);
-        return { interpreted: preparation.interpreted, effectiveAt: preparation.effectiveAt };
+        return {
+          interpreted: preparation.interpreted,
+          effectiveAt: preparation.effectiveAt,
+          externalTransactionHash: hash.hash,
+        };
       },
     );
     if (outcome.kind === "accepted") preparation.executed = true;

@@ -90,6 +90,8 @@ export interface TransactionUpdate {
   readonly completion: CompletionInfo | undefined;
   /** Contracts created and archived inside this transaction (ACS_DELTA leaves them out). */
   readonly transient: ReadonlySet<string>;
+  /** The prepared transaction hash its external submitters signed (interactive submission). */
+  readonly externalTransactionHash?: Buffer;
   /** The encoded GetUpdatesResponse of the last rendering, keyed by its format (see update-renderer). */
   encoded?: { readonly key: string; readonly bytes: Buffer | undefined };
 }

@@ -128,7 +128,11 @@ export class ParticipantLedger implements LedgerLookup {
   submitInterpreted(
     commands: ValidatedCommands,
     origin: SubmissionOrigin,
-    interpret: () => { readonly interpreted: InterpretedTransaction; readonly effectiveAt: Date },
+    interpret: () => {
+      readonly interpreted: InterpretedTransaction;
+      readonly effectiveAt: Date;
+      readonly externalTransactionHash?: Buffer;
+    },
   ): SubmissionOutcome {
     const now = Date.now();
     const changeId = Deduplicator.changeId(commands.userId, commands.actAs, commands.commandId);
@@ -154,13 +158,14 @@ export class ParticipantLedger implements LedgerLookup {
       );
       return { kind: "rejected", update, error };
     }
-    const { interpreted, effectiveAt } = interpret();
+    const { interpreted, effectiveAt, externalTransactionHash } = interpret();
     const update = this.commit(
       interpreted.nodes,
       interpreted.transient,
       effectiveAt,
       commands.workflowId,
       completion,
+      externalTransactionHash,
     );
     this.deduplicator.accept(changeId, {
       offset: update.offset,
@@ -180,6 +185,7 @@ export class ParticipantLedger implements LedgerLookup {
     effectiveAt: Date,
     workflowId: string,
     completion: TransactionUpdate["completion"],
+    externalTransactionHash?: Buffer,
   ): TransactionUpdate {
     return this.store.append((offset): TransactionUpdate => {
       for (const node of nodes) {
@@ -211,6 +217,7 @@ export class ParticipantLedger implements LedgerLookup {
         nodes,
         completion,
         transient,
+        ...(externalTransactionHash === undefined ? {} : { externalTransactionHash }),
       };
     });
   }

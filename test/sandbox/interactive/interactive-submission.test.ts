@@ -124,8 +124,37 @@ describe("sandbox interactive submission (PrepareSubmission, ExecuteSubmission*)
       executeRequest(split, aliceParty, [alice.sign(split.preparedTransactionHash)]),
     );
     const events = response.transaction.events;
+    deepStrictEqual(response.transaction.externalTransactionHash, split.preparedTransactionHash);
     strictEqual(events.filter((e: Msg) => e.created).length, 2);
     strictEqual(events.filter((e: Msg) => e.archived).length, 1);
+  });
+
+  it("refuses an execution whose metadata lacks the input contracts the transaction uses", async () => {
+    const created = await prepare(aliceParty, [createIou(aliceParty, aliceParty, "12")]);
+    const first: Msg = await interactive.ExecuteSubmissionAndWaitForTransaction!(
+      executeRequest(created, aliceParty, [alice.sign(created.preparedTransactionHash)]),
+    );
+    const contractId = first.transaction.events[0].created.contractId;
+    const transfer = await prepare(aliceParty, [
+      {
+        exercise: {
+          templateId: IOU,
+          contractId,
+          choice: "Split",
+          choiceArgument: v.record({ splitAmount: v.numeric("2") }),
+        },
+      },
+    ]);
+    const stripped = structuredClone(transfer.preparedTransaction);
+    stripped.metadata.inputContracts = [];
+    const signature = alice.sign(hashPreparedTransactionV2(stripped).hash);
+    const failure = await failureOf(
+      interactive.ExecuteSubmissionAndWait!(
+        executeRequest({ preparedTransaction: stripped }, aliceParty, [signature]),
+      ),
+    );
+    strictEqual(failure.reason, "FAILED_TO_EXECUTE_TRANSACTION");
+    match(failure.message, new RegExp(`Missing input contracts: ${contractId}`));
   });
 
   it("refuses a tampered transaction: the recomputed hash is not what the party signed", async () => {

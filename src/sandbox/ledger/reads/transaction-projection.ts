@@ -82,5 +82,8 @@ export function transactionMessage(
     synchronizerId: tx.synchronizerId,
     traceContext: null,
     recordTime: timestamp(tx.recordTime),
+    ...(tx.externalTransactionHash === undefined
+      ? {}
+      : { externalTransactionHash: tx.externalTransactionHash }),
   };
 }
