@@ -170,6 +170,7 @@ export async function startGateway(
       ledgerWatch.stop();
       uWS.us_listen_socket_close(listenSocket);
       http.drain();
+      log.info({ inFlight: http.inFlight(), drainMs }, "draining: new requests refused");
       const deadline = Date.now() + drainMs;
       while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       if (http.inFlight() > 0)

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { after, before, describe, it } from "node:test";
+import { permissiveAuthorizer } from "../../src/sandbox/auth/authorization.js";
+import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
+import { RawConnection } from "../http/raw-http.js";
+import { tokenFor } from "../support/tokens.js";
+import { waitFor } from "../support/transport-harness.js";
+
+const CLI = ["--import", "tsx", "src/cli.ts"];
+
+/**
+ * A slow ledger on demand: while `holding`, every call the sandbox authorizes waits until
+ * `release()`; `held` counts the calls waiting. The rights themselves are not checked.
+ */
+class LedgerGate {
+  holding = false;
+  private waiting: (() => void)[] = [];
+  readonly authorizer = {
+    require: async () => {
+      if (!this.holding) return;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    },
+  };
+  get held(): number {
+    return this.waiting.length;
+  }
+  release(): void {
+    this.holding = false;
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+}
+
+/** The gateway's JSON log lines on stdout. */
+function logLines(child: ChildProcess): { msgs: string[]; port: Promise<number> } {
+  const msgs: string[] = [];
+  const port = new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      const entry = JSON.parse(line) as { msg: string; port?: number };
+      msgs.push(entry.msg);
+      if (entry.msg === "gateway listening" && typeof entry.port === "number") resolve(entry.port);
+    });
+    child.once("exit", () => reject(new Error("the gateway exited before listening")));
+  });
+  return { msgs, port };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("graceful shutdown on SIGTERM with a slow ledger", () => {
+  const gate = new LedgerGate();
+  let sandbox: RunningSandbox;
+  before(async () => {
+    sandbox = await startSandbox({ port: 0, authorizer: { ...permissiveAuthorizer(), ...gate.authorizer } });
+  });
+  after(() => sandbox.stop());
+
+  for (const workers of [1, 2]) {
+    it(`answers a submit-and-wait in flight and refuses new requests before exiting (server.workers ${workers})`, async () => {
+      const child = spawn(
+        process.execPath,
+        [...CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", String(workers)],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      try {
+        const log = logLines(child);
+        const port = await log.port;
+        const base = `http://127.0.0.1:${port}`;
+        const headers = { authorization: `Bearer ${tokenFor()}` };
+        const party = await fetch(`${base}/v2/parties`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ partyIdHint: `shutdown-${workers}` }),
+        });
+        const issuer = ((await party.json()) as { partyDetails: { party: string } }).partyDetails.party;
+        // A keep-alive connection opened before the shutdown: its next request must be refused.
+        const kept = await RawConnection.open(port);
+        kept.write(`GET /livez HTTP/1.1\r\nHost: x\r\n\r\n`);
+        await kept.untilResponses(1);
+
+        gate.holding = true;
+        const submitted = fetch(`${base}/v2/commands/submit-and-wait`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({
+            commandId: `during-shutdown-${workers}`,
+            actAs: [issuer],
+            commands: [
+              {
+                CreateCommand: {
+                  templateId: "#gateway-samples:Iou:Iou",
+                  createArguments: { issuer, owner: issuer, currency: "EUR", amount: "1", observers: [] },
+                },
+              },
+            ],
+          }),
+        });
+        await waitFor("the command's calls to reach the ledger", () => gate.held > 0);
+        child.kill("SIGTERM");
+        await waitFor(
+          "every worker to drain",
+          () => log.msgs.filter((msg) => msg === "draining: new requests refused").length === workers,
+        );
+
+        kept.write(`GET /livez HTTP/1.1\r\nHost: x\r\n\r\n`);
+        await kept.untilResponses(2);
+        const refused = kept.responses()[1];
+        assert.equal(refused?.status, 503);
+        assert.equal(JSON.parse(refused?.body ?? "{}").code, "SERVICE_NOT_RUNNING");
+        await kept.untilClosed();
+
+        // Longer than the 5 s the gateway used to wait before it closed every connection.
+        await sleep(6_000);
+        gate.release();
+        const answer = await submitted;
+        assert.equal(answer.status, 200);
+        assert.match(((await answer.json()) as { updateId: string }).updateId, /^[0-9a-f]+$/);
+        const [code] = await once(child, "exit");
+        assert.equal(code, 0);
+      } finally {
+        gate.release();
+        child.kill("SIGKILL");
+      }
+    });
+  }
+});
