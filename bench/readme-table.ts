@@ -11,7 +11,13 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { projectRoot } from "../src/proto/project-root.js";
-import { type GatewayResult, type GatewayResultFile, latestCommittedResult } from "./lib/results.js";
+import {
+  type GatewayResult,
+  type GatewayResultFile,
+  latestCommittedResult,
+  type StoredFanoutPoint,
+} from "./lib/results.js";
+import type { WorkersPoint as StoredWorkersPoint } from "./scenarios/fanout.js";
 
 export const BLOCK_START = "<!-- bench:gateway -->";
 export const BLOCK_END = "<!-- /bench:gateway -->";
@@ -114,6 +120,9 @@ function committedCharts(root: string, file: GatewayResultFile): Set<string> {
   );
 }
 
+/** Runs before the breakdown (upstreamCalls) have no handover and probe counts. */
+const streamsOf = (p: StoredFanoutPoint) => p.upstreamStreams ?? p.upstreamCalls ?? "-";
+
 /** The fan-out, idle-connection and workers figures of bench v2, with their charts. */
 export function renderWave2(root: string, file: GatewayResultFile): string {
   const r = file.result;
@@ -124,15 +133,15 @@ export function renderWave2(root: string, file: GatewayResultFile): string {
   const lines: string[] = [WAVE2_START];
   if (r.fanout) {
     lines.push(
-      "| N identical subscribers | elements each | deliveries/s | gateway CPU per delivery | upstream streams | GetUpdates calls |",
-      "|---|---|---|---|---|---|",
+      "| N identical subscribers | elements each | deliveries/s | gateway CPU per delivery | upstream streams | handovers | admission probes | GetUpdates calls |",
+      "|---|---|---|---|---|---|---|---|",
       ...r.fanout.points.map(
         (p) =>
           `| ${int(p.subscribers)} | ${int(p.elementsPerSubscriber)} | ${int(p.deliveriesPerSecond)} | ` +
-          `${p.gatewayCpuMicrosPerDelivery.toFixed(2)} µs | ${p.upstreamCalls} | ${p.getUpdatesCalls} |`,
+          `${p.gatewayCpuMicrosPerDelivery.toFixed(2)} µs | ${streamsOf(p)} | ${p.handovers ?? "-"} | ${p.admissionProbes ?? "-"} | ${p.getUpdatesCalls} |`,
       ),
       "",
-      `Upstream calls counted by ${r.fanout.upstreamCallsCountedBy}; one gateway worker.`,
+      `Counted by ${r.fanout.upstreamCallsCountedBy}; one gateway worker.`,
       "",
       ...chart("fanout-deliveries", "deliveries/s by N"),
       ...chart("fanout-cpu", "gateway CPU per delivery by N"),
@@ -152,12 +161,21 @@ export function renderWave2(root: string, file: GatewayResultFile): string {
     );
   }
   if (r.workers) {
+    const streamed = r.workers.points.every((p) => p.framesPerSecond !== undefined);
+    const cpu = (p: StoredWorkersPoint) =>
+      `${p.gatewayCpuSeconds.toFixed(1)} s` +
+      (p.sandboxCpuSeconds === undefined
+        ? ""
+        : ` / ${p.sandboxCpuSeconds.toFixed(1)} s / ${(p.clientCpuSeconds ?? 0).toFixed(1)} s`);
     lines.push(
-      "| server.workers | requests/s | gateway CPU |",
-      "|---|---|---|",
-      ...r.workers.points.map(
-        (p) =>
-          `| ${p.workers} | ${p.requestsPerSecond.toFixed(1)} | ${p.gatewayCpuSeconds.toFixed(1)} s in ${p.seconds.toFixed(0)} s |`,
+      streamed
+        ? "| server.workers | transactions/s | streams | CPU: gateway / sandbox / client | window |"
+        : "| server.workers | requests/s | gateway CPU |",
+      streamed ? "|---|---|---|---|---|" : "|---|---|---|",
+      ...r.workers.points.map((p) =>
+        streamed
+          ? `| ${p.workers} | ${int(p.framesPerSecond ?? 0)} | ${int(p.requests)} | ${cpu(p)} | ${p.seconds.toFixed(1)} s |`
+          : `| ${p.workers} | ${p.requestsPerSecond.toFixed(1)} | ${p.gatewayCpuSeconds.toFixed(1)} s in ${p.seconds.toFixed(0)} s |`,
       ),
       "",
       `${r.workers.scenario}: 2 workers give **${r.workers.ratio?.toFixed(2) ?? "?"}x** one worker.`,

@@ -49,8 +49,12 @@ describe("bench results and the README's table", () => {
       deliveriesPerSecond: 100_000,
       gatewayCpuSeconds: 0.5,
       gatewayCpuMicrosPerDelivery: micros,
-      upstreamCalls: calls,
-      getUpdatesCalls: calls * 2,
+      upstreamStreams: calls,
+      handovers: 0,
+      admissionProbes: subscribers - 1,
+      catchUps: { late_join: 0, detach: 0, rejoin: 0 },
+      detaches: 0,
+      getUpdatesCalls: calls + subscribers - 1,
       firstOffsets: [1],
       lastOffsets: [200],
     });
@@ -105,7 +109,7 @@ describe("bench results and the README's table", () => {
       },
     });
     assert.ok(block.startsWith(WAVE2_START) && block.endsWith(WAVE2_END));
-    assert.ok(block.includes("| 100 | 2 000 | 100 000 | 1.25 µs | 1 | 2 |"), block);
+    assert.ok(block.includes("| 100 | 2 000 | 100 000 | 1.25 µs | 1 | 0 | 99 | 100 |"), block);
     assert.ok(block.includes("**10.2 KiB per connection**"), block);
     assert.ok(block.includes("2 workers give **1.20x** one worker"), block);
     assert.ok(
