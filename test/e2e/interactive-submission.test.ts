@@ -5,7 +5,7 @@ import type { PreparedTransaction__Output } from "../../src/proto/ledger-api-typ
 import { hashPreparedTransactionV2 } from "../../src/sandbox/interactive/prepared-transaction-hash.js";
 import { ed25519Wallet, type Wallet } from "../sandbox/interactive/wallet.js";
 import { type Stack, startStack } from "../support/stack.js";
-import { call, IOU, userFor } from "./ledger-client.js";
+import { call, IOU, userFor, wsStream } from "./ledger-client.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely typed JSON answers
 type Json = Record<string, any>;
@@ -113,22 +113,17 @@ describe("external party and interactive submission through the gateway (JSON ov
     assert.equal(typeof prepared.costEstimation.totalTrafficCostEstimation, "number");
     const executed = await execute("executeAndWait", prepared.preparedTransaction, signPrepared(prepared));
     assert.equal(executed.status, 200, JSON.stringify(executed.body));
-    const updates = await call<Json[]>(
-      stack,
-      "POST",
-      "/v2/updates",
-      {
-        beginExclusive: 0,
-        endInclusive: executed.body.completionOffset,
-        updateFormat: {
-          includeTransactions: {
-            eventFormat: { filtersByParty: { [party]: { cumulative: [] } }, verbose: true },
-            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-          },
+    const request = {
+      beginExclusive: 0,
+      endInclusive: executed.body.completionOffset,
+      updateFormat: {
+        includeTransactions: {
+          eventFormat: { filtersByParty: { [party]: { cumulative: [] } }, verbose: true },
+          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
         },
       },
-      userToken,
-    );
+    };
+    const updates = await call<Json[]>(stack, "POST", "/v2/updates", request, userToken);
     assert.equal(updates.status, 200, JSON.stringify(updates.body));
     const transaction = updates.body.map((u) => u.update.Transaction?.value).find((t) => t);
     assert.equal(transaction.updateId, executed.body.updateId);
@@ -136,6 +131,10 @@ describe("external party and interactive submission through the gateway (JSON ov
     const created = transaction.events[0].CreatedEvent;
     assert.equal(created.createArgument.amount, "100.0000000000");
     assert.deepEqual(created.signatories, [party]);
+    // The party's update stream over a WebSocket shows the same.
+    const streamed = await wsStream(stack, "/v2/updates", request, userToken);
+    assert.equal(streamed.code, 1000);
+    assert.deepEqual(streamed.frames, updates.body);
   });
 
   it("prepares an exercise with children and executes it, answering the transaction", async () => {
