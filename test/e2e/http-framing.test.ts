@@ -83,9 +83,11 @@ describe("HTTP/1.1 framing at the gateway (raw TCP)", () => {
   });
 
   it("answers a malformed request line with 505 before the gateway sees it (uWS)", async () => {
-    const connection = await RawConnection.open(stack.gateway.port);
-    connection.write(`GET  /v2/version HTTP/1.1\r\n${host}\r\n`);
-    await connection.untilClosed();
-    assert.match(connection.text, /^HTTP\/1\.1 505 /);
+    for (const line of ["GET  /v2/version HTTP/1.1", "GARBAGE", "GET /v2/version HTTP/9.9"]) {
+      const connection = await RawConnection.open(stack.gateway.port);
+      connection.write(`${line}\r\n${host}\r\n`);
+      await connection.untilClosed();
+      assert.match(connection.text, /^HTTP\/1\.1 505 /, line);
+    }
   });
 });
