@@ -1,5 +1,6 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
-import { errorAnswer } from "./error-mapping.js";
+import { errorAnswer, isGrpcError } from "./error-mapping.js";
 import { gatewayError, type JsCantonError } from "./js-canton-error.js";
 
 /**
@@ -66,4 +67,24 @@ export function queryFrameTimeoutBody(ms: number): JsCantonError {
     "INVALID_ARGUMENT",
     `No query frame within ${ms} ms of the upgrade: a stream starts with its request as the first frame`,
   ).body;
+}
+
+/** The stream's ledger went away (its call ended UNAVAILABLE): the client resumes once it is back. */
+export function isLedgerLost(error: unknown): boolean {
+  return isGrpcError(error) && error.code === GrpcStatus.UNAVAILABLE;
+}
+
+/**
+ * A stream's last error frame that tells the client where to resume, as the slow-consumer frame
+ * does: `resume_after_offset` in its context, when the stream had delivered an element with one.
+ */
+export function withResumeOffset(body: JsCantonError, offset: string | number | undefined): JsCantonError {
+  if (offset === undefined) return body;
+  return { ...body, context: { ...body.context, resume_after_offset: String(offset) } };
+}
+
+/** The close reason that goes with it: at most 123 bytes. */
+export function resumeCloseReason(what: string, offset: string | number | undefined): string {
+  const text = `${what}${offset === undefined ? "" : `; resume after offset ${offset}`}`;
+  return Buffer.byteLength(text) <= 123 ? text : what;
 }

@@ -6,10 +6,13 @@
 export {
   errorFrameBody,
   errorFrameText,
+  isLedgerLost,
   queryFrameTimeoutBody,
+  resumeCloseReason,
   type SlowConsumerCause,
   slowConsumerBody,
   slowConsumerCloseReason,
+  withResumeOffset,
 } from "./error-frames.js";
 export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
 export {

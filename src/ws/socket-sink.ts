@@ -1,5 +1,12 @@
 import type { Observable } from "rxjs";
-import { type SlowConsumerCause, slowConsumerBody, slowConsumerCloseReason } from "../errors/index.js";
+import {
+  type JsCantonError,
+  resumeCloseReason,
+  type SlowConsumerCause,
+  slowConsumerBody,
+  slowConsumerCloseReason,
+  withResumeOffset,
+} from "../errors/index.js";
 import { DemandGate } from "../streams/demandGate.js";
 
 /** What the sink needs of a uWS WebSocket: narrow, so that the socket layer stays thin. */
@@ -46,9 +53,18 @@ export interface SocketSinkOptions {
   onSlowConsumer?: (cause: SlowConsumerCause) => void;
 }
 
+/** A last error frame that names the offset to resume after, and the close that follows it. */
+class ResumableEnd {
+  constructor(
+    readonly body: JsCantonError,
+    readonly code: number,
+    readonly what: string,
+  ) {}
+}
+
 const COMPLETE = Symbol("complete");
 /** An element's bytes, the final error frame's text, or the end: no wrapper object per element. */
-type Item = Uint8Array | string | typeof COMPLETE;
+type Item = Uint8Array | string | ResumableEnd | typeof COMPLETE;
 
 /**
  * The WebSocket end of the stream pipeline. Frames are batched per event-loop turn and sent in
@@ -127,6 +143,36 @@ export class SocketSink {
 
   complete(): void {
     this.#enqueue(COMPLETE);
+  }
+
+  /**
+   * The stream's last frame, `body` with the offset of the last element before it
+   * (`resume_after_offset`), then close `code` once the client has read it, the reason naming
+   * that offset too: for ends the client recovers from by resuming (the ledger went away).
+   */
+  resumableEnd(body: JsCantonError, code: number, what: string): void {
+    this.#enqueue(new ResumableEnd(body, code, what));
+  }
+
+  /**
+   * Ends the stream now (shutdown): what is queued goes out, then the resumable frame, then the
+   * close, without waiting for the client to read them.
+   */
+  endNow(body: JsCantonError, code: number, what: string): void {
+    if (this.#closed) return;
+    if (this.#closing === undefined) {
+      const items = [...this.#queue, new ResumableEnd(body, code, what)];
+      this.#queue = [];
+      this.#socket.cork(() => {
+        for (const item of items) {
+          this.#sendItem(item);
+          if (this.#closing !== undefined) return;
+        }
+      });
+    }
+    this.#settle(this.#socket.getBufferedAmount());
+    const closing = this.#closing ?? { code, reason: what };
+    this.#end(closing.code, closing.reason);
   }
 
   /** uWS `drain`: some of the buffer went out. */
@@ -222,6 +268,15 @@ export class SocketSink {
   #sendItem(item: Item): void {
     if (item === COMPLETE) {
       this.#closing = { code: CLOSE_NORMAL, reason: "" };
+      return;
+    }
+    if (item instanceof ResumableEnd) {
+      const offset = this.#resumeOffset();
+      if (this.#sendText(JSON.stringify(withResumeOffset(item.body, offset))) === SEND_DROPPED) {
+        this.#slowConsumer("dropped");
+        return;
+      }
+      this.#closing = { code: item.code, reason: resumeCloseReason(item.what, offset) };
       return;
     }
     if (typeof item === "string") {

@@ -6,12 +6,15 @@ import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
 import {
   CantonHttpError,
+  errorFrameBody,
   errorFrameText,
   InvalidValueError,
   isGrpcError,
+  isLedgerLost,
   queryFrameTimeoutBody,
   type StreamEndReason,
   StreamPolicyError,
+  shuttingDownError,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
@@ -40,7 +43,11 @@ export interface StreamSessionOptions {
   queryFrameTimeoutMs?: number;
 }
 
-type Frame = { kind: "element" | "error"; text: string };
+type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
+
+/** RFC 6455 "Try Again Later": the ledger went away; the client resumes once it is back. */
+const CLOSE_TRY_AGAIN_LATER = 1013;
+const CLOSE_GOING_AWAY = 1001;
 
 /** An update's or a completion stream's checkpoint element: the oneof's case comes first. */
 const CHECKPOINT = /^\{"[A-Za-z]+":\{"OffsetCheckpoint"/;
@@ -116,14 +123,14 @@ export class StreamSession {
           if (end.error !== undefined) this.#logFailure(end.error);
         }),
         map((text): Frame => ({ kind: "element", text })),
-        errorFrame((error): Frame => ({ kind: "error", text: errorFrameText(error) })),
+        errorFrame((error): Frame => ({ kind: "error", error })),
       )
       .subscribe({
         next: (frame) =>
           frame.kind === "element"
             ? // A shared element's one Buffer (encoded once for every member), else its own bytes.
               this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? Buffer.from(frame.text))
-            : this.#sink.errorFrame(frame.text),
+            : this.#lastFrame(frame.error),
         complete: () => this.#sink.complete(),
       });
   }
@@ -148,6 +155,24 @@ export class StreamSession {
         isCheckpoint: (element) => CHECKPOINT.test(element),
       },
     });
+  }
+
+  /** A failed stream's last frame: one it resumes from when the ledger went away. */
+  #lastFrame(error: unknown): void {
+    if (isLedgerLost(error)) {
+      this.#sink.resumableEnd(errorFrameBody(error), CLOSE_TRY_AGAIN_LATER, "ledger unavailable");
+    } else {
+      this.#sink.errorFrame(errorFrameText(error));
+    }
+  }
+
+  /**
+   * Graceful shutdown: the ledger call ends, and the client gets what was queued for it, then
+   * SERVICE_NOT_RUNNING with the offset to resume after, then close 1001, at once.
+   */
+  goAway(): void {
+    this.#subscription?.unsubscribe();
+    this.#sink.endNow(shuttingDownError().body, CLOSE_GOING_AWAY, "gateway shutting down");
   }
 
   /** uWS `drain`. */

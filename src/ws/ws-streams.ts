@@ -47,7 +47,10 @@ export interface WsStreamsHandle {
   open(): number;
   /** Bytes buffered in the gateway for all stream sockets together (what slow consumers cost). */
   buffered(): number;
-  /** Ends every stream socket with 1001 (going away) and stops the pings. */
+  /**
+   * Ends every stream socket (graceful shutdown): its ledger call ends, a SERVICE_NOT_RUNNING
+   * frame names the offset to resume after, then close 1001; the pings stop.
+   */
   closeAll(): void;
 }
 
@@ -132,7 +135,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     },
     closeAll: () => {
       pinger.stop();
-      for (const ws of [...sockets]) ws.end(GOING_AWAY, "gateway shutting down");
+      for (const ws of [...sockets]) {
+        const session = ws.getUserData().session;
+        if (session) session.goAway();
+        else ws.end(GOING_AWAY, "gateway shutting down");
+      }
     },
   };
 }

@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { afterEach, describe, it } from "node:test";
+import { pino } from "pino";
+import WebSocket from "ws";
+import { loadConfig } from "../../src/config/load-config.js";
+import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { tokenFor } from "../support/tokens.js";
+
+const TICKS = 5;
+
+type Json = Record<string, unknown>;
+
+interface Client {
+  /** Offsets of the elements received, transactions and checkpoints alike. */
+  offsets: number[];
+  /** Frames that are not elements (errors). */
+  errors: Json[];
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves once `n` elements arrived. */
+  elements(n: number): Promise<void>;
+}
+
+/** An open-ended /v2/updates stream of the preloaded party, from the start. */
+function subscribe(gateway: RunningGateway, party: string): Client {
+  const socket = new WebSocket(`ws://127.0.0.1:${gateway.port}/v2/updates`, [
+    "daml.ws.auth",
+    `jwt.token.${tokenFor(`actAs-${party}`)}`,
+  ]);
+  const offsets: number[] = [];
+  const errors: Json[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  socket.on("open", () =>
+    socket.send(
+      JSON.stringify({
+        beginExclusive: 0,
+        updateFormat: {
+          includeTransactions: {
+            eventFormat: { filtersByParty: { [party]: {} } },
+            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+          },
+        },
+      }),
+    ),
+  );
+  socket.on("message", (data: Buffer) => {
+    const frame = JSON.parse(data.toString("utf8")) as {
+      update?: Record<string, { value: { offset: number } }>;
+    };
+    if (frame.update === undefined) {
+      errors.push(frame as Json);
+      return;
+    }
+    offsets.push(Object.values(frame.update)[0]?.value.offset as number);
+    for (const w of waiters.filter((w) => offsets.length >= w.n)) w.resolve();
+  });
+  socket.on("error", () => undefined);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  return {
+    offsets,
+    errors,
+    closed,
+    elements: (n) =>
+      offsets.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
+  };
+}
+
+/**
+ * Issue 14 items 4 and 5, WebSocket part: a stream that ends because the ledger went away, or
+ * because the gateway shuts down, tells the client where to resume.
+ */
+describe("WebSocket streams when the ledger or the gateway goes away", () => {
+  let sandbox: ChildProcess | undefined;
+  let gateway: RunningGateway | undefined;
+
+  /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
+  const start = async () => {
+    sandbox = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/sandbox/main.ts",
+        "--port",
+        "0",
+        "--log-level",
+        "silent",
+        "--preload",
+        `ticks=${TICKS},party=lost`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const port = await firstLine(sandbox);
+    gateway = await startGateway(
+      loadConfig({ argv: ["--port", "0"], env: {} }),
+      { host: "127.0.0.1", port: Number(port) },
+      pino({ level: "silent" }),
+    );
+    const { participantId } = (await (
+      await fetch(`http://127.0.0.1:${gateway.port}/v2/parties/participant-id`, {
+        headers: { authorization: `Bearer ${tokenFor()}` },
+      })
+    ).json()) as { participantId: string };
+    // The preload allocates its owner on the participant's own namespace.
+    return { sandbox, gateway, party: `lost::${participantId.split("::")[1]}` };
+  };
+  // A test may have stopped either already.
+  afterEach(async () => {
+    await gateway?.stop(1_000).catch(() => undefined);
+    if (sandbox && sandbox.exitCode === null && sandbox.signalCode === null) {
+      sandbox.kill("SIGKILL");
+      await once(sandbox, "exit");
+    }
+    gateway = undefined;
+    sandbox = undefined;
+  });
+
+  it("ends each stream of a lost ledger with an UNAVAILABLE frame naming the last offset delivered, then close 1013", async () => {
+    const { sandbox, gateway, party } = await start();
+    const clients = [subscribe(gateway, party), subscribe(gateway, party)];
+    await Promise.all(clients.map((c) => c.elements(TICKS)));
+    // The ledger dies with the streams open.
+    sandbox.kill("SIGKILL");
+    for (const client of clients) {
+      const { code, reason } = await client.closed;
+      const last = client.offsets.at(-1);
+      assert.equal(client.errors.length, 1, JSON.stringify(client.errors));
+      const error = client.errors[0] as { grpcCodeValue: number; context: Record<string, string> };
+      assert.equal(error.grpcCodeValue, 14);
+      assert.equal(error.context.resume_after_offset, String(last));
+      assert.equal(code, 1013);
+      assert.equal(reason, `ledger unavailable; resume after offset ${last}`);
+    }
+  });
+
+  it("ends each stream at a graceful shutdown with SERVICE_NOT_RUNNING naming the last offset delivered, then close 1001", async () => {
+    const { gateway, party } = await start();
+    const client = subscribe(gateway, party);
+    await client.elements(TICKS);
+    await gateway.stop(1_000);
+    const { code, reason } = await client.closed;
+    const last = client.offsets.at(-1);
+    assert.equal(client.errors.length, 1, JSON.stringify(client.errors));
+    const error = client.errors[0] as { code: string; context: Record<string, string> };
+    assert.equal(error.code, "SERVICE_NOT_RUNNING");
+    assert.equal(error.context.resume_after_offset, String(last));
+    assert.equal(code, 1001);
+    assert.equal(reason, `gateway shutting down; resume after offset ${last}`);
+  });
+});
+
+async function firstLine(child: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  for await (const line of lines) return line.trim();
+  throw new Error("the sandbox exited before printing its port");
+}
