@@ -1,6 +1,7 @@
 import { strictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LedgerValue } from "../../../src/lf/index.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
 import type {
   DamlTransaction__Output,
   Metadata__Output,
@@ -14,6 +15,7 @@ import {
   hashPreparedTransactionV2,
   hashTransactionNode,
 } from "../../../src/sandbox/interactive/prepared-transaction-hash.js";
+import { REFERENCE_PREPARED_TRANSACTION } from "./reference-fixture.js";
 
 /*
  * Vectors: Canton's own tests of hashing scheme V2 (repository digital-asset/canton, branch
@@ -308,5 +310,32 @@ describe("hashing scheme V2: encoding rules", () => {
     strictEqual(hash.toString("hex"), "8c311c848db25d36b36fbd59f9483714a11688c2214e3c7cae3e028763520250");
     strictEqual(details?.includes("'73796e6368726f6e697a65723a3a6964' # synchronizer::id (string)"), true);
     strictEqual(details?.includes("'02' # 02 (Hashing Scheme Version)"), true);
+  });
+});
+
+describe("hashing scheme V2: Canton's Python reference implementation", () => {
+  it("hashes a transaction with every value kind, an interface exercise over fetch and rollback, and input contracts as the reference does", () => {
+    /*
+     * Vector worked once with Canton's reference implementation (daml_transaction_hashing_v2.py
+     * and daml_transaction_hashing_common.py of community/app/src/pack/examples/
+     * 08-interactive-submission, branch 3.5-open-source-2026-06-10.13), run on Debian's
+     * python3-protobuf with stubs protoc generated from protos/: the fixture was serialized with
+     * protobufjs, parsed by PreparedTransaction.FromString and hashed by
+     * encode_prepared_transaction(pt, create_nodes_dict(pt)).
+     */
+    const type = ledgerApiProtos().type("com.daml.ledger.api.v2.interactive.PreparedTransaction");
+    const bytes = type.encode(type.fromObject(REFERENCE_PREPARED_TRANSACTION)).finish();
+    const decoded = type.toObject(type.decode(bytes), {
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+      arrays: true,
+      objects: true,
+    }) as PreparedTransaction__Output;
+    strictEqual(
+      hashPreparedTransactionV2(decoded).hash.toString("hex"),
+      "0b838fee879e45ff3b4a625707bd84d7fd39999eb2bf50a01e628bf296a82d0d",
+    );
   });
 });
