@@ -207,6 +207,33 @@ describe("external party and interactive submission through the gateway (JSON ov
     assert.equal(plain.body.code, "NO_SYNCHRONIZER_ON_WHICH_ALL_SUBMITTERS_CAN_SUBMIT");
   });
 
+  it("needs read rights on the submitters to prepare and act or execute rights to execute", async () => {
+    const strangerToken = await userFor(stack, "stranger", []);
+    const refused = await call<Json>(
+      stack,
+      "POST",
+      "/v2/interactive-submission/prepare",
+      { commandId: next("cmd"), actAs: [party], commands: [iou("1")] },
+      strangerToken,
+    );
+    // Canton redacts permission errors (code "NA", the request id only).
+    assert.equal(refused.status, 403);
+    const prepared = await prepare([iou("2")]);
+    const executed = await call<Json>(
+      stack,
+      "POST",
+      "/v2/interactive-submission/executeAndWait",
+      {
+        preparedTransaction: prepared.preparedTransaction,
+        partySignatures: { signatures: [{ party, signatures: [signPrepared(prepared)] }] },
+        submissionId: next("sub"),
+        hashingSchemeVersion: "HASHING_SCHEME_VERSION_V2",
+      },
+      strangerToken,
+    );
+    assert.equal(executed.status, 403);
+  });
+
   it("answers 400 Invalid value for a prepared transaction that is not base64 protobuf", async () => {
     const reply = await execute("executeAndWait", "%%%", { format: "SIGNATURE_FORMAT_RAW" });
     assert.equal(reply.status, 400);
