@@ -73,7 +73,7 @@ export const CONFIG_KEYS = {
   "websocket-config.write-deadline": {
     type: { kind: "duration" },
     default: "60s",
-    doc: "how long a paused WebSocket may make no progress draining before it is closed as a slow consumer",
+    doc: "how long a paused WebSocket may make no progress draining before it is told it is a slow consumer (a frame with its resume offset), and then how long it has to read that frame before it is closed",
   },
   "websocket-config.max-query-frame-bytes": {
     type: int(1, 2 ** 31 - 1),
