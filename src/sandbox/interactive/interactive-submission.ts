@@ -352,7 +352,8 @@ function checkTimes(
     (latest, t) => (t !== undefined && t > latest ? t : latest),
     preparedAt,
   );
-  if ((max !== undefined && ledgerTime > max) || (min !== undefined && ledgerTime < min)) {
+  // The ledger time is chosen at or after the lower bound: only the upper bound can be missed.
+  if (max !== undefined && ledgerTime > max) {
     throw interactiveErrors.ledgerTimeOutsideBounds(ledgerTime, min, max);
   }
   const maxRecordTime = fromMicros(metadata.maxRecordTime);
