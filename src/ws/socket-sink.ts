@@ -360,7 +360,7 @@ export class SocketSink {
     this.#deadline = setTimeout(() => {
       this.#deadline = undefined;
       if (this.#closed) return;
-      if (this.#closing?.code === CLOSE_SLOW_CONSUMER) {
+      if (this.#closing !== undefined && this.#closing.code !== CLOSE_NORMAL) {
         // Its last frame did not get out either: end it anyway, the client resumes from what it got.
         this.#end(this.#closing.code, this.#closing.reason);
         return;

@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
-import type { SlowConsumerCause } from "../../src/errors/index.js";
+import type { JsCantonError, SlowConsumerCause } from "../../src/errors/index.js";
 import {
   CLOSE_NORMAL,
   CLOSE_SLOW_CONSUMER,
@@ -348,6 +348,46 @@ describe("SocketSink", () => {
     sink.drained();
     deepStrictEqual(socket.closed, { code: CLOSE_SLOW_CONSUMER, reason: "slow consumer (hard_limit)" });
     deepStrictEqual(lastFrame(socket).context, { cause: "hard_limit", elements_delivered: "6" });
+  });
+
+  it("ends resumably: the frame names the last offset, close 1013 once the client read it, or at the deadline without a second frame", async () => {
+    const body = { code: "UNAVAILABLE", context: { a: "b" } } as unknown as JsCantonError;
+    const read = setup();
+    send(read.sink, 1, 2);
+    read.sink.resumableEnd(body, 1013, "ledger unavailable");
+    read.sink.complete();
+    await turn();
+    deepStrictEqual(JSON.parse(read.socket.sent.at(-1) ?? ""), {
+      code: "UNAVAILABLE",
+      context: { a: "b", resume_after_offset: "2" },
+    });
+    equal(read.socket.closed, undefined);
+    read.socket.read();
+    read.sink.drained();
+    deepStrictEqual(read.socket.closed, { code: 1013, reason: "ledger unavailable; resume after offset 2" });
+
+    const stalled = setup();
+    send(stalled.sink, 1, 2);
+    stalled.sink.resumableEnd(body, 1013, "ledger unavailable");
+    await turn();
+    mock.timers.tick(1000);
+    deepStrictEqual(
+      [stalled.socket.sent.length, stalled.socket.closed],
+      [3, { code: 1013, reason: "ledger unavailable; resume after offset 2" }],
+    );
+  });
+
+  it("ends now at shutdown: what was queued, the frame with the last offset, and the close, in the same turn", () => {
+    const { socket, sink } = setup();
+    send(sink, 1, 2);
+    sink.endNow(
+      { code: "SERVICE_NOT_RUNNING", context: {} } as unknown as JsCantonError,
+      1001,
+      "shutting down",
+    );
+    deepStrictEqual(socket.sent.slice(0, 2), [element(1), element(2)]);
+    deepStrictEqual(JSON.parse(socket.sent[2] ?? "").context, { resume_after_offset: "2" });
+    deepStrictEqual(socket.closed, { code: 1001, reason: "shutting down; resume after offset 2" });
   });
 
   it("stops at once when the client goes away: no send, no end, demand completes", async () => {
