@@ -260,7 +260,15 @@ export class SharedStream {
 
   /** The history's elements after the member's last offset, to the member. */
   #replay(member: Member): void {
-    for (let i = this.#historyHead; i < this.#history.length; i += 1) {
+    // Offsets never go down along the history: start at the first element at the member's offset.
+    let low = this.#historyHead;
+    let high = this.#history.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.#history[middle] as Buffered).offset < member.last) low = middle + 1;
+      else high = middle;
+    }
+    for (let i = low; i < this.#history.length; i += 1) {
       const { text, bytes, offset, checkpoint } = this.#history[i] as Buffered;
       if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
     }
