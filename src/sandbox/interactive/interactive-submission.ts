@@ -50,9 +50,8 @@ const MAX_PENDING_PREPARATIONS = 10_000;
 
 const V2 = "HASHING_SCHEME_VERSION_V2";
 
-type ExecuteRequest = ExecuteSubmissionRequest__Output & {
-  readonly transactionFormat?: ExecuteSubmissionAndWaitForTransactionRequest__Output["transactionFormat"];
-};
+/** The fields the three execute requests share (AndWait's are ExecuteSubmissionRequest's). */
+type ExecuteRequest = ExecuteSubmissionRequest__Output;
 
 /**
  * InteractiveSubmissionService's prepare and execute. Prepare interprets the commands with the
