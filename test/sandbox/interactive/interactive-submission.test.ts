@@ -225,6 +225,33 @@ describe("sandbox interactive submission (PrepareSubmission, ExecuteSubmission*)
     match(both.updateId, /^[0-9a-f]+$/);
   });
 
+  it("needs the signatures of every acting external party", async () => {
+    const bob = p256Wallet();
+    const bobParty = await onboard("bob", [bob], 1);
+    const prepared: Msg = await interactive.PrepareSubmission!({
+      userId: "wallet-user",
+      commandId: next("cmd"),
+      actAs: [aliceParty, bobParty],
+      commands: [createIou(aliceParty, bobParty, "4")],
+    });
+    const hash = prepared.preparedTransactionHash;
+    const request = (signatures: object[]) => ({
+      ...executeRequest(prepared, aliceParty, []),
+      partySignatures: { signatures },
+    });
+    const onlyAlice = await failureOf(
+      interactive.ExecuteSubmissionAndWait!(request([{ party: aliceParty, signatures: [alice.sign(hash)] }])),
+    );
+    match(onlyAlice.message, new RegExp(`did not provide an external signature: ${bobParty}`));
+    const both: Msg = await interactive.ExecuteSubmissionAndWait!(
+      request([
+        { party: aliceParty, signatures: [alice.sign(hash)] },
+        { party: bobParty, signatures: [bob.sign(hash)] },
+      ]),
+    );
+    match(both.updateId, /^[0-9a-f]+$/);
+  });
+
   it("refuses a replay as a duplicate command", async () => {
     const prepared = await prepare(aliceParty, [createIou(aliceParty, aliceParty, "8")]);
     const request = executeRequest(prepared, aliceParty, [alice.sign(prepared.preparedTransactionHash)]);
