@@ -38,6 +38,35 @@ export interface RunOptions {
   execution: ExecuteOptions;
   /** Called after each case (progress, RSS sampling). */
   after?: (c: FuzzCase, result: CaseResult, done: number) => void;
+  /** The ledger process, watched: a case that kills it is a finding of its own. */
+  ledger?: WatchedLedger;
+}
+
+export interface WatchedLedger {
+  alive(): boolean;
+  /** Its last words (stderr). */
+  output(): string;
+  /** A new ledger on its port with the fuzzer's names set up again; without it the run stops. */
+  revive?(): Promise<void>;
+}
+
+/** A failure that a dead ledger explains: the gateway saying the ledger is unavailable. */
+const LEDGER_GONE = /\b503\b|UNAVAILABLE|gRPC 14/;
+
+/** The finding of a ledger that died while `cases` were in flight (one of them killed it). */
+export function crashFinding(seed: number, cases: readonly FuzzCase[], output: string): Finding {
+  const first = Math.min(...cases.map((c) => c.index));
+  const cause = /^\w*Error\b.*$/m.exec(output)?.[0] ?? "no error on its stderr";
+  return {
+    seed,
+    index: first,
+    category: "ledger-crash",
+    label: `the ledger died while cases ${cases.map((c) => c.index).join(", ")} were in flight`,
+    request: cases.map((c) => `#${c.index} ${c.label}: ${describeCase(c)}`).join("\n    "),
+    answer: "ledger exited",
+    failure: `the ledger process died: ${cause}`,
+    detail: output.slice(-1500),
+  };
 }
 
 export async function runFuzz(options: RunOptions): Promise<RunFigures> {
@@ -55,18 +84,42 @@ export async function runFuzz(options: RunOptions): Promise<RunFigures> {
     failures: [],
   };
   let next = first;
+  let stopped = false;
+  /** Bumped at each death of the ledger: a case that saw another generation end is its casualty. */
+  let generation = 0;
+  let reviving: Promise<void> | undefined;
+  const inFlight = new Set<FuzzCase>();
+  const ledger = options.ledger;
+  const ledgerDied = async (seen: number): Promise<boolean> => {
+    if (ledger === undefined) return false;
+    if (generation !== seen) return true;
+    if (ledger.alive()) return false;
+    generation++;
+    figures.failures.push(crashFinding(options.seed, [...inFlight], ledger.output()));
+    if (ledger.revive === undefined) stopped = true;
+    else reviving = ledger.revive();
+    return true;
+  };
   const worker = async () => {
-    while (next < first + options.count) {
+    while (next < first + options.count && !stopped) {
+      if (reviving !== undefined) await reviving;
       const index = next++;
+      const seen = generation;
       const c = fuzzCase(options.seed, index, options.ctx);
+      inFlight.add(c);
       const result = await execute(c, options.execution);
+      // The ledger's exit may reach us just after the gateway's 503: look again before judging.
+      if (result.failure !== undefined && LEDGER_GONE.test(`${result.failure} ${result.answer}`))
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      const casualty = await ledgerDied(seen);
+      inFlight.delete(c);
       figures.cases++;
       figures[c.kind]++;
       figures.answers[result.answer] = (figures.answers[result.answer] ?? 0) + 1;
       figures.categories[c.category] = (figures.categories[c.category] ?? 0) + 1;
       figures.slowestMs = Math.max(figures.slowestMs, Math.round(result.ms));
       const finding = findingOf(options.seed, c, result);
-      if (finding !== undefined) figures.failures.push(finding);
+      if (finding !== undefined && !casualty) figures.failures.push(finding);
       options.after?.(c, result, figures.cases);
     }
   };

@@ -1,6 +1,7 @@
 import { signToken } from "../jwt/test-tokens.js";
 import { type ApiModel, apiModel, type LedgerNames } from "./api-model.js";
 import type { Tokens } from "./cases.js";
+import type { WatchedLedger } from "./fuzz-run.js";
 import {
   type GatewayProcess,
   type SandboxAuth,
@@ -32,6 +33,8 @@ export interface FuzzStack {
   control(path: string, timeoutMs?: number): Promise<number>;
   /** Kills the sandbox (SIGKILL) and starts a new one on the same port; the new process. */
   restartSandbox(): Promise<SandboxProcess>;
+  /** A new sandbox after the old one died, with the fuzzer's names set up again (`names` is updated). */
+  reviveLedger(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -74,58 +77,7 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
     return text === "" ? {} : JSON.parse(text);
   };
   try {
-    await waitUntilReady(base);
-    const party = async (hint: string) =>
-      ((await call("/v2/parties", { partyIdHint: hint })) as { partyDetails: { party: string } }).partyDetails
-        .party;
-    const alice = await party("fuzzalice");
-    const bob = await party("fuzzbob");
-    const right = (kind: string, value: object = {}) => ({ kind: { [kind]: { value } } });
-    const user = (id: string, rights: object[]) =>
-      call("/v2/users", { user: { id, primaryParty: alice }, rights });
-    await user(FUZZ_USER, [
-      right("ParticipantAdmin"),
-      right("CanActAs", { party: alice }),
-      right("CanActAs", { party: bob }),
-      right("CanReadAsAnyParty"),
-    ]);
-    await user("fuzz_alice", [right("CanActAs", { party: alice })]);
-    await user("fuzz_victim", [right("CanReadAs", { party: bob })]);
-    const fuzzToken = signToken(FUZZ_USER, { key: SECRET });
-    const created = (await call(
-      "/v2/commands/submit-and-wait-for-transaction",
-      {
-        commands: {
-          commandId: "fuzz-setup-iou",
-          actAs: [alice],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: "#gateway-samples:Iou:Iou",
-                createArguments: { issuer: alice, owner: bob, currency: "EUR", amount: "100", observers: [] },
-              },
-            },
-          ],
-        },
-      },
-      fuzzToken,
-    )) as {
-      transaction: { updateId: string; offset: number; events: { CreatedEvent: { contractId: string } }[] };
-    };
-    const packages = (await call("/v2/packages")) as { packageIds: string[] };
-    const synchronizers = (await call("/v2/state/connected-synchronizers")) as {
-      connectedSynchronizers: { synchronizerId: string }[];
-    };
-    const end = (await call("/v2/state/ledger-end")) as { offset: number };
-    const names: LedgerNames = {
-      parties: [alice, bob],
-      users: ["fuzz_alice", "fuzz_victim"],
-      contractIds: created.transaction.events.map((e) => e.CreatedEvent.contractId),
-      updateIds: [created.transaction.updateId],
-      packageIds: packages.packageIds,
-      synchronizerId: synchronizers.connectedSynchronizers[0]?.synchronizerId ?? "",
-      ledgerEnd: end.offset,
-    };
+    const names = await setUpLedger(base, call);
     const model = apiModel(
       await (await fetch(`${base}/docs/openapi`)).text(),
       await (await fetch(`${base}/docs/asyncapi`)).text(),
@@ -161,6 +113,10 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
         sandbox = await startSandboxProcess(port, sandboxAuth);
         return sandbox;
       },
+      async reviveLedger() {
+        await this.restartSandbox();
+        Object.assign(names, await setUpLedger(base, call));
+      },
       async stop() {
         await gateway.stop();
         await sandbox.stop();
@@ -172,6 +128,73 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
     await sandbox.stop();
     throw error;
   }
+}
+
+type Call = (path: string, body?: unknown, token?: string) => Promise<unknown>;
+
+/** Parties, users and a contract of the fuzzer's own, on a fresh ledger (again after a restart). */
+async function setUpLedger(base: string, call: Call): Promise<LedgerNames> {
+  await waitUntilReady(base);
+  const party = async (hint: string) =>
+    ((await call("/v2/parties", { partyIdHint: hint })) as { partyDetails: { party: string } }).partyDetails
+      .party;
+  const alice = await party("fuzzalice");
+  const bob = await party("fuzzbob");
+  const right = (kind: string, value: object = {}) => ({ kind: { [kind]: { value } } });
+  const user = (id: string, rights: object[]) =>
+    call("/v2/users", { user: { id, primaryParty: alice }, rights });
+  await user(FUZZ_USER, [
+    right("ParticipantAdmin"),
+    right("CanActAs", { party: alice }),
+    right("CanActAs", { party: bob }),
+    right("CanReadAsAnyParty"),
+  ]);
+  await user("fuzz_alice", [right("CanActAs", { party: alice })]);
+  await user("fuzz_victim", [right("CanReadAs", { party: bob })]);
+  const fuzzToken = signToken(FUZZ_USER, { key: SECRET });
+  const created = (await call(
+    "/v2/commands/submit-and-wait-for-transaction",
+    {
+      commands: {
+        commandId: "fuzz-setup-iou",
+        actAs: [alice],
+        commands: [
+          {
+            CreateCommand: {
+              templateId: "#gateway-samples:Iou:Iou",
+              createArguments: { issuer: alice, owner: bob, currency: "EUR", amount: "100", observers: [] },
+            },
+          },
+        ],
+      },
+    },
+    fuzzToken,
+  )) as {
+    transaction: { updateId: string; offset: number; events: { CreatedEvent: { contractId: string } }[] };
+  };
+  const packages = (await call("/v2/packages")) as { packageIds: string[] };
+  const synchronizers = (await call("/v2/state/connected-synchronizers")) as {
+    connectedSynchronizers: { synchronizerId: string }[];
+  };
+  const end = (await call("/v2/state/ledger-end")) as { offset: number };
+  return {
+    parties: [alice, bob],
+    users: ["fuzz_alice", "fuzz_victim"],
+    contractIds: created.transaction.events.map((e) => e.CreatedEvent.contractId),
+    updateIds: [created.transaction.updateId],
+    packageIds: packages.packageIds,
+    synchronizerId: synchronizers.connectedSynchronizers[0]?.synchronizerId ?? "",
+    ledgerEnd: end.offset,
+  };
+}
+
+/** The stack's ledger as the fuzz run watches it: a death is a finding, then a new ledger. */
+export function watchLedger(stack: FuzzStack): WatchedLedger {
+  return {
+    alive: () => stack.sandbox.child.exitCode === null && stack.sandbox.child.signalCode === null,
+    output: () => stack.sandbox.output(),
+    revive: () => stack.reviveLedger(),
+  };
 }
 
 async function waitUntilReady(base: string): Promise<void> {

@@ -32,23 +32,6 @@ function rawCase(label: string, category: string, line: string, headers: string[
   };
 }
 
-function tokenCase(ctx: FuzzContext, label: string, target: string, user: string): HttpCase {
-  const request = (who: string) => ({
-    method: "GET",
-    target,
-    headers: [["Authorization", `Bearer ${bearer(ctx, who)}`]] as [string, string][],
-  });
-  return {
-    kind: "http",
-    index: -1,
-    category: "token",
-    label,
-    route: `GET ${target}`,
-    request: request(user),
-    expect: { statuses: [401, 403], withValidToken: request(ctx.tokens.user) },
-  };
-}
-
 const NATIVE_PAGE = /uWebSockets\/\d+ Server/;
 
 /** The length of a path or query the fuzzer made long, from its label (0 for others). */
@@ -61,6 +44,26 @@ function targetLength(f: Finding): number {
 }
 
 export const KNOWN_FINDINGS: readonly KnownFinding[] = [
+  {
+    id: "sandbox-dies-on-a-lone-surrogate",
+    area: "src/sandbox (an error message quoting the request's value; grpc-js's encodeURI of the status message throws outside any handler)",
+    summary:
+      "a query value of 1000 astral characters (e.g. participantId on /v2/state/connected-synchronizers) kills the sandbox process: URIError: URI malformed in grpc-js sendStatus; in the default mode the embedded ledger is gone and the gateway answers 503 to everything",
+    matches: (f) => f.category === "ledger-crash" && /URIError/.test(f.failure),
+    example: (ctx) => ({
+      kind: "http",
+      index: -1,
+      category: "query",
+      label: "query: participantId of 1000 characters",
+      route: "GET /v2/state/connected-synchronizers",
+      request: {
+        method: "GET",
+        target: `/v2/state/connected-synchronizers?participantId=${encodeURIComponent("\u{1D54F}".repeat(1000))}`,
+        headers: [["Authorization", `Bearer ${bearer(ctx)}`]],
+      },
+      expect: {},
+    }),
+  },
   {
     id: "uws-505-for-malformed-request-line",
     area: "src/http (uWebSockets.js's own parser answers before the app)",
@@ -115,14 +118,6 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
     matches: (f) => f.failure.startsWith("no answer and no close: the connection is held"),
     example: () =>
       rawCase("headers: malformed header name", "headers", "GET /livez HTTP/1.1", ["Bad Header: x"]),
-  },
-  {
-    id: "sandbox-public-services-skip-the-user",
-    area: "src/sandbox (auth: public-claims services do not resolve the token's user; unsupported operations answered before auth)",
-    summary:
-      "a validly signed token whose user does not exist, or whose sub is empty, is served by public-claims services (GET /v2/packages, /v2/packages/{id}: 200), and gets 501 SANDBOX_UNSUPPORTED_OPERATION before any auth check, where the README says an unknown user's token does not work (Canton resolves the user first: PERMISSION_DENIED, or INVALID_TOKEN for a malformed user id)",
-    matches: (f) => /token: (unknown user|sub )/.test(f.label) && /got (200|501)/.test(f.failure),
-    example: (ctx) => tokenCase(ctx, "token: unknown user", "/v2/packages", "nobody-at-all"),
   },
 ];
 

@@ -4,7 +4,7 @@ import { cpus } from "node:os";
 import { bearer, type FuzzContext } from "./cases.js";
 import { type FaultFigures, freezeLedger, killAndRestartLedger } from "./faults.js";
 import { type Finding, type RunFigures, runFuzz } from "./fuzz-run.js";
-import { startFuzzStack } from "./fuzz-stack.js";
+import { startFuzzStack, watchLedger } from "./fuzz-stack.js";
 import { HUGE_SIZES } from "./json-mutations.js";
 import { knownFindingOf } from "./known-findings.js";
 import { runSeed } from "./prng.js";
@@ -35,7 +35,9 @@ interface ModeFigures {
   rss: { startMiB: number; peakMiB: number; endMiB: number };
   alive: boolean;
   control: Record<string, number>;
-  gatewayErrorLogs: number;
+  gatewayErrorLogs: string[];
+  /** Ledger deaths during the run (each a finding; the ledger was started again). */
+  ledgerDeaths: number;
   tokensInLogs: number;
   wsChurn?: ChurnFigures;
   faults: FaultFigures[];
@@ -76,6 +78,7 @@ async function soakMode(auth: "unsafe" | "hs256", count: number, first: number, 
         openStreamMs: 500,
         refusalDeadlineMs: 5_000,
       },
+      ledger: watchLedger(stack),
       after: (_c, _r, done) => {
         if (done % 1000 === 0)
           log(`[${auth}] ${done}/${count}, RSS ${(sampler.peak() / MiB).toFixed(0)} MiB peak`);
@@ -152,7 +155,10 @@ async function soakMode(auth: "unsafe" | "hs256", count: number, first: number, 
       },
       alive: stack.gateway.alive(),
       control,
-      gatewayErrorLogs: stack.gateway.errors().length,
+      gatewayErrorLogs: stack.gateway
+        .errors()
+        .map((e) => `${e.msg}${e.err ? `: ${JSON.stringify(e.err).slice(0, 300)}` : ""}`),
+      ledgerDeaths: run.failures.filter((f) => f.category === "ledger-crash").length,
       tokensInLogs: stack.gateway.lines.filter((line) => /eyJ[A-Za-z0-9_-]{10,}\./.test(line)).length,
       ...(churn ? { wsChurn: churn } : {}),
       faults,
@@ -216,7 +222,9 @@ for (const mode of result.modes) {
   log(
     `   failures: ${mode.run.failures}; RSS ${mode.rss.startMiB} -> peak ${mode.rss.peakMiB} -> ${mode.rss.endMiB} MiB; alive ${mode.alive}; control ${JSON.stringify(mode.control)}`,
   );
-  log(`   gateway error logs: ${mode.gatewayErrorLogs}; JWTs in logs: ${mode.tokensInLogs}`);
+  log(
+    `   ledger deaths: ${mode.ledgerDeaths}; gateway error logs: ${JSON.stringify(mode.gatewayErrorLogs)}; JWTs in logs: ${mode.tokensInLogs}`,
+  );
   if (mode.wsChurn) log(`   WebSocket churn: ${JSON.stringify(mode.wsChurn)}`);
   for (const fault of mode.faults)
     log(
