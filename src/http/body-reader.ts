@@ -1,4 +1,5 @@
 import type { HttpResponse } from "uWebSockets.js";
+import type { BodyBudget, BodyGrant } from "./body-budget.js";
 
 export class BodyTooLargeError extends Error {
   override name = "BodyTooLargeError";
@@ -22,6 +23,11 @@ export class BodyAbortedError extends Error {
 export interface BodyLimits {
   readonly maxBytes: number;
   readonly timeoutMs: number;
+  /**
+   * The app's body bytes at once: a body is read once its Content-Length (or, chunked, the limit)
+   * is granted, and holds the grant until {@link BodyReader.release}.
+   */
+  readonly budget?: BodyBudget;
 }
 
 /**
@@ -41,6 +47,7 @@ export class BodyReader {
   private failure: Error | undefined;
   private settle: { resolve: (body: Buffer) => void; reject: (error: Error) => void } | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private grant: BodyGrant | undefined;
 
   constructor(
     private readonly res: HttpResponse,
@@ -56,24 +63,38 @@ export class BodyReader {
     return this.complete;
   }
 
-  /** Resumes the socket and resolves with the whole body, or rejects past the limit or the timeout. */
+  /**
+   * Resumes the socket once the budget grants the body's bytes, and resolves with the whole
+   * body, or rejects past the limit or the timeout (waiting for the grant counts).
+   */
   read(): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       if (this.failure) return reject(this.failure);
       if (this.complete) return resolve(this.body());
-      // Allocated only now: a request refused before its body costs no buffer of its size.
-      if (this.declaredLength !== undefined) {
-        this.buffer = Buffer.allocUnsafe(this.declaredLength);
-        let at = 0;
-        for (const held of this.chunks.splice(0)) at += held.copy(this.buffer, at);
-      }
       this.settle = { resolve, reject };
       this.timer = setTimeout(
         () => this.fail(new BodyTimeoutError(this.limits.timeoutMs)),
         this.limits.timeoutMs,
       );
-      this.res.resume();
+      this.grant = this.limits.budget?.acquire(this.declaredLength ?? this.limits.maxBytes);
+      void (this.grant?.granted ?? Promise.resolve()).then(() => this.start());
     });
+  }
+
+  /** The body is no longer needed (parsed, or the request ended): its budget goes back. */
+  release(): void {
+    this.grant?.release();
+  }
+
+  private start(): void {
+    if (this.failure || this.complete) return;
+    // Allocated only now: a request refused or waiting before its body costs no buffer of its size.
+    if (this.declaredLength !== undefined) {
+      this.buffer = Buffer.allocUnsafe(this.declaredLength);
+      let at = 0;
+      for (const held of this.chunks.splice(0)) at += held.copy(this.buffer, at);
+    }
+    this.res.resume();
   }
 
   /** The client went away: a pending read rejects, so the request is settled all the same. */
@@ -111,7 +132,9 @@ export class BodyReader {
     if (this.failure || this.complete) return;
     this.failure = error;
     this.chunks.length = 0;
+    this.buffer = undefined;
     clearTimeout(this.timer);
+    this.release();
     this.settle?.reject(error);
   }
 }

@@ -16,6 +16,7 @@ import {
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
@@ -36,6 +37,12 @@ export interface HttpAppOptions {
   metrics?: GatewayMetrics;
   log: Logger;
 }
+
+/**
+ * Request bodies of the largest size (server.max-body-bytes) one app reads at once; smaller ones
+ * share the same bytes. More wait, paused, in arrival order (bounded by server.body-read-timeout).
+ */
+const BODY_BUDGET_BODIES = 2;
 
 const METHODS = new Set<string>(["GET", "POST", "PATCH", "PUT", "DELETE"]);
 
@@ -76,7 +83,8 @@ export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): Ht
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
   const matcher = new PathMatcher(options.routes, options.pathPrefix);
   const state: AppState = { inFlight: 0, draining: false };
-  app.any("/*", (res, req) => serve(res, req, matcher, options, state));
+  const budget = new BodyBudget(BODY_BUDGET_BODIES * options.maxBodyBytes);
+  app.any("/*", (res, req) => serve(res, req, matcher, options, state, budget));
   return {
     inFlight: () => state.inFlight,
     drain: () => {
@@ -124,6 +132,7 @@ function serve(
   matcher: PathMatcher,
   options: HttpAppOptions,
   state: AppState,
+  budget: BodyBudget,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const rawMethod = req.getCaseSensitiveMethod().toUpperCase();
@@ -176,6 +185,7 @@ function serve(
     reader = new BodyReader(res, framing.length, {
       maxBytes: options.maxBodyBytes,
       timeoutMs: options.bodyReadTimeoutMs,
+      budget,
     });
   }
   const body = reader;
@@ -187,13 +197,16 @@ function serve(
     .then(async (refused) => {
       if (refused) throw refused;
       const raw = body ? await body.read() : undefined;
-      const ctx: RequestContext = {
-        path: parsePathParams(match.path, route.pathParams),
-        query: parseQuery(rawQuery, route.query),
-        body: decodeBody(route, raw, options.validator),
-        token,
-        signal: exchange.abort.signal,
-      };
+      const path = parsePathParams(match.path, route.pathParams);
+      const query = parseQuery(rawQuery, route.query);
+      let decoded: unknown;
+      try {
+        decoded = decodeBody(route, raw, options.validator);
+      } finally {
+        // Parsed (or refused): the raw bytes are garbage now, and the next body may have them.
+        body?.release();
+      }
+      const ctx: RequestContext = { path, query, body: decoded, token, signal: exchange.abort.signal };
       if (!options.tokenRefusal && token !== undefined && options.log.isLevelEnabled("debug")) {
         // Nobody verified this token here (auth.mode none): what it claims is not who sent it.
         const unverifiedUser = decodeTokenClaims(token)?.subject;
@@ -209,6 +222,7 @@ function serve(
           body.discard();
           exchange.closeConnection = true;
         }
+        body?.release();
         fail(exchange, error, route, options);
       },
     );

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { signToken } from "../jwt/test-tokens.js";
 import { streamUpload } from "../http/raw-http.js";
+import { signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const SECRET = "body-limits-secret";
@@ -134,5 +134,36 @@ describe("request bodies without the gateway's token check (auth.mode none)", ()
     const body = (await response.json()) as { code: string; cause: string };
     assert.equal(body.code, "REQUEST_TOO_LARGE");
     assert.match(body.cause, /larger than the ledger accepts/);
+  });
+});
+
+describe("many large bodies at once without the gateway's token check (auth.mode none)", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack(["--server.max-body-bytes", String(16 * MiB)]);
+  });
+  after(() => stack.stop());
+
+  it("reads two bodies of the largest size at a time: memory does not grow with the number of uploads", async (t) => {
+    // The token is forged, but here only the ledger could tell: every body is read and parsed.
+    const forged = signToken("participant_admin", { key: "not-the-secret" });
+    const total = 15 * MiB;
+    const port = stack.gateway.port;
+    let uploads: Awaited<ReturnType<typeof streamUpload>>[] = [];
+    const growth = await peakRssGrowth(async () => {
+      uploads = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          streamUpload(port, postHead(port, "/v2/users", total, forged), total),
+        ),
+      );
+    });
+    t.diagnostic(`peak RSS growth ${Math.round(growth / MiB)} MiB for 20 concurrent 15 MiB bodies`);
+    // Every body was read (a body of spaces is no JSON: 400), none refused for the wait.
+    assert.deepEqual(
+      uploads.map((upload) => upload.response?.status),
+      uploads.map(() => 400),
+    );
+    // Before the fix all twenty were held at once, each as bytes and as text: about 600 MiB.
+    assert.ok(growth < 250 * MiB, `RSS grew by ${Math.round(growth / MiB)} MiB`);
   });
 });
