@@ -39,7 +39,13 @@ export interface FittedContent {
 
 /** Canton's `truncateString`: at most `max` characters, the cut marked with `...`. */
 export function truncateString(value: string, max: number): string {
-  return value.length > max ? `${value.slice(0, Math.max(0, max - 3))}...` : value;
+  return value.length > max ? `${cutAt(value, Math.max(0, max - 3))}...` : value;
+}
+
+/** The first `length` UTF-16 units of `value`, one fewer if that would split a surrogate pair. */
+export function cutAt(value: string, length: number): string {
+  const last = value.charCodeAt(length - 1);
+  return value.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
 }
 
 export function fitErrorContent(content: ErrorContent): FittedContent {

@@ -1,7 +1,8 @@
 import type * as grpc from "@grpc/grpc-js";
+import { Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/authenticator.js";
-import type { Authorizer } from "./auth/authorization.js";
+import type { Authorizer, Requirement } from "./auth/authorization.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
 import { errors } from "./errors.js";
 import { isRedacted, SandboxError, toServiceError } from "./sandbox-error.js";
@@ -133,11 +134,11 @@ function unaryCall(
     run(method, traceId, call.metadata, env, (context) => handler(call.request, context)).then(
       (response) => {
         done?.();
-        callback(null, response);
+        answerSafely(method, traceId, env, () => callback(null, response), callback);
       },
       (error: unknown) => {
         done?.();
-        callback(failure(method, traceId, error, env));
+        answerSafely(method, traceId, env, () => callback(failure(method, traceId, error, env)), callback);
       },
     );
   };
@@ -156,11 +157,13 @@ function serverStreamingCall(
     run(method, traceId, call.metadata, env, (context) => handler(call.request, context, sink)).then(
       () => {
         done?.();
-        if (!sink.cancelled) call.end();
+        if (!sink.cancelled) answerSafely(method, traceId, env, () => call.end(), emitError(call));
       },
       (error: unknown) => {
         done?.();
-        if (!sink.cancelled) call.emit("error", failure(method, traceId, error, env));
+        if (sink.cancelled) return;
+        const send = () => call.emit("error", failure(method, traceId, error, env));
+        answerSafely(method, traceId, env, send, emitError(call));
       },
     );
   };
@@ -201,7 +204,10 @@ function unsupportedStream(
   return (call) => {
     const traceId = traceIdOf(call.metadata);
     run(method, traceId, call.metadata, env, () => Promise.reject(errors.unsupported(method))).catch(
-      (error: unknown) => call.emit("error", failure(method, traceId, error, env)),
+      (error: unknown) => {
+        const send = () => call.emit("error", failure(method, traceId, error, env));
+        answerSafely(method, traceId, env, send, emitError(call));
+      },
     );
   };
 }
@@ -215,13 +221,52 @@ async function run<T>(
 ): Promise<T> {
   const caller = await env.authenticator.authenticate(metadata);
   env.log.debug({ method, tid: traceId, user: caller.userId }, "ledger api call");
+  // As Canton's auth interceptor, before any service: the token's user must exist and be active
+  // (PERMISSION_DENIED otherwise), public services and methods the sandbox lacks included.
+  const authorize = (requirement: Requirement) => env.authorizer.require(caller, requirement);
+  await authorize({ kind: "authenticated" });
   return body({
     method,
     traceId,
     caller,
     metadata,
-    authorize: (requirement) => env.authorizer.require(caller, requirement),
+    authorize,
   });
+}
+
+/**
+ * Sends an answer; if grpc-js throws while sending it (an answer it cannot encode), the call
+ * gets a plain INTERNAL error instead. The throw would otherwise escape every handler, as an
+ * unhandled rejection, and stop the whole participant for one request.
+ */
+function answerSafely(
+  method: string,
+  traceId: string,
+  env: HandlerEnvironment,
+  send: () => void,
+  fail: (error: grpc.ServiceError) => void,
+): void {
+  try {
+    send();
+  } catch (error) {
+    env.log.error({ method, tid: traceId, err: error }, "sandbox could not send its answer");
+    try {
+      fail(unsendable(traceId));
+    } catch (again) {
+      env.log.error({ method, tid: traceId, err: again }, "sandbox could not send an INTERNAL error either");
+    }
+  }
+}
+
+const emitError =
+  (call: grpc.ServerWritableStream<unknown, unknown>) =>
+  (error: grpc.ServiceError): void => {
+    call.emit("error", error);
+  };
+
+function unsendable(traceId: string): grpc.ServiceError {
+  const details = `The participant could not send its answer; request ${traceId}`;
+  return Object.assign(new Error(details), { code: status.INTERNAL, details, metadata: new Metadata() });
 }
 
 /** Logs the full error (Canton logs every rejection, redacted ones included) and encodes it. */

@@ -3,7 +3,7 @@ import { ERROR_CATEGORIES, type ErrorCategory } from "../proto/error-categories.
 import { ledgerApiProtos, PROTO_OPTIONS } from "../proto/ledger-api-protos.js";
 import type { Status__Output } from "../proto/ledger-api-types.js";
 import { encodeStatusDetails, STATUS_DETAILS_KEY, type StatusDetails } from "../proto/status-details.js";
-import { fitErrorContent, MAX_TRACE_ID_LENGTH, truncateString } from "./error-budget.js";
+import { cutAt, fitErrorContent, MAX_TRACE_ID_LENGTH, truncateString } from "./error-budget.js";
 
 /**
  * A Canton error code: its id and category (facts from Canton 3.5's error definitions). A code
@@ -95,6 +95,10 @@ const INTERNAL = errorCode("LEDGER_API_INTERNAL_ERROR", ERROR_CATEGORIES.SystemI
  */
 export function toServiceError(error: unknown, origin: ErrorOrigin): ServiceError {
   const details = statusDetailsOf(error, origin);
+  // grpc-js percent-encodes the message into the grpc-message trailer with encodeURI, which
+  // throws on a lone surrogate (a quoted request value, or one cut in half): outside any
+  // handler, so the whole process died. Canton's transport writes such a character as '?'.
+  details.message = wellFormed(details.message);
   const metadata = new Metadata();
   metadata.set(STATUS_DETAILS_KEY, encodeStatusDetails(details));
   return Object.assign(new Error(details.message), {
@@ -126,7 +130,7 @@ function fullDetails(error: SandboxError, origin: ErrorOrigin): StatusDetails {
   const traceId = truncateString(origin.traceId, MAX_TRACE_ID_LENGTH);
   const correlationId = truncateString(options.correlationId ?? origin.traceId, MAX_TRACE_ID_LENGTH);
   const cause =
-    error.cause.length > MAX_CAUSE_LENGTH ? `${error.cause.slice(0, MAX_CAUSE_LENGTH)}...` : error.cause;
+    error.cause.length > MAX_CAUSE_LENGTH ? `${cutAt(error.cause, MAX_CAUSE_LENGTH)}...` : error.cause;
   const definiteAnswer = options.definiteAnswer === undefined ? false : options.definiteAnswer;
   const message = `${code.id}(${code.category.id},${correlationId.slice(0, 8)}): ${cause}`;
   const mandatoryContext: Record<string, string> = {
@@ -173,4 +177,11 @@ function redactedDetails(error: SandboxError, origin: ErrorOrigin): StatusDetail
     retryInfos: [],
     resourceInfos: [],
   };
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with every lone surrogate replaced by U+FFFD, so that it has a UTF-8 form. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\ufffd");
 }
