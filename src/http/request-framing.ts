@@ -19,10 +19,16 @@ export function requestFraming(req: HttpRequest): RequestFraming {
   const distinct = new Set(values);
   const [only] = distinct;
   if (distinct.size > 1) {
-    return { kind: "ambiguous", cause: `conflicting Content-Length values: ${[...distinct].join(", ")}` };
+    const shown = [...distinct].slice(0, 4).map(quoted);
+    return { kind: "ambiguous", cause: `conflicting Content-Length values: ${shown.join(", ")}` };
   }
   if (only === undefined || !/^\d{1,15}$/.test(only)) {
-    return { kind: "ambiguous", cause: `Content-Length is not a number of bytes: ${JSON.stringify(only)}` };
+    return { kind: "ambiguous", cause: `Content-Length is not a number of bytes: ${quoted(only ?? "")}` };
   }
   return { kind: "ok", length: Number(only) };
+}
+
+/** A client's header value in an error cause: quoted, and cut short. */
+function quoted(value: string): string {
+  return JSON.stringify(value.length > 24 ? `${value.slice(0, 24)}...` : value);
 }
