@@ -1,4 +1,4 @@
-import { bearer, type FuzzCase, type FuzzContext, type HttpCase } from "./cases.js";
+import type { FuzzCase, FuzzContext, HttpCase } from "./cases.js";
 import type { Finding } from "./fuzz-run.js";
 
 /**
@@ -44,26 +44,6 @@ function targetLength(f: Finding): number {
 }
 
 export const KNOWN_FINDINGS: readonly KnownFinding[] = [
-  {
-    id: "sandbox-dies-on-a-lone-surrogate",
-    area: "src/sandbox (an error message quoting the request's value; grpc-js's encodeURI of the status message throws outside any handler)",
-    summary:
-      "a query value of 1000 astral characters (e.g. participantId on /v2/state/connected-synchronizers) kills the sandbox process: URIError: URI malformed in grpc-js sendStatus; in the default mode the embedded ledger is gone and the gateway answers 503 to everything",
-    matches: (f) => f.category === "ledger-crash" && /URIError/.test(f.failure),
-    example: (ctx) => ({
-      kind: "http",
-      index: -1,
-      category: "query",
-      label: "query: participantId of 1000 characters",
-      route: "GET /v2/state/connected-synchronizers",
-      request: {
-        method: "GET",
-        target: `/v2/state/connected-synchronizers?participantId=${encodeURIComponent("\u{1D54F}".repeat(1000))}`,
-        headers: [["Authorization", `Bearer ${bearer(ctx)}`]],
-      },
-      expect: {},
-    }),
-  },
   {
     id: "uws-505-for-malformed-request-line",
     area: "src/http (uWebSockets.js's own parser answers before the app)",
