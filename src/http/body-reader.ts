@@ -119,6 +119,9 @@ export class BodyReader {
     if (!isLast) return;
     this.complete = true;
     clearTimeout(this.timer);
+    // Nothing of this request is left to hold back: the connection's next request may be read,
+    // whether this body is read (`read`) or the request is answered without it (refused token).
+    this.res.resume();
     this.settle?.resolve(this.body());
   }
 

@@ -49,6 +49,22 @@ describe("HTTP/1.1 framing at the gateway (raw TCP)", () => {
     assert.ok(!connection.text.includes('"version"'));
   });
 
+  it("reads the next request of a keep-alive connection after a POST with a body", async () => {
+    // The body reader pauses the socket until the token is judged; a finished body resumes it.
+    const body = JSON.stringify({ partyIdHint: "" });
+    const post = `POST /v2/parties HTTP/1.1\r\n${host}Authorization: Bearer ${stack.token}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(post);
+    await connection.untilResponses(1);
+    connection.write(post);
+    await connection.untilResponses(2);
+    assert.deepEqual(
+      connection.responses().map((response) => response.status),
+      [200, 200],
+    );
+    connection.destroy();
+  });
+
   it("lists the allowed methods in a 405's Allow header", async () => {
     const connection = await RawConnection.open(stack.gateway.port);
     connection.write(`DELETE /v2/version HTTP/1.1\r\n${host}\r\n`);
