@@ -2,7 +2,7 @@
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
  *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
  *                          [--concurrency 16] [--batch 10]
- *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers]
+ *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers,request-cost]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
  *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
@@ -11,7 +11,11 @@
  * ones (fanout, idle, workers) run their clients in a separate process (bench/bench-client.ts)
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
  * results file. Their targets are printed, never asserted in tests. `--gateway-cpu-prof DIR`
- * runs their gateways under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
+ * runs every gateway under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
+ * request-cost (issue 10) runs the update streams (1 and `--batch` events per transaction) and
+ * submit-and-wait as above, plus submit-and-wait-for-transaction and GET /v2/state/ledger-end,
+ * reading the gateway's CPU from /proc over each measured window: its CPU per request and per
+ * streamed element, and its peak RSS while it answers the whole range as one list twin.
  * Prints its progress (each phase, each run of each transport, each quarter of the commands)
  * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
  * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
@@ -43,6 +47,7 @@ import {
   updatesRequest,
   type WorkersPoint,
 } from "./scenarios/fanout.js";
+import { ledgerEndCost, submitAndWaitForTransactionCost } from "./scenarios/request-cost.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
 import { type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
 
@@ -69,7 +74,7 @@ const { values } = parseArgs({
     "gateway-cpu-prof": { type: "string" },
   },
 });
-const SCENARIOS = ["update-stream", "submit-and-wait", "fanout", "idle", "workers"] as const;
+const SCENARIOS = ["update-stream", "submit-and-wait", "fanout", "idle", "workers", "request-cost"] as const;
 const picked = new Set(values.scenarios.split(",").map((name) => name.trim()));
 for (const name of picked)
   if (!(SCENARIOS as readonly string[]).includes(name))
@@ -91,9 +96,16 @@ const progress = (phase: string) => (line: string) => {
   console.log(`[${seconds.toFixed(1).padStart(6)} s] ${phase}: ${line}`);
 };
 
+/** `--gateway-cpu-prof DIR`: every gateway runs under `node --cpu-prof`. */
+const cpuProfArgs =
+  values["gateway-cpu-prof"] === undefined
+    ? []
+    : ["--cpu-prof", "--cpu-prof-dir", values["gateway-cpu-prof"]];
+
 interface Stack {
   sandbox: RunningSandbox;
   gatewayPort: number;
+  gatewayPid: number;
   /** `actAs-<party>`: the unsecured sandbox checks rights, not signatures. */
   token: string;
   gatewayRss: () => Promise<number>;
@@ -107,14 +119,16 @@ async function withStack<T>(perTransaction: number, body: (stack: Stack) => Prom
   say(`sandbox ready (offsets up to ${sandbox.lastOffset}); starting the gateway ...`);
   try {
     // One list-twin answer holds the whole range, as the WebSocket does.
-    const gateway = await startGatewayProcess(sandbox.port, [
-      "--websocket-config.http-list-max-elements-limit",
-      String(ticks + 1000),
-    ]);
+    const gateway = await startGatewayProcess(
+      sandbox.port,
+      ["--websocket-config.http-list-max-elements-limit", String(ticks + 1000)],
+      { nodeArgs: cpuProfArgs },
+    );
     try {
       return await body({
         sandbox,
         gatewayPort: gateway.port,
+        gatewayPid: gateway.child.pid as number,
         token: mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 }),
         gatewayRss: async () => {
           const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
@@ -129,17 +143,20 @@ async function withStack<T>(perTransaction: number, body: (stack: Stack) => Prom
   }
 }
 
-const streamOf = (phase: string) => (stack: Stack) =>
-  updateStream({
-    progress: progress(phase),
-    sandboxPort: stack.sandbox.port,
-    gatewayPort: stack.gatewayPort,
-    party: stack.sandbox.tickParty,
-    lastOffset: stack.sandbox.lastOffset,
-    token: stack.token,
-    runs: Number(values.runs),
-    gatewayRss: stack.gatewayRss,
-  });
+const streamOf =
+  (phase: string, withCost = false) =>
+  (stack: Stack) =>
+    updateStream({
+      ...(withCost && { gatewayPid: stack.gatewayPid }),
+      progress: progress(phase),
+      sandboxPort: stack.sandbox.port,
+      gatewayPort: stack.gatewayPort,
+      party: stack.sandbox.tickParty,
+      lastOffset: stack.sandbox.lastOffset,
+      token: stack.token,
+      runs: Number(values.runs),
+      gatewayRss: stack.gatewayRss,
+    });
 
 const single =
   runs("update-stream") || runs("submit-and-wait")
@@ -172,6 +189,100 @@ if (runs("update-stream")) {
   batched = await withStack(Number(values.batch), streamOf(`update stream ${values.batch}/tx`));
 }
 
+const CPU_PER_SUBMIT_TARGET_MS = 0.4;
+const CPU_PER_GET_TARGET_MS = 0.1;
+const SUBMIT_TARGET = 0.9;
+const COST_WS_TARGET = 0.95;
+const LIST_TARGET = 0.8;
+const LIST_RSS_TARGET = 2;
+
+/** request-cost: the gateway's CPU per request and per element, with its throughput ratios. */
+async function requestCost() {
+  if (!runs("request-cost")) return undefined;
+  const commands = Number(values.commands);
+  const concurrency = Number(values.concurrency);
+  const single = await withStack(1, async (stack) => {
+    console.log(`request cost: update streams of ${ticks} ticks, 1 per transaction ...`);
+    const stream = await streamOf("request cost stream 1/tx", true)(stack);
+    console.log(`request cost: ${commands} commands at concurrency ${concurrency} ...`);
+    const unary = {
+      gatewayPort: stack.gatewayPort,
+      gatewayPid: stack.gatewayPid,
+      party: stack.sandbox.tickParty,
+      token: stack.token,
+      requests: commands,
+      concurrency,
+      progress: progress("request cost"),
+    };
+    const submit = await submitAndWait({
+      ...unary,
+      commands,
+      sandboxPort: stack.sandbox.port,
+      progress: progress("request cost submit-and-wait"),
+    });
+    const forTransaction = await submitAndWaitForTransactionCost(unary);
+    const ledgerEnd = await ledgerEndCost(unary);
+    return { stream, submit, forTransaction, ledgerEnd };
+  });
+  console.log(`request cost: update streams of ${ticks} ticks, ${values.batch} per transaction ...`);
+  const batchedStream = await withStack(
+    Number(values.batch),
+    streamOf(`request cost stream ${values.batch}/tx`, true),
+  );
+  const list = single.stream.gatewayCost;
+  const listRssRatio = list
+    ? round2((list.listPeakRssBytes - list.listRssBeforeBytes) / list.listAnswerBytes)
+    : undefined;
+  const submitCpu = single.submit.gatewayCpuMsPerCommand ?? Number.NaN;
+  return {
+    submitAndWait: single.submit,
+    submitAndWaitForTransaction: single.forTransaction,
+    ledgerEnd: single.ledgerEnd,
+    updateStream: { eventsPerTransaction: 1, ...single.stream },
+    updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batchedStream },
+    targets: {
+      cpuPerSubmitAndWait: {
+        maxMs: CPU_PER_SUBMIT_TARGET_MS,
+        ms: submitCpu,
+        met: submitCpu <= CPU_PER_SUBMIT_TARGET_MS,
+      },
+      cpuPerGet: {
+        maxMs: CPU_PER_GET_TARGET_MS,
+        ms: single.ledgerEnd.gatewayCpuMsPerRequest,
+        met: single.ledgerEnd.gatewayCpuMsPerRequest <= CPU_PER_GET_TARGET_MS,
+      },
+      submitAndWaitVsDirect: {
+        min: SUBMIT_TARGET,
+        ratio: single.submit.ratioToDirect.throughput,
+        met: single.submit.ratioToDirect.throughput >= SUBMIT_TARGET,
+      },
+      webSocketVsDirect: {
+        min: COST_WS_TARGET,
+        ratios: [single.stream.ratioToDirect.gatewayWebSocket, batchedStream.ratioToDirect.gatewayWebSocket],
+        met:
+          single.stream.ratioToDirect.gatewayWebSocket >= COST_WS_TARGET &&
+          batchedStream.ratioToDirect.gatewayWebSocket >= COST_WS_TARGET,
+      },
+      listTwinVsDirect: {
+        min: LIST_TARGET,
+        ratios: [single.stream.ratioToDirect.gatewayHttpList, batchedStream.ratioToDirect.gatewayHttpList],
+        met:
+          single.stream.ratioToDirect.gatewayHttpList >= LIST_TARGET &&
+          batchedStream.ratioToDirect.gatewayHttpList >= LIST_TARGET,
+      },
+      listTwinPeakRss: {
+        elements: list?.elements,
+        maxTimesAnswer: LIST_RSS_TARGET,
+        /** (peak RSS while answering - RSS before the request) / the answer's bytes. */
+        timesAnswer: listRssRatio,
+        met: listRssRatio !== undefined && listRssRatio <= LIST_RSS_TARGET,
+      },
+    },
+  };
+}
+const round2 = (value: number) => Math.round(value * 100) / 100;
+const requestCostResult = await requestCost();
+
 const FANOUT_CPU_TARGET_MICROS = 1.5;
 const IDLE_TARGET_BYTES = 16 * 1024;
 const WORKERS_TARGET = 1.7;
@@ -196,9 +307,7 @@ async function wave2(): Promise<Wave2Result | undefined> {
       {
         workers,
         raiseFdLimit: true,
-        ...(values["gateway-cpu-prof"] !== undefined && {
-          nodeArgs: ["--cpu-prof", "--cpu-prof-dir", values["gateway-cpu-prof"]],
-        }),
+        nodeArgs: cpuProfArgs,
       },
     );
     try {
@@ -348,6 +457,7 @@ const result = {
   ...(batched && { updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batched } }),
   ...(single.commands && { submitAndWait: single.commands }),
   ...(wave2Result && wave2Result),
+  ...(requestCostResult && { requestCost: requestCostResult }),
   targets: {
     ...(single.updates &&
       batched && {
@@ -381,6 +491,37 @@ if (single.updates && batched) {
 }
 if (single.commands)
   console.table({ "direct gRPC": single.commands.directGrpc, gateway: single.commands.gateway });
+const verdict = (met: boolean | undefined) => (met === undefined ? "not run" : met ? "met" : "NOT met");
+if (requestCostResult) {
+  const r = requestCostResult;
+  const stream = (u: UpdateStreamResult) => ({
+    "WS µs/element": u.gatewayCost?.cpuMicrosPerElement.webSocket,
+    "list µs/element": u.gatewayCost?.cpuMicrosPerElement.httpList,
+    "WS vs direct": u.ratioToDirect.gatewayWebSocket,
+    "list vs direct": u.ratioToDirect.gatewayHttpList,
+  });
+  console.table({
+    "submit-and-wait": {
+      "gateway CPU ms/request": r.submitAndWait.gatewayCpuMsPerCommand,
+      "vs direct": r.submitAndWait.ratioToDirect.throughput,
+    },
+    "submit-and-wait-for-transaction": {
+      "gateway CPU ms/request": r.submitAndWaitForTransaction.gatewayCpuMsPerRequest,
+    },
+    "GET /v2/state/ledger-end": { "gateway CPU ms/request": r.ledgerEnd.gatewayCpuMsPerRequest },
+  });
+  console.table({
+    "1 event/tx": stream(r.updateStream),
+    [`${values.batch} events/tx`]: stream(r.updateStreamBatched),
+  });
+  console.log(
+    `request-cost targets: ${Object.entries(r.targets)
+      .map(([name, t]) => `${name} ${verdict(t.met)}`)
+      .join(", ")}; load average ${loadAtStart.join(" ")} -> ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+}
 if (wave2Result?.fanout) {
   console.table(
     Object.fromEntries(
@@ -399,7 +540,6 @@ if (wave2Result?.fanout) {
     ),
   );
 }
-const verdict = (met: boolean | undefined) => (met === undefined ? "not run" : met ? "met" : "NOT met");
 if (wave2Targets) {
   console.log(
     `targets: gateway CPU per delivery at N=100 <= ${FANOUT_CPU_TARGET_MICROS} µs: ${verdict(wave2Targets.cpuPerDeliveryAt100?.met)} ` +

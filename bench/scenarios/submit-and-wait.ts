@@ -1,5 +1,6 @@
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
 import { SAMPLE_PACKAGE_ID } from "../../src/sandbox/sample-package/index.js";
+import { processCpuSeconds } from "../lib/proc-stats.js";
 import { percentile, round, secondsSince } from "../lib/stats.js";
 
 /**
@@ -13,9 +14,11 @@ export interface SubmitAndWaitResult {
   directGrpc: Figures;
   gateway: Figures;
   ratioToDirect: { throughput: number; p50: number; p99: number };
+  /** The gateway process's CPU over its measured window / commands, when its pid was given. */
+  gatewayCpuMsPerCommand?: number;
 }
 
-interface Figures {
+export interface Figures {
   commandsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -28,11 +31,14 @@ export interface SubmitAndWaitSetup {
   token: string;
   commands: number;
   concurrency: number;
+  /** The gateway's process: its CPU over the gateway's window is reported per command. */
+  gatewayPid?: number;
   /** Called with a line per quarter of the commands and per finished client, as the bench runs. */
   progress?: (line: string) => void;
 }
 
-async function measure(
+/** `total` calls of `submit` by `concurrency` loops back to back: their rate and latencies. */
+export async function measure(
   total: number,
   concurrency: number,
   submit: (i: number) => Promise<void>,
@@ -105,6 +111,7 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
   setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
 
   const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
+  const cpuBefore = setup.gatewayPid === undefined ? 0 : processCpuSeconds(setup.gatewayPid);
   const gateway = await measure(
     setup.commands,
     setup.concurrency,
@@ -130,6 +137,10 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
     },
     report("gateway"),
   );
+  const gatewayCpuMsPerCommand =
+    setup.gatewayPid === undefined
+      ? undefined
+      : round(((processCpuSeconds(setup.gatewayPid) - cpuBefore) * 1000) / setup.commands, 3);
   setup.progress?.(`gateway: ${gateway.commandsPerSecond} commands/s, p99 ${gateway.p99Ms} ms`);
   ledger.close();
   return {
@@ -142,5 +153,6 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
       p50: round(gateway.p50Ms / direct.p50Ms, 3),
       p99: round(gateway.p99Ms / direct.p99Ms, 3),
     },
+    ...(gatewayCpuMsPerCommand !== undefined && { gatewayCpuMsPerCommand }),
   };
 }

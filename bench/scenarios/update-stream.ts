@@ -1,4 +1,5 @@
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
 import { median, round, secondsSince } from "../lib/stats.js";
 import { readWebSocketStream } from "../lib/ws-reader.js";
 
@@ -17,6 +18,20 @@ export interface UpdateStreamResult {
   gatewayPeakRssBytes: number;
   /** Peak resident memory during the first WebSocket stream of a fresh gateway: what streaming costs. */
   gatewayFirstWebSocketRssBytes: number;
+  /** With the gateway's pid: its CPU per element and what one list-twin answer costs in memory. */
+  gatewayCost?: GatewayStreamCost;
+}
+
+export interface GatewayStreamCost {
+  /** Median over the counted runs of the gateway's CPU over one read / elements read. */
+  cpuMicrosPerElement: { webSocket: number; httpList: number };
+  cpuMicrosPerEvent: { webSocket: number; httpList: number };
+  /** Elements (updates) of one read, and the bytes of one list-twin answer. */
+  elements: number;
+  listAnswerBytes: number;
+  /** Peak resident memory while answering the list twin (sampled every 20 ms), and before it. */
+  listPeakRssBytes: number;
+  listRssBeforeBytes: number;
 }
 
 export interface UpdateStreamSetup {
@@ -28,6 +43,8 @@ export interface UpdateStreamSetup {
   runs: number;
   /** Resident memory of the gateway process, sampled by the caller. */
   gatewayRss: () => Promise<number>;
+  /** The gateway's process, to read its CPU and memory from /proc. */
+  gatewayPid?: number;
   /** Called with one line per measured pass (warm-up included), as the bench runs. */
   progress?: (line: string) => void;
 }
@@ -64,6 +81,14 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
   const ws: number[] = [];
   const http: number[] = [];
   let events = 0;
+  let updates = 0;
+  const pid = setup.gatewayPid;
+  const cpu = () => (pid === undefined ? 0 : processCpuSeconds(pid));
+  const wsCpu: number[] = [];
+  const httpCpu: number[] = [];
+  let listAnswerBytes = 0;
+  let listPeakRss = 0;
+  let listRssBefore = 0;
   let peakRss = 0;
   let firstWsRss = 0;
 
@@ -104,7 +129,9 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     }
     {
       const started = process.hrtime.bigint();
+      const cpuBefore = cpu();
       let seen = 0;
+      let elements = 0;
       const sampler = setInterval(
         () =>
           void setup.gatewayRss().then((rss) => {
@@ -121,11 +148,14 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
           jsonRequest,
           (element) => {
             seen += countEvents(element);
+            elements++;
           },
         );
       } finally {
         clearInterval(sampler);
       }
+      if (counted) wsCpu.push(cpu() - cpuBefore);
+      updates = elements;
       if (seen !== events) throw new Error(`the WebSocket delivered ${seen} events, gRPC ${events}`);
       const rate = seen / secondsSince(started);
       if (counted) ws.push(rate);
@@ -133,6 +163,15 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     }
     {
       const started = process.hrtime.bigint();
+      const cpuBefore = cpu();
+      const rssBefore = pid === undefined ? 0 : processRssBytes(pid);
+      let rssPeak = rssBefore;
+      const sampler =
+        pid === undefined
+          ? undefined
+          : setInterval(() => {
+              rssPeak = Math.max(rssPeak, processRssBytes(pid));
+            }, 20);
       const res = await fetch(`http://127.0.0.1:${setup.gatewayPort}/v2/updates`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}` },
@@ -140,7 +179,16 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       });
       if (res.status !== 200)
         throw new Error(`list twin answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-      const elements = (await res.json()) as unknown[];
+      const text = await res.text();
+      clearInterval(sampler);
+      if (counted) httpCpu.push(cpu() - cpuBefore);
+      // The first answer of this gateway: no earlier answer's heap left to reuse.
+      if (run === 0) {
+        listAnswerBytes = Buffer.byteLength(text);
+        listRssBefore = rssBefore;
+        listPeakRss = rssPeak;
+      }
+      const elements = JSON.parse(text) as unknown[];
       const seen = elements.reduce<number>((sum, element) => sum + countEvents(element), 0);
       if (seen !== events) throw new Error(`the list twin delivered ${seen} events, gRPC ${events}`);
       const rate = seen / secondsSince(started);
@@ -164,5 +212,21 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     },
     gatewayPeakRssBytes: peakRss,
     gatewayFirstWebSocketRssBytes: firstWsRss,
+    ...(pid !== undefined && {
+      gatewayCost: {
+        cpuMicrosPerElement: {
+          webSocket: round((median(wsCpu) * 1e6) / updates, 2),
+          httpList: round((median(httpCpu) * 1e6) / updates, 2),
+        },
+        cpuMicrosPerEvent: {
+          webSocket: round((median(wsCpu) * 1e6) / events, 2),
+          httpList: round((median(httpCpu) * 1e6) / events, 2),
+        },
+        elements: updates,
+        listAnswerBytes,
+        listPeakRssBytes: listPeakRss,
+        listRssBeforeBytes: listRssBefore,
+      },
+    }),
   };
 }
