@@ -218,6 +218,7 @@ async function requestCost() {
       ...unary,
       commands,
       sandboxPort: stack.sandbox.port,
+      warmUp: 50,
       progress: progress("request cost submit-and-wait"),
     });
     const forTransaction = await submitAndWaitForTransactionCost(unary);

@@ -33,6 +33,8 @@ export interface SubmitAndWaitSetup {
   concurrency: number;
   /** The gateway's process: its CPU over the gateway's window is reported per command. */
   gatewayPid?: number;
+  /** Commands sent on each path before its measured window (JIT, caches, connections); default none. */
+  warmUp?: number;
   /** Called with a line per quarter of the commands and per finished client, as the bench runs. */
   progress?: (line: string) => void;
 }
@@ -76,67 +78,63 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
 
   const report = (client: string) => (done: number) =>
     setup.progress?.(`${client}: ${done}/${setup.commands} commands`);
-  const direct = await measure(
-    setup.commands,
-    setup.concurrency,
-    async (i) => {
-      await ledger.unary(
-        "CommandService",
-        "SubmitAndWait",
-        {
-          commands: {
-            commandId: `bench-direct-${run}-${i}`,
-            actAs: [party],
-            commands: [
-              {
-                create: {
-                  templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
-                  createArguments: {
-                    fields: [
-                      { value: { party } },
-                      { value: { int64: String(i) } },
-                      { value: { text: payload } },
-                    ],
-                  },
-                },
-              },
-            ],
-          },
-        },
-        token,
-      );
-    },
-    report("direct gRPC"),
-  );
-  setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
-
-  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
-  const cpuBefore = setup.gatewayPid === undefined ? 0 : processCpuSeconds(setup.gatewayPid);
-  const gateway = await measure(
-    setup.commands,
-    setup.concurrency,
-    async (i) => {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}` },
-        body: JSON.stringify({
-          commandId: `bench-gateway-${run}-${i}`,
+  const directCommand = async (i: number) => {
+    await ledger.unary(
+      "CommandService",
+      "SubmitAndWait",
+      {
+        commands: {
+          commandId: `bench-direct-${run}-${i}`,
           actAs: [party],
           commands: [
             {
-              CreateCommand: {
-                templateId: "#gateway-samples:Bench:Tick",
-                createArguments: { owner: party, seq: String(i), payload },
+              create: {
+                templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
+                createArguments: {
+                  fields: [
+                    { value: { party } },
+                    { value: { int64: String(i) } },
+                    { value: { text: payload } },
+                  ],
+                },
               },
             },
           ],
-        }),
-      });
-      if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
-      await res.arrayBuffer();
-    },
-    report("gateway"),
-  );
+        },
+      },
+      token,
+    );
+  };
+  const warmUp = setup.warmUp ?? 0;
+  // Negative numbers: warm-up commands have ids of their own.
+  for (let i = 1; i <= warmUp; i++) await directCommand(-i);
+  const direct = await measure(setup.commands, setup.concurrency, directCommand, report("direct gRPC"));
+  setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
+
+  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
+  const gatewayCommand = async (i: number) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        commandId: `bench-gateway-${run}-${i}`,
+        actAs: [party],
+        commands: [
+          {
+            CreateCommand: {
+              templateId: "#gateway-samples:Bench:Tick",
+              createArguments: { owner: party, seq: String(i), payload },
+            },
+          },
+        ],
+      }),
+    });
+    if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+  for (let i = 1; i <= warmUp; i++) await gatewayCommand(-i);
+  const cpuBefore = setup.gatewayPid === undefined ? 0 : processCpuSeconds(setup.gatewayPid);
+  const gateway = await measure(setup.commands, setup.concurrency, gatewayCommand, report("gateway"));
   const gatewayCpuMsPerCommand =
     setup.gatewayPid === undefined
       ? undefined
