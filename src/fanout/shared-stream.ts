@@ -498,13 +498,19 @@ export class SharedStream {
     });
   }
 
+  /**
+   * The newest shared member (else the newest member): its token is the one presented last, so
+   * most likely the furthest from its expiry, and members that joined together tend to leave in
+   * the order they came, so the newest hands over least often.
+   */
   #nextOwner(): Member | undefined {
-    let fallback: Member | undefined;
+    let shared: Member | undefined;
+    let any: Member | undefined;
     for (const member of this.#members) {
-      if (member.mode === "shared") return member;
-      fallback ??= member;
+      any = member;
+      if (member.mode === "shared") shared = member;
     }
-    return fallback;
+    return shared ?? any;
   }
 
   #upstreamFailed(error: unknown): void {
