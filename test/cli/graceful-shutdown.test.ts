@@ -98,6 +98,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
             ],
           }),
         });
+        submitted.catch(() => undefined);
         await waitFor("the command's calls to reach the ledger", () => gate.held > 0);
         child.kill("SIGTERM");
         await waitFor(
@@ -105,17 +106,23 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
           () => log.msgs.filter((msg) => msg === "draining: new requests refused").length === workers,
         );
 
+        // Refused on a connection of a gateway still draining; a worker with nothing in flight may
+        // have closed its connections already, which refuses it too. Never served.
         kept.write(`GET /livez HTTP/1.1\r\nHost: x\r\n\r\n`);
-        await kept.untilResponses(2);
+        await kept.until("an answer or a close", () => kept.responses().length === 2 || kept.closed);
         const refused = kept.responses()[1];
-        assert.equal(refused?.status, 503);
-        assert.equal(JSON.parse(refused?.body ?? "{}").code, "SERVICE_NOT_RUNNING");
+        if (workers === 1 || refused !== undefined) {
+          assert.equal(refused?.status, 503);
+          assert.equal(JSON.parse(refused?.body ?? "{}").code, "SERVICE_NOT_RUNNING");
+        }
         await kept.untilClosed();
 
         // Longer than the 5 s the gateway used to wait before it closed every connection.
         await sleep(6_000);
         gate.release();
-        const answer = await submitted;
+        const answer = await submitted.catch((error: Error & { cause?: { code?: string } }) => {
+          throw new Error(`the command's answer was lost: ${error.cause?.code ?? error.message}`);
+        });
         assert.equal(answer.status, 200);
         assert.match(((await answer.json()) as { updateId: string }).updateId, /^[0-9a-f]+$/);
         const [code] = await once(child, "exit");
