@@ -28,6 +28,7 @@ import { eventQueryService } from "./services/event-query-service.js";
 import { interactiveSubmissionService } from "./services/interactive-submission-service.js";
 import { packageManagementService } from "./services/package-management-service.js";
 import { packageService } from "./services/package-service.js";
+import { participantPruningService } from "./services/participant-pruning-service.js";
 import { partyManagementService } from "./services/party-management-service.js";
 import { stateService } from "./services/state-service.js";
 import { updateService } from "./services/update-service.js";
@@ -39,7 +40,8 @@ export interface SandboxOptions {
   host?: string;
   /** Canton's own sandbox participant is called `sandbox`. */
   participantName?: string;
-  synchronizerAlias?: string;
+  /** The connected synchronizers' aliases; two by default (Canton's ids are formed from them). */
+  synchronizerAliases?: readonly string[];
   log?: Logger;
   /** Token verification; default `unsafe` (any signature, but a valid Ledger API token). */
   auth?: TokenVerificationOptions;
@@ -79,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const log = options.log ?? pino({ level: "silent" });
   const store = new SandboxStore({
     participantName: options.participantName ?? "sandbox",
-    synchronizerAlias: options.synchronizerAlias ?? "synchronizer-1",
+    synchronizerAliases: options.synchronizerAliases ?? ["synchronizer-1", "synchronizer-2"],
   });
   const access = identityAndAccess(store, {
     log,
@@ -117,6 +119,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     updateService(ledger),
     eventQueryService(ledger),
     contractService(ledger),
+    participantPruningService(store),
     partyManagementService(store, {
       users: access.partyUsers,
       identityProviderExists: (id) => access.idps.exists(id),

@@ -68,11 +68,11 @@ describe("sandbox auth step and Canton error form", () => {
     match(error.details, /The submitted command is missing a mandatory field: event_format/);
   });
 
-  it("answers an unimplemented unary method of a served service in Canton's form", async () => {
-    // Reassignments need a second synchronizer: the one unary method still unimplemented.
+  it("answers an incomplete reassignment submission in Canton's form", async () => {
     const submission = serviceClient(sandbox.port, "com.daml.ledger.api.v2.CommandSubmissionService");
     const error = await rejection(submission.SubmitReassignment!({})).finally(() => submission.close());
-    strictEqual(error.code, grpc.status.UNIMPLEMENTED);
-    strictEqual(error.status.errorInfos[0]?.reason, "SANDBOX_UNSUPPORTED_OPERATION");
+    strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
+    strictEqual(error.status.errorInfos[0]?.reason, "MISSING_FIELD");
+    match(error.details, /The submitted command is missing a mandatory field: reassignment_commands/);
   });
 });

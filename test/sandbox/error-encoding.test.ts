@@ -36,7 +36,7 @@ describe("sandbox error messages are always sendable", () => {
       );
       strictEqual(/[\ud800-\udfff]/u.test(error.details), false);
       const connected = await state.GetConnectedSynchronizers!<{ connectedSynchronizers: unknown[] }>({});
-      strictEqual(connected.connectedSynchronizers.length, 1);
+      strictEqual(connected.connectedSynchronizers.length, 2);
     });
   }
 });

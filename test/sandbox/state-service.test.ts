@@ -5,6 +5,8 @@ import type { AllocatePartyResponse__Output } from "../../src/proto/ledger-api-t
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { rejection, SERVICES, serviceClient } from "./sandbox-client.js";
 
+type Connected = { connectedSynchronizers: { synchronizerAlias: string }[] };
+
 describe("sandbox StateService", () => {
   let sandbox: RunningSandbox;
   let state: ReturnType<typeof serviceClient>;
@@ -21,6 +23,7 @@ describe("sandbox StateService", () => {
   });
 
   const synchronizer = () => sandbox.store.synchronizers[0]!;
+  const second = () => sandbox.store.synchronizers[1]!;
 
   it("starts at ledger end 0 and moves one offset per party allocation (a topology transaction)", async () => {
     deepStrictEqual(await state.GetLedgerEnd!({}), { offset: "0" });
@@ -36,19 +39,25 @@ describe("sandbox StateService", () => {
     });
   });
 
-  it("lists the connected synchronizer without permission when no party is given", async () => {
+  it("lists both connected synchronizers without permission when no party is given", async () => {
     const response = await state.GetConnectedSynchronizers!({});
     match(synchronizer().id, /^synchronizer-1::1220[0-9a-f]{64}$/);
+    match(second().id, /^synchronizer-2::1220[0-9a-f]{64}$/);
     deepStrictEqual(response.connectedSynchronizers, [
       {
         synchronizerAlias: "synchronizer-1",
         synchronizerId: synchronizer().id,
         permission: "PARTICIPANT_PERMISSION_UNSPECIFIED",
       },
+      {
+        synchronizerAlias: "synchronizer-2",
+        synchronizerId: second().id,
+        permission: "PARTICIPANT_PERMISSION_UNSPECIFIED",
+      },
     ]);
   });
 
-  it("gives submission permission for a local party", async () => {
+  it("gives submission permission on both synchronizers for a party allocated without a synchronizer", async () => {
     const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
       partyIdHint: "hostedCarol",
     });
@@ -60,7 +69,55 @@ describe("sandbox StateService", () => {
         synchronizerId: synchronizer().id,
         permission: "PARTICIPANT_PERMISSION_SUBMISSION",
       },
+      {
+        synchronizerAlias: "synchronizer-2",
+        synchronizerId: second().id,
+        permission: "PARTICIPANT_PERMISSION_SUBMISSION",
+      },
     ]);
+  });
+
+  it("lists only the synchronizer a party was allocated on, then both once it is allocated on the other", async () => {
+    const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
+      partyIdHint: "hostedDave",
+      synchronizerId: second().id,
+    });
+    const party = allocated.partyDetails?.party ?? "";
+    const only = await state.GetConnectedSynchronizers!({ party });
+    deepStrictEqual(only.connectedSynchronizers, [
+      {
+        synchronizerAlias: "synchronizer-2",
+        synchronizerId: second().id,
+        permission: "PARTICIPANT_PERMISSION_SUBMISSION",
+      },
+    ]);
+    await parties.AllocateParty!({ partyIdHint: "hostedDave", synchronizerId: synchronizer().id });
+    const both = await state.GetConnectedSynchronizers!<Connected>({ party });
+    deepStrictEqual(
+      both.connectedSynchronizers.map((s) => s.synchronizerAlias),
+      ["synchronizer-1", "synchronizer-2"],
+    );
+    const again = await rejection(
+      parties.AllocateParty!({ partyIdHint: "hostedDave", synchronizerId: synchronizer().id }),
+    );
+    match(again.details, /Party already exists/);
+  });
+
+  it("filters by participant: this participant's hostings, none for another participant", async () => {
+    const allocated = await parties.AllocateParty!<AllocatePartyResponse__Output>({
+      partyIdHint: "hostedErin",
+    });
+    const party = allocated.partyDetails?.party ?? "";
+    const here = await state.GetConnectedSynchronizers!<Connected>({
+      party,
+      participantId: sandbox.store.participant.participantId,
+    });
+    strictEqual(here.connectedSynchronizers.length, 2);
+    const elsewhere = await state.GetConnectedSynchronizers!({
+      party,
+      participantId: `other::1220${"cd".repeat(32)}`,
+    });
+    deepStrictEqual(elsewhere.connectedSynchronizers, []);
   });
 
   it("gives an empty list for a party this participant does not host", async () => {

@@ -223,7 +223,7 @@ function allocate(
     throw errors.invalidArgument(`Party already exists: party ${party} is already allocated on this node`);
   }
   const permission = PERMISSIONS[hosting.permission] ?? "PARTICIPANT_PERMISSION_CONFIRMATION";
-  store.allocateParty(party, request.synchronizer, { identityProviderId, annotations: {} }, permission);
+  store.allocateParty(party, [request.synchronizer], { identityProviderId, annotations: {} }, permission);
   deps.externalParties.register(party, { keys: partyKeys, threshold: p2p.signingKeys.threshold });
   if (request.userId !== "") deps.users?.grantActAs(request.userId, party, identityProviderId, context);
   return { partyId: party };

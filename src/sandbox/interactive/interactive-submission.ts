@@ -194,6 +194,7 @@ export function interactiveSubmissionMethods(
       commands: [],
       disclosedContracts: [],
       deduplication: deduplicationOf(request),
+      synchronizerId,
     };
     const outcome = runtime.ledger.submitInterpreted(
       commands,

@@ -64,6 +64,27 @@ const LEDGER_ERROR_CODES = {
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateSeekAfterEnd,
   ),
   OFFSET_OUT_OF_RANGE: errorCode("OFFSET_OUT_OF_RANGE", ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther),
+  NON_POSITIVE_OFFSET: errorCode("NON_POSITIVE_OFFSET", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
+  PARTICIPANT_PRUNED_DATA_ACCESSED: errorCode(
+    "PARTICIPANT_PRUNED_DATA_ACCESSED",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  SUBMISSION_SYNCHRONIZER_NOT_READY: errorCode(
+    "SUBMISSION_SYNCHRONIZER_NOT_READY",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  INVALID_PRESCRIBED_SYNCHRONIZER_ID: errorCode(
+    "INVALID_PRESCRIBED_SYNCHRONIZER_ID",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  NO_COMMON_SYNCHRONIZER: errorCode(
+    "NO_COMMON_SYNCHRONIZER",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
+  UNKNOWN_CONTRACT_SYNCHRONIZERS: errorCode(
+    "UNKNOWN_CONTRACT_SYNCHRONIZERS",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateOther,
+  ),
   DESCENDING_ORDER_MISSING_END: errorCode(
     "DESCENDING_ORDER_MISSING_END",
     ERROR_CATEGORIES.InvalidIndependentOfSystemState,
@@ -179,6 +200,50 @@ export const ledgerErrors = {
     new SandboxError(
       LEDGER_ERROR_CODES.OFFSET_AFTER_LEDGER_END,
       `${offsetType} offset (${requested}) is after ledger end (${ledgerEnd})`,
+    ),
+
+  nonPositiveOffset: (field: string, offset: number) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.NON_POSITIVE_OFFSET,
+      `Offset ${offset} in ${field} is not a positive integer: the offset has to be a positive integer (>0)`,
+    ),
+
+  /** Canton's QueryValidRange: a read that starts at or below the pruning offset. */
+  participantPrunedDataAccessed: (cause: string, prunedUpToInclusive: number) =>
+    new SandboxError(LEDGER_ERROR_CODES.PARTICIPANT_PRUNED_DATA_ACCESSED, cause, {
+      context: { earliest_offset: String(prunedUpToInclusive) },
+      definiteAnswer: true,
+    }),
+
+  submissionSynchronizerNotReady: () =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.SUBMISSION_SYNCHRONIZER_NOT_READY,
+      "Trying to submit to a disconnected or not configured synchronizer.",
+    ),
+
+  inputContractsNotOnSynchronizer: (prescribed: string, actual: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.INVALID_PRESCRIBED_SYNCHRONIZER_ID,
+      `The needed input contracts are not on ${prescribed}, but on ${actual}`,
+    ),
+
+  notAllInformeesOnSynchronizer: (prescribed: string, informeeSynchronizers: readonly string[]) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.INVALID_PRESCRIBED_SYNCHRONIZER_ID,
+      `Not all informees are on the specified synchronizer: ${prescribed}, but on Set(${informeeSynchronizers.join(", ")})`,
+    ),
+
+  noCommonSynchronizer: () =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.NO_COMMON_SYNCHRONIZER,
+      "There is no common synchronizer to which all submitters can submit and all informees are connected.",
+    ),
+
+  /** Contracts between their unassignment and assignment have no synchronizer to be used on. */
+  unknownContractSynchronizers: (contractIds: readonly string[]) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.UNKNOWN_CONTRACT_SYNCHRONIZERS,
+      `The synchronizers for the contracts (${contractIds.join(", ")}) are currently unknown due to ongoing contract reassignments or disconnected synchronizers.`,
     ),
 
   offsetOutOfRange: (message: string) => new SandboxError(LEDGER_ERROR_CODES.OFFSET_OUT_OF_RANGE, message),

@@ -36,6 +36,10 @@ export interface StoredContract {
   sequence: number;
   archivedOffset: number | undefined;
   archivedNodeId: number | undefined;
+  /** The synchronizer it is assigned to now (its create's, then each assignment's target). */
+  synchronizerId: string;
+  /** Its unassignments and assignments in offset order: the ACS at an offset reads them. */
+  readonly reassignments: ReassignmentUpdate[];
 }
 
 export interface CreateNode {
@@ -74,7 +78,9 @@ export interface CompletionInfo {
 
 export type DeduplicationPeriod =
   | { readonly kind: "duration"; readonly seconds: number; readonly nanos: number }
-  | { readonly kind: "offset"; readonly offset: number };
+  | { readonly kind: "offset"; readonly offset: number }
+  /** Reassignments are not deduplicated. */
+  | { readonly kind: "none" };
 
 export interface TransactionUpdate {
   readonly kind: "transaction";
@@ -94,6 +100,36 @@ export interface TransactionUpdate {
   readonly externalTransactionHash?: Buffer;
   /** The encoded GetUpdatesResponse of the last rendering, keyed by its format (see update-renderer). */
   encoded?: { readonly key: string; readonly bytes: Buffer | undefined };
+}
+
+/** One half of a reassignment: the contract leaves `source`, or arrives on `target`. */
+export interface ReassignmentStep {
+  readonly kind: "unassigned" | "assigned";
+  readonly reassignmentId: string;
+  readonly contract: StoredContract;
+  readonly source: string;
+  readonly target: string;
+  readonly submitter: string;
+  /** The contract's counter after this step (an unassignment adds one). */
+  readonly reassignmentCounter: number;
+  /** The node id of the event in its update (Canton numbers reassignment events from 0). */
+  readonly nodeId: number;
+}
+
+/**
+ * An unassignment (on the source synchronizer) or an assignment (on the target), each at its
+ * own offset, as Canton records the two halves of a reassignment.
+ */
+export interface ReassignmentUpdate {
+  readonly kind: "reassignment";
+  readonly offset: number;
+  readonly updateId: string;
+  readonly workflowId: string;
+  readonly recordTime: Date;
+  /** The source for an unassignment, the target for an assignment. */
+  readonly synchronizerId: string;
+  readonly steps: readonly ReassignmentStep[];
+  readonly completion: CompletionInfo;
 }
 
 /** A command rejected after admission (DUPLICATE_COMMAND): only its completion shows it. */

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { sameTypeCon, typeConKey } from "../../lf/index.js";
 import { errors } from "../errors.js";
 import { fingerprintOf } from "../identifiers.js";
@@ -10,8 +10,12 @@ import { type BlobContents, ContractBlobCodec } from "./commands/contract-blob.j
 import { contractKeyHash } from "./commands/contract-factory.js";
 import { ContractIdAllocator } from "./commands/contract-ids.js";
 import { Deduplicator } from "./commands/deduplication.js";
+import type { ValidatedReassignment } from "./commands/reassignment-validation.js";
+import { inFlight, routeTransaction } from "./commands/synchronizer-routing.js";
 import { ledgerErrors } from "./ledger-errors.js";
 import type {
+  ReassignmentStep,
+  ReassignmentUpdate,
   RejectionUpdate,
   StoredContract,
   TransactionNode,
@@ -47,6 +51,9 @@ export class ParticipantLedger implements LedgerLookup {
   readonly contractsInCreationOrder: StoredContract[] = [];
   private readonly deduplicator = new Deduplicator();
   private readonly offsetsByUpdateId = new Map<string, number>();
+  /** Unassignments by reassignment id, until their assignment. */
+  private readonly pendingAssignments = new Map<string, ReassignmentStep>();
+  private readonly completedAssignments = new Set<string>();
   private indexedUpdates = 0;
 
   constructor(
@@ -58,6 +65,7 @@ export class ParticipantLedger implements LedgerLookup {
     this.blobCodec = new ContractBlobCodec(blobSecret);
   }
 
+  /** The synchronizer the sandbox prefers (the first): where it records what has no other. */
   get synchronizerId(): string {
     return this.store.synchronizers[0]!.id;
   }
@@ -159,12 +167,19 @@ export class ParticipantLedger implements LedgerLookup {
       return { kind: "rejected", update, error };
     }
     const { interpreted, effectiveAt, externalTransactionHash } = interpret();
+    const synchronizerId = routeTransaction(
+      this.store,
+      commands.synchronizerId,
+      interpreted.nodes,
+      commands.actAs,
+    );
     const update = this.commit(
       interpreted.nodes,
       interpreted.transient,
       effectiveAt,
       commands.workflowId,
       completion,
+      synchronizerId,
       externalTransactionHash,
     );
     this.deduplicator.accept(changeId, {
@@ -185,6 +200,7 @@ export class ParticipantLedger implements LedgerLookup {
     effectiveAt: Date,
     workflowId: string,
     completion: TransactionUpdate["completion"],
+    synchronizerId: string,
     externalTransactionHash?: Buffer,
   ): TransactionUpdate {
     return this.store.append((offset): TransactionUpdate => {
@@ -195,6 +211,7 @@ export class ParticipantLedger implements LedgerLookup {
           contract.createdNodeId = node.nodeId;
           contract.createdWorkflowId = workflowId;
           contract.sequence = this.contractsInCreationOrder.length;
+          contract.synchronizerId = synchronizerId;
           this.contractsInCreationOrder.push(contract);
           this.contracts.set(contract.contractId, contract);
           if (contract.key !== undefined) this.keys.set(contract.key.hash, contract);
@@ -213,13 +230,125 @@ export class ParticipantLedger implements LedgerLookup {
         workflowId,
         effectiveAt,
         recordTime: effectiveAt,
-        synchronizerId: this.synchronizerId,
+        synchronizerId,
         nodes,
         completion,
         transient,
         ...(externalTransactionHash === undefined ? {} : { externalTransactionHash }),
       };
     });
+  }
+
+  /**
+   * Unassigns contracts from their source synchronizer, or assigns unassigned ones to their
+   * target, as one reassignment at the next offset. Errors are Canton's reassignment
+   * submission errors (INVALID_ARGUMENT with the processor's message) and leave no trace.
+   */
+  reassign(request: ValidatedReassignment): ReassignmentUpdate {
+    for (const id of [request.source, request.target]) {
+      if (!this.store.isConnectedTo(id)) {
+        throw errors.invalidArgument(`Unable to resolve ${id} to a connected physical synchronizer id`);
+      }
+    }
+    const steps = request.kind === "unassign" ? this.unassignments(request) : this.assignments(request);
+    const update = this.store.append(
+      (offset): ReassignmentUpdate => ({
+        kind: "reassignment",
+        offset,
+        updateId: fingerprintOf(`sandbox-reassignment:${offset}:${this.contractIds.next()}`),
+        workflowId: request.workflowId,
+        recordTime: new Date(),
+        synchronizerId: request.kind === "unassign" ? request.source : request.target,
+        steps: steps.map((step, nodeId) => ({
+          ...step,
+          nodeId,
+          reassignmentId: step.reassignmentId || reassignmentIdOf(request.source, offset),
+        })),
+        completion: {
+          commandId: request.commandId,
+          userId: request.userId,
+          actAs: [request.submitter],
+          submissionId: request.submissionId,
+          deduplication: { kind: "none" },
+        },
+      }),
+    );
+    for (const step of update.steps) {
+      step.contract.reassignments.push(update);
+      if (step.kind === "unassigned") {
+        this.pendingAssignments.set(step.reassignmentId, step);
+      } else {
+        step.contract.synchronizerId = step.target;
+        this.pendingAssignments.delete(step.reassignmentId);
+        this.completedAssignments.add(step.reassignmentId);
+      }
+    }
+    return update;
+  }
+
+  private unassignments(request: ValidatedReassignment): Omit<ReassignmentStep, "nodeId">[] {
+    const { source, target, submitter } = request;
+    if (source === target) {
+      throw errors.invalidArgument(
+        `Cannot unassign contracts \`${request.ids.join(", ")}\`: source and target synchronizers are the same`,
+      );
+    }
+    return request.ids.map((contractId) => {
+      const contract = this.contracts.get(contractId);
+      // Canton looks the contract up on the source synchronizer only.
+      if (contract === undefined || (contract.synchronizerId !== source && !inFlight(contract))) {
+        throw errors.invalidArgument(`Cannot unassign contract \`${contractId}\`: unknown contract`);
+      }
+      if (contract.archivedOffset !== undefined || inFlight(contract)) {
+        const status = contract.archivedOffset !== undefined ? "Archived" : "ReassignedAway";
+        throw errors.invalidArgument(
+          `Cannot unassign contract \`${contractId}\` because it's not active. Current status ${status}`,
+        );
+      }
+      this.checkStakeholders(contract, submitter, target, contractId);
+      return {
+        kind: "unassigned",
+        reassignmentId: "",
+        contract,
+        source,
+        target,
+        submitter,
+        reassignmentCounter: counterOf(contract) + 1,
+      };
+    });
+  }
+
+  private assignments(request: ValidatedReassignment): Omit<ReassignmentStep, "nodeId">[] {
+    return request.ids.map((reassignmentId) => {
+      if (this.completedAssignments.has(reassignmentId)) {
+        throw errors.invalidArgument(`Cannot assign \`${reassignmentId}\`: assignment has been completed`);
+      }
+      const unassigned = this.pendingAssignments.get(reassignmentId);
+      if (
+        unassigned === undefined ||
+        unassigned.source !== request.source ||
+        unassigned.target !== request.target
+      ) {
+        throw errors.invalidArgument(`Cannot assign \`${reassignmentId}\`: unassignment data not found`);
+      }
+      this.checkStakeholders(unassigned.contract, request.submitter, request.target, reassignmentId);
+      return { ...unassigned, kind: "assigned", submitter: request.submitter };
+    });
+  }
+
+  /** Only a stakeholder may reassign, and every stakeholder this participant knows must be on the target. */
+  private checkStakeholders(contract: StoredContract, submitter: string, target: string, reference: string) {
+    if (!contract.stakeholders.has(submitter)) {
+      throw errors.invalidArgument(`For \`${reference}\`: submitter \`${submitter}\` is not a stakeholder.`);
+    }
+    const missing = [...contract.stakeholders].filter(
+      (p) => this.store.party(p) !== undefined && !this.store.hosts(p, target),
+    );
+    if (missing.length > 0) {
+      throw errors.invalidArgument(
+        `The following stakeholders are not active on the target synchronizer: Set(${missing.join(", ")})`,
+      );
+    }
   }
 
   /** Authenticates the disclosed contracts of a submission and checks the ids given beside them. */
@@ -275,6 +404,23 @@ export class ParticipantLedger implements LedgerLookup {
       sequence: -1,
       archivedOffset: undefined,
       archivedNodeId: undefined,
+      synchronizerId: "",
+      reassignments: [],
     };
   }
+}
+
+/** The contract's reassignment counter: 0 until its first unassignment. */
+export function counterOf(contract: StoredContract, atOffset = Number.POSITIVE_INFINITY): number {
+  let counter = 0;
+  for (const update of contract.reassignments) {
+    if (update.offset > atOffset) break;
+    counter = update.steps.find((s) => s.contract === contract)!.reassignmentCounter;
+  }
+  return counter;
+}
+
+/** Canton's reassignment ids are hex strings; the sandbox derives one from source and offset. */
+function reassignmentIdOf(source: string, offset: number): string {
+  return `00${createHash("sha256").update(`${source}:${offset}`).digest("hex")}`;
 }

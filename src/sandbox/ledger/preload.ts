@@ -76,10 +76,12 @@ export function preloadTicks(
         key: undefined,
         createdAt,
         ...NOT_YET_COMMITTED,
+        synchronizerId: "",
+        reassignments: [],
       };
       nodes.push({ kind: "create" as const, nodeId: seq - first, contract, witnesses });
     }
-    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined);
+    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined, store.synchronizers[0]!.id);
   }
   return { party, ticks: options.ticks, firstOffset, lastOffset: store.ledgerEnd() };
 }
@@ -87,7 +89,7 @@ export function preloadTicks(
 function ensureParty(store: SandboxStore, hint: string): string {
   const party = `${hint}::${store.participant.fingerprint}`;
   if (store.party(party) === undefined) {
-    store.allocateParty(party, store.synchronizers[0]!.id, { identityProviderId: "", annotations: {} });
+    store.allocateParty(party, store.synchronizerIds, { identityProviderId: "", annotations: {} });
   }
   return party;
 }

@@ -1,5 +1,5 @@
 import { fingerprintOf } from "../identifiers.js";
-import type { RejectionUpdate, TransactionUpdate } from "./ledger-records.js";
+import type { ReassignmentUpdate, RejectionUpdate, TransactionUpdate } from "./ledger-records.js";
 
 /** The participant the sandbox plays. */
 export interface ParticipantIdentity {
@@ -32,29 +32,35 @@ export interface PartyRecord {
   readonly resourceVersion: number;
 }
 
-/** A party allocation: a topology transaction at an offset. */
+/** A change of a party's hosting on this participant, as a topology event shows it. */
+export type TopologyEventRecord =
+  | {
+      readonly kind: "added" | "changed" | "onboarding";
+      readonly partyId: string;
+      readonly participantId: string;
+      readonly permission: ParticipantPermission;
+    }
+  | { readonly kind: "revoked"; readonly partyId: string; readonly participantId: string };
+
+/** A party-to-participant change: a topology transaction at an offset, on one synchronizer. */
 export interface TopologyUpdate {
   readonly kind: "topology";
   readonly offset: number;
   readonly updateId: string;
   readonly synchronizerId: string;
   readonly recordTime: Date;
-  readonly events: readonly {
-    readonly kind: "added";
-    readonly partyId: string;
-    readonly participantId: string;
-    readonly permission: ParticipantPermission;
-  }[];
+  readonly events: readonly TopologyEventRecord[];
 }
 /**
- * Everything Canton records at an offset: topology transactions, transactions and command
- * rejections (a rejection has an offset too: its completion's). Reassignments come later.
+ * Everything Canton records at an offset: topology transactions, transactions, the two halves
+ * of reassignments and command rejections (a rejection has an offset too: its completion's).
  */
-export type LedgerUpdate = TopologyUpdate | TransactionUpdate | RejectionUpdate;
+export type LedgerUpdate = TopologyUpdate | TransactionUpdate | ReassignmentUpdate | RejectionUpdate;
 
 export interface SandboxStoreOptions {
   readonly participantName: string;
-  readonly synchronizerAlias: string;
+  /** The connected synchronizers, in the order the sandbox prefers them. */
+  readonly synchronizerAliases: readonly string[];
 }
 
 /**
@@ -77,8 +83,25 @@ export class SandboxStore {
       fingerprint,
       participantId: `${options.participantName}::${fingerprint}`,
     };
-    const alias = options.synchronizerAlias;
-    this.synchronizers = [{ alias, id: `${alias}::${fingerprintOf(`sandbox-synchronizer:${alias}`)}` }];
+    if (options.synchronizerAliases.length === 0) throw new Error("the sandbox needs a synchronizer");
+    // Canton's logical synchronizer id: the synchronizer's name in its owner's namespace.
+    this.synchronizers = options.synchronizerAliases.map((alias) => ({
+      alias,
+      id: `${alias}::${fingerprintOf(`sandbox-synchronizer:${alias}`)}`,
+    }));
+  }
+
+  get synchronizerIds(): readonly string[] {
+    return this.synchronizers.map((s) => s.id);
+  }
+
+  isConnectedTo(synchronizerId: string): boolean {
+    return this.synchronizers.some((s) => s.id === synchronizerId);
+  }
+
+  /** Whether this participant hosts `party` on `synchronizerId` (any permission). */
+  hosts(party: string, synchronizerId: string): boolean {
+    return this.parties.get(party)?.permissions.has(synchronizerId) ?? false;
   }
 
   /** The offset of the last update; 0 while the ledger is empty. */
@@ -88,6 +111,15 @@ export class SandboxStore {
 
   latestPrunedOffset(): number {
     return this.prunedUpToInclusive;
+  }
+
+  /**
+   * Prunes the history up to `offset` inclusive: reads that start at or below it fail from now
+   * on (PARTICIPANT_PRUNED_DATA_ACCESSED); the active contracts stay. The updates are kept in
+   * memory only as far as streams already reading them need them; offsets never move.
+   */
+  prune(offset: number): void {
+    if (offset > this.prunedUpToInclusive) this.prunedUpToInclusive = offset;
   }
 
   get updates(): readonly LedgerUpdate[] {
@@ -147,38 +179,80 @@ export class SandboxStore {
   }
 
   /**
-   * Hosts a new local party on `synchronizerId`, with submission permission unless said (an
+   * Hosts a new local party on `synchronizerIds`, with submission permission unless said (an
    * external party is hosted to confirm or observe). As on Canton, this is a topology
-   * transaction: it takes the next offset and moves the ledger end.
+   * transaction: it takes the next offset and moves the ledger end. The sandbox records one
+   * transaction, on the first of the synchronizers, even when it hosts the party on several.
    */
   allocateParty(
     party: string,
-    synchronizerId: string,
+    synchronizerIds: readonly string[],
     record: { identityProviderId: string; annotations: Record<string, string> },
     permission: ParticipantPermission = "PARTICIPANT_PERMISSION_SUBMISSION",
   ): PartyRecord {
     const created: PartyRecord = {
       party,
       isLocal: true,
-      permissions: new Map([[synchronizerId, permission]]),
+      permissions: new Map(synchronizerIds.map((id) => [id, permission])),
       identityProviderId: record.identityProviderId,
       annotations: { ...record.annotations },
       resourceVersion: 0,
     };
     this.parties.set(party, created);
-    this.append(
+    this.appendTopology(party, synchronizerIds[0]!, { kind: "added", permission });
+    return created;
+  }
+
+  /**
+   * Hosts a known party on one more synchronizer, or with another permission on one that hosts
+   * it already (ParticipantAuthorizationAdded / Changed; Onboarding while its contracts are
+   * still being replicated). A change that changes nothing records nothing.
+   */
+  hostParty(
+    party: string,
+    synchronizerId: string,
+    permission: ParticipantPermission,
+    onboarding = false,
+  ): TopologyUpdate | undefined {
+    const existing = this.parties.get(party);
+    if (existing === undefined) throw new Error(`unknown party ${party}`);
+    const before = existing.permissions.get(synchronizerId);
+    if (before === permission && !onboarding) return undefined;
+    const permissions = new Map(existing.permissions);
+    permissions.set(synchronizerId, permission);
+    this.parties.set(party, { ...existing, permissions });
+    const kind = onboarding ? "onboarding" : before === undefined ? "added" : "changed";
+    return this.appendTopology(party, synchronizerId, { kind, permission });
+  }
+
+  /** Stops hosting a party on a synchronizer (ParticipantAuthorizationRevoked). */
+  revokeParty(party: string, synchronizerId: string): TopologyUpdate | undefined {
+    const existing = this.parties.get(party);
+    if (existing === undefined || !existing.permissions.has(synchronizerId)) return undefined;
+    const permissions = new Map(existing.permissions);
+    permissions.delete(synchronizerId);
+    this.parties.set(party, { ...existing, permissions });
+    return this.appendTopology(party, synchronizerId, { kind: "revoked" });
+  }
+
+  private appendTopology(
+    party: string,
+    synchronizerId: string,
+    change:
+      | { kind: "added" | "changed" | "onboarding"; permission: ParticipantPermission }
+      | { kind: "revoked" },
+  ): TopologyUpdate {
+    const participantId = this.participant.participantId;
+    return this.append(
       (offset): TopologyUpdate => ({
         kind: "topology",
         offset,
         updateId: fingerprintOf(`sandbox-update:${offset}:${party}`),
         synchronizerId,
         recordTime: new Date(),
-        events: [
-          { kind: "added", partyId: party, participantId: this.participant.participantId, permission },
-        ],
+        events: [{ ...change, partyId: party, participantId }],
       }),
     );
-    return created;
   }
 
   /** Replaces a party's participant-local record (metadata, identity provider). */

@@ -1,7 +1,9 @@
-import type { Commands__Output } from "../../proto/ledger-api-types.js";
+import type { Commands__Output, ReassignmentCommands__Output } from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
 import { interactiveErrors } from "../interactive/interactive-errors.js";
 import { validateCommands } from "./commands/command-validation.js";
+import { validateReassignment } from "./commands/reassignment-validation.js";
+import type { ReassignmentUpdate } from "./ledger-records.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
 import type { SubmissionOutcome } from "./participant-ledger.js";
 
@@ -22,6 +24,18 @@ export async function submitCommands(
     participant: runtime.participantName,
   });
   return { ...outcome, readAs: validated.readAs };
+}
+
+/** The reassignment path: the submitter's CanActAs right, request validation, then the ledger. */
+export async function submitReassignment(
+  runtime: LedgerRuntime,
+  commands: ReassignmentCommands__Output | null,
+  context: CallContext,
+): Promise<ReassignmentUpdate> {
+  const submitter = commands?.submitter ? [commands.submitter] : [];
+  await context.authorize({ kind: "act-as", actAs: submitter, readAs: [] });
+  const validated = validateReassignment(commands, context.caller.userId ?? "");
+  return runtime.ledger.reassign(validated);
 }
 
 /**

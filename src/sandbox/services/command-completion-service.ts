@@ -31,6 +31,13 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
           throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
         const ledgerEnd = store.ledgerEnd();
         if (begin > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
+        const pruned = store.latestPrunedOffset();
+        if (begin < pruned) {
+          throw ledgerErrors.participantPrunedDataAccessed(
+            `Command completions request from ${begin + 1} to ${ledgerEnd} overlaps with pruned offset ${pruned}`,
+            pruned,
+          );
+        }
         const parties = new Set(request.parties);
         await streamUpdates({
           store,

@@ -1,16 +1,19 @@
 import type {
+  SubmitAndWaitForReassignmentRequest__Output,
+  SubmitAndWaitForReassignmentResponse,
   SubmitAndWaitForTransactionRequest__Output,
   SubmitAndWaitForTransactionResponse,
   SubmitAndWaitRequest__Output,
   SubmitAndWaitResponse,
 } from "../../proto/ledger-api-types.js";
-import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
+import { projectReassignment } from "../ledger/reads/reassignment-projection.js";
 import { projectTransaction, transactionMessage } from "../ledger/reads/transaction-projection.js";
 import { compileTransactionFormat } from "../ledger/reads/update-format.js";
-import { submitCommands } from "../ledger/submission.js";
+import { submitCommands, submitReassignment } from "../ledger/submission.js";
+import { timestamp } from "../protocol-values.js";
 
 /**
  * CommandService: submit and wait for the outcome. The sandbox commits synchronously, so
@@ -55,10 +58,29 @@ export function commandService(runtime: LedgerRuntime): ServiceImplementation {
             projectTransaction(tx, effective, runtime.events) ?? transactionMessage(tx, effective.events, []),
         };
       },
-      SubmitAndWaitForReassignment: () => {
-        throw errors.unsupported(
-          "com.daml.ledger.api.v2.CommandService/SubmitAndWaitForReassignment (the sandbox has a single synchronizer: nothing to reassign)",
-        );
+      SubmitAndWaitForReassignment: async (
+        request: SubmitAndWaitForReassignmentRequest__Output,
+        context,
+      ): Promise<SubmitAndWaitForReassignmentResponse> => {
+        const format =
+          request.eventFormat === null
+            ? undefined
+            : CompiledEventFormat.compile(runtime.registry, request.eventFormat, "event_format");
+        const update = await submitReassignment(runtime, request.reassignmentCommands, context);
+        // Without an event format the reassignment comes without events (Canton's contract).
+        const projected = format && projectReassignment(update, format, runtime.events);
+        return {
+          reassignment: projected ?? {
+            updateId: update.updateId,
+            commandId: update.completion.commandId,
+            workflowId: update.workflowId,
+            offset: update.offset,
+            events: [],
+            traceContext: null,
+            recordTime: timestamp(update.recordTime),
+            synchronizerId: update.synchronizerId,
+          },
+        };
       },
     },
   };

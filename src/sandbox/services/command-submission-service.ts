@@ -1,8 +1,11 @@
-import type { SubmitRequest__Output, SubmitResponse } from "../../proto/ledger-api-types.js";
-import { errors } from "../errors.js";
+import type {
+  SubmitReassignmentRequest__Output,
+  SubmitRequest__Output,
+  SubmitResponse,
+} from "../../proto/ledger-api-types.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
-import { submitCommands } from "../ledger/submission.js";
+import { submitCommands, submitReassignment } from "../ledger/submission.js";
 
 /**
  * CommandSubmissionService: asynchronous submission. Validation and interpretation errors fail
@@ -17,10 +20,9 @@ export function commandSubmissionService(runtime: LedgerRuntime): ServiceImpleme
         await submitCommands(runtime, request.commands, context);
         return {};
       },
-      SubmitReassignment: () => {
-        throw errors.unsupported(
-          "com.daml.ledger.api.v2.CommandSubmissionService/SubmitReassignment (the sandbox has a single synchronizer: nothing to reassign)",
-        );
+      SubmitReassignment: async (request: SubmitReassignmentRequest__Output, context) => {
+        await submitReassignment(runtime, request.reassignmentCommands, context);
+        return {};
       },
     },
   };

@@ -3,6 +3,7 @@ import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
+import { createdOn } from "../ledger/reads/active-contracts.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 
 /**
@@ -21,7 +22,6 @@ export function eventQueryService(runtime: LedgerRuntime): ServiceImplementation
         const selection = contract && format.select(contract.templateId, contract.stakeholders);
         if (contract === undefined || selection === undefined)
           throw ledgerErrors.contractEventsNotFound(request.contractId);
-        const synchronizerId = runtime.ledger.synchronizerId;
         const createdEvent = runtime.events.created(contract, {
           offset: contract.createdOffset,
           nodeId: contract.createdNodeId,
@@ -38,9 +38,9 @@ export function eventQueryService(runtime: LedgerRuntime): ServiceImplementation
                   nodeId: contract.archivedNodeId ?? 0,
                   selection,
                 }),
-                synchronizerId,
+                synchronizerId: contract.synchronizerId,
               };
-        return { created: { createdEvent, synchronizerId }, archived };
+        return { created: { createdEvent, synchronizerId: createdOn(contract) }, archived };
       },
     },
   };

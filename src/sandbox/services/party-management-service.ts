@@ -169,8 +169,18 @@ function allocateParty(
   }
   if (request.userId !== "") options.users?.requireUser(request.userId, identityProviderId, context);
   partyMustBeInIdentityProvider(store, party, identityProviderId);
-  const synchronizerId = synchronizerFor(store, request.synchronizerId);
-  if (store.party(party) !== undefined) {
+  const synchronizerIds = synchronizersFor(store, request.synchronizerId);
+  const existing = store.party(party);
+  if (
+    existing !== undefined &&
+    request.synchronizerId !== "" &&
+    !existing.permissions.has(request.synchronizerId)
+  ) {
+    // A party of this participant allocated again on another synchronizer: it is hosted there too.
+    store.hostParty(party, request.synchronizerId, "PARTICIPANT_PERMISSION_SUBMISSION");
+    return { partyDetails: toPartyDetails(store.party(party)!) };
+  }
+  if (existing !== undefined) {
     // Canton's topology manager answers ALREADY_EXISTS, which party allocation reports as an
     // invalid argument correlated by the allocation's submission id.
     throw errors.invalidArgument(
@@ -179,7 +189,7 @@ function allocateParty(
     );
   }
   if (!withinMaxAnnotationsSize(metadata.annotations)) throw errors.maxPartyAnnotationsSizeExceeded(party);
-  const record = store.allocateParty(party, synchronizerId, {
+  const record = store.allocateParty(party, synchronizerIds, {
     identityProviderId,
     annotations: metadata.annotations,
   });
@@ -187,16 +197,15 @@ function allocateParty(
   return { partyDetails: toPartyDetails(record) };
 }
 
-function synchronizerFor(store: SandboxStore, requested: string): string {
-  if (requested === "") {
-    const [only, ...others] = store.synchronizers;
-    if (only !== undefined && others.length === 0) return only.id;
-    throw errors.missingField("synchronizer_id");
-  }
-  if (!store.synchronizers.some((s) => s.id === requested)) {
-    throw errors.notConnectedToSynchronizer(requested);
-  }
-  return requested;
+/**
+ * Where a new party is hosted: the given synchronizer, or (none given) every connected one.
+ * Canton refuses the latter on a participant connected to several synchronizers; the sandbox
+ * hosts the party everywhere so that clients written for one synchronizer work unchanged.
+ */
+function synchronizersFor(store: SandboxStore, requested: string): readonly string[] {
+  if (requested === "") return store.synchronizerIds;
+  if (!store.isConnectedTo(requested)) throw errors.notConnectedToSynchronizer(requested);
+  return [requested];
 }
 
 function getParties(store: SandboxStore, request: GetPartiesRequest__Output): GetPartiesResponse {

@@ -123,6 +123,13 @@ function checkActiveAt(store: SandboxStore, activeAt: number): void {
     throw ledgerErrors.offsetOutOfRange(`Offset ${activeAt} in active_at_offset is a negative integer`);
   const ledgerEnd = store.ledgerEnd();
   if (activeAt > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Active at", activeAt, ledgerEnd);
+  const pruned = store.latestPrunedOffset();
+  if (activeAt < pruned) {
+    throw ledgerErrors.participantPrunedDataAccessed(
+      `Active contracts request at offset ${activeAt} precedes pruned offset ${pruned}`,
+      pruned,
+    );
+  }
 }
 
 function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {

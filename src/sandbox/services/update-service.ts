@@ -39,8 +39,9 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
     for (const requirement of compiled.requirements) await context.authorize(requirement);
     return compiled;
   }
+  // Pruned updates are gone: a lookup finds nothing there.
   const render = (update: LedgerUpdate, compiled: CompiledUpdateFormat) =>
-    renderUpdate(update, compiled, runtime.events);
+    update.offset <= store.latestPrunedOffset() ? undefined : renderUpdate(update, compiled, runtime.events);
 
   return {
     serviceName: "com.daml.ledger.api.v2.UpdateService",
@@ -69,7 +70,16 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
       ): Promise<GetUpdatesPageResponse> => {
         const compiled = await format(request.updateFormat, context);
         const ledgerEnd = store.ledgerEnd();
-        const begin = optionalOffset(request.beginOffsetExclusive) ?? 0;
+        const pruned = store.latestPrunedOffset();
+        const givenBegin = optionalOffset(request.beginOffsetExclusive);
+        if (givenBegin !== undefined && givenBegin < pruned) {
+          throw ledgerErrors.participantPrunedDataAccessed(
+            `Updates request from ${givenBegin + 1} to ${optionalOffset(request.endOffsetInclusive) ?? ledgerEnd} precedes pruned offset ${pruned}`,
+            pruned,
+          );
+        }
+        // Without a begin, the first page starts after the pruned history (Canton's dynamic lower bound).
+        const begin = givenBegin ?? pruned;
         const end = optionalOffset(request.endOffsetInclusive);
         if (end !== undefined && end > ledgerEnd)
           throw ledgerErrors.offsetAfterLedgerEnd("endOffsetInclusive", end, ledgerEnd);
@@ -143,6 +153,14 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         if (end !== undefined && end > ledgerEnd)
           throw ledgerErrors.offsetAfterLedgerEnd("End", end, ledgerEnd);
         const compiled = await format(request.updateFormat, context);
+        const pruned = store.latestPrunedOffset();
+        // Canton checks the range even when it is empty (the gateway's admission probe is one).
+        if (begin < pruned) {
+          throw ledgerErrors.participantPrunedDataAccessed(
+            `Updates request from ${begin + 1} to ${end ?? ledgerEnd} precedes pruned offset ${pruned}`,
+            pruned,
+          );
+        }
         const renderOne = (update: LedgerUpdate) => renderUpdateEncoded(update, compiled, runtime.events);
         if (end !== undefined && end <= begin) return;
         if (request.descendingOrder) {

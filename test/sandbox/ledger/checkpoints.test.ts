@@ -25,7 +25,9 @@ const kinds = (messages: Msg[]) =>
 
 describe("sandbox ledger: offset checkpoints of tailing streams (issue 15, item 1)", () => {
   it("defaults the idle timeout to Canton's idle-stream-offset-checkpoint-timeout, one minute", () => {
-    const runtime = createLedgerRuntime(new SandboxStore({ participantName: "p", synchronizerAlias: "s" }));
+    const runtime = createLedgerRuntime(
+      new SandboxStore({ participantName: "p", synchronizerAliases: ["s"] }),
+    );
     strictEqual(runtime.idleStreamOffsetCheckpointTimeoutMs, 60_000);
   });
 

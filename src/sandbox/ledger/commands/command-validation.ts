@@ -19,6 +19,8 @@ export interface ValidatedCommands {
   readonly commands: readonly Command__Output[];
   readonly disclosedContracts: readonly DisclosedContract__Output[];
   readonly deduplication: DeduplicationPeriod;
+  /** The prescribed synchronizer; empty: the ledger picks one. */
+  readonly synchronizerId: string;
 }
 
 /** Canton's participant default of `ledger-api.max-deduplication-duration`: 7 days. */
@@ -58,6 +60,7 @@ export function validateCommands(
     commands: commands.commands,
     disclosedContracts: commands.disclosedContracts,
     deduplication: deduplicationOf(commands),
+    synchronizerId: commands.synchronizerId,
   };
 }
 

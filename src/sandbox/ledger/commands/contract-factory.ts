@@ -52,6 +52,8 @@ export function newContract(
     key,
     createdAt,
     ...NOT_YET_COMMITTED,
+    synchronizerId: "",
+    reassignments: [],
   };
 }
 

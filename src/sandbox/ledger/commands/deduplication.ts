@@ -22,6 +22,7 @@ export class Deduplicator {
   duplicateOf(changeId: string, period: DeduplicationPeriod, now: number): AcceptedChange | undefined {
     const previous = this.accepted.get(changeId);
     if (previous === undefined) return undefined;
+    if (period.kind === "none") return undefined;
     if (period.kind === "offset") return previous.offset > period.offset ? previous : undefined;
     const windowMs = period.seconds * 1000 + period.nanos / 1e6;
     return previous.recordTime > now - windowMs ? previous : undefined;

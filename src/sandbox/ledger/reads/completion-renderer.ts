@@ -20,8 +20,8 @@ export function completionOf(
   if (actAs.length === 0) return undefined;
   return {
     commandId: info.commandId,
-    status: update.kind === "transaction" ? OK_STATUS : update.status,
-    updateId: update.kind === "transaction" ? update.updateId : "",
+    status: update.kind === "rejection" ? update.status : OK_STATUS,
+    updateId: update.kind === "rejection" ? "" : update.updateId,
     userId: info.userId,
     actAs,
     submissionId: info.submissionId,
@@ -35,7 +35,12 @@ export function completionOf(
 
 function deduplicationOf(info: CompletionInfo) {
   const period = info.deduplication;
-  return period.kind === "offset"
-    ? { deduplicationOffset: period.offset }
-    : { deduplicationDuration: { seconds: period.seconds, nanos: period.nanos } };
+  switch (period.kind) {
+    case "offset":
+      return { deduplicationOffset: period.offset };
+    case "duration":
+      return { deduplicationDuration: { seconds: period.seconds, nanos: period.nanos } };
+    case "none":
+      return {};
+  }
 }

@@ -14,6 +14,8 @@ import type { TransactionFormat } from "./transaction-projection.js";
 /** What an UpdateFormat asks for; unset parts emit nothing. */
 export interface CompiledUpdateFormat {
   readonly transactions: TransactionFormat | undefined;
+  /** The reassignments' event format (their events are shown to stakeholders it selects). */
+  readonly reassignments: CompiledEventFormat | undefined;
   /** Parties whose participant authorization events to show; empty = all. */
   readonly topologyParties: ReadonlySet<string> | undefined;
   readonly key: string;
@@ -47,7 +49,6 @@ export function compileUpdateFormat(
     message.includeTransactions === null
       ? undefined
       : compileTransactionFormat(registry, message.includeTransactions, "include_transactions");
-  // The sandbox has one synchronizer: there are no reassignments to show, but the format is checked.
   const reassignments =
     message.includeReassignments === null
       ? undefined
@@ -66,30 +67,36 @@ export function compileUpdateFormat(
   }
   return {
     transactions,
+    reassignments,
     topologyParties,
     requirements,
     key: JSON.stringify([
       transactions?.shape,
       transactions?.events.key,
+      reassignments?.key,
       topologyParties && [...topologyParties].sort(),
     ]),
   };
 }
 
-/** A party allocation as a TopologyTransaction for these parties, or undefined when none is asked for. */
+const TOPOLOGY_EVENT_FIELDS = {
+  added: "participantAuthorizationAdded",
+  changed: "participantAuthorizationChanged",
+  onboarding: "participantAuthorizationOnboarding",
+} as const;
+
+/** A topology transaction's events for these parties, or undefined when none is asked for. */
 export function projectTopology(
   update: TopologyUpdate,
   parties: ReadonlySet<string>,
 ): TopologyTransaction | undefined {
   const events = update.events
     .filter((e) => parties.size === 0 || parties.has(e.partyId))
-    .map((e) => ({
-      participantAuthorizationAdded: {
-        partyId: e.partyId,
-        participantId: e.participantId,
-        participantPermission: e.permission,
-      },
-    }));
+    .map((e) => {
+      const subject = { partyId: e.partyId, participantId: e.participantId };
+      if (e.kind === "revoked") return { participantAuthorizationRevoked: subject };
+      return { [TOPOLOGY_EVENT_FIELDS[e.kind]]: { ...subject, participantPermission: e.permission } };
+    });
   if (events.length === 0) return undefined;
   return {
     updateId: update.updateId,

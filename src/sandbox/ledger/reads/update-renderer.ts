@@ -2,11 +2,15 @@ import { ledgerApiProtos } from "../../../proto/ledger-api-protos.js";
 import { PreEncoded } from "../../grpc-handler.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
 import type { EventRenderer } from "./event-renderer.js";
+import { projectReassignment } from "./reassignment-projection.js";
 import { projectTransaction } from "./transaction-projection.js";
 import { type CompiledUpdateFormat, projectTopology } from "./update-format.js";
 
 /** One update as a GetUpdatesResponse / GetUpdateResponse oneof member. */
-export type RenderedUpdate = { transaction: object } | { topologyTransaction: object };
+export type RenderedUpdate =
+  | { transaction: object }
+  | { reassignment: object }
+  | { topologyTransaction: object };
 
 /** Renders one update for one UpdateFormat (undefined when the reader sees nothing of it). */
 export function renderUpdate(
@@ -19,6 +23,11 @@ export function renderUpdate(
       if (format.transactions === undefined) return undefined;
       const transaction = projectTransaction(update, format.transactions, renderer);
       return transaction === undefined ? undefined : { transaction };
+    }
+    case "reassignment": {
+      if (format.reassignments === undefined) return undefined;
+      const reassignment = projectReassignment(update, format.reassignments, renderer);
+      return reassignment === undefined ? undefined : { reassignment };
     }
     case "topology": {
       if (format.topologyParties === undefined) return undefined;
