@@ -102,6 +102,29 @@ describe("the shipped nginx config in front of the gateway (raw TCP)", {
     assert.match(connection.text, /^HTTP\/1\.1 400 /);
   });
 
+  it("serves HTTP/1.0 clients, which uWS refuses with 505", async () => {
+    const connection = await RawConnection.open(port);
+    connection.write(`GET /api/livez HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`);
+    await connection.untilClosed();
+    assert.match(connection.text, /^HTTP\/1\.1 200 /);
+  });
+
+  it("answers a request target longer than its header buffers with 414, where uWS answers 505", async () => {
+    const connection = await RawConnection.open(port);
+    connection.write(`GET /api/v2/users/${"a".repeat(200_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await connection.untilClosed();
+    assert.match(connection.text, /^HTTP\/1\.1 414 /);
+  });
+
+  it("answers a malformed header name with 400 at once, where uWS holds the connection unanswered", async () => {
+    const connection = await RawConnection.open(port);
+    connection.write(
+      `GET /api/livez HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\nConnection: close\r\n\r\n`,
+    );
+    await connection.untilClosed();
+    assert.match(connection.text, /^HTTP\/1\.1 400 /);
+  });
+
   it("refuses conflicting Content-Length headers itself", async () => {
     const connection = await RawConnection.open(port);
     connection.write(
