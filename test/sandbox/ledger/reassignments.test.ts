@@ -104,7 +104,11 @@ describe("sandbox ledger: two synchronizers and reassignments", () => {
 
     const after = await acsAt(Number(assigned.offset), [alice]);
     const active = after.find((e: Msg) => e.activeContract?.createdEvent.contractId === cid)?.activeContract;
-    deepStrictEqual([active?.synchronizerId, active?.reassignmentCounter], [sync2, "1"]);
+    deepStrictEqual(
+      [active?.synchronizerId, active?.reassignmentCounter, active?.createdEvent.offset],
+      [sync2, "1", assigned.offset],
+      "the created event as the assignment (its last activation) showed it",
+    );
     const before = await acsAt(Number(created.offset), [alice]);
     const then = before.find((e: Msg) => e.activeContract?.createdEvent.contractId === cid)?.activeContract;
     deepStrictEqual([then?.synchronizerId, then?.reassignmentCounter], [sync1, "0"]);

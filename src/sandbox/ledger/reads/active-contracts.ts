@@ -37,15 +37,17 @@ export function* activeContracts(
     if (contract.archivedOffset !== undefined && contract.archivedOffset <= activeAtOffset) continue;
     const selection = format.select(contract.templateId, contract.stakeholders);
     if (selection === undefined) continue;
+    const last = lastReassignment(contract, activeAtOffset);
+    const step = last?.steps.find((s) => s.contract === contract);
+    // The created event as its last activation (create or assignment) showed it, offset and node id included.
+    const activation = lastAssignment(contract, activeAtOffset);
     const createdEvent = renderer.created(contract, {
-      offset: contract.createdOffset,
-      nodeId: contract.createdNodeId,
+      offset: activation?.offset ?? contract.createdOffset,
+      nodeId: activation?.nodeId ?? contract.createdNodeId,
       selection,
       verbose: format.verbose,
       acsDelta: true,
     });
-    const last = lastReassignment(contract, activeAtOffset);
-    const step = last?.steps.find((s) => s.contract === contract);
     if (last !== undefined && step?.kind === "unassigned") {
       yield {
         contract,
@@ -78,6 +80,19 @@ function lastReassignment(contract: StoredContract, atOffset: number): Reassignm
   for (const update of contract.reassignments) {
     if (update.offset > atOffset) break;
     last = update;
+  }
+  return last;
+}
+
+function lastAssignment(
+  contract: StoredContract,
+  atOffset: number,
+): { offset: number; nodeId: number } | undefined {
+  let last: { offset: number; nodeId: number } | undefined;
+  for (const update of contract.reassignments) {
+    if (update.offset > atOffset) break;
+    const step = update.steps.find((s) => s.contract === contract);
+    if (step?.kind === "assigned") last = { offset: update.offset, nodeId: step.nodeId };
   }
   return last;
 }

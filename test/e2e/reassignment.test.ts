@@ -1,0 +1,266 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type Stack, startStack } from "../support/stack.js";
+import { tokenFor } from "../support/tokens.js";
+import { allocate, call, IOU, userFor, wildcard } from "./ledger-client.js";
+import { openStream } from "./open-stream.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: test code reads JSON answers loosely
+type Json = Record<string, any>;
+
+/** What an update frame is: its kind and, for a reassignment, its event kinds. */
+const describeUpdate = (frame: Json): string | undefined => {
+  const update = frame.update;
+  if (update?.Transaction) return "Transaction";
+  if (update?.Reassignment) {
+    return `Reassignment(${update.Reassignment.value.events.map((e: Json) => Object.keys(e)[0]).join(",")})`;
+  }
+  if (update?.TopologyTransaction) return "TopologyTransaction";
+  return undefined;
+};
+
+describe("two synchronizers through the gateway: reassignment and topology events", () => {
+  let stack: Stack;
+  let bank: string;
+  let alice: string;
+  let bankToken: string;
+  let aliceToken: string;
+  let readerToken: string;
+  let sync1: string;
+  let sync2: string;
+
+  before(async () => {
+    stack = await startStack();
+    bank = await allocate(stack, "bank");
+    alice = await allocate(stack, "alice");
+    bankToken = await userFor(stack, "bank-user", [bank]);
+    aliceToken = await userFor(stack, "alice-user", [alice]);
+    await call(stack, "POST", "/v2/users", {
+      user: { id: "topology-reader" },
+      rights: [{ kind: { CanReadAsAnyParty: { value: {} } } }],
+    });
+    readerToken = tokenFor("topology-reader");
+    const connected = await call<Json>(stack, "GET", "/v2/state/connected-synchronizers");
+    [sync1, sync2] = connected.body.connectedSynchronizers.map((s: Json) => s.synchronizerId);
+  });
+  after(() => stack.stop());
+
+  const updatesFor = (party: string, beginExclusive: number) => ({
+    beginExclusive,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: wildcard([party]),
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+      includeReassignments: wildcard([party]),
+    },
+  });
+
+  it("lists both synchronizers, and a party's permission on each", async () => {
+    const connected = await call<Json>(
+      stack,
+      "GET",
+      `/v2/state/connected-synchronizers?party=${encodeURIComponent(alice)}`,
+    );
+    assert.deepEqual(
+      connected.body.connectedSynchronizers.map((s: Json) => [s.synchronizerAlias, s.permission]),
+      [
+        ["synchronizer-1", "PARTICIPANT_PERMISSION_SUBMISSION"],
+        ["synchronizer-2", "PARTICIPANT_PERMISSION_SUBMISSION"],
+      ],
+    );
+  });
+
+  it("moves a contract from one synchronizer to the other, seen in order on every stakeholder's WebSocket stream", async () => {
+    const start = (await call<Json>(stack, "GET", "/v2/state/ledger-end")).body.offset as number;
+    const bankStream = await openStream(stack, "/v2/updates", updatesFor(bank, start), bankToken);
+    const aliceStream = await openStream(stack, "/v2/updates", updatesFor(alice, start), aliceToken);
+
+    const created = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/submit-and-wait-for-transaction",
+      {
+        commands: {
+          commandId: "reassign-create",
+          actAs: [bank],
+          commands: [
+            {
+              CreateCommand: {
+                templateId: IOU,
+                createArguments: { issuer: bank, owner: alice, currency: "CHF", amount: "7", observers: [] },
+              },
+            },
+          ],
+        },
+      },
+      bankToken,
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.transaction.synchronizerId, sync1);
+    const contractId = created.body.transaction.events[0].CreatedEvent.contractId as string;
+
+    const unassigned = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/submit-and-wait-for-reassignment",
+      {
+        reassignmentCommands: {
+          commandId: "reassign-out",
+          submitter: alice,
+          commands: [
+            { command: { UnassignCommand: { value: { contractId, source: sync1, target: sync2 } } } },
+          ],
+        },
+        eventFormat: wildcard([alice]),
+      },
+      aliceToken,
+    );
+    assert.equal(unassigned.status, 200, JSON.stringify(unassigned.body));
+    const reassignment = unassigned.body.reassignment;
+    assert.equal(reassignment.synchronizerId, sync1);
+    assert.equal(reassignment.commandId, "reassign-out");
+    const event = reassignment.events[0].JsUnassignedEvent.value;
+    assert.deepEqual(
+      [event.contractId, event.source, event.target, event.submitter, event.reassignmentCounter],
+      [contractId, sync1, sync2, alice, 1],
+    );
+    assert.equal(event.templateId.endsWith(":Iou:Iou"), true, event.templateId);
+
+    // The ACS between the two halves: the contract is an incomplete unassignment.
+    const between = await call<Json[]>(
+      stack,
+      "POST",
+      "/v2/state/active-contracts",
+      { activeAtOffset: reassignment.offset, eventFormat: wildcard([alice]) },
+      aliceToken,
+    );
+    assert.equal(between.status, 200, JSON.stringify(between.body));
+    const entry = between.body.find(
+      (e) => e.contractEntry.JsIncompleteUnassigned?.createdEvent.contractId === contractId,
+    );
+    assert.ok(entry, JSON.stringify(between.body));
+    assert.equal(
+      entry.contractEntry.JsIncompleteUnassigned.unassignedEvent.reassignmentId,
+      event.reassignmentId,
+    );
+
+    const assign = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/async/submit-reassignment",
+      {
+        reassignmentCommands: {
+          commandId: "reassign-in",
+          submitter: bank,
+          commands: [
+            {
+              command: {
+                AssignCommand: {
+                  value: { reassignmentId: event.reassignmentId, source: sync1, target: sync2 },
+                },
+              },
+            },
+          ],
+        },
+      },
+      bankToken,
+    );
+    assert.equal(assign.status, 200, JSON.stringify(assign.body));
+    assert.deepEqual(assign.body, {});
+
+    const expected = ["Transaction", "Reassignment(JsUnassignedEvent)", "Reassignment(JsAssignmentEvent)"];
+    for (const stream of [bankStream, aliceStream]) {
+      const frames = await stream.waitFor((f) => f.map(describeUpdate).filter(Boolean).length >= 3);
+      stream.close();
+      assert.deepEqual(frames.map(describeUpdate).filter(Boolean), expected);
+      const assigned = frames.find((f) => describeUpdate(f) === expected[2])!.update.Reassignment.value;
+      const a = assigned.events[0].JsAssignmentEvent;
+      assert.deepEqual(
+        [assigned.synchronizerId, a.source, a.target, a.reassignmentId, a.submitter, a.reassignmentCounter],
+        [sync2, sync1, sync2, event.reassignmentId, bank, 1],
+      );
+      assert.equal(a.createdEvent.contractId, contractId);
+      assert.equal(a.createdEvent.createArgument.amount, "7.0000000000");
+    }
+
+    const now = await call<Json[]>(
+      stack,
+      "POST",
+      "/v2/state/active-contracts",
+      {
+        activeAtOffset: (await call<Json>(stack, "GET", "/v2/state/ledger-end")).body.offset,
+        eventFormat: wildcard([alice]),
+      },
+      aliceToken,
+    );
+    const active = now.body.find(
+      (e) => e.contractEntry.JsActiveContract?.createdEvent.contractId === contractId,
+    )?.contractEntry.JsActiveContract;
+    assert.deepEqual([active?.synchronizerId, active?.reassignmentCounter], [sync2, 1]);
+
+    // Used on the source synchronizer, named explicitly: Canton's routing error.
+    const wrong = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/submit-and-wait",
+      {
+        commandId: "reassign-wrong-synchronizer",
+        actAs: [alice],
+        synchronizerId: sync1,
+        commands: [
+          {
+            ExerciseCommand: {
+              templateId: IOU,
+              contractId,
+              choice: "Transfer",
+              choiceArgument: { newOwner: bank },
+            },
+          },
+        ],
+      },
+      aliceToken,
+    );
+    assert.equal(wrong.status, 400, JSON.stringify(wrong.body));
+    assert.equal(wrong.body.code, "INVALID_PRESCRIBED_SYNCHRONIZER_ID");
+    assert.match(
+      wrong.body.cause,
+      new RegExp(`The needed input contracts are not on ${sync1}, but on ${sync2}`),
+    );
+  });
+
+  it("delivers a party allocation as a topology event on a stream that asks for them", async () => {
+    const start = (await call<Json>(stack, "GET", "/v2/state/ledger-end")).body.offset as number;
+    const stream = await openStream(
+      stack,
+      "/v2/updates",
+      {
+        beginExclusive: start,
+        updateFormat: { includeTopologyEvents: { includeParticipantAuthorizationEvents: { parties: [] } } },
+      },
+      readerToken,
+    );
+    const newcomer = await allocate(stack, "newcomer");
+    const frames = await stream.waitFor((f) =>
+      f.some((frame) => describeUpdate(frame) === "TopologyTransaction"),
+    );
+    stream.close();
+    const topology = frames.find((f) => describeUpdate(f) === "TopologyTransaction")!.update
+      .TopologyTransaction.value;
+    assert.equal(topology.synchronizerId, sync1);
+    assert.deepEqual(topology.events, [
+      {
+        event: {
+          ParticipantAuthorizationAdded: {
+            value: {
+              partyId: newcomer,
+              participantId: (await call<Json>(stack, "GET", "/v2/parties/participant-id")).body
+                .participantId,
+              participantPermission: "PARTICIPANT_PERMISSION_SUBMISSION",
+            },
+          },
+        },
+      },
+    ]);
+  });
+});
