@@ -199,6 +199,49 @@ describe("two synchronizers through the gateway: reassignment and topology event
     )?.contractEntry.JsActiveContract;
     assert.deepEqual([active?.synchronizerId, active?.reassignmentCounter], [sync2, 1]);
 
+    // The same reassignment by id, in the deprecated tree stream, and as completions.
+    const byId = await call<Json>(
+      stack,
+      "POST",
+      "/v2/updates/update-by-id",
+      { updateId: reassignment.updateId, updateFormat: { includeReassignments: wildcard([bank]) } },
+      bankToken,
+    );
+    assert.equal(byId.status, 200, JSON.stringify(byId.body));
+    assert.equal(
+      byId.body.update.Reassignment.value.events[0].JsUnassignedEvent.value.reassignmentId,
+      event.reassignmentId,
+    );
+    const end = (await call<Json>(stack, "GET", "/v2/state/ledger-end")).body.offset as number;
+    const trees = await call<Json[]>(
+      stack,
+      "POST",
+      "/v2/updates/trees",
+      {
+        beginExclusive: start,
+        endInclusive: end,
+        filter: { filtersByParty: wildcard([bank]).filtersByParty },
+      },
+      bankToken,
+    );
+    assert.equal(trees.status, 200, JSON.stringify(trees.body));
+    assert.deepEqual(
+      trees.body.map((f) => Object.keys(f.update)[0]),
+      ["TransactionTree", "Reassignment", "Reassignment"],
+    );
+    const completions = await call<Json[]>(
+      stack,
+      "POST",
+      "/v2/commands/completions",
+      { userId: "bank-user", parties: [bank], beginExclusive: start },
+      bankToken,
+    );
+    const assignedCompletion = completions.body
+      .map((c) => c.completionResponse.Completion?.value)
+      .find((c) => c?.commandId === "reassign-in");
+    assert.equal(assignedCompletion?.status?.code, 0, JSON.stringify(completions.body));
+    assert.equal(assignedCompletion?.synchronizerTime.synchronizerId, sync2);
+
     // Used on the source synchronizer, named explicitly: Canton's routing error.
     const wrong = await call<Json>(
       stack,
