@@ -25,9 +25,11 @@ export interface LedgerClientOptions {
   onCallEnd?: (outcome: CallOutcome) => void;
   /**
    * Interval of HTTP/2 pings while calls are open, and how long a ping may wait for its answer
-   * before the connection is dropped and made anew. Default 15 s and 5 s: Canton's Ledger API
+   * before the connection is dropped and made anew. Default 15 s and 10 s: Canton's Ledger API
    * server permits a ping every 10 s at most (keep-alive permit time) and answers pings that
-   * come sooner, three times, by closing the connection; 15 s keeps clear of that.
+   * come sooner, three times, by closing the connection; 15 s keeps clear of that. Dropping a
+   * connection ends every stream on it, so a ledger busy for a few seconds (a large DAR, a
+   * loaded machine) must not look dead: 10 s to answer.
    */
   keepalive?: { timeMs: number; timeoutMs: number };
 }
@@ -42,7 +44,7 @@ export interface ServerStreamOptions {
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
-const KEEPALIVE = { timeMs: 15_000, timeoutMs: 5_000 };
+const KEEPALIVE = { timeMs: 15_000, timeoutMs: 10_000 };
 /**
  * Reconnect attempts while the ledger is away: grpc-js's default waits 1 s, then 1.6 times
  * longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
