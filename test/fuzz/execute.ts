@@ -255,7 +255,7 @@ async function executeWs(c: WsCase, options: ExecuteOptions): Promise<CaseResult
           detail,
         });
       if (code === 1011) return finish({ answer, failure: "closed 1011 (internal error)", detail });
-      if (code === 1006 && c.garbage === undefined && !c.oversized)
+      if (code === 1006 && c.garbage === undefined && !c.mayDrop)
         return finish({ answer, failure: "connection dropped without a close frame (1006)", detail });
       finish({ answer, detail });
     });
