@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { serviceClient } from "../sandbox/sandbox-client.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { assertCantonShape } from "./canton-shapes.js";
 import { allocate, call, IOU, userFor, wildcard, wsStream } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
 
@@ -50,6 +51,7 @@ describe("pruned history through the gateway", () => {
     ...extra,
   });
   const assertPrunedError = (error: Json, begin: number) => {
+    assertCantonShape("JsCantonError", error);
     assert.equal(error.code, "PARTICIPANT_PRUNED_DATA_ACCESSED", JSON.stringify(error));
     assert.equal(error.context.earliest_offset, String(prunedAt));
     assert.match(
@@ -75,6 +77,7 @@ describe("pruned history through the gateway", () => {
 
   it("reports the pruned offset", async () => {
     const reply = await call<Json>(stack, "GET", "/v2/state/latest-pruned-offsets");
+    assertCantonShape("GetLatestPrunedOffsetsResponse", reply.body);
     assert.deepEqual(reply.body, {
       participantPrunedUpToInclusive: prunedAt,
       allDivulgedContractsPrunedUpToInclusive: prunedAt,

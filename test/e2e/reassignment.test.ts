@@ -2,11 +2,14 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { assertCantonShape } from "./canton-shapes.js";
 import { allocate, call, IOU, userFor, wildcard } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads JSON answers loosely
 type Json = Record<string, any>;
+
+const fits = assertCantonShape;
 
 /** What an update frame is: its kind and, for a reassignment, its event kinds. */
 const describeUpdate = (frame: Json): string | undefined => {
@@ -117,6 +120,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       aliceToken,
     );
     assert.equal(unassigned.status, 200, JSON.stringify(unassigned.body));
+    fits("JsSubmitAndWaitForReassignmentResponse", unassigned.body);
     const reassignment = unassigned.body.reassignment;
     assert.equal(reassignment.synchronizerId, sync1);
     assert.equal(reassignment.commandId, "reassign-out");
@@ -136,6 +140,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       aliceToken,
     );
     assert.equal(between.status, 200, JSON.stringify(between.body));
+    for (const element of between.body) fits("JsGetActiveContractsResponse", element);
     const entry = between.body.find(
       (e) => e.contractEntry.JsIncompleteUnassigned?.createdEvent.contractId === contractId,
     );
@@ -168,12 +173,14 @@ describe("two synchronizers through the gateway: reassignment and topology event
     );
     assert.equal(assign.status, 200, JSON.stringify(assign.body));
     assert.deepEqual(assign.body, {});
+    fits("SubmitReassignmentResponse", assign.body);
 
     const expected = ["Transaction", "Reassignment(JsUnassignedEvent)", "Reassignment(JsAssignmentEvent)"];
     for (const stream of [bankStream, aliceStream]) {
       const frames = await stream.waitFor((f) => f.map(describeUpdate).filter(Boolean).length >= 3);
       stream.close();
       assert.deepEqual(frames.map(describeUpdate).filter(Boolean), expected);
+      for (const frame of frames) fits("JsGetUpdatesResponse", frame);
       const assigned = frames.find((f) => describeUpdate(f) === expected[2])!.update.Reassignment.value;
       const a = assigned.events[0].JsAssignmentEvent;
       assert.deepEqual(
@@ -194,6 +201,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       },
       aliceToken,
     );
+    for (const element of now.body) fits("JsGetActiveContractsResponse", element);
     const active = now.body.find(
       (e) => e.contractEntry.JsActiveContract?.createdEvent.contractId === contractId,
     )?.contractEntry.JsActiveContract;
@@ -208,6 +216,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       bankToken,
     );
     assert.equal(byId.status, 200, JSON.stringify(byId.body));
+    fits("JsGetUpdateResponse", byId.body);
     assert.equal(
       byId.body.update.Reassignment.value.events[0].JsUnassignedEvent.value.reassignmentId,
       event.reassignmentId,
@@ -225,6 +234,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       bankToken,
     );
     assert.equal(trees.status, 200, JSON.stringify(trees.body));
+    for (const element of trees.body) fits("JsGetUpdateTreesResponse", element);
     assert.deepEqual(
       trees.body.map((f) => Object.keys(f.update)[0]),
       ["TransactionTree", "Reassignment", "Reassignment"],
@@ -236,6 +246,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       { userId: "bank-user", parties: [bank], beginExclusive: start },
       bankToken,
     );
+    for (const element of completions.body) fits("CompletionStreamResponse", element);
     const assignedCompletion = completions.body
       .map((c) => c.completionResponse.Completion?.value)
       .find((c) => c?.commandId === "reassign-in");
@@ -265,6 +276,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       aliceToken,
     );
     assert.equal(wrong.status, 400, JSON.stringify(wrong.body));
+    fits("JsCantonError", wrong.body);
     assert.equal(wrong.body.code, "INVALID_PRESCRIBED_SYNCHRONIZER_ID");
     assert.match(
       wrong.body.cause,
@@ -288,6 +300,7 @@ describe("two synchronizers through the gateway: reassignment and topology event
       f.some((frame) => describeUpdate(frame) === "TopologyTransaction"),
     );
     stream.close();
+    for (const frame of frames) fits("JsGetUpdatesResponse", frame);
     const topology = frames.find((f) => describeUpdate(f) === "TopologyTransaction")!.update
       .TopologyTransaction.value;
     assert.equal(topology.synchronizerId, sync1);
