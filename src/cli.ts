@@ -203,7 +203,11 @@ async function serve(config: GatewayConfig): Promise<void> {
 
   let stopping = false;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // An operator who signals again does not want to wait for the drain.
+      log.warn({ signal }, "second signal: exiting without waiting for requests in flight");
+      process.exit(1);
+    }
     stopping = true;
     log.info({ signal }, "shutting down");
     await gateway.stop();
@@ -221,8 +225,8 @@ async function serve(config: GatewayConfig): Promise<void> {
       process.exit(1);
     });
   }
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -133,4 +133,36 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
       }
     });
   }
+
+  it("ends at once, exit code 1, on a second signal during the drain", async () => {
+    const child = spawn(
+      process.execPath,
+      [...CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    try {
+      const log = logLines(child);
+      const port = await log.port;
+      gate.holding = true;
+      // A call held at the ledger keeps the gateway draining.
+      const held = fetch(`http://127.0.0.1:${port}/v2/parties`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokenFor()}` },
+        body: JSON.stringify({ partyIdHint: "second-signal" }),
+      });
+      held.catch(() => undefined);
+      await waitFor("the call to reach the ledger", () => gate.held > 0);
+      child.kill("SIGTERM");
+      await waitFor("the drain", () => log.msgs.includes("draining: new requests refused"));
+      child.kill("SIGINT");
+      const [code] = await once(child, "exit");
+      assert.equal(code, 1);
+      assert.ok(gate.held > 0, "it did not wait for the held call");
+    } finally {
+      gate.release();
+      child.kill("SIGKILL");
+    }
+  });
 });
