@@ -28,6 +28,17 @@ describe("HTTP/1.1 framing at the gateway (raw TCP)", () => {
     await connection.untilClosed();
   });
 
+  it("takes repeated identical Content-Length values as one length (RFC 9112 section 6.3)", async () => {
+    const body = JSON.stringify({ partyIdHint: "" });
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(
+      `POST /v2/parties HTTP/1.1\r\n${host}Authorization: Bearer ${stack.token}\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length}, ${body.length}\r\n\r\n${body}`,
+    );
+    await connection.untilResponses(1);
+    assert.equal(connection.responses()[0]?.status, 200);
+    connection.destroy();
+  });
+
   it("does not serve what a proxy framed as the rest of the body (request smuggling)", async () => {
     // A proxy that framed by the second Content-Length (20 + the smuggled request) sends it all
     // on one upstream connection; the gateway must not take the tail for a request of its own.
