@@ -14,7 +14,7 @@ import {
 import { httpStatusOfGrpc, isOversizedMessage } from "./http-status.js";
 import { InvalidValueError } from "./invalid-value-error.js";
 import { CantonHttpError, type JsCantonError, retryInfoText } from "./js-canton-error.js";
-import { ElementLimitExceededError } from "./stream-errors.js";
+import { ElementLimitExceededError, StreamPolicyError } from "./stream-errors.js";
 
 /**
  * The one place that turns failures into what clients see: gRPC status -> JsCantonError ->
@@ -130,6 +130,19 @@ const json = (error: CantonHttpError): ErrorAnswer => ({
 
 /** Anything a handler throws, as the answer a client gets. Unknown errors are a 500 that leaks nothing. */
 export function errorAnswer(error: unknown): ErrorAnswer {
+  return knownAnswer(error) ?? json(internalError());
+}
+
+/**
+ * True for a failure of the gateway's own making (the 500 that leaks nothing): the one kind worth
+ * an error-level log line. A client's malformed input or the ledger's refusal is the client's
+ * answer, not the operator's problem, and logging it would let any client fill the log.
+ */
+export function isGatewayFault(error: unknown): boolean {
+  return knownAnswer(error) === undefined && !(error instanceof StreamPolicyError);
+}
+
+function knownAnswer(error: unknown): ErrorAnswer | undefined {
   if (error instanceof InvalidValueError) return { kind: "text", status: 400, text: error.message };
   if (error instanceof InvalidJsonError) {
     return { kind: "text", status: 400, text: new InvalidValueError("body", error.message).message };
@@ -145,5 +158,5 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     }
     return { kind: "json", status: httpStatusOfGrpc(error.code), body: jsCantonErrorOfGrpc(error) };
   }
-  return json(internalError());
+  return undefined;
 }

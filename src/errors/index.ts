@@ -14,7 +14,13 @@ export {
   slowConsumerCloseReason,
   withResumeOffset,
 } from "./error-frames.js";
-export { type ErrorAnswer, errorAnswer, isGrpcError, jsCantonErrorOfGrpc } from "./error-mapping.js";
+export {
+  type ErrorAnswer,
+  errorAnswer,
+  isGatewayFault,
+  isGrpcError,
+  jsCantonErrorOfGrpc,
+} from "./error-mapping.js";
 export {
   accessTokenExpiredError,
   ambiguousFramingError,

@@ -5,15 +5,12 @@ import { authorizeSubscriber } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
 import {
-  CantonHttpError,
   errorFrameBody,
   errorFrameText,
-  InvalidValueError,
-  isGrpcError,
+  isGatewayFault,
   isLedgerLost,
   queryFrameTimeoutBody,
   type StreamEndReason,
-  StreamPolicyError,
   shuttingDownError,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
@@ -203,13 +200,8 @@ export class StreamSession {
   }
 
   #logFailure(error: unknown): void {
-    // Ledger errors are the client's business (they get the frame); only our own faults are logged.
-    const expected =
-      isGrpcError(error) ||
-      error instanceof CantonHttpError ||
-      error instanceof InvalidValueError ||
-      error instanceof StreamPolicyError;
-    if (!expected) {
+    // Ledger refusals and client faults are the client's business (they get the frame).
+    if (isGatewayFault(error)) {
       this.#options.log.error(
         { err: error, endpoint: this.#options.endpoint.path },
         "stream failed in the gateway",

@@ -3,9 +3,11 @@ import { describe, it } from "node:test";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { InvalidJsonError } from "../../src/codec/index.js";
 import {
+  ElementLimitExceededError,
   errorAnswer,
   httpStatusOfGrpc,
   InvalidValueError,
+  isGatewayFault,
   jsCantonErrorOfGrpc,
 } from "../../src/errors/index.js";
 import { encodeStatusDetails, STATUS_DETAILS_KEY } from "../../src/proto/status-details.js";
@@ -132,5 +134,16 @@ describe("redacted errors", () => {
     assert.equal(body.traceId, "0123abcd");
     assert.equal(body.errorCategory, -1);
     assert.equal(body.grpcCodeValue, status.PERMISSION_DENIED);
+  });
+});
+
+describe("isGatewayFault", () => {
+  it("is true only for failures of the gateway's own making, not for what a client or the ledger caused", () => {
+    // A client's out-of-range integer on a WebSocket was logged at error level (fuzz finding F10).
+    assert.equal(isGatewayFault(new InvalidJsonError("beginExclusive", "expected an integer")), false);
+    assert.equal(isGatewayFault(new InvalidValueError("body", "bad")), false);
+    assert.equal(isGatewayFault(grpcError(status.PERMISSION_DENIED, "no")), false);
+    assert.equal(isGatewayFault(new ElementLimitExceededError(11, 10)), false);
+    assert.equal(isGatewayFault(new TypeError("x is undefined")), true);
   });
 });
