@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import type { AllocatePartyResponse__Output } from "../../src/proto/ledger-api-types.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
-import { rejection, SERVICES, serviceClient } from "./sandbox-client.js";
+import { bearer, rejection, SERVICES, serviceClient, token } from "./sandbox-client.js";
 
 type Connected = { connectedSynchronizers: { synchronizerAlias: string }[] };
 
@@ -118,6 +118,25 @@ describe("sandbox StateService", () => {
       participantId: `other::1220${"cd".repeat(32)}`,
     });
     deepStrictEqual(elsewhere.connectedSynchronizers, []);
+  });
+
+  it("prunes only for an admin (ParticipantPruningService over admin gRPC)", async () => {
+    const users = serviceClient(sandbox.port, "com.daml.ledger.api.v2.admin.UserManagementService");
+    const pruning = serviceClient(sandbox.port, "com.daml.ledger.api.v2.admin.ParticipantPruningService");
+    try {
+      await users.CreateUser!({ user: { id: "not-an-admin" }, rights: [] });
+      const refused = await rejection(pruning.Prune!({ pruneUpTo: "1" }, bearer(token("not-an-admin"))));
+      strictEqual(refused.code, grpc.status.PERMISSION_DENIED);
+      const past = await rejection(pruning.Prune!({ pruneUpTo: "1000000" }));
+      strictEqual(past.status.errorInfos[0]?.reason, "OFFSET_AFTER_LEDGER_END");
+      deepStrictEqual(await state.GetLatestPrunedOffsets!({}), {
+        participantPrunedUpToInclusive: "0",
+        allDivulgedContractsPrunedUpToInclusive: "0",
+      });
+    } finally {
+      users.close();
+      pruning.close();
+    }
   });
 
   it("gives an empty list for a party this participant does not host", async () => {

@@ -20,6 +20,7 @@ import type { ServiceImplementation } from "../grpc-handler.js";
 import { uniqueIdentifierError } from "../identifiers.js";
 import type { InterpretedTransaction } from "../ledger/commands/command-engine.js";
 import { deduplicationOf, validateCommands } from "../ledger/commands/command-validation.js";
+import { routeTransaction } from "../ledger/commands/synchronizer-routing.js";
 import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import type { SubmissionOutcome } from "../ledger/participant-ledger.js";
@@ -90,11 +91,18 @@ export function interactiveSubmissionMethods(
     if (scheme !== V2 && scheme !== "HASHING_SCHEME_VERSION_UNSPECIFIED") {
       throw errors.invalidField("hashing_scheme_version", `${scheme} is not supported on this synchronizer`);
     }
-    const synchronizerId = synchronizerOf(runtime, request.synchronizerId);
+    if (request.synchronizerId !== "") synchronizerOf(runtime, request.synchronizerId);
     const now = new Date();
     const minLedgerTime = minLedgerTimeOf(request.minLedgerTime, now);
     const effectiveAt = minLedgerTime && minLedgerTime > now ? minLedgerTime : now;
     const interpreted = runtime.ledger.interpret(commands, effectiveAt);
+    // Prepared for the synchronizer the transaction would be routed to, as Canton prepares it.
+    const synchronizerId = routeTransaction(
+      runtime.ledger.store,
+      request.synchronizerId,
+      interpreted.nodes,
+      commands.actAs,
+    );
     const inputs = inputContractsOf(interpreted);
     const transactionUuid = randomUUID();
     const prepared = preparedTransactionOf(interpreted, {

@@ -1,7 +1,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { rejection } from "../sandbox-client.js";
+import { rejection, serviceClient } from "../sandbox-client.js";
 import {
   commandId,
   commands,
@@ -207,6 +207,21 @@ describe("sandbox ledger: two synchronizers and reassignments", () => {
     );
     strictEqual(none.status.errorInfos[0]?.reason, "NO_COMMON_SYNCHRONIZER");
     match(none.details, /There is no common synchronizer to which all submitters can submit/);
+    const interactive = serviceClient(
+      f.sandbox.port,
+      "com.daml.ledger.api.v2.interactive.InteractiveSubmissionService",
+    );
+    const prepared = await interactive.PrepareSubmission!<Msg>({
+      userId: "alice-app",
+      commandId: commandId("prepare"),
+      actAs: [onlyOn2],
+      commands: [createIou(onlyOn2, alice, "6")],
+    }).finally(() => interactive.close());
+    strictEqual(
+      prepared.preparedTransaction.metadata.synchronizerId,
+      sync2,
+      "prepared where it would be routed",
+    );
     const cid = createdOf(routed)[0].contractId;
     const prescribed = await rejection(
       f.command.SubmitAndWait!(

@@ -148,6 +148,16 @@ describe("sandbox ledger: pruning", () => {
       from.map((m: Msg) => m.transaction.offset),
       [second.offset],
     );
+    const pageBelow = await rejection(
+      f.update.GetUpdatesPage!({ beginOffsetExclusive: String(prunedAt - 1), updateFormat }),
+    );
+    strictEqual(pageBelow.status.errorInfos[0]?.reason, "PARTICIPANT_PRUNED_DATA_ACCESSED");
+    const firstPage = await f.update.GetUpdatesPage!<Msg>({ updateFormat });
+    deepStrictEqual(
+      [firstPage.lowestPageOffsetExclusive, firstPage.updates.map((u: Msg) => u.transaction.offset)],
+      [String(prunedAt), [second.offset]],
+      "without a begin, the first page starts after the pruned history",
+    );
     const completions = await rejection(
       readStream(f.sandbox.port, LEDGER_SERVICES.completion, "CompletionStream", {
         userId: "alice-app",
