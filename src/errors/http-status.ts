@@ -26,7 +26,7 @@ export function httpStatusOfGrpc(code: number): number {
  * (grpc-java: "gRPC message exceeds maximum size", grpc-js: "Received message larger than max")
  * or the gateway's own send limit ("Sent message larger than max"). It is the request that is too
  * large, not the ledger that is busy: retrying cannot help, so it is a 413 and not the 429 of
- * RESOURCE_EXHAUSTED. Canton's JSON API refuses such bodies with 413 before its gRPC call.
+ * RESOURCE_EXHAUSTED (where Canton's JSON API, mapping every RESOURCE_EXHAUSTED alike, says 429).
  */
 export function isOversizedMessage(code: number, details: string | undefined): boolean {
   return (
