@@ -50,6 +50,11 @@ export function addProcessMetrics(registry: Registry): void {
   for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
 }
 
+/** The HTTP series of one route template and method. */
+export interface HttpRecorder {
+  record(status: number, seconds: number): void;
+}
+
 /** The label values known before the first request, for {@link GatewayMetrics.declare}. */
 export interface KnownLabels {
   /** Every HTTP route as it is labelled: template and method (HEAD counts as GET). */
@@ -67,6 +72,10 @@ export interface KnownLabels {
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
+  /** Bound series of gRPC calls: `Service/Method` -> code -> histogram child. */
+  readonly #calls = new Map<string, Map<string, Histogram.Internal<"method" | "code">>>();
+  /** Bound series of HTTP answers: route template -> method -> recorder. */
+  readonly #http = new Map<string, Map<string, HttpRecorder>>();
 
   readonly httpRequests = new Counter({
     name: "ledger_gateway_http_requests_total",
@@ -279,16 +288,59 @@ export class GatewayMetrics {
     };
   }
 
+  /**
+   * Label lookups cost more than the observation itself (prom-client hashes the label object on
+   * every call): each series is bound once, on its first call, and reused.
+   */
   recordCall(outcome: CallOutcome): void {
-    this.grpcDuration.observe(
-      { method: `${outcome.service}/${outcome.method}`, code: outcome.code },
-      outcome.seconds,
-    );
+    const name = `${outcome.service}/${outcome.method}`;
+    let codes = this.#calls.get(name);
+    if (codes === undefined) {
+      codes = new Map();
+      this.#calls.set(name, codes);
+    }
+    let series = codes.get(outcome.code);
+    if (series === undefined) {
+      series = this.grpcDuration.labels({ method: name, code: outcome.code });
+      codes.set(outcome.code, series);
+    }
+    series.observe(outcome.seconds);
   }
 
   recordHttp(route: string, method: string, status: number, seconds: number): void {
-    this.httpRequests.inc({ route, method, status_class: `${Math.floor(status / 100)}xx` });
-    this.httpDuration.observe({ route, method }, seconds);
+    this.httpRecorder(route, method).record(status, seconds);
+  }
+
+  /** The series of one route template and method, bound once: hold it for the route's requests. */
+  httpRecorder(route: string, method: string): HttpRecorder {
+    let methods = this.#http.get(route);
+    if (methods === undefined) {
+      methods = new Map();
+      this.#http.set(route, methods);
+    }
+    let recorder = methods.get(method);
+    if (recorder === undefined) {
+      recorder = this.#bindHttp(route, method);
+      methods.set(method, recorder);
+    }
+    return recorder;
+  }
+
+  #bindHttp(route: string, method: string): HttpRecorder {
+    const duration = this.httpDuration.labels({ route, method });
+    const classes = new Map<number, Counter.Internal>();
+    return {
+      record: (status, seconds) => {
+        const statusClass = Math.floor(status / 100);
+        let requests = classes.get(statusClass);
+        if (requests === undefined) {
+          requests = this.httpRequests.labels({ route, method, status_class: `${statusClass}xx` });
+          classes.set(statusClass, requests);
+        }
+        requests.inc();
+        duration.observe(seconds);
+      },
+    };
   }
 
   recordStreamSent(endpoint: string, transport: StreamTransport, elements: number, bytes: number): void {

@@ -30,7 +30,10 @@ export class LedgerJson {
 
   /** The packages a message needs that are not loaded yet (empty on the hot path). */
   missingPackages(typeName: string, message: unknown): string[] {
-    return [...this.identifiers.packageIds(typeName, message)].filter((id) => !this.signatures.has(id));
+    const missing: string[] = [];
+    for (const id of this.identifiers.packageIds(typeName, message))
+      if (!this.signatures.has(id)) missing.push(id);
+    return missing;
   }
 
   /** JSON of a message from the ledger, loading package signatures first when needed. */
