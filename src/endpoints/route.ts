@@ -41,8 +41,8 @@ export interface RequestContext {
 
 export type Answer =
   | { readonly kind: "json"; readonly body: unknown; readonly status?: number }
-  /** A JSON text already serialised (list twins collect frames as text). */
-  | { readonly kind: "json-text"; readonly text: string; readonly status?: number }
+  /** A JSON text already serialised as UTF-8, in order (list twins write their elements' texts so). */
+  | { readonly kind: "json-bytes"; readonly chunks: readonly Uint8Array[]; readonly length: number }
   | { readonly kind: "text"; readonly text: string; readonly status?: number; readonly contentType?: string }
   | { readonly kind: "bytes"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
   | { readonly kind: "empty"; readonly status?: number };

@@ -96,8 +96,9 @@ export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): Ht
 /** One request and its answer. It leaves the in-flight count exactly once: answered or abandoned. */
 class Exchange {
   readonly started = process.hrtime.bigint();
-  readonly abort = new AbortController();
   aborted = false;
+  /** Made when a handler first asks for the signal: most never do (unary calls end with the answer). */
+  #abort: AbortController | undefined;
   /** Answer with `Connection: close` (an unread body, a draining gateway, ambiguous framing). */
   closeConnection = false;
   readonly headers: [string, string][] = [];
@@ -111,6 +112,20 @@ class Exchange {
   ) {
     state.inFlight++;
     gauge?.httpInFlight.inc();
+  }
+
+  get signal(): AbortSignal {
+    this.#abort ??= new AbortController();
+    if (this.aborted) this.#abort.abort();
+    return this.#abort.signal;
+  }
+
+  /** The client went away: the handler's signal aborts, then `stopReading`, then the count settles. */
+  abandon(stopReading: () => void): void {
+    this.aborted = true;
+    this.#abort?.abort();
+    stopReading();
+    this.settle();
   }
 
   /** Whether the answer ends the connection: so it must when the gateway drains, too. */
@@ -149,10 +164,7 @@ function serve(
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   let reader: BodyReader | undefined;
   res.onAborted(() => {
-    exchange.aborted = true;
-    exchange.abort.abort();
-    reader?.abort();
-    exchange.settle();
+    exchange.abandon(() => reader?.abort());
   });
 
   if (framing.kind === "ambiguous") {
@@ -188,44 +200,65 @@ function serve(
       budget,
     });
   }
-  const body = reader;
-  const refusal =
-    route.auth === "token" && options.tokenRefusal
-      ? options.tokenRefusal(token, `${route.method} ${route.path}`)
-      : Promise.resolve(undefined);
-  refusal
-    .then(async (refused) => {
+  void respond(exchange, route, match.path, rawQuery, token, method, reader, options);
+}
+
+/**
+ * After the request line and headers: token, body, path and query, validation, handler, answer.
+ * One async function, not a chain of promises per step: the unary path's cost is per request.
+ */
+async function respond(
+  exchange: Exchange,
+  route: Route,
+  pathValues: Readonly<Record<string, string>>,
+  rawQuery: string,
+  token: string | undefined,
+  method: HttpMethod,
+  body: BodyReader | undefined,
+  options: HttpAppOptions,
+): Promise<void> {
+  let answer: Answer;
+  try {
+    if (route.auth === "token" && options.tokenRefusal) {
+      const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
       if (refused) throw refused;
-      const raw = body ? await body.read() : undefined;
-      const path = parsePathParams(match.path, route.pathParams);
-      const query = parseQuery(rawQuery, route.query);
-      let decoded: unknown;
-      try {
-        decoded = decodeBody(route, raw, options.validator);
-      } finally {
-        // Parsed (or refused): the raw bytes are garbage now, and the next body may have them.
-        body?.release();
-      }
-      const ctx: RequestContext = { path, query, body: decoded, token, signal: exchange.abort.signal };
-      if (!options.tokenRefusal && token !== undefined && options.log.isLevelEnabled("debug")) {
-        // Nobody verified this token here (auth.mode none): what it claims is not who sent it.
-        const unverifiedUser = decodeTokenClaims(token)?.subject;
-        options.log.debug({ route: route.path, method, unverifiedUser }, "request");
-      }
-      return route.handle(ctx);
-    })
-    .then(
-      (answer) => finish(exchange, answer, route.path, method, options),
-      (error: unknown) => {
-        // An answer before the whole body arrived: the rest of it is not read, the connection ends.
-        if (body && !body.done) {
-          body.discard();
-          exchange.closeConnection = true;
-        }
-        body?.release();
-        fail(exchange, error, route, options);
+    }
+    const raw = body ? await body.read() : undefined;
+    const path = parsePathParams(pathValues, route.pathParams);
+    const query = parseQuery(rawQuery, route.query);
+    let decoded: unknown;
+    try {
+      decoded = decodeBody(route, raw, options.validator);
+    } finally {
+      // Parsed (or refused): the raw bytes are garbage now, and the next body may have them.
+      body?.release();
+    }
+    const ctx: RequestContext = {
+      path,
+      query,
+      body: decoded,
+      token,
+      get signal() {
+        return exchange.signal;
       },
-    );
+    };
+    if (!options.tokenRefusal && token !== undefined && options.log.isLevelEnabled("debug")) {
+      // Nobody verified this token here (auth.mode none): what it claims is not who sent it.
+      const unverifiedUser = decodeTokenClaims(token)?.subject;
+      options.log.debug({ route: route.path, method, unverifiedUser }, "request");
+    }
+    answer = await route.handle(ctx);
+  } catch (error) {
+    // An answer before the whole body arrived: the rest of it is not read, the connection ends.
+    if (body && !body.done) {
+      body.discard();
+      exchange.closeConnection = true;
+    }
+    body?.release();
+    fail(exchange, error, route, options);
+    return;
+  }
+  finish(exchange, answer, route.path, method, options);
 }
 
 /**
@@ -344,8 +377,8 @@ function finish(
       case "json":
         send(exchange, "application/json", JSON.stringify(answer.body));
         break;
-      case "json-text":
-        send(exchange, "application/json", answer.text);
+      case "json-bytes":
+        sendBytes(exchange, "application/json", answer.chunks, answer.length);
         break;
       case "text":
         send(exchange, answer.contentType ?? "text/plain; charset=utf-8", answer.text);
@@ -379,6 +412,56 @@ function sendChunked(exchange: Exchange, contentType: string, body: Uint8Array):
     res.write(body.subarray(offset, Math.min(offset + CHUNK_BYTES, body.byteLength)));
   }
   res.end(undefined, exchange.closes);
+}
+
+/**
+ * A large answer already in bytes (a list twin's), given to the socket as it takes them
+ * (uWS tryEnd + onWritable): uWS copies none of it into its own buffer, and each chunk is
+ * garbage once sent, so the answer is in memory once, and less as it leaves.
+ */
+function sendBytes(
+  exchange: Exchange,
+  contentType: string,
+  chunks: readonly Uint8Array[],
+  length: number,
+): void {
+  const { res } = exchange;
+  res.writeHeader("Content-Type", contentType);
+  if (exchange.head) {
+    endHead(exchange, length);
+    return;
+  }
+  if (exchange.closes) {
+    // tryEnd cannot close the connection after the answer: end() can, with the bytes in one piece.
+    res.end(Buffer.concat(chunks, length), true);
+    return;
+  }
+  const pending: (Uint8Array | undefined)[] = [...chunks];
+  let index = 0;
+  /** Body bytes before the current chunk. */
+  let chunkStart = 0;
+  /** Writes on from the response's write offset; false when the socket takes no more for now. */
+  const pump = (): boolean => {
+    for (;;) {
+      const chunk = pending[index];
+      if (chunk === undefined) return true;
+      const sent = res.getWriteOffset() - chunkStart;
+      const [ok, done] = res.tryEnd(sent === 0 ? chunk : chunk.subarray(sent), length);
+      if (done) return true;
+      if (!ok) return false;
+      pending[index++] = undefined;
+      chunkStart += chunk.byteLength;
+    }
+  };
+  if (pump()) return;
+  res.onWritable(() => {
+    if (exchange.aborted) return true;
+    let ok = false;
+    res.cork(() => {
+      ok = pump();
+    });
+    return ok;
+  });
 }
 
 function send(exchange: Exchange, contentType: string, body: string | Uint8Array): void {

@@ -7,6 +7,7 @@ import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/elementLimit.js";
 import { idleTimeout } from "../streams/idleTimeout.js";
 import { streamEnd } from "../streams/streamEnd.js";
+import { JsonArrayBytes } from "./json-array-bytes.js";
 
 export interface ListTwinConfig {
   /** websocket-config.http-list-max-elements-limit */
@@ -23,7 +24,8 @@ export interface ListTwinConfig {
  * - an idle wait (`stream_idle_timeout_ms` ?? the configured wait) applies when the client gives
  *   one or the stream is open-ended; it also bounds the wait for the first element, and the
  *   answer is what was collected;
- * - the array is joined from the elements' JSON texts, never re-serialised;
+ * - the array is written from the elements' JSON texts as they arrive, straight into the answer's
+ *   bytes (never re-serialised, never held twice);
  * - a client that goes away unsubscribes, which cancels the gRPC call.
  */
 export function listTwinRoute(
@@ -65,17 +67,17 @@ export function listTwinRoute(
           if (end.reason !== "completed") reason = end.reason;
         }),
       );
-      let texts: string[];
+      const array = new JsonArrayBytes();
       try {
-        texts = await collect(source, ctx.signal);
+        await collect(source, ctx.signal, array);
       } catch (error) {
         record(0, 0);
         // An ElementLimitExceededError becomes Canton's 413 in src/errors.
         throw error;
       }
-      const text = `[${texts.join(",")}]`;
-      record(texts.length, Buffer.byteLength(text));
-      return { kind: "json-text", text };
+      const { chunks, length } = array.end();
+      record(array.elements, length);
+      return { kind: "json-bytes", chunks, length };
     },
   };
 }
@@ -89,23 +91,22 @@ function nonNegative(ctx: RequestContext, name: string): number | undefined {
   return value;
 }
 
-/** The texts in order; rejects with the stream's error; the signal's abort cancels the stream. */
-function collect(source: Observable<string>, signal: AbortSignal): Promise<string[]> {
+/** The texts in order into `array`; rejects with the stream's error; the signal's abort cancels the stream. */
+function collect(source: Observable<string>, signal: AbortSignal, array: JsonArrayBytes): Promise<void> {
   return new Promise((resolve, reject) => {
-    const texts: string[] = [];
     const gone = (): void => {
       subscription.unsubscribe();
       reject(new Error("client went away"));
     };
     const subscription = source.subscribe({
-      next: (text) => texts.push(text),
+      next: (text) => array.push(text),
       error: (error: unknown) => {
         signal.removeEventListener("abort", gone);
         reject(error);
       },
       complete: () => {
         signal.removeEventListener("abort", gone);
-        resolve(texts);
+        resolve();
       },
     });
     if (signal.aborted) gone();

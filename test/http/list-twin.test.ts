@@ -5,6 +5,7 @@ import type { CountJson } from "../fixtures/counter-endpoint.js";
 import { COUNT_PATH } from "../fixtures/counter-endpoint.js";
 import { tokenFor } from "../support/tokens.js";
 import { type Harness, startHarness, waitFor } from "../support/transport-harness.js";
+import { RawConnection } from "./raw-http.js";
 
 const MAX = 100;
 
@@ -133,5 +134,45 @@ describe("HTTP list twins of stream endpoints", () => {
     abort.abort();
     await pending;
     await waitFor("call cancelled", () => call?.cancelled === true);
+  });
+});
+
+describe("HTTP list twin answers larger than the socket takes at once", () => {
+  let h: Harness;
+  const token = tokenFor("alice");
+  before(async () => {
+    h = await startHarness({ maxElements: 5000 });
+  });
+  after(() => h.stop());
+
+  it("reach a client that reads late whole and in order, and its connection serves the next request", async () => {
+    // About 20 MB: more than the kernel's socket buffers hold, so the answer waits for the reader.
+    const count = 2500;
+    const payloadBytes = 8000;
+    const body = JSON.stringify({ count, payloadBytes });
+    const request =
+      `POST ${COUNT_PATH} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const expected = `[${Array.from({ length: count }, (_, i) =>
+      JSON.stringify({ seq: i, offset: i + 1, payload: "x".repeat(payloadBytes) }),
+    ).join(",")}]`;
+    const connection = await RawConnection.open(h.port);
+    try {
+      connection.socket.pause();
+      connection.write(request);
+      await waitFor("the stream written", () => h.counter.calls.at(-1)?.written === count);
+      connection.socket.resume();
+      await connection.untilResponses(1, 60_000);
+      connection.write(request);
+      await connection.untilResponses(2, 60_000);
+      const answers = connection.responses().map((r) => ({ status: r.status, whole: r.body === expected }));
+      deepStrictEqual(answers, [
+        { status: 200, whole: true },
+        { status: 200, whole: true },
+      ]);
+      strictEqual(connection.closed, false);
+    } finally {
+      connection.destroy();
+    }
   });
 });
