@@ -61,7 +61,12 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
         deps.json.fromJson(requestType, json ?? {}, ctx.token) as Promise<Req>;
       const request = await toRequest(ctx, fromJson);
       const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
-      return { kind: "json", body: toAnswer(await deps.json.toJson(responseType, response, ctx.token)) };
+      // Without a package to load first (the hot path), the answer is written without a Promise.
+      const json =
+        deps.json.missingPackages(responseType, response).length === 0
+          ? deps.json.toJsonNow(responseType, response)
+          : await deps.json.toJson(responseType, response, ctx.token);
+      return { kind: "json", body: toAnswer(json) };
     },
   };
 }

@@ -74,13 +74,17 @@ export class LedgerJson {
     // A package the ledger cannot give is not an error yet: the command naming it is, with the
     // id it names (Canton's TEMPLATES_OR_INTERFACES_NOT_FOUND), the load failure as its cause.
     const failures = new Map<string, unknown>();
-    await Promise.all(
-      [...new Set(resolved.values())].map((id) =>
-        this.signatures.ensure([id], token).catch((error: unknown) => {
-          failures.set(id, error);
-        }),
-      ),
-    );
+    const unloaded = [...new Set(resolved.values())].filter((id) => !this.signatures.has(id));
+    // The hot path: every package held already, nothing to wait for.
+    if (unloaded.length > 0) {
+      await Promise.all(
+        unloaded.map((id) =>
+          this.signatures.ensure([id], token).catch((error: unknown) => {
+            failures.set(id, error);
+          }),
+        ),
+      );
+    }
     const context: CommandContext = { packageIdOf: (ref) => resolved.get(ref) ?? ref };
     try {
       return this.codec.fromJson(typeName, json, "", context);
