@@ -9,6 +9,7 @@ import {
   startGatewayProcess,
   startSandboxProcess,
 } from "./processes.js";
+import { sendRaw } from "./raw-http.js";
 
 /**
  * The fuzzer's stack: a standalone sandbox process, a gateway process in front of it, and the
@@ -29,7 +30,7 @@ export interface FuzzStack {
   model: ApiModel;
   names: LedgerNames;
   tokens: Tokens;
-  /** GET with the control user's token; the status, or 0 when no answer came within `timeoutMs`. */
+  /** GET on a new connection with the control user's token; the status, or 0 when no answer came within `timeoutMs`. */
   control(path: string, timeoutMs?: number): Promise<number>;
   /** Kills the sandbox (SIGKILL) and starts a new one on the same port; the new process. */
   restartSandbox(): Promise<SandboxProcess>;
@@ -91,16 +92,13 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
       names,
       tokens: { secret: SECRET, verified: options.auth === "hs256", user: FUZZ_USER },
       async control(path, timeoutMs = 10_000) {
-        try {
-          const response = await fetch(`${base}${path}`, {
-            headers: { authorization: `Bearer ${controlToken}` },
-            signal: AbortSignal.timeout(timeoutMs),
-          });
-          await response.arrayBuffer();
-          return response.status;
-        } catch {
-          return 0;
-        }
+        // A connection of its own each time: with several workers, the kernel picks one per connection.
+        const outcome = await sendRaw(
+          gateway.port,
+          { method: "GET", target: path, headers: [["Authorization", `Bearer ${controlToken}`]] },
+          timeoutMs,
+        );
+        return outcome.kind === "answer" ? outcome.status : 0;
       },
       async restartSandbox() {
         const port = sandbox.port;
