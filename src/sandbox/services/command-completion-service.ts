@@ -49,8 +49,8 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
             const completion = completionOf(update, userId, parties);
             return completion === undefined ? undefined : { completion };
           },
-          checkpoint: (offset, synchronizerId) => ({
-            offsetCheckpoint: checkpointMessage(offset, synchronizerId),
+          checkpoint: (offset, synchronizerIds) => ({
+            offsetCheckpoint: checkpointMessage(offset, synchronizerIds),
           }),
         });
       },

@@ -180,8 +180,8 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
           endInclusive: end,
           render: renderOne,
           idleCheckpointTimeoutMs: runtime.idleStreamOffsetCheckpointTimeoutMs,
-          checkpoint: (offset, synchronizerId) => ({
-            offsetCheckpoint: checkpointMessage(offset, synchronizerId),
+          checkpoint: (offset, synchronizerIds) => ({
+            offsetCheckpoint: checkpointMessage(offset, synchronizerIds),
           }),
         });
       },

@@ -204,7 +204,11 @@ describe("sandbox ledger: updates", () => {
     const [first, second] = await received;
     strictEqual(first.transaction.offset, tx.offset);
     strictEqual(second.offsetCheckpoint.offset, tx.offset);
-    strictEqual(second.offsetCheckpoint.synchronizerTimes.length, 1);
+    deepStrictEqual(
+      second.offsetCheckpoint.synchronizerTimes.map((t: Msg) => t.synchronizerId),
+      f.sandbox.store.synchronizerIds,
+      "the time of each connected synchronizer",
+    );
   });
 
   it("looks updates up by offset and by id, and answers UPDATE_NOT_FOUND when nothing is visible", async () => {

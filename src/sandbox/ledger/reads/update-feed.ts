@@ -27,7 +27,7 @@ export interface FeedOptions {
   render(update: LedgerUpdate): unknown;
   /** Tailing streams: idle time before an OffsetCheckpoint is considered (Canton: one minute). */
   readonly idleCheckpointTimeoutMs: number;
-  checkpoint?(offset: number, synchronizerId: string): unknown;
+  checkpoint?(offset: number, synchronizerIds: readonly string[]): unknown;
 }
 
 /**
@@ -77,8 +77,7 @@ export async function streamUpdates(options: FeedOptions): Promise<void> {
     const due = options.checkpoint !== undefined && position > 0 && (lastCheckpoint ?? -1) < position;
     if (due) {
       lastCheckpoint = position;
-      const synchronizerId = store.synchronizers[0]!.id;
-      const drained = sink.write(options.checkpoint!(position, synchronizerId));
+      const drained = sink.write(options.checkpoint!(position, store.synchronizerIds));
       if (drained !== undefined) await drained;
     }
   }
@@ -102,8 +101,13 @@ export async function streamUpdatesDescending(
   }
 }
 
-export function checkpointMessage(offset: number, synchronizerId: string): OffsetCheckpoint {
-  return { offset, synchronizerTimes: [{ synchronizerId, recordTime: timestamp(new Date()) }] };
+/** A checkpoint with the time of each connected synchronizer at `offset` (the sandbox's clock). */
+export function checkpointMessage(offset: number, synchronizerIds: readonly string[]): OffsetCheckpoint {
+  const recordTime = timestamp(new Date());
+  return {
+    offset,
+    synchronizerTimes: synchronizerIds.map((synchronizerId) => ({ synchronizerId, recordTime })),
+  };
 }
 
 function nextAppend(
