@@ -1,0 +1,70 @@
+/**
+ * Gateway CPU per unary request, alone: a sandbox of 10 ticks, a gateway in front, 100 warm-up
+ * requests, then `GET /v2/state/ledger-end` (20 000) or `submit-and-wait` creating a Bench:Tick
+ * (3000) at concurrency 16; prints the gateway's CPU (from /proc) per request over that window.
+ * Short enough to alternate two builds of the gateway and compare them on a shared machine:
+ *   node dist/bench/unary-cost.js get|submit [--cpu-prof DIR]
+ */
+import { parseArgs } from "node:util";
+import { mintToken } from "../src/jwt/mint-token.js";
+import { processCpuSeconds } from "./lib/proc-stats.js";
+import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
+
+const { values, positionals } = parseArgs({
+  options: { "cpu-prof": { type: "string" } },
+  allowPositionals: true,
+});
+const what = positionals[0] ?? "get";
+if (what !== "get" && what !== "submit") throw new Error(`get or submit, not ${what}`);
+const sandbox = await startSandboxProcess(10, 64, 1);
+const gateway = await startGatewayProcess(sandbox.port, [], {
+  nodeArgs: values["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]],
+});
+const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
+const headers = { authorization: `Bearer ${token}` };
+const base = `http://127.0.0.1:${gateway.port}`;
+const run = `${process.pid}-${Date.now()}`;
+
+async function request(i: number): Promise<void> {
+  const res =
+    what === "get"
+      ? await fetch(`${base}/v2/state/ledger-end`, { headers })
+      : await fetch(`${base}/v2/commands/submit-and-wait`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({
+            commandId: `unary-cost-${run}-${i}`,
+            actAs: [sandbox.tickParty],
+            commands: [
+              {
+                CreateCommand: {
+                  templateId: "#gateway-samples:Bench:Tick",
+                  createArguments: { owner: sandbox.tickParty, seq: String(i), payload: "x".repeat(64) },
+                },
+              },
+            ],
+          }),
+        });
+  if (res.status !== 200) throw new Error(`answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+try {
+  const total = what === "get" ? 20_000 : 3000;
+  for (let i = 1; i <= 100; i++) await request(-i);
+  const pid = gateway.child.pid as number;
+  const cpuBefore = processCpuSeconds(pid);
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < total) await request(next++);
+    }),
+  );
+  const ms = ((processCpuSeconds(pid) - cpuBefore) * 1000) / total;
+  const rate = Math.round(total / ((Date.now() - started) / 1000));
+  console.log(`${what}: ${ms.toFixed(3)} ms gateway CPU per request, ${rate}/s`);
+} finally {
+  await gateway.stop();
+  await sandbox.stop();
+}
