@@ -4,12 +4,13 @@ import { RawConnection } from "../http/raw-http.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { waitFor } from "../support/transport-harness.js";
 
-describe("requests in flight when bodies never finish (raw TCP)", () => {
+/** A stack with this body read timeout, and its in-flight gauge read every 20 ms. */
+function stackWithGauge(bodyReadTimeout: string): { stack: () => Stack; inFlight: () => number } {
   let stack: Stack;
   let inFlight = 0;
   let poller: NodeJS.Timeout;
   before(async () => {
-    stack = await startStack(["--server.body-read-timeout", "1s"]);
+    stack = await startStack(["--server.body-read-timeout", bodyReadTimeout]);
     const gauge = stack.gateway.metrics?.httpInFlight;
     assert.ok(gauge);
     poller = setInterval(() => {
@@ -22,43 +23,53 @@ describe("requests in flight when bodies never finish (raw TCP)", () => {
     clearInterval(poller);
     await stack.stop();
   });
+  return { stack: () => stack, inFlight: () => inFlight };
+}
 
-  const head = (extra: string) =>
-    `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1:${stack.gateway.port}\r\nAuthorization: Bearer ${stack.token}\r\n${extra}\r\n`;
+const head = (stack: Stack, extra: string) =>
+  `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1:${stack.gateway.port}\r\nAuthorization: Bearer ${stack.token}\r\n${extra}\r\n`;
+
+describe("requests in flight whose client leaves mid-body (raw TCP)", () => {
+  // The default body read timeout (60 s) is far beyond these waits: the client's leaving settles them.
+  const { stack, inFlight } = stackWithGauge("60s");
 
   it("settles a request whose client leaves before its Content-Length arrived", async () => {
-    const connection = await RawConnection.open(stack.gateway.port);
-    connection.write(`${head("Content-Length: 100\r\n")}{"us`);
-    await waitFor("the request to be in flight", () => inFlight === 1);
+    const connection = await RawConnection.open(stack().gateway.port);
+    connection.write(`${head(stack(), "Content-Length: 100\r\n")}{"us`);
+    await waitFor("the request to be in flight", () => inFlight() === 1);
     connection.destroy();
-    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+    await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
   });
 
   it("settles a request whose client leaves in the middle of a chunked body", async () => {
-    const connection = await RawConnection.open(stack.gateway.port);
-    connection.write(`${head("Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
-    await waitFor("the request to be in flight", () => inFlight === 1);
+    const connection = await RawConnection.open(stack().gateway.port);
+    connection.write(`${head(stack(), "Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    await waitFor("the request to be in flight", () => inFlight() === 1);
     connection.destroy();
-    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+    await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
   });
+});
+
+describe("requests in flight whose body never finishes (raw TCP)", () => {
+  const { stack, inFlight } = stackWithGauge("1s");
 
   it("answers 408 and closes when a chunked body does not finish within server.body-read-timeout", async () => {
-    const connection = await RawConnection.open(stack.gateway.port);
-    connection.write(`${head("Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    const connection = await RawConnection.open(stack().gateway.port);
+    connection.write(`${head(stack(), "Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
     await connection.untilResponses(1);
     const [response] = connection.responses();
     assert.equal(response?.status, 408);
     assert.equal(JSON.parse(response?.body ?? "{}").code, "REQUEST_BODY_TIMEOUT");
     await connection.untilClosed();
-    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+    await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
   });
 
   it("answers 408 and closes when fewer bytes than the Content-Length arrive in time", async () => {
-    const connection = await RawConnection.open(stack.gateway.port);
-    connection.write(`${head("Content-Length: 100\r\n")}{"us`);
+    const connection = await RawConnection.open(stack().gateway.port);
+    connection.write(`${head(stack(), "Content-Length: 100\r\n")}{"us`);
     await connection.untilResponses(1);
     assert.equal(connection.responses()[0]?.status, 408);
     await connection.untilClosed();
-    await waitFor("the in-flight gauge back to 0", () => inFlight === 0);
+    await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
   });
 });
