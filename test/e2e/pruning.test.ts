@@ -115,6 +115,36 @@ describe("pruned history through the gateway", () => {
       bankToken,
     );
     assert.equal(acs.body.length, 3, "every contract is still active, the pruned ones' creates too");
+    const oldAcs = await call<Json>(
+      stack,
+      "POST",
+      "/v2/state/active-contracts",
+      { activeAtOffset: prunedAt - 1, eventFormat: wildcard([bank]) },
+      bankToken,
+    );
+    assert.equal(oldAcs.status, 400, JSON.stringify(oldAcs.body));
+    assert.equal(oldAcs.body.code, "PARTICIPANT_PRUNED_DATA_ACCESSED");
+    assert.match(
+      oldAcs.body.cause,
+      new RegExp(`Active contracts request at offset ${prunedAt - 1} precedes pruned offset ${prunedAt}`),
+    );
+
+    const completions = await wsStream(
+      stack,
+      "/v2/commands/completions",
+      { userId: "bank-user", parties: [bank], beginExclusive: prunedAt - 1 },
+      bankToken,
+    );
+    assert.equal(completions.frames.length, 1, JSON.stringify(completions.frames));
+    const refused = completions.frames[0] as Json;
+    assertCantonShape("JsCantonError", refused);
+    assert.equal(refused.code, "PARTICIPANT_PRUNED_DATA_ACCESSED");
+    assert.match(
+      refused.cause,
+      new RegExp(
+        `Command completions request from ${prunedAt} to \\d+ overlaps with pruned offset ${prunedAt}`,
+      ),
+    );
   });
 
   it("gives the pruned-offset error to the subscriber that asked for it, not to the shared stream it would join", async () => {
