@@ -269,3 +269,26 @@ function firstAnswer(
     else signal?.addEventListener("abort", aborted, { once: true });
   });
 }
+
+/**
+ * The ledger's verdict on a reader before it is answered an empty list: a list twin's idle wait
+ * may end before the ledger's refusal arrives (a 1 ms `stream_idle_timeout_ms`, a slow ledger),
+ * and `200 []` must not be the answer to a token the ledger refuses. Updates from a positive
+ * offset have an empty range to ask, which judges the token and the filter's parties alike;
+ * the other requests have no bounded form, so the token's claims are asked (the caller's rights
+ * on the parties then stay unjudged for an answer that reveals nothing). Rejects with the
+ * ledger's error.
+ */
+export async function confirmEmptyAnswer(
+  endpoint: StreamEndpoint,
+  request: unknown,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const begin = Number((request as JsonObject).beginExclusive ?? 0);
+  if (probeKind(endpoint) === "updates" && Number.isSafeInteger(begin) && begin > 0) {
+    await probeSubscriber(endpoint, request, token, undefined, signal);
+  } else if (token !== undefined) {
+    await endpoint.admit?.(token);
+  }
+}

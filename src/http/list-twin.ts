@@ -1,6 +1,7 @@
 import { EMPTY, identity, type Observable } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route } from "../endpoints/route.js";
+import { confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
@@ -23,7 +24,7 @@ export interface ListTwinConfig {
  *   JSON_API_MAXIMUM_LIST_ELEMENTS_NUMBER_REACHED; `limit` <= max just truncates (200);
  * - an idle wait (`stream_idle_timeout_ms` ?? the configured wait) applies when the client gives
  *   one or the stream is open-ended; it also bounds the wait for the first element, and the
- *   answer is what was collected;
+ *   answer is what was collected (an empty one only once the ledger admitted the reader);
  * - the array is written from the elements' JSON texts as they arrive, straight into the answer's
  *   bytes (never re-serialised, never held twice);
  * - a client that goes away unsubscribes, which cancels the gRPC call.
@@ -70,6 +71,10 @@ export function listTwinRoute(
       const array = new JsonArrayBytes();
       try {
         await collect(source, ctx.signal, array);
+        // `reason` is set by the operators' callbacks, which the compiler cannot see.
+        if ((reason as StreamEndReason) === "idle" && array.elements === 0) {
+          await confirmEmptyAnswer(endpoint, ctx.body, ctx.token, ctx.signal);
+        }
       } catch (error) {
         record(0, 0);
         // An ElementLimitExceededError becomes Canton's 413 in src/errors.

@@ -101,33 +101,6 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
     example: () =>
       rawCase("headers: malformed header name", "headers", "GET /livez HTTP/1.1", ["Bad Header: x"]),
   },
-  {
-    id: "list-twin-200-before-the-ledger-judged-the-token",
-    area: "src/http/list-twin.ts (the idle wait starts before the ledger has admitted the call)",
-    summary:
-      "a list twin with stream_idle_timeout_ms answers 200 [] to any token, a garbage one included, when the ledger's verdict takes longer than the idle wait (a 1 ms wait: most of the time; 100 ms: under load, or whenever the ledger is slow)",
-    matches: (f) => f.category === "token" && f.answer === "200" && (f.detail ?? "").startsWith("["),
-    attempts: 5,
-    example: (ctx) => ({
-      kind: "http",
-      index: -1,
-      category: "token",
-      label: "token: garbage",
-      route: "POST /v2/updates",
-      request: {
-        method: "POST",
-        target: "/v2/updates?stream_idle_timeout_ms=1",
-        headers: [["Authorization", "Bearer garbage.x.y"]],
-        body: Buffer.from(
-          JSON.stringify({
-            beginExclusive: 0,
-            filter: { filtersByParty: { [ctx.names.parties[0] as string]: {} } },
-          }),
-        ),
-      },
-      expect: { statuses: [401] },
-    }),
-  },
 ];
 
 export function knownFindingOf(f: Finding): KnownFinding | undefined {

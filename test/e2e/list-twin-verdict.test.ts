@@ -1,0 +1,68 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type Stack, startStack } from "../support/stack.js";
+import { tokenFor } from "../support/tokens.js";
+import { allocate, call, userFor, wildcard } from "./ledger-client.js";
+
+/**
+ * A list twin whose idle wait ends before the ledger has judged the token must not answer
+ * `200 []` (fuzz finding F12: a 1 ms `stream_idle_timeout_ms` answered any token, a garbage one
+ * included). An empty answer waits for the ledger's verdict; a full one had it already.
+ */
+describe("an empty list twin answer waits for the ledger's verdict on the reader", () => {
+  const TRIES = 10;
+  let stack: Stack;
+  let party: string;
+  let reader: string;
+  let stranger: string;
+  let end: number;
+  before(async () => {
+    stack = await startStack();
+    party = await allocate(stack, "verdict");
+    reader = await userFor(stack, "verdict-reader", [], [party]);
+    stranger = await userFor(stack, "verdict-stranger", [], []);
+    end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
+  });
+  after(() => stack.stop());
+
+  const updatesAfter = (beginExclusive: number) => ({
+    beginExclusive,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: wildcard([party]),
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  const statuses = async (body: unknown, token: string): Promise<number[]> => {
+    const seen: number[] = [];
+    for (let i = 0; i < TRIES; i++) {
+      seen.push((await call(stack, "POST", "/v2/updates?stream_idle_timeout_ms=1", body, token)).status);
+    }
+    return seen;
+  };
+
+  it("refuses a garbage token and an unknown user from offset 0 (no range to ask: the token's claims)", async () => {
+    strictEqual(end > 0, true, "the ledger has history to start after");
+    deepStrictEqual(await statuses(updatesAfter(0), "garbage.x.y"), Array(TRIES).fill(401));
+    deepStrictEqual(await statuses(updatesAfter(0), tokenFor("nobody-at-all")), Array(TRIES).fill(403));
+  });
+
+  it("refuses a user without rights on the filter's party from a positive offset (the empty range judges the parties)", async () => {
+    deepStrictEqual(await statuses(updatesAfter(end), stranger), Array(TRIES).fill(403));
+  });
+
+  it("answers [] to a reader the ledger admits", async () => {
+    for (const begin of [0, end]) {
+      const reply = await call(
+        stack,
+        "POST",
+        "/v2/updates?stream_idle_timeout_ms=1",
+        updatesAfter(begin),
+        reader,
+      );
+      strictEqual(reply.status, 200);
+      if (begin === end) deepStrictEqual(reply.body, []);
+    }
+  });
+});
