@@ -149,12 +149,14 @@ async function serve(config: GatewayConfig): Promise<void> {
   else await checkAddressFree(config);
   let ledgerAddress: LedgerAddress;
   let stopSandbox: (() => Promise<void>) | undefined;
+  let sandboxEnded: Promise<Error> | undefined;
   if (config.ledger.kind === "embedded") {
     // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
     const { startSandboxWorker } = await import("./sandbox/sandbox-worker.js");
     const auth = readVerificationFiles(config.sandboxAuth);
     const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort, auth });
     stopSandbox = () => sandbox.stop();
+    sandboxEnded = sandbox.ended;
     ledgerAddress = { host: "127.0.0.1", port: sandbox.port };
     if (auth.mode === "unsafe") {
       log.warn(
@@ -225,6 +227,15 @@ async function serve(config: GatewayConfig): Promise<void> {
       process.exit(1);
     });
   }
+  // Without its ledger the gateway could only answer 503 for ever: exit, so a supervisor (or
+  // the developer at `make run`) sees it and starts it again.
+  void sandboxEnded?.then(async (error) => {
+    if (stopping) return;
+    stopping = true;
+    log.error({ err: error }, "the embedded sandbox ended; stopping the gateway");
+    await gateway.stop();
+    process.exit(1);
+  });
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }

@@ -31,7 +31,7 @@ type WorkerMessage =
  */
 export async function startSandboxWorker(
   options: SandboxWorkerOptions = {},
-): Promise<{ port: number; stop(): Promise<void> }> {
+): Promise<{ port: number; stop(): Promise<void>; ended: Promise<Error> }> {
   const worker = new Worker(workerBootstrap(import.meta.url), {
     eval: true,
     workerData: { [WORKER_MARK]: true, options },
@@ -47,14 +47,34 @@ export async function startSandboxWorker(
       reject(new Error(`sandbox worker exited with code ${code} before starting`)),
     );
   });
+  let stopping = false;
   return {
     port,
     stop: async () => {
+      stopping = true;
       const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
       worker.postMessage({ type: "stop" });
       await exited;
     },
+    ended: unaskedEnd(worker, () => stopping),
   };
+}
+
+/**
+ * Resolves when `worker` ends without having been asked to (`asked()` false then): a thrown
+ * error, or an exit. A ledger thread that died leaves the gateway answering 503 for ever; whoever
+ * started it must know, to stop the whole process.
+ */
+export function unaskedEnd(worker: Worker, asked: () => boolean): Promise<Error> {
+  return new Promise<Error>((resolve) => {
+    let error: Error | undefined;
+    worker.once("error", (e) => {
+      error = e;
+    });
+    worker.once("exit", (code) => {
+      if (!asked()) resolve(error ?? new Error(`exited with code ${code}`));
+    });
+  });
 }
 
 /**
