@@ -140,7 +140,7 @@ export async function startGateway(
     maxQueryBytes: config.websocket.maxQueryFrameBytes,
     log,
     ...(metrics ? { metrics } : {}),
-    ...(auth ? { acceptsToken: auth.accepts } : {}),
+    ...(auth ? { tokenRefusal: auth.refusal } : {}),
   });
 
   let listenSocket: uWS.us_listen_socket;

@@ -5,12 +5,10 @@ import type { CantonHttpError } from "../errors/index.js";
 import { missingTokenError } from "../errors/index.js";
 import { createTokenVerifier, readVerificationFiles } from "../jwt/token-verifier.js";
 
-/** Whether the gateway accepts a token, `where` naming the route for the log. */
-export type GatewayTokenCheck = (token: string, where: string) => Promise<boolean>;
-
 /**
- * The HTTP side's check, run before a request's body is read: undefined when the request may
- * go on, else the 401 to answer. A missing token is refused too (the gateway verifies tokens).
+ * The check run before a request's body is read or a WebSocket is upgraded: undefined when the
+ * caller may go on, else the 401 to answer. A missing token is refused too (the gateway verifies
+ * tokens). `where` names the route for the log.
  */
 export type GatewayTokenRefusal = (
   token: string | undefined,
@@ -19,8 +17,6 @@ export type GatewayTokenRefusal = (
 
 export interface GatewayAuth {
   readonly refusal: GatewayTokenRefusal;
-  /** The same check for WebSocket upgrades. */
-  readonly accepts: GatewayTokenCheck;
 }
 
 /**
@@ -52,8 +48,5 @@ export function gatewayAuth(config: GatewayAuthConfig, log: Logger): GatewayAuth
     log.info({ route: where, reason: result.reason, correlationId }, "token rejected by the gateway");
     return missingTokenError(correlationId);
   };
-  return {
-    refusal,
-    accepts: async (token, where) => (await refusal(token, where)) === undefined,
-  };
+  return { refusal };
 }

@@ -6,7 +6,7 @@ import uWS, {
 } from "uWebSockets.js";
 import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
-import type { GatewayTokenCheck } from "../auth/gateway-auth.js";
+import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
@@ -39,7 +39,7 @@ export interface WsStreamsOptions {
   metrics?: GatewayMetrics;
   log: Logger;
   /** The gateway's own token verification (auth.mode), run before the upgrade too. */
-  acceptsToken?: GatewayTokenCheck;
+  tokenRefusal?: GatewayTokenRefusal;
 }
 
 export interface WsStreamsHandle {
@@ -213,9 +213,8 @@ async function admission(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
 ): Promise<ErrorAnswer | undefined> {
-  if (options.acceptsToken !== undefined && !(await options.acceptsToken(token, `GET ${endpoint.path}`))) {
-    return missingTokenAnswer();
-  }
+  const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
+  if (refused !== undefined) return { kind: "json", status: refused.httpStatus, body: refused.body };
   try {
     await endpoint.admit?.(token);
     return undefined;

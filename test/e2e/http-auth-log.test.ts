@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { upgradeAs } from "./ledger-client.js";
 
 const SECRET = "auth-log-secret";
 
@@ -67,6 +68,17 @@ describe("a refused token's 401 and the gateway's log (auth.mode hs256)", () => 
       assert.ok(!JSON.stringify(entry).includes(token.split(".")[2] as string), "the token is not logged");
     });
   }
+
+  it("refuses a WebSocket upgrade the same way: 401 with a correlation id naming the logged reason", async () => {
+    const token = signToken("ws-forger", { key: "wrong-key", audience: AUDIENCE });
+    const answer = await upgradeAs(stack.url.replace(/^http/, "ws"), token);
+    assert.equal(answer.status, 401);
+    const correlationId = String(answer.body?.correlationId);
+    assert.match(correlationId, /^[0-9a-f]{32}$/);
+    const entry = gatewayLog.entries().find((e) => e.correlationId === correlationId);
+    assert.match(String(entry?.reason), /signature/i);
+    assert.equal(entry?.route, "GET /v2/updates");
+  });
 
   it("logs no user for a forged token, only a verified one", async () => {
     await stack.request("/v2/version", { token: signToken("forged-subject-1c9e", { key: "wrong-key" }) });

@@ -112,3 +112,29 @@ export function wsStream(
     socket.on("error", reject);
   });
 }
+
+/** The answer to an upgrade: its status, the 101's protocol, or the refusal's JSON body. */
+export function upgradeAs(
+  wsUrl: string,
+  token: string,
+): Promise<{ status: number; protocol?: string; body?: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
+    socket.on("unexpected-response", (_req, res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }),
+      );
+    });
+    socket.on("open", () => {
+      resolve({ status: 101, protocol: socket.protocol });
+      socket.close();
+    });
+    socket.on("error", (error) => {
+      if (!error.message.startsWith("Unexpected server response")) reject(error);
+    });
+  });
+}

@@ -6,33 +6,9 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
-import { allocate, call, userFor, wildcard, wsStream } from "./ledger-client.js";
+import { allocate, call, upgradeAs, userFor, wildcard, wsStream } from "./ledger-client.js";
 
 type Json = Record<string, unknown>;
-
-/** The answer to an upgrade: its status, the 101's protocol, or the refusal's JSON body. */
-function upgradeAs(
-  wsUrl: string,
-  token: string,
-): Promise<{ status: number; protocol?: string; body?: Json }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
-    socket.on("unexpected-response", (_req, res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => {
-        text += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
-    });
-    socket.on("open", () => {
-      resolve({ status: 101, protocol: socket.protocol });
-      socket.close();
-    });
-    socket.on("error", (error) => {
-      if (!error.message.startsWith("Unexpected server response")) reject(error);
-    });
-  });
-}
 
 /** Canton's redacted answer to a caller whose claims it does not resolve. */
 const REDACTED_PERMISSION_DENIED = {
