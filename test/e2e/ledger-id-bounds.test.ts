@@ -1,13 +1,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { pino } from "pino";
-import WebSocket from "ws";
-import { loadConfig } from "../../src/config/load-config.js";
-import { startGateway } from "../../src/gateway.js";
-import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
-import type { Stack } from "../support/stack.js";
-import { tokenFor } from "../support/tokens.js";
-import { allocate, call, userFor } from "./ledger-client.js";
+import { type Stack, startStack } from "../support/stack.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { allocate, call, userFor, wsStream } from "./ledger-client.js";
 
 const HUGE = 100_000;
 const CAUSE_LIMIT = 512 + "...".length;
@@ -25,36 +20,11 @@ interface JsError {
  * used to come back inside an error trailer past nghttp2's 64 KiB limit and stall every user.
  */
 describe("over-long identifiers are refused before they reach the ledger", () => {
-  let sandbox: RunningSandbox;
   let stack: Stack;
   let party: string;
   let reader: string;
   before(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    const config = loadConfig({ argv: ["--port", "0"], env: {} });
-    const gateway = await startGateway(
-      config,
-      { host: "127.0.0.1", port: sandbox.port },
-      pino({ level: "silent" }),
-    );
-    const url = `http://127.0.0.1:${gateway.port}`;
-    const token = tokenFor();
-    stack = {
-      url,
-      gateway,
-      sandboxPort: sandbox.port,
-      token,
-      request(path, init = {}) {
-        const headers = new Headers(init.headers);
-        const bearer = init.token === undefined ? token : init.token;
-        if (bearer !== null) headers.set("authorization", `Bearer ${bearer}`);
-        return fetch(`${url}${path}`, { ...init, headers });
-      },
-      async stop() {
-        await gateway.stop(1_000);
-        await sandbox.stop();
-      },
-    };
+    stack = await startStack();
     party = await allocate(stack, "bounds");
     reader = await userFor(stack, "bounds-reader", [], [party]);
   });
@@ -63,7 +33,7 @@ describe("over-long identifiers are refused before they reach the ledger", () =>
   const eventFormat = () => ({ filtersByParty: { [party]: {} }, verbose: false });
 
   it("answers a 100,000-character contractId with Canton's INVALID_FIELD, and other calls go on", async () => {
-    const before = sandbox.calls.started("EventQueryService/GetEventsByContractId");
+    const before = stack.sandbox.calls.started("EventQueryService/GetEventsByContractId");
     const contractId = `00${"a".repeat(HUGE)}`;
     const [bad, version] = await Promise.all([
       call<JsError>(
@@ -87,7 +57,7 @@ describe("over-long identifiers are refused before they reach the ledger", () =>
     );
     ok(bad.body.cause.length <= CAUSE_LIMIT, `cause of ${bad.body.cause.length} characters`);
     strictEqual(version.status, 200);
-    strictEqual(sandbox.calls.started("EventQueryService/GetEventsByContractId"), before);
+    strictEqual(stack.sandbox.calls.started("EventQueryService/GetEventsByContractId"), before);
     // Canton's longest contract id (V1, full suffix: 254 hex digits) still reaches the ledger.
     const longest = await call<JsError>(
       stack,
@@ -97,12 +67,12 @@ describe("over-long identifiers are refused before they reach the ledger", () =>
       reader,
     );
     strictEqual(longest.status, 404);
-    strictEqual(sandbox.calls.started("EventQueryService/GetEventsByContractId"), before + 1);
+    strictEqual(stack.sandbox.calls.started("EventQueryService/GetEventsByContractId"), before + 1);
   });
 
   it("answers an over-long updateId, in the body and in the path, with INVALID_ARGUMENT", async () => {
     const updateId = "u".repeat(HUGE);
-    const before = sandbox.calls.started("UpdateService/GetUpdateById");
+    const before = stack.sandbox.calls.started("UpdateService/GetUpdateById");
     const format = {
       includeTransactions: { eventFormat: eventFormat(), transactionShape: "TRANSACTION_SHAPE_ACS_DELTA" },
     };
@@ -130,7 +100,7 @@ describe("over-long identifiers are refused before they reach the ledger", () =>
         },
       );
     }
-    strictEqual(sandbox.calls.started("UpdateService/GetUpdateById"), before);
+    strictEqual(stack.sandbox.calls.started("UpdateService/GetUpdateById"), before);
   });
 
   it("answers an over-long partyIdHint, a party in a query and a filtersByParty key with INVALID_ARGUMENT", async () => {
@@ -151,34 +121,19 @@ describe("over-long identifiers are refused before they reach the ledger", () =>
         "The submitted request has invalid arguments: Daml-LF Party is too long (max: 255)",
       );
     }
-    strictEqual(sandbox.calls.started("PartyManagementService/AllocateParty"), 1);
-    strictEqual(sandbox.calls.started("StateService/GetActiveContracts"), 0);
+    strictEqual(stack.sandbox.calls.started("PartyManagementService/AllocateParty"), 1);
+    strictEqual(stack.sandbox.calls.started("StateService/GetActiveContracts"), 0);
   });
 
   it("ends a WebSocket stream asked for an over-long party with the error frame", async () => {
-    const url = `${stack.url.replace(/^http/, "ws")}/v2/updates`;
-    const frames = await new Promise<JsError[]>((resolve, reject) => {
-      const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${stack.token}`]);
-      const received: JsError[] = [];
-      socket.on("open", () =>
-        socket.send(
-          JSON.stringify({
-            beginExclusive: 0,
-            updateFormat: {
-              includeTransactions: {
-                eventFormat: { filtersByParty: { ["q".repeat(300)]: {} } },
-                transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-              },
-            },
-          }),
-        ),
-      );
-      socket.on("message", (data: Buffer) => received.push(JSON.parse(data.toString("utf8")) as JsError));
-      socket.on("close", () => resolve(received));
-      socket.on("error", reject);
-    });
+    const { frames } = await wsStream(
+      stack,
+      "/v2/updates",
+      updatesRequest(partyFilter("q".repeat(300))),
+      stack.token,
+    );
     strictEqual(frames.length, 1);
     strictEqual(frames[0]?.code, "INVALID_ARGUMENT");
-    strictEqual(sandbox.calls.started("UpdateService/GetUpdates"), 0);
+    strictEqual(stack.sandbox.calls.started("UpdateService/GetUpdates"), 0);
   });
 });

@@ -8,6 +8,7 @@ import WebSocket from "ws";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { tokenFor } from "../support/tokens.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 
 const TICKS = 5;
 
@@ -32,19 +33,7 @@ function subscribe(gateway: RunningGateway, party: string): Client {
   const offsets: number[] = [];
   const errors: Json[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
-  socket.on("open", () =>
-    socket.send(
-      JSON.stringify({
-        beginExclusive: 0,
-        updateFormat: {
-          includeTransactions: {
-            eventFormat: { filtersByParty: { [party]: {} } },
-            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-          },
-        },
-      }),
-    ),
-  );
+  socket.on("open", () => socket.send(JSON.stringify(updatesRequest(partyFilter(party)))));
   socket.on("message", (data: Buffer) => {
     const frame = JSON.parse(data.toString("utf8")) as {
       update?: Record<string, { value: { offset: number } }>;

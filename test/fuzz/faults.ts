@@ -1,4 +1,5 @@
 import WebSocket from "ws";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import type { FuzzStack } from "./fuzz-stack.js";
 
 /**
@@ -72,17 +73,7 @@ function openStream(stack: FuzzStack, token: string): { ended: Promise<StreamEnd
   let lastFrame = "";
   const ended = new Promise<StreamEnd>((resolve) => {
     socket.on("open", () =>
-      socket.send(
-        JSON.stringify({
-          beginExclusive: 0,
-          updateFormat: {
-            includeTransactions: {
-              eventFormat: { filtersByParty: { [stack.names.parties[0] as string]: {} } },
-              transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-            },
-          },
-        }),
-      ),
+      socket.send(JSON.stringify(updatesRequest(partyFilter(stack.names.parties[0] as string)))),
     );
     socket.on("message", (data: Buffer) => {
       frames++;

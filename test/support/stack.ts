@@ -1,13 +1,15 @@
 import { type Logger, pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway.js";
-import { type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
+import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
 import { tokenFor } from "./tokens.js";
 
 export interface Stack {
   /** Base URL of the gateway, path prefix included. */
   url: string;
   gateway: RunningGateway;
+  /** The in-process sandbox, for tests that look at what reached the ledger (`calls`). */
+  sandbox: RunningSandbox;
   sandboxPort: number;
   token: string;
   /** fetch against the gateway with the admin token unless `token: null`. */
@@ -44,6 +46,7 @@ export async function startStack(
   return {
     url,
     gateway,
+    sandbox,
     sandboxPort: sandbox.port,
     token,
     request(path, init = {}) {
