@@ -1,38 +1,10 @@
 import { ok } from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { tokenFor } from "../support/tokens.js";
-
-/** The standalone sandbox in its own process, so that it can be frozen (SIGSTOP) and killed. */
-async function startSandboxProcess(port = 0): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "src/sandbox/main.ts", "--port", String(port), "--log-level", "error"],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let out = "";
-  child.stdout?.setEncoding("utf8");
-  const bound = await new Promise<number>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: string) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line !== undefined) resolve(Number(line));
-    });
-    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code} before it listened`)));
-  });
-  return { child, port: bound };
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGCONT");
-  child.kill("SIGKILL");
-  await once(child, "exit");
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -47,7 +19,7 @@ async function pollUntil(check: () => Promise<boolean>, withinMs: number): Promi
 }
 
 describe("gateway readiness and reconnection follow the ledger (standalone sandbox process)", () => {
-  let sandbox: { child: ChildProcess; port: number };
+  let sandbox: SandboxProcess;
   let gateway: RunningGateway;
   let url: string;
   const token = tokenFor();
@@ -67,7 +39,7 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
   });
   after(async () => {
     await gateway.stop(1_000);
-    await stopProcess(sandbox.child);
+    await sandbox.kill();
   });
 
   it("answers /readyz 503 while the ledger is frozen (SIGSTOP) and 200 again after SIGCONT", async () => {
@@ -86,7 +58,7 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
   it("serves again within seconds of a ledger restarted on the same port", async () => {
     ok((await pollUntil(async () => (await version()) === 200, 20_000)) !== undefined, "serving at first");
     const { port } = sandbox;
-    await stopProcess(sandbox.child);
+    await sandbox.kill();
     // Down for a while, with clients calling: the old backoff (1 s, x1.6 each attempt) grew
     // to several seconds between attempts by the time the ledger came back.
     const down = Date.now();
@@ -94,7 +66,7 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
       ok((await version()) !== 200, "no answer while the ledger is down");
       await sleep(200);
     }
-    sandbox = await startSandboxProcess(port);
+    sandbox = await startSandboxProcess({ port });
     const reconnectedIn = await pollUntil(async () => (await version()) === 200, 3_000);
     ok(reconnectedIn !== undefined, "the gateway must reach the restarted ledger within 3 s of its return");
     ok((await readyz()) === 200);

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
 import { afterEach, describe, it } from "node:test";
 import { pino } from "pino";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 
@@ -63,30 +61,15 @@ function subscribe(gateway: RunningGateway, party: string): Client {
  * because the gateway shuts down, tells the client where to resume.
  */
 describe("WebSocket streams when the ledger or the gateway goes away", () => {
-  let sandbox: ChildProcess | undefined;
+  let sandbox: SandboxProcess | undefined;
   let gateway: RunningGateway | undefined;
 
   /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
   const start = async () => {
-    sandbox = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "src/sandbox/main.ts",
-        "--port",
-        "0",
-        "--log-level",
-        "silent",
-        "--preload",
-        `ticks=${TICKS},party=lost`,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const port = await firstLine(sandbox);
+    sandbox = await startSandboxProcess({ args: ["--preload", `ticks=${TICKS},party=lost`] });
     gateway = await startGateway(
       loadConfig({ argv: ["--port", "0"], env: {} }),
-      { host: "127.0.0.1", port: Number(port) },
+      { host: "127.0.0.1", port: sandbox.port },
       pino({ level: "silent" }),
     );
     const { participantId } = (await (
@@ -100,10 +83,7 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   // A test may have stopped either already.
   afterEach(async () => {
     await gateway?.stop(1_000).catch(() => undefined);
-    if (sandbox && sandbox.exitCode === null && sandbox.signalCode === null) {
-      sandbox.kill("SIGKILL");
-      await once(sandbox, "exit");
-    }
+    await sandbox?.kill();
     gateway = undefined;
     sandbox = undefined;
   });
@@ -113,7 +93,7 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
     const clients = [subscribe(gateway, party), subscribe(gateway, party)];
     await Promise.all(clients.map((c) => c.elements(TICKS)));
     // The ledger dies with the streams open.
-    sandbox.kill("SIGKILL");
+    await sandbox.kill();
     for (const client of clients) {
       const { code, reason } = await client.closed;
       const last = client.offsets.at(-1);
@@ -141,9 +121,3 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
     assert.equal(reason, `gateway shutting down; resume after offset ${last}`);
   });
 });
-
-async function firstLine(child: ChildProcess): Promise<string> {
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) return line.trim();
-  throw new Error("the sandbox exited before printing its port");
-}

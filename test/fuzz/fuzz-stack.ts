@@ -1,14 +1,9 @@
 import { signToken } from "../jwt/test-tokens.js";
+import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { type ApiModel, apiModel, type LedgerNames } from "./api-model.js";
 import type { Tokens } from "./cases.js";
 import type { WatchedLedger } from "./fuzz-run.js";
-import {
-  type GatewayProcess,
-  type SandboxAuth,
-  type SandboxProcess,
-  startGatewayProcess,
-  startSandboxProcess,
-} from "./processes.js";
+import { type GatewayProcess, startGatewayProcess } from "./processes.js";
 import { sendRaw } from "./raw-http.js";
 
 /**
@@ -43,9 +38,8 @@ const SECRET = "fuzz-secret";
 const FUZZ_USER = "fuzz_admin";
 
 export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzStack> {
-  const sandboxAuth: SandboxAuth =
-    options.auth === "hs256" ? { mode: "hs256", secret: SECRET } : { mode: "unsafe" };
-  let sandbox = await startSandboxProcess(0, sandboxAuth);
+  const sandboxArgs = options.auth === "hs256" ? ["--auth-mode", "hs256", "--auth-secret", SECRET] : [];
+  let sandbox = await startSandboxProcess({ args: sandboxArgs });
   const gatewayArgs = [
     // Two worker threads whatever the machine's cores, so that RSS figures compare across machines.
     "--server.workers",
@@ -101,14 +95,8 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
         return outcome.kind === "answer" ? outcome.status : 0;
       },
       async restartSandbox() {
-        const port = sandbox.port;
-        const { child } = sandbox;
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise((resolve) => child.once("exit", resolve));
-          child.kill("SIGKILL");
-          await exited;
-        }
-        sandbox = await startSandboxProcess(port, sandboxAuth);
+        await sandbox.kill();
+        sandbox = await startSandboxProcess({ port: sandbox.port, args: sandboxArgs });
         return sandbox;
       },
       async reviveLedger() {

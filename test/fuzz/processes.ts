@@ -1,52 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { stopChild } from "../support/sandbox-process.js";
 
 /**
- * The fuzzer's stack as two child processes over real sockets: the standalone sandbox (so it can
- * be frozen, killed and restarted on its port) and the gateway in front of it (so its RSS is its
- * own, sampled from /proc). Both run from the sources through tsx, as the other process tests do.
+ * The fuzzer's gateway as a child process over real sockets, in front of the standalone sandbox
+ * process (test/support/sandbox-process.ts), so that its RSS is its own, sampled from /proc. It
+ * runs from the sources through tsx, as the other process tests do.
  */
 const TSX = ["--import", "tsx"];
-
-export interface SandboxAuth {
-  mode: "unsafe" | "hs256";
-  secret?: string;
-}
-
-export interface SandboxProcess {
-  readonly child: ChildProcess;
-  readonly port: number;
-  /** Its stderr so far (start-up failures). */
-  output(): string;
-  stop(): Promise<void>;
-}
-
-/** Starts `src/sandbox/main.ts` on `port` (0: ephemeral) and resolves once it printed its port. */
-export async function startSandboxProcess(port: number, auth: SandboxAuth): Promise<SandboxProcess> {
-  const args = [...TSX, "src/sandbox/main.ts", "--port", String(port), "--log-level", "error"];
-  if (auth.mode === "hs256") args.push("--auth-mode", "hs256", "--auth-secret", auth.secret ?? "");
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr = (stderr + chunk).slice(-8_000);
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const [first] = (await Promise.race([
-    once(lines, "line"),
-    once(child, "exit").then(() => {
-      throw new Error(`the sandbox exited before printing its port: ${stderr}`);
-    }),
-  ])) as [string];
-  lines.on("line", () => {});
-  return {
-    child,
-    port: Number(first),
-    output: () => stderr,
-    stop: () => stopChild(child),
-  };
-}
 
 export interface LogEntry {
   level: number;
@@ -109,16 +71,6 @@ export async function startGatewayProcess(
     alive: () => child.exitCode === null && child.signalCode === null,
     stop: () => stopChild(child),
   };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, "exit");
-  child.kill("SIGCONT");
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** Resident set size now and its peak (VmHWM, kept by the kernel), in bytes; undefined once gone. */
