@@ -1,9 +1,4 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import {
@@ -13,8 +8,9 @@ import {
   startSandboxProcess,
 } from "../../bench/lib/processes.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
-import { projectRoot } from "../../src/proto/project-root.js";
-import { debianBinary, freePort } from "./debian-package.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { debianBinary } from "./debian-package.js";
+import { type ShippedNginx, startShippedNginx } from "./shipped-nginx.js";
 
 /**
  * deploy/nginx/ledger-json-gateway.conf as shipped (only its upstream servers and listen
@@ -22,7 +18,6 @@ import { debianBinary, freePort } from "./debian-package.js";
  * /api) on one standalone sandbox: HTTP commands and reads, list twins and WebSocket streams
  * (subprotocol auth, upgrade, close codes) all go through it, and both instances serve.
  */
-const ROOT = projectRoot();
 const PREFIX = "/api";
 const COMMANDS = 24;
 
@@ -33,76 +28,32 @@ describe("nginx in front of two gateway instances", {
 }, () => {
   let sandbox: RunningSandbox;
   const gateways: Running[] = [];
-  let proxy: ChildProcess | undefined;
-  let dir: string;
+  let proxy: ShippedNginx | undefined;
   let base: string;
   let token: string;
   let party: string;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "nginx-"));
-    // nginx's workers run as nobody when the test is root: they write their temp files here.
-    chmodSync(dir, 0o777);
     sandbox = await startSandboxProcess(0, 64);
     party = sandbox.tickParty;
     token = mintToken({ user: `actAs-${party}`, secret: "test", expiresInSeconds: 600 });
     for (let i = 0; i < 2; i++)
       gateways.push(await startGatewayProcess(sandbox.port, ["--path-prefix", PREFIX]));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    writeFileSync(join(dir, "gateway.conf"), shippedConfig(port, gateways));
-    writeFileSync(
-      join(dir, "nginx.conf"),
-      [
-        "worker_processes 1;",
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log warn;`,
-        "daemon off;",
-        "events { worker_connections 256; }",
-        "http {",
-        `  access_log ${dir}/access.log;`,
-        ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-        `  include ${dir}/gateway.conf;`,
-        "}",
-      ].join("\n"),
+    proxy = await startShippedNginx(
+      nginx as string,
+      gateways.map((g) => g.port),
+      `${PREFIX}/livez`,
     );
-    proxy = spawn(nginx as string, ["-p", dir, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    proxy.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const deadline = Date.now() + 20_000;
-    while ((await fetch(`${base}${PREFIX}/livez`).catch(() => undefined))?.status !== 200) {
-      if (proxy.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`nginx did not serve: ${stderr}${readFileSync(join(dir, "error.log"), "utf8")}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    base = `http://127.0.0.1:${proxy.port}`;
   });
 
   after(async () => {
-    if (proxy && proxy.exitCode === null) {
-      proxy.kill("SIGQUIT");
-      await once(proxy, "exit");
-    }
+    await proxy?.stop();
     for (const gateway of gateways) await gateway.stop();
     await sandbox?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const auth = () => ({ authorization: `Bearer ${token}` });
-  const updatesRequest = (endInclusive?: number) => ({
-    beginExclusive: 0,
-    ...(endInclusive !== undefined ? { endInclusive } : {}),
-    updateFormat: {
-      includeTransactions: {
-        eventFormat: { filtersByParty: { [party]: {} } },
-        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-      },
-    },
-  });
 
   it("serves the probes under the prefix and nothing outside it", async () => {
     assert.equal((await fetch(`${base}${PREFIX}/livez`)).status, 200);
@@ -158,7 +109,7 @@ describe("nginx in front of two gateway instances", {
     const res = await fetch(`${base}${PREFIX}/v2/updates`, {
       method: "POST",
       headers: auth(),
-      body: JSON.stringify(updatesRequest(await ledgerEnd())),
+      body: JSON.stringify(updatesRequest(partyFilter(party), 0, await ledgerEnd())),
     });
     assert.equal(res.status, 200);
     const seqs = ((await res.json()) as Element[]).map(seqOf).filter((s) => s !== undefined);
@@ -173,7 +124,7 @@ describe("nginx in front of two gateway instances", {
     const url = `${base.replace(/^http/, "ws")}${PREFIX}/v2/updates`;
     const streams = await Promise.all(
       Array.from({ length: 6 }, () =>
-        readStream(url, ["daml.ws.auth", `jwt.token.${token}`], updatesRequest(end)),
+        readStream(url, ["daml.ws.auth", `jwt.token.${token}`], updatesRequest(partyFilter(party), 0, end)),
       ),
     );
     for (const stream of streams) {
@@ -212,19 +163,6 @@ const seqOf = (element: Element): number | undefined => {
 };
 
 /** The shipped config with this test's two gateways as its upstream and a free local port. */
-function shippedConfig(port: number, gateways: readonly Running[]): string {
-  const shipped = readFileSync(join(ROOT, "deploy", "nginx", "ledger-json-gateway.conf"), "utf8");
-  const servers = /^( +)server 127\.0\.0\.1:7575;\n +server 127\.0\.0\.1:7576;$/m;
-  const listen = /^( +)listen 80;$/m;
-  assert.match(shipped, servers);
-  assert.match(shipped, listen);
-  return shipped
-    .replace(servers, (_, indent: string) =>
-      gateways.map((g) => `${indent}server 127.0.0.1:${g.port};`).join("\n"),
-    )
-    .replace(listen, (_, indent: string) => `${indent}listen 127.0.0.1:${port};`);
-}
-
 /** Sum of a counter's series on one instance whose labels contain `labelText`. */
 async function counter(gateway: Running, name: string, labelText: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${gateway.port}${PREFIX}/metrics`)).text();

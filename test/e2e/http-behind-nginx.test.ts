@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { projectRoot } from "../../src/proto/project-root.js";
-import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { debianBinary } from "../deploy/debian-package.js";
+import { type ShippedNginx, startShippedNginx } from "../deploy/shipped-nginx.js";
 import { RawConnection } from "../http/raw-http.js";
 import { type Stack, startStack } from "../support/stack.js";
 
@@ -21,56 +16,16 @@ describe("the shipped nginx config in front of the gateway (raw TCP)", {
   skip: typeof nginx === "string" ? false : nginx.skip,
 }, () => {
   let stack: Stack;
-  let proxy: ChildProcess | undefined;
-  let dir: string;
+  let proxy: ShippedNginx | undefined;
   let port: number;
   before(async () => {
     stack = await startStack(["--path-prefix", "/api"]);
-    dir = mkdtempSync(join(tmpdir(), "nginx-http-"));
-    chmodSync(dir, 0o777);
-    port = await freePort();
-    const shipped = readFileSync(join(projectRoot(), "deploy", "nginx", "ledger-json-gateway.conf"), "utf8");
-    const servers = /^( +)server 127\.0\.0\.1:7575;\n +server 127\.0\.0\.1:7576;$/m;
-    const listen = /^( +)listen 80;$/m;
-    assert.match(shipped, servers);
-    assert.match(shipped, listen);
-    writeFileSync(
-      join(dir, "gateway.conf"),
-      shipped
-        .replace(servers, (_, indent: string) => `${indent}server 127.0.0.1:${stack.gateway.port};`)
-        .replace(listen, (_, indent: string) => `${indent}listen 127.0.0.1:${port};`),
-    );
-    writeFileSync(
-      join(dir, "nginx.conf"),
-      [
-        "worker_processes 1;",
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log warn;`,
-        "daemon off;",
-        "events { worker_connections 64; }",
-        "http {",
-        `  access_log ${dir}/access.log;`,
-        ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-        `  include ${dir}/gateway.conf;`,
-        "}",
-      ].join("\n"),
-    );
-    proxy = spawn(nginx as string, ["-p", dir, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`], {
-      stdio: "ignore",
-    });
-    const deadline = Date.now() + 20_000;
-    while ((await fetch(`http://127.0.0.1:${port}/api/livez`).catch(() => undefined))?.status !== 200) {
-      if (proxy.exitCode !== null || Date.now() > deadline) throw new Error("nginx did not serve");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    proxy = await startShippedNginx(nginx as string, [stack.gateway.port], "/api/livez");
+    port = proxy.port;
   });
   after(async () => {
-    if (proxy && proxy.exitCode === null) {
-      proxy.kill("SIGQUIT");
-      await once(proxy, "exit");
-    }
+    await proxy?.stop();
     await stack?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const version = () =>
