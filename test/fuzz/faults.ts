@@ -34,8 +34,11 @@ export interface FaultFigures {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function probeWhile(stack: FuzzStack, until: () => boolean, log: ProbeLog): Promise<void> {
-  while (!until()) {
+/** Probes /readyz and /v2/version for `seconds`, while the fault lasts. */
+async function probeFor(stack: FuzzStack, seconds: number): Promise<ProbeLog> {
+  const log: ProbeLog = { readyz: {}, version: {} };
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
     const [ready, version] = await Promise.all([
       stack.control("/readyz", 2_000),
       stack.control("/v2/version", 6_000),
@@ -44,6 +47,7 @@ async function probeWhile(stack: FuzzStack, until: () => boolean, log: ProbeLog)
     log.version[version] = (log.version[version] ?? 0) + 1;
     await sleep(250);
   }
+  return log;
 }
 
 /** Until 10 answers in a row are 200, each on a new connection (so every worker thread is asked). */
@@ -61,6 +65,15 @@ async function secondsUntil200(stack: FuzzStack, path: string, boundSeconds: num
     }
   }
   return null;
+}
+
+/** From the ledger's return to the first 200s, for a data call and for readiness. */
+async function recoveryOf(stack: FuzzStack): Promise<FaultFigures["recoverySeconds"]> {
+  const [version, readyz] = await Promise.all([
+    secondsUntil200(stack, "/v2/version", 60),
+    secondsUntil200(stack, "/readyz", 60),
+  ]);
+  return { version, readyz };
 }
 
 /** An open-ended update stream of the first fuzz party, as a client holding it would. */
@@ -98,21 +111,16 @@ async function streamOutcome(
 export async function freezeLedger(stack: FuzzStack, token: string, seconds: number): Promise<FaultFigures> {
   const stream = openStream(stack, token);
   await sleep(1_000);
-  const during: ProbeLog = { readyz: {}, version: {} };
   stack.sandbox.child.kill("SIGSTOP");
-  const thawAt = performance.now() + seconds * 1000;
-  await probeWhile(stack, () => performance.now() >= thawAt, during);
+  const during = await probeFor(stack, seconds);
   stack.sandbox.child.kill("SIGCONT");
-  const [version, readyz] = await Promise.all([
-    secondsUntil200(stack, "/v2/version", 60),
-    secondsUntil200(stack, "/readyz", 60),
-  ]);
+  const recoverySeconds = await recoveryOf(stack);
   return {
     kind: "freeze",
     faultSeconds: seconds,
     during,
     stream: await streamOutcome(stream, 3_000),
-    recoverySeconds: { version, readyz },
+    recoverySeconds,
   };
 }
 
@@ -124,24 +132,18 @@ export async function killAndRestartLedger(
 ): Promise<FaultFigures> {
   const stream = openStream(stack, token);
   await sleep(1_000);
-  const during: ProbeLog = { readyz: {}, version: {} };
   const port = stack.sandbox.port;
   stack.sandbox.child.kill("SIGKILL");
   const streamEnd = streamOutcome(stream, seconds * 1000);
-  const upAt = performance.now() + seconds * 1000;
-  await probeWhile(stack, () => performance.now() >= upAt, during);
-  const restarted = stack.restartSandbox();
-  await restarted;
+  const during = await probeFor(stack, seconds);
+  await stack.restartSandbox();
   if (stack.sandbox.port !== port) throw new Error("the sandbox came back on another port");
-  const [version, readyz] = await Promise.all([
-    secondsUntil200(stack, "/v2/version", 60),
-    secondsUntil200(stack, "/readyz", 60),
-  ]);
+  const recoverySeconds = await recoveryOf(stack);
   return {
     kind: "kill-restart",
     faultSeconds: seconds,
     during,
     stream: await streamEnd,
-    recoverySeconds: { version, readyz },
+    recoverySeconds,
   };
 }

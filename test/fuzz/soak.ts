@@ -64,6 +64,14 @@ async function soakMode(auth: "unsafe" | "hs256", count: number, first: number, 
       maxQueryFrameBytes: MiB,
     };
     let phase: "clean" | "fault" = "clean";
+    // The fault-time load runs the same way, judged by the phase it runs in.
+    const execution = {
+      port: stack.gateway.port,
+      deadlineMs: DEADLINE_MS,
+      phase: () => phase,
+      openStreamMs: 500,
+      refusalDeadlineMs: 5_000,
+    };
     log(`[${auth}] fuzzing ${count} cases from index ${first}, seed ${seed}, ${concurrency} at a time`);
     const run = await runFuzz({
       seed,
@@ -71,13 +79,7 @@ async function soakMode(auth: "unsafe" | "hs256", count: number, first: number, 
       first,
       concurrency,
       ctx,
-      execution: {
-        port: stack.gateway.port,
-        deadlineMs: DEADLINE_MS,
-        phase: () => phase,
-        openStreamMs: 500,
-        refusalDeadlineMs: 5_000,
-      },
+      execution,
       ledger: watchLedger(stack),
       after: (_c, _r, done) => {
         if (done % 1000 === 0)
@@ -102,13 +104,7 @@ async function soakMode(auth: "unsafe" | "hs256", count: number, first: number, 
           first: from,
           concurrency: 4,
           ctx,
-          execution: {
-            port: stack.gateway.port,
-            deadlineMs: DEADLINE_MS,
-            phase: () => phase,
-            openStreamMs: 500,
-            refusalDeadlineMs: 5_000,
-          },
+          execution,
         });
       log(`[${auth}] freezing the ledger for ${faultSeconds} s, with ${FAULT_LOAD} fuzz cases meanwhile`);
       const [freeze, frozenLoad] = await Promise.all([
