@@ -6,19 +6,8 @@ import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { freePort } from "../deploy/debian-package.js";
+import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
 import { tokenFor } from "../support/tokens.js";
-
-const CLI = ["--import", "tsx", "src/cli.ts"];
-
-/** Waits for the JSON log line that says the gateway listens, and returns its port. */
-async function listeningPort(child: ChildProcess): Promise<number> {
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) {
-    const entry = JSON.parse(line) as { msg?: string; port?: number };
-    if (entry.msg === "gateway listening" && typeof entry.port === "number") return entry.port;
-  }
-  throw new Error("the gateway exited before listening");
-}
 
 interface LogEntry {
   level: number;
@@ -65,7 +54,7 @@ async function runToEnd(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...CLI, ...args], {
+  const child = spawn(process.execPath, [...GATEWAY_CLI, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });
@@ -89,7 +78,9 @@ async function stop(child: ChildProcess): Promise<void> {
 
 describe("ledger-json-gateway CLI", () => {
   it("serves on the embedded sandbox and stops cleanly on SIGTERM", async () => {
-    const child = spawn(process.execPath, [...CLI, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...GATEWAY_CLI, "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
       const port = await listeningPort(child);
       const res = await fetch(`http://127.0.0.1:${port}/v2/version`, {
@@ -106,7 +97,7 @@ describe("ledger-json-gateway CLI", () => {
   });
 
   it("prints its flags and keys with --help", () => {
-    const result = spawnSync(process.execPath, [...CLI, "--help"], { encoding: "utf8" });
+    const result = spawnSync(process.execPath, [...GATEWAY_CLI, "--help"], { encoding: "utf8" });
     assert.equal(result.status, 0);
     assert.match(result.stdout, /--ledger, --ledger\.target/);
     assert.match(result.stdout, /websocket-config\.http-list-max-elements-limit/);
@@ -114,7 +105,7 @@ describe("ledger-json-gateway CLI", () => {
   });
 
   it("refuses an unknown flag with a clear message and exit code 2", () => {
-    const result = spawnSync(process.execPath, [...CLI, "--colour", "blue"], { encoding: "utf8" });
+    const result = spawnSync(process.execPath, [...GATEWAY_CLI, "--colour", "blue"], { encoding: "utf8" });
     assert.equal(result.status, 2);
     assert.match(result.stderr, /unknown configuration key 'colour' in flag --colour/);
   });
@@ -129,16 +120,18 @@ describe("ledger-json-gateway CLI", () => {
   });
 
   it("prints the token subcommand's own help with token --help", () => {
-    const result = spawnSync(process.execPath, [...CLI, "token", "--help"], { encoding: "utf8" });
+    const result = spawnSync(process.execPath, [...GATEWAY_CLI, "token", "--help"], { encoding: "utf8" });
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /^Usage:\n {2}ledger-json-gateway token /);
     assert.match(result.stdout, /--kid KID/);
     assert.doesNotMatch(result.stdout, /websocket-config/, "the server's keys are not the token's options");
-    assert.equal(spawnSync(process.execPath, [...CLI, "token", "--user", "bob", "-h"]).status, 0);
+    assert.equal(spawnSync(process.execPath, [...GATEWAY_CLI, "token", "--user", "bob", "-h"]).status, 0);
   });
 
   it("refuses a mistyped token option naming the nearest one", () => {
-    const result = spawnSync(process.execPath, [...CLI, "token", "--usr", "bob"], { encoding: "utf8" });
+    const result = spawnSync(process.execPath, [...GATEWAY_CLI, "token", "--usr", "bob"], {
+      encoding: "utf8",
+    });
     assert.equal(result.status, 2);
     assert.equal(result.stderr, "ledger-json-gateway: unknown option --usr of token; did you mean --user?\n");
   });
@@ -149,7 +142,7 @@ describe("start-up on a port in use", () => {
     // A port named in advance, as operators do: Linux never lets a second listener join a port
     // it picked itself (port 0), SO_REUSEPORT or not, so that would prove nothing.
     const port = await freePort();
-    const first = spawn(process.execPath, [...CLI, "--port", String(port)], {
+    const first = spawn(process.execPath, [...GATEWAY_CLI, "--port", String(port)], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     first.stderr?.resume();
@@ -202,9 +195,13 @@ describe("start-up on a port in use", () => {
 describe("start-up without a ledger", () => {
   it("warns that the ledger is unreachable, keeps trying, and says when it answers", async () => {
     const ledgerPort = await freePort();
-    const child = spawn(process.execPath, [...CLI, "--port", "0", "--ledger", `127.0.0.1:${ledgerPort}`], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [...GATEWAY_CLI, "--port", "0", "--ledger", `127.0.0.1:${ledgerPort}`],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     child.stderr?.resume();
     let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;
     try {

@@ -6,10 +6,9 @@ import { after, before, describe, it } from "node:test";
 import { permissiveAuthorizer } from "../../src/sandbox/auth/authorization.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { RawConnection } from "../http/raw-http.js";
+import { GATEWAY_CLI } from "../support/gateway-cli.js";
 import { tokenFor } from "../support/tokens.js";
 import { waitFor } from "../support/transport-harness.js";
-
-const CLI = ["--import", "tsx", "src/cli.ts"];
 
 /**
  * A slow ledger on demand: while `holding`, every call the sandbox authorizes waits until
@@ -62,7 +61,15 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
     it(`answers a submit-and-wait in flight and refuses new requests before exiting (server.workers ${workers})`, async () => {
       const child = spawn(
         process.execPath,
-        [...CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", String(workers)],
+        [
+          ...GATEWAY_CLI,
+          "--port",
+          "0",
+          "--ledger",
+          `127.0.0.1:${sandbox.port}`,
+          "--server.workers",
+          String(workers),
+        ],
         { stdio: ["ignore", "pipe", "inherit"] },
       );
       try {
@@ -137,7 +144,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   it("ends at once, exit code 1, on a second signal during the drain", async () => {
     const child = spawn(
       process.execPath,
-      [...CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
+      [...GATEWAY_CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
+import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { updatesRequest } from "../support/update-requests.js";
 import { allocate, call, upgradeAs, userFor, wildcard, wsStream } from "./ledger-client.js";
-
-type Json = Record<string, unknown>;
 
 /** Canton's redacted answer to a caller whose claims it does not resolve. */
 const REDACTED_PERMISSION_DENIED = {
@@ -69,16 +68,7 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     const { frames, code } = await wsStream(
       stack,
       "/v2/updates",
-      {
-        beginExclusive: 0,
-        endInclusive: end,
-        updateFormat: {
-          includeTransactions: {
-            eventFormat: wildcard([alice]),
-            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-          },
-        },
-      },
+      updatesRequest(wildcard([alice]), 0, end),
       token,
     );
     assert.equal(frames.length, 1);
@@ -100,17 +90,13 @@ const CONCURRENCY = 10;
 describe("WebSocket upgrades after the admission lose no socket", () => {
   let child: ChildProcess;
   let wsUrl: string;
-  let request: Json;
+  let request: unknown;
 
   before(async () => {
-    child = spawn(
-      process.execPath,
-      ["--import", "tsx", "src/cli.ts", "--port", "0", "--server.workers", "1"],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, MALLOC_PERTURB_: "16" },
-      },
-    );
+    child = spawn(process.execPath, [...GATEWAY_CLI, "--port", "0", "--server.workers", "1"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MALLOC_PERTURB_: "16" },
+    });
     child.stderr?.resume();
     const port = await listeningPort(child);
     child.stdout?.resume();
@@ -129,16 +115,7 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
         offset: number;
       }
     ).offset;
-    request = {
-      beginExclusive: 0,
-      endInclusive: end,
-      updateFormat: {
-        includeTransactions: {
-          eventFormat: wildcard([allocated.partyDetails.party]),
-          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-        },
-      },
-    };
+    request = updatesRequest(wildcard([allocated.partyDetails.party]), 0, end);
   });
   after(async () => {
     child.kill("SIGTERM");
@@ -168,12 +145,3 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
     assert.deepEqual(Object.fromEntries(codes), { 1000: UPGRADES });
   });
 });
-
-async function listeningPort(child: ChildProcess): Promise<number> {
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) {
-    const entry = JSON.parse(line) as { msg?: string; port?: number };
-    if (entry.msg === "gateway listening" && typeof entry.port === "number") return entry.port;
-  }
-  throw new Error("the gateway exited before listening");
-}
