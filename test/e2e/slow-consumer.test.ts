@@ -6,6 +6,7 @@ import { runInNewContext } from "node:vm";
 import WebSocket from "ws";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -38,44 +39,19 @@ describe("a slow consumer of the real update stream", () => {
         const tx = JSON.parse(data.toString("utf8")).update.Transaction.value;
         seqs.push(Number(tx.events[0].CreatedEvent.createArgument.seq));
         onFrame?.();
-        if (pauseMs > 0 && seqs.length % BURST === 0) {
-          const tcp = (socket as unknown as { _socket: Socket })._socket;
-          tcp.pause();
-          setTimeout(() => tcp.resume(), pauseMs);
-        }
+        if (pauseMs > 0 && seqs.length % BURST === 0) pauseReading(socket, pauseMs);
       });
       socket.on("close", (code) => resolve({ seqs, code }));
       socket.on("error", reject);
     });
 
   before(async () => {
-    stack = await startStack(
-      [
-        "--websocket-config.high-water-mark",
-        String(64 * 1024),
-        "--websocket-config.low-water-mark",
-        String(16 * 1024),
-      ],
-      {},
-      { sandbox: { preload: { ticks: TICKS, payloadBytes: PAYLOAD, party: "slow" } } },
-    );
-    const { participantId } = (await (await stack.request("/v2/parties/participant-id")).json()) as {
-      participantId: string;
-    };
-    // The preload allocates its owner on the participant's own namespace.
-    const party = `slow::${participantId.split("::")[1]}`;
-    token = tokenFor(`actAs-${party}`);
-    const end = ((await (await stack.request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
-    request = {
-      beginExclusive: 0,
-      endInclusive: end,
-      updateFormat: {
-        includeTransactions: {
-          eventFormat: { filtersByParty: { [party]: {} } },
-          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-        },
-      },
-    };
+    ({ stack, token, request } = await preloadedStack("slow", [
+      "--websocket-config.high-water-mark",
+      String(64 * 1024),
+      "--websocket-config.low-water-mark",
+      String(16 * 1024),
+    ]));
   });
   after(() => stack.stop());
 
@@ -112,6 +88,35 @@ describe("a slow consumer of the real update stream", () => {
   });
 });
 
+/**
+ * A stack whose sandbox preloaded TICKS ticks of PAYLOAD bytes for `owner`, with these gateway
+ * flags; the owner's token and the query frame of its whole update stream.
+ */
+async function preloadedStack(
+  owner: string,
+  gatewayArgs: string[],
+): Promise<{ stack: Stack; token: string; request: unknown }> {
+  const stack = await startStack(
+    gatewayArgs,
+    {},
+    { sandbox: { preload: { ticks: TICKS, payloadBytes: PAYLOAD, party: owner } } },
+  );
+  const { participantId } = (await (await stack.request("/v2/parties/participant-id")).json()) as {
+    participantId: string;
+  };
+  // The preload allocates its owner on the participant's own namespace.
+  const party = `${owner}::${participantId.split("::")[1]}`;
+  const end = ((await (await stack.request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
+  return { stack, token: tokenFor(`actAs-${party}`), request: updatesRequest(partyFilter(party), 0, end) };
+}
+
+/** Stops reading the socket's TCP stream for `ms`: its receive window fills, as a slow reader's does. */
+function pauseReading(socket: WebSocket, ms: number): void {
+  const tcp = (socket as unknown as { _socket: Socket })._socket;
+  tcp.pause();
+  setTimeout(() => tcp.resume(), ms);
+}
+
 async function backpressurePauses(stack: Stack): Promise<number> {
   const text = await (await stack.request("/metrics", { token: null })).text();
   return [...text.matchAll(/^ledger_gateway_ws_backpressure_pauses_total\{[^}]*\} (\d+)/gm)].reduce(
@@ -140,31 +145,11 @@ describe("a consumer stalled past the write deadline", () => {
   let request: unknown;
 
   before(async () => {
-    stack = await startStack(
-      [
-        // Default water marks: a paused stream keeps up to 1 MiB in uWS's own buffer.
-        "--websocket-config.write-deadline",
-        `${DEADLINE_S}s`,
-      ],
-      {},
-      { sandbox: { preload: { ticks: TICKS, payloadBytes: PAYLOAD, party: "stalled" } } },
-    );
-    const { participantId } = (await (await stack.request("/v2/parties/participant-id")).json()) as {
-      participantId: string;
-    };
-    const party = `stalled::${participantId.split("::")[1]}`;
-    token = tokenFor(`actAs-${party}`);
-    const end = ((await (await stack.request("/v2/state/ledger-end")).json()) as { offset: number }).offset;
-    request = {
-      beginExclusive: 0,
-      endInclusive: end,
-      updateFormat: {
-        includeTransactions: {
-          eventFormat: { filtersByParty: { [party]: {} } },
-          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-        },
-      },
-    };
+    ({ stack, token, request } = await preloadedStack("stalled", [
+      // Default water marks: a paused stream keeps up to 1 MiB in uWS's own buffer.
+      "--websocket-config.write-deadline",
+      `${DEADLINE_S}s`,
+    ]));
   });
   after(() => stack.stop());
 
@@ -189,11 +174,7 @@ describe("a consumer stalled past the write deadline", () => {
         const tx = frame.update.Transaction.value;
         offsets.push(tx.offset);
         seqs.push(Number(tx.events[0].CreatedEvent.createArgument.seq));
-        if (seqs.length === 50) {
-          const tcp = (socket as unknown as { _socket: Socket })._socket;
-          tcp.pause();
-          setTimeout(() => tcp.resume(), STALL_MS);
-        }
+        if (seqs.length === 50) pauseReading(socket, STALL_MS);
       });
       socket.on("close", (code) => resolve(code));
       socket.on("error", reject);
