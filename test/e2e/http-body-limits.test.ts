@@ -25,6 +25,19 @@ async function peakRssGrowth(work: () => Promise<void>): Promise<number> {
 const postHead = (port: number, path: string, length: number, token: string) =>
   `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${length}\r\n\r\n`;
 
+/** `count` uploads of `total` bytes to /v2/users at once: their outcomes, and the peak RSS growth meanwhile. */
+async function concurrentUploads(port: number, count: number, total: number, token: string) {
+  let uploads: Awaited<ReturnType<typeof streamUpload>>[] = [];
+  const growth = await peakRssGrowth(async () => {
+    uploads = await Promise.all(
+      Array.from({ length: count }, () =>
+        streamUpload(port, postHead(port, "/v2/users", total, token), total),
+      ),
+    );
+  });
+  return { uploads, growth };
+}
+
 describe("request bodies with the gateway's own token check (auth.mode hs256)", () => {
   let stack: Stack;
   before(async () => {
@@ -41,15 +54,7 @@ describe("request bodies with the gateway's own token check (auth.mode hs256)", 
   it("refuses a forged token before reading the body: 8 concurrent 60 MiB uploads get their 401 early, memory stays bounded", async (t) => {
     const forged = signToken("participant_admin", { key: "not-the-secret" });
     const total = 60 * MiB;
-    const port = stack.gateway.port;
-    let uploads: Awaited<ReturnType<typeof streamUpload>>[] = [];
-    const growth = await peakRssGrowth(async () => {
-      uploads = await Promise.all(
-        Array.from({ length: 8 }, () =>
-          streamUpload(port, postHead(port, "/v2/users", total, forged), total),
-        ),
-      );
-    });
+    const { uploads, growth } = await concurrentUploads(stack.gateway.port, 8, total, forged);
     t.diagnostic(
       `peak RSS growth ${Math.round(growth / MiB)} MiB; body bytes sent before the answer: ${uploads.map((u) => u.sentWhenAnswered).join(", ")}`,
     );
@@ -148,15 +153,7 @@ describe("many large bodies at once without the gateway's token check (auth.mode
     // The token is forged, but here only the ledger could tell: every body is read and parsed.
     const forged = signToken("participant_admin", { key: "not-the-secret" });
     const total = 15 * MiB;
-    const port = stack.gateway.port;
-    let uploads: Awaited<ReturnType<typeof streamUpload>>[] = [];
-    const growth = await peakRssGrowth(async () => {
-      uploads = await Promise.all(
-        Array.from({ length: 12 }, () =>
-          streamUpload(port, postHead(port, "/v2/users", total, forged), total),
-        ),
-      );
-    });
+    const { uploads, growth } = await concurrentUploads(stack.gateway.port, 12, total, forged);
     t.diagnostic(`peak RSS growth ${Math.round(growth / MiB)} MiB for 20 concurrent 15 MiB bodies`);
     // Every body was read (a body of spaces is no JSON: 400), none refused for the wait.
     assert.deepEqual(

@@ -26,24 +26,35 @@ function stackWithGauge(bodyReadTimeout: string): { stack: () => Stack; inFlight
   return { stack: () => stack, inFlight: () => inFlight };
 }
 
-const head = (stack: Stack, extra: string) =>
-  `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1:${stack.gateway.port}\r\nAuthorization: Bearer ${stack.token}\r\n${extra}\r\n`;
+/** The framing header of a POST whose body stops short, and the part of the body sent. */
+const UNFINISHED = {
+  contentLength: ["Content-Length: 100", '{"us'],
+  chunked: ["Transfer-Encoding: chunked", '3\r\n{"u\r\n'],
+} as const;
+
+/** Opens a connection and sends a POST /v2/users whose body never finishes. */
+async function sendUnfinished(stack: Stack, framing: keyof typeof UNFINISHED): Promise<RawConnection> {
+  const [header, body] = UNFINISHED[framing];
+  const connection = await RawConnection.open(stack.gateway.port);
+  connection.write(
+    `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1:${stack.gateway.port}\r\nAuthorization: Bearer ${stack.token}\r\n${header}\r\n\r\n${body}`,
+  );
+  return connection;
+}
 
 describe("requests in flight whose client leaves mid-body (raw TCP)", () => {
   // The default body read timeout (60 s) is far beyond these waits: the client's leaving settles them.
   const { stack, inFlight } = stackWithGauge("60s");
 
   it("settles a request whose client leaves before its Content-Length arrived", async () => {
-    const connection = await RawConnection.open(stack().gateway.port);
-    connection.write(`${head(stack(), "Content-Length: 100\r\n")}{"us`);
+    const connection = await sendUnfinished(stack(), "contentLength");
     await waitFor("the request to be in flight", () => inFlight() === 1);
     connection.destroy();
     await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
   });
 
   it("settles a request whose client leaves in the middle of a chunked body", async () => {
-    const connection = await RawConnection.open(stack().gateway.port);
-    connection.write(`${head(stack(), "Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    const connection = await sendUnfinished(stack(), "chunked");
     await waitFor("the request to be in flight", () => inFlight() === 1);
     connection.destroy();
     await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
@@ -54,8 +65,7 @@ describe("requests in flight whose body never finishes (raw TCP)", () => {
   const { stack, inFlight } = stackWithGauge("1s");
 
   it("answers 408 and closes when a chunked body does not finish within server.body-read-timeout", async () => {
-    const connection = await RawConnection.open(stack().gateway.port);
-    connection.write(`${head(stack(), "Transfer-Encoding: chunked\r\n")}3\r\n{"u\r\n`);
+    const connection = await sendUnfinished(stack(), "chunked");
     await connection.untilResponses(1);
     const [response] = connection.responses();
     assert.equal(response?.status, 408);
@@ -65,8 +75,7 @@ describe("requests in flight whose body never finishes (raw TCP)", () => {
   });
 
   it("answers 408 and closes when fewer bytes than the Content-Length arrive in time", async () => {
-    const connection = await RawConnection.open(stack().gateway.port);
-    connection.write(`${head(stack(), "Content-Length: 100\r\n")}{"us`);
+    const connection = await sendUnfinished(stack(), "contentLength");
     await connection.untilResponses(1);
     assert.equal(connection.responses()[0]?.status, 408);
     await connection.untilClosed();
