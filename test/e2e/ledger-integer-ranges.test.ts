@@ -1,6 +1,7 @@
 import { strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../support/stack.js";
+import { acsDeltaFormat } from "../support/update-requests.js";
 import { allocate, call, userFor, wildcard } from "./ledger-client.js";
 
 /**
@@ -20,12 +21,7 @@ describe("integer request fields are checked against their protobuf type", () =>
   after(() => stack.stop());
 
   const page = (fields: Record<string, unknown>) => ({
-    updateFormat: {
-      includeTransactions: {
-        eventFormat: wildcard([party]),
-        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-      },
-    },
+    updateFormat: acsDeltaFormat(wildcard([party])),
     ...fields,
   });
 

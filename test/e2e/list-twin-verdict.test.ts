@@ -2,6 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { updatesRequest } from "../support/update-requests.js";
 import { allocate, call, userFor, wildcard } from "./ledger-client.js";
 
 /**
@@ -25,15 +26,7 @@ describe("an empty list twin answer waits for the ledger's verdict on the reader
   });
   after(() => stack.stop());
 
-  const updatesAfter = (beginExclusive: number) => ({
-    beginExclusive,
-    updateFormat: {
-      includeTransactions: {
-        eventFormat: wildcard([party]),
-        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-      },
-    },
-  });
+  const updatesAfter = (beginExclusive: number) => updatesRequest(wildcard([party]), beginExclusive);
   const statuses = async (body: unknown, token: string): Promise<number[]> => {
     const seen: number[] = [];
     for (let i = 0; i < TRIES; i++) {
