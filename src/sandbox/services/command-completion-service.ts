@@ -45,6 +45,11 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
           beginExclusive: begin,
           endInclusive: undefined,
           idleCheckpointTimeoutMs: runtime.idleStreamOffsetCheckpointTimeoutMs,
+          prunedError: (from, to, prunedUpTo) =>
+            ledgerErrors.participantPrunedDataAccessed(
+              `Command completions request from ${from} to ${to} overlaps with pruned offset ${prunedUpTo}`,
+              prunedUpTo,
+            ),
           render: (update) => {
             const completion = completionOf(update, userId, parties);
             return completion === undefined ? undefined : { completion };

@@ -179,6 +179,11 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
           beginExclusive: begin,
           endInclusive: end,
           render: renderOne,
+          prunedError: (from, to, prunedUpTo) =>
+            ledgerErrors.participantPrunedDataAccessed(
+              `Updates request from ${from} to ${to} precedes pruned offset ${prunedUpTo}`,
+              prunedUpTo,
+            ),
           idleCheckpointTimeoutMs: runtime.idleStreamOffsetCheckpointTimeoutMs,
           checkpoint: (offset, synchronizerIds) => ({
             offsetCheckpoint: checkpointMessage(offset, synchronizerIds),

@@ -1,7 +1,8 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { rejection, serviceClient } from "../sandbox-client.js";
+import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import { bearer, rejection, serviceClient } from "../sandbox-client.js";
 import {
   createdOf,
   createIou,
@@ -193,5 +194,63 @@ describe("sandbox ledger: pruning", () => {
       oldAcs.details,
       new RegExp(`Active contracts request at offset ${prunedAt - 1} precedes pruned offset ${prunedAt}`),
     );
+  });
+});
+
+describe("sandbox ledger: pruning under a stream that lags behind", () => {
+  let f: LedgerFixture;
+  before(async () => {
+    // Far more bytes than the HTTP/2 windows hold: a paused reader keeps the stream behind.
+    f = await ledgerFixture({ preload: { ticks: 2000, payloadBytes: 8192 } });
+  });
+  after(() => f.close());
+
+  it("fails a stream whose next update was pruned meanwhile, instead of skipping it", async () => {
+    const party = f.sandbox.preloaded!.party;
+    const Client = ledgerApiProtos().client(LEDGER_SERVICES.update);
+    const client = new Client(`127.0.0.1:${f.sandbox.port}`, grpc.credentials.createInsecure());
+    const call = (
+      client as unknown as Record<string, (r: object, m: grpc.Metadata) => grpc.ClientReadableStream<Msg>>
+    ).GetUpdates!.call(
+      client,
+      {
+        beginExclusive: "0",
+        // Bounded: without the pruning check it would simply end after every update.
+        endInclusive: String(f.sandbox.store.ledgerEnd()),
+        updateFormat: {
+          includeTransactions: {
+            eventFormat: wildcard([party]),
+            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+          },
+        },
+      },
+      bearer(),
+    );
+    const pruning = serviceClient(f.sandbox.port, PRUNING);
+    const end = f.sandbox.store.ledgerEnd();
+    let received = 0;
+    const outcome = new Promise<grpc.ServiceError | undefined>((resolve) => {
+      call.on("data", () => {
+        received += 1;
+        if (received === 1) {
+          call.pause();
+          void pruning.Prune!({ pruneUpTo: String(end) }).then(() => call.resume());
+        }
+      });
+      call.on("error", resolve);
+      call.on("end", () => resolve(undefined));
+    });
+    const error = await outcome.finally(() => {
+      pruning.close();
+      client.close();
+    });
+    strictEqual(error?.code, grpc.status.FAILED_PRECONDITION, `ended after ${received} updates`);
+    match(
+      error.details,
+      new RegExp(
+        `^PARTICIPANT_PRUNED_DATA_ACCESSED.*Updates request from \\d+ to ${end} precedes pruned offset ${end}`,
+      ),
+    );
+    strictEqual(received < 2000, true, "the pruned updates were not delivered");
   });
 });

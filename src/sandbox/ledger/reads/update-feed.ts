@@ -28,6 +28,11 @@ export interface FeedOptions {
   /** Tailing streams: idle time before an OffsetCheckpoint is considered (Canton: one minute). */
   readonly idleCheckpointTimeoutMs: number;
   checkpoint?(offset: number, synchronizerIds: readonly string[]): unknown;
+  /**
+   * The error of a stream that has not read past an offset pruned meanwhile (Canton checks the
+   * pruning offset after each query range): `from` is the first offset it still needs.
+   */
+  prunedError?(from: number, to: number, prunedUpToInclusive: number): Error;
 }
 
 /**
@@ -54,6 +59,10 @@ export async function streamUpdates(options: FeedOptions): Promise<void> {
     while (index < updates.length) {
       const update = updates[index]!;
       if (endInclusive !== undefined && update.offset > endInclusive) return;
+      const pruned = store.latestPrunedOffset();
+      if (options.prunedError !== undefined && update.offset <= pruned) {
+        throw options.prunedError(position + 1, endInclusive ?? store.ledgerEnd(), pruned);
+      }
       index++;
       position = update.offset;
       lastUpdateAt = Date.now();
