@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import WebSocket from "ws";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import type { FuzzStack } from "./fuzz-stack.js";
 import { memoryOf } from "./processes.js";
 
@@ -55,12 +56,6 @@ export async function wsChurn(
   const pid = stack.gateway.pid;
   const url = `ws://127.0.0.1:${stack.gateway.port}/v2/updates`;
   const party = stack.names.parties[0] as string;
-  const format = {
-    includeTransactions: {
-      eventFormat: { filtersByParty: { [party]: {} } },
-      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-    },
-  };
   const closes: Record<string, number> = {};
   const count = (end: string) => {
     closes[end] = (closes[end] ?? 0) + 1;
@@ -74,7 +69,7 @@ export async function wsChurn(
   }, 100);
   try {
     let next = 0;
-    const bounded = { beginExclusive: 0, endInclusive: stack.names.ledgerEnd, updateFormat: format };
+    const bounded = updatesRequest(partyFilter(party), 0, stack.names.ledgerEnd);
     await Promise.all(
       Array.from({ length: 100 }, async () => {
         while (next < cycles) {
@@ -83,7 +78,7 @@ export async function wsChurn(
         }
       }),
     );
-    const open = { beginExclusive: 0, updateFormat: format };
+    const open = updatesRequest(partyFilter(party));
     const ends = await Promise.all(Array.from({ length: held }, () => session(url, token, open, 5_000)));
     for (const end of ends) count(end);
   } finally {
