@@ -103,6 +103,24 @@ describe("two synchronizers through the gateway: reassignment and topology event
     assert.equal(created.body.transaction.synchronizerId, sync1);
     const contractId = created.body.transaction.events[0].CreatedEvent.contractId as string;
 
+    const peeking = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/submit-and-wait-for-reassignment",
+      {
+        reassignmentCommands: {
+          commandId: "reassign-peek",
+          submitter: alice,
+          commands: [
+            { command: { UnassignCommand: { value: { contractId, source: sync1, target: sync2 } } } },
+          ],
+        },
+        eventFormat: wildcard([bank]),
+      },
+      aliceToken,
+    );
+    assert.equal(peeking.status, 403, "reading bank's events needs a right on bank");
+
     const unassigned = await call<Json>(
       stack,
       "POST",

@@ -66,6 +66,8 @@ export function commandService(runtime: LedgerRuntime): ServiceImplementation {
           request.eventFormat === null
             ? undefined
             : CompiledEventFormat.compile(runtime.registry, request.eventFormat, "event_format");
+        // Canton asks for the event format's read rights besides the submitter's act-as right.
+        if (format !== undefined) await context.authorize(format.requirement());
         const update = await submitReassignment(runtime, request.reassignmentCommands, context);
         // Without an event format the reassignment comes without events (Canton's contract).
         const projected = format && projectReassignment(update, format, runtime.events);
