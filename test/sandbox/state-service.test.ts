@@ -91,7 +91,22 @@ describe("sandbox StateService", () => {
         permission: "PARTICIPANT_PERMISSION_SUBMISSION",
       },
     ]);
-    await parties.AllocateParty!({ partyIdHint: "hostedDave", synchronizerId: synchronizer().id });
+    const users = serviceClient(sandbox.port, "com.daml.ledger.api.v2.admin.UserManagementService");
+    await users.CreateUser!({ user: { id: "dave-app" }, rights: [] });
+    await parties.AllocateParty!({
+      partyIdHint: "hostedDave",
+      synchronizerId: synchronizer().id,
+      userId: "dave-app",
+    });
+    const rights = await users.ListUserRights!<{ rights: { canActAs?: { party: string } }[] }>({
+      userId: "dave-app",
+    });
+    users.close();
+    deepStrictEqual(
+      rights.rights.map((r) => r.canActAs?.party),
+      [party],
+      "the user named in the allocation may act as the party",
+    );
     const both = await state.GetConnectedSynchronizers!<Connected>({ party });
     deepStrictEqual(
       both.connectedSynchronizers.map((s) => s.synchronizerAlias),

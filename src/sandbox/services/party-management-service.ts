@@ -178,6 +178,7 @@ function allocateParty(
   ) {
     // A party of this participant allocated again on another synchronizer: it is hosted there too.
     store.hostParty(party, request.synchronizerId, "PARTICIPANT_PERMISSION_SUBMISSION");
+    if (request.userId !== "") options.users?.grantActAs(request.userId, party, identityProviderId, context);
     return { partyDetails: toPartyDetails(store.party(party)!) };
   }
   if (existing !== undefined) {
