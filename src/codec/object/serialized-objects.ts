@@ -1,16 +1,7 @@
 import type protobuf from "protobufjs";
+import { PROTO_OPTIONS } from "../../proto/ledger-api-protos.js";
 import type { FromJson, ToJson } from "./converters.js";
 import { describeJson, InvalidJsonError } from "./json-path.js";
-
-/** proto-loader's object shape (PROTO_OPTIONS), as the gRPC client expects a request field. */
-const OBJECT_SHAPE: protobuf.IConversionOptions = {
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-  arrays: true,
-  objects: true,
-};
 
 /**
  * A message field the JSON API carries as the base64 of its protobuf serialization (rule
@@ -25,7 +16,8 @@ export function serializedFromJson(type: protobuf.Type): FromJson {
   return (json, path) => {
     if (typeof json !== "string") throw new InvalidJsonError(path, `${expected}, got ${describeJson(json)}`);
     try {
-      return type.toObject(type.decode(Buffer.from(json, "base64")), OBJECT_SHAPE);
+      // proto-loader's object shape, as the gRPC client expects a request field.
+      return type.toObject(type.decode(Buffer.from(json, "base64")), PROTO_OPTIONS);
     } catch {
       throw new InvalidJsonError(path, expected);
     }

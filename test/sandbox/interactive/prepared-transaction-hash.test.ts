@@ -1,7 +1,7 @@
 import { strictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LedgerValue } from "../../../src/lf/index.js";
-import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
+import { ledgerApiProtos, PROTO_OPTIONS } from "../../../src/proto/ledger-api-protos.js";
 import type {
   DamlTransaction__Output,
   Metadata__Output,
@@ -325,14 +325,7 @@ describe("hashing scheme V2: Canton's Python reference implementation", () => {
      */
     const type = ledgerApiProtos().type("com.daml.ledger.api.v2.interactive.PreparedTransaction");
     const bytes = type.encode(type.fromObject(REFERENCE_PREPARED_TRANSACTION)).finish();
-    const decoded = type.toObject(type.decode(bytes), {
-      longs: String,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-      arrays: true,
-      objects: true,
-    }) as PreparedTransaction__Output;
+    const decoded = type.toObject(type.decode(bytes), PROTO_OPTIONS) as PreparedTransaction__Output;
     strictEqual(
       hashPreparedTransactionV2(decoded).hash.toString("hex"),
       "0b838fee879e45ff3b4a625707bd84d7fd39999eb2bf50a01e628bf296a82d0d",
