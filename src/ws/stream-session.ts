@@ -125,8 +125,8 @@ export class StreamSession {
       .subscribe({
         next: (frame) =>
           frame.kind === "element"
-            ? // A shared element's one Buffer (encoded once for every member), else its own bytes.
-              this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? Buffer.from(frame.text))
+            ? // A shared element's one Buffer (encoded once for every member), else its text.
+              this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? frame.text)
             : this.#lastFrame(frame.error),
         complete: () => this.#sink.complete(),
       });

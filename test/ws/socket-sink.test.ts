@@ -21,7 +21,7 @@ class FakeSocket implements FrameSocket {
   buffered = 0;
   /** Frames the socket accepted (sent or buffered), as text. */
   readonly sent: string[] = [];
-  /** The same frames as the sink handed them over (elements: bytes, the sink's own frames: text). */
+  /** The same frames as the sink handed them over (elements: text or bytes, the sink's own frames: text). */
   readonly messages: (string | Uint8Array)[] = [];
   /** Frames the socket refused. */
   readonly refused: string[] = [];
@@ -319,6 +319,25 @@ describe("SocketSink", () => {
       reason: "slow consumer (dropped); resume after offset 2",
     });
     deepStrictEqual(events.slowConsumer, ["dropped"]);
+  });
+
+  it("sends an element given as text as it is, counting its UTF-8 bytes and resuming after its offset", async () => {
+    const { socket, sink, events } = setup();
+    socket.reading = true;
+    // Non-ASCII: its UTF-8 bytes outnumber its UTF-16 units.
+    const text = JSON.stringify({ offset: 7, note: "é€😀" });
+    sink.element(text);
+    await turn();
+    deepStrictEqual(socket.messages, [text]);
+    equal(sink.delivered, 1);
+    deepStrictEqual(events.sent, [[1, Buffer.byteLength(text)]]);
+    socket.refusing = true;
+    sink.element(element(8));
+    await turn();
+    deepStrictEqual(socket.closed, {
+      code: CLOSE_SLOW_CONSUMER,
+      reason: "slow consumer (dropped); resume after offset 7",
+    });
   });
 
   it("never ends with a clean close after a refused error frame", async () => {
