@@ -316,8 +316,10 @@ function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValida
 }
 
 function fail(exchange: Exchange, error: unknown, route: Route, options: HttpAppOptions): void {
-  if (error instanceof BodyAbortedError) {
-    // The client left before its body arrived: nobody to answer, only the count to settle.
+  if (error instanceof BodyAbortedError || exchange.aborted) {
+    // The client left (before its body arrived, or while its answer was made): nobody to answer,
+    // only the count to settle; what failed after it left (a cancelled stream, a probe) is no
+    // fault of the gateway's.
     finish(exchange, { kind: "empty", status: 499 }, route.path, route.method, options);
     return;
   }

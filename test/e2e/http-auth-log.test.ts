@@ -1,32 +1,11 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { pino } from "pino";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { upgradeAs } from "./ledger-client.js";
 
 const SECRET = "auth-log-secret";
-
-/** A pino logger at `debug` whose entries the test reads back. */
-function capturingLogger(): { log: pino.Logger; entries: () => Record<string, unknown>[] } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return {
-    log: pino({ level: "debug" }, sink),
-    entries: () =>
-      lines
-        .join("")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
 
 describe("a refused token's 401 and the gateway's log (auth.mode hs256)", () => {
   let stack: Stack;

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { RawConnection } from "../http/raw-http.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { waitFor } from "../support/transport-harness.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { allocate, userFor } from "./ledger-client.js";
 
 /** A stack with this body read timeout, and its in-flight gauge read every 20 ms. */
 function stackWithGauge(bodyReadTimeout: string): { stack: () => Stack; inFlight: () => number } {
@@ -80,5 +83,43 @@ describe("requests in flight whose body never finishes (raw TCP)", () => {
     assert.equal(connection.responses()[0]?.status, 408);
     await connection.untilClosed();
     await waitFor("the in-flight gauge back to 0", () => inFlight() === 0);
+  });
+});
+
+describe("a client that leaves a waiting list twin", () => {
+  let stack: Stack;
+  let reader: string;
+  let party: string;
+  const gatewayLog = capturingLogger();
+  before(async () => {
+    stack = await startStack([], {}, { gatewayLog: gatewayLog.log });
+    party = await allocate(stack, "leaver");
+    reader = await userFor(stack, "leaver-reader", [], [party]);
+  });
+  after(() => stack.stop());
+
+  it("is no failure of the gateway's: nothing logged as one, the request settled", async () => {
+    // Open-ended, with a long idle wait: the answer is still being collected when the client leaves.
+    const body = JSON.stringify(updatesRequest(partyFilter(party)));
+    const connection = await RawConnection.open(stack.gateway.port);
+    connection.write(
+      `POST /v2/updates?stream_idle_timeout_ms=30000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${reader}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const gauge = stack.gateway.metrics?.httpInFlight;
+    assert.ok(gauge);
+    const inFlightIs = async (value: number, what: string) => {
+      for (let tries = 0; (await gauge.get()).values[0]?.value !== value; tries++) {
+        assert.ok(tries < 500, `timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await inFlightIs(1, "the list twin to be in flight");
+    connection.destroy();
+    await inFlightIs(0, "the in-flight gauge back to 0");
+    const failures = gatewayLog.entries().filter((e) => e.level === 50);
+    assert.deepEqual(
+      failures.map((e) => e.msg),
+      [],
+    );
   });
 });
