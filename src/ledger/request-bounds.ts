@@ -1,4 +1,5 @@
 import protobuf from "protobufjs";
+import { invalidArgumentError } from "../errors/gateway-errors.js";
 import { type CantonHttpError, gatewayError } from "../errors/js-canton-error.js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 
@@ -23,15 +24,6 @@ const MAX_CAUSE_LENGTH = 512;
 const truncated = (cause: string): string =>
   cause.length > MAX_CAUSE_LENGTH ? `${cause.slice(0, MAX_CAUSE_LENGTH)}...` : cause;
 
-function invalidArgument(reason: string): CantonHttpError {
-  return gatewayError(
-    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-    "INVALID_ARGUMENT",
-    truncated(`The submitted request has invalid arguments: ${reason}`),
-    { definiteAnswer: false },
-  );
-}
-
 function invalidField(field: string, message: string): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.InvalidIndependentOfSystemState,
@@ -42,11 +34,11 @@ function invalidField(field: string, message: string): CantonHttpError {
 }
 
 /** Ref.Party: at most 255 characters; Canton's requireParty answers INVALID_ARGUMENT. */
-const PARTY: Bound = { max: 255, error: () => invalidArgument("Daml-LF Party is too long (max: 255)") };
+const PARTY: Bound = { max: 255, error: () => invalidArgumentError("Daml-LF Party is too long (max: 255)") };
 /** Ref.LedgerString (update ids): INVALID_ARGUMENT from requireLedgerString. */
 const LEDGER_STRING: Bound = {
   max: 255,
-  error: () => invalidArgument("Daml-LF Ledger String is too long (max: 255)"),
+  error: () => invalidArgumentError("Daml-LF Ledger String is too long (max: 255)"),
 };
 /** Command, workflow and submission ids, identity provider ids: LedgerStrings checked per field. */
 const LEDGER_STRING_FIELD: Bound = {
