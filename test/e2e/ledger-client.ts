@@ -61,6 +61,37 @@ export async function allocate(stack: Stack, hint: string): Promise<string> {
   return reply.body.partyDetails.party;
 }
 
+/** The fields of a sample-package Iou without observers. */
+export interface IouFields {
+  issuer: string;
+  owner: string;
+  currency: string;
+  amount: string;
+}
+
+/** submit-and-wait-for-transaction creating one Iou, acting as its issuer: the reply as it came. */
+export function createIouTransaction(
+  stack: Stack,
+  token: string,
+  commandId: string,
+  iou: IouFields,
+  // biome-ignore lint/suspicious/noExplicitAny: the JSON answer, read freely by each test
+): Promise<Reply<Record<string, any>>> {
+  return call(
+    stack,
+    "POST",
+    "/v2/commands/submit-and-wait-for-transaction",
+    {
+      commands: {
+        commandId,
+        actAs: [iou.issuer],
+        commands: [{ CreateCommand: { templateId: IOU, createArguments: { ...iou, observers: [] } } }],
+      },
+    },
+    token,
+  );
+}
+
 /** A user that may act as these parties, and its token. */
 export async function userFor(
   stack: Stack,

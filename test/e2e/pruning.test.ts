@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { serviceClient } from "../sandbox/sandbox-client.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { assertCantonShape } from "./canton-shapes.js";
-import { allocate, call, IOU, userFor, wildcard, wsStream } from "./ledger-client.js";
+import { allocate, call, createIouTransaction, userFor, wildcard, wsStream } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads JSON answers loosely
@@ -20,26 +20,12 @@ describe("pruned history through the gateway", () => {
   let prunedAt: number;
 
   const create = async (commandId: string) => {
-    const reply = await call<Json>(
-      stack,
-      "POST",
-      "/v2/commands/submit-and-wait-for-transaction",
-      {
-        commands: {
-          commandId,
-          actAs: [bank],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: IOU,
-                createArguments: { issuer: bank, owner: bank, currency: "EUR", amount: "1", observers: [] },
-              },
-            },
-          ],
-        },
-      },
-      bankToken,
-    );
+    const reply = await createIouTransaction(stack, bankToken, commandId, {
+      issuer: bank,
+      owner: bank,
+      currency: "EUR",
+      amount: "1",
+    });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     return reply.body.transaction as Json;
   };

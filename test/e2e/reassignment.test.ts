@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { assertCantonShape } from "./canton-shapes.js";
-import { allocate, call, IOU, userFor, wildcard } from "./ledger-client.js";
+import { allocate, call, createIouTransaction, IOU, userFor, wildcard } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads JSON answers loosely
@@ -79,26 +79,12 @@ describe("two synchronizers through the gateway: reassignment and topology event
     const bankStream = await openStream(stack, "/v2/updates", updatesFor(bank, start), bankToken);
     const aliceStream = await openStream(stack, "/v2/updates", updatesFor(alice, start), aliceToken);
 
-    const created = await call<Json>(
-      stack,
-      "POST",
-      "/v2/commands/submit-and-wait-for-transaction",
-      {
-        commands: {
-          commandId: "reassign-create",
-          actAs: [bank],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: IOU,
-                createArguments: { issuer: bank, owner: alice, currency: "CHF", amount: "7", observers: [] },
-              },
-            },
-          ],
-        },
-      },
-      bankToken,
-    );
+    const created = await createIouTransaction(stack, bankToken, "reassign-create", {
+      issuer: bank,
+      owner: alice,
+      currency: "CHF",
+      amount: "7",
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(created.body.transaction.synchronizerId, sync1);
     const contractId = created.body.transaction.events[0].CreatedEvent.contractId as string;

@@ -3,7 +3,16 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
-import { ASSET, allocate, call, IOU, userFor, wildcard, wsStream } from "./ledger-client.js";
+import {
+  ASSET,
+  allocate,
+  call,
+  createIouTransaction,
+  IOU,
+  userFor,
+  wildcard,
+  wsStream,
+} from "./ledger-client.js";
 
 type Json = Record<string, any>;
 
@@ -18,26 +27,12 @@ describe("update, ACS and completion streams through the gateway", () => {
   const contractIds: string[] = [];
 
   const submit = async (commandId: string, amount: string) => {
-    const reply = await call<Json>(
-      stack,
-      "POST",
-      "/v2/commands/submit-and-wait-for-transaction",
-      {
-        commands: {
-          commandId,
-          actAs: [bank],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: IOU,
-                createArguments: { issuer: bank, owner: alice, currency: "EUR", amount, observers: [] },
-              },
-            },
-          ],
-        },
-      },
-      bankToken,
-    );
+    const reply = await createIouTransaction(stack, bankToken, commandId, {
+      issuer: bank,
+      owner: alice,
+      currency: "EUR",
+      amount,
+    });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     return reply.body.transaction as Json;
   };
