@@ -257,20 +257,14 @@ async function requestCost() {
         ratio: single.submit.ratioToDirect.throughput,
         met: single.submit.ratioToDirect.throughput >= SUBMIT_TARGET,
       },
-      webSocketVsDirect: {
-        min: COST_WS_TARGET,
-        ratios: [single.stream.ratioToDirect.gatewayWebSocket, batchedStream.ratioToDirect.gatewayWebSocket],
-        met:
-          single.stream.ratioToDirect.gatewayWebSocket >= COST_WS_TARGET &&
-          batchedStream.ratioToDirect.gatewayWebSocket >= COST_WS_TARGET,
-      },
-      listTwinVsDirect: {
-        min: LIST_TARGET,
-        ratios: [single.stream.ratioToDirect.gatewayHttpList, batchedStream.ratioToDirect.gatewayHttpList],
-        met:
-          single.stream.ratioToDirect.gatewayHttpList >= LIST_TARGET &&
-          batchedStream.ratioToDirect.gatewayHttpList >= LIST_TARGET,
-      },
+      webSocketVsDirect: ratiosAtLeast(COST_WS_TARGET, [
+        single.stream.ratioToDirect.gatewayWebSocket,
+        batchedStream.ratioToDirect.gatewayWebSocket,
+      ]),
+      listTwinVsDirect: ratiosAtLeast(LIST_TARGET, [
+        single.stream.ratioToDirect.gatewayHttpList,
+        batchedStream.ratioToDirect.gatewayHttpList,
+      ]),
       listTwinPeakRss: {
         elements: list?.elements,
         maxTimesAnswer: LIST_RSS_TARGET,
@@ -631,4 +625,9 @@ function writeCharts(resultFile: string, r: Wave2Result): string[] {
     writeFileSync(path, svg);
     return path;
   });
+}
+
+/** A target that every one of `ratios` must reach (1 and 10 events per transaction). */
+function ratiosAtLeast(min: number, ratios: number[]): { min: number; ratios: number[]; met: boolean } {
+  return { min, ratios, met: ratios.every((ratio) => ratio >= min) };
 }
