@@ -226,7 +226,7 @@ export function probeSubscriber(
   const from = Number(lastOffset ?? asked.beginExclusive ?? 0);
   let probe: JsonObject = asked;
   let settleMs: number | undefined;
-  if (kind === "updates" && Number.isSafeInteger(from) && from > 0) {
+  if (hasEmptyRange(kind, from)) {
     probe = { ...asked, beginExclusive: from, endInclusive: from };
   } else if (kind !== "snapshot") {
     probe = { ...asked, beginExclusive: Number.isSafeInteger(from) ? from : asked.beginExclusive };
@@ -234,6 +234,11 @@ export function probeSubscriber(
     settleMs = OPEN_ENDED_PROBE_SETTLE_MS;
   }
   return firstAnswer(endpoint.open(probe, token, of(true)), settleMs, signal);
+}
+
+/** Whether a request of `kind` read after `from` can be asked over an empty range (an end must be positive). */
+function hasEmptyRange(kind: ProbeKind | undefined, from: number): boolean {
+  return kind === "updates" && Number.isSafeInteger(from) && from > 0;
 }
 
 /**
@@ -285,8 +290,7 @@ export async function confirmEmptyAnswer(
   token: string | undefined,
   signal: AbortSignal,
 ): Promise<void> {
-  const begin = Number((request as JsonObject).beginExclusive ?? 0);
-  if (probeKind(endpoint) === "updates" && Number.isSafeInteger(begin) && begin > 0) {
+  if (hasEmptyRange(probeKind(endpoint), Number((request as JsonObject).beginExclusive ?? 0))) {
     await probeSubscriber(endpoint, request, token, undefined, signal);
   } else if (token !== undefined) {
     await endpoint.admit?.(token);
