@@ -3,7 +3,9 @@
  * requests, then `GET /v2/state/ledger-end` (20 000) or `submit-and-wait` creating a Bench:Tick
  * (3000) at concurrency 16; prints the gateway's CPU (from /proc) per request over that window.
  * Short enough to alternate two builds of the gateway and compare them on a shared machine:
- *   node dist/bench/unary-cost.js get|submit [--cpu-prof DIR]
+ *   node dist/bench/unary-cost.js get|submit [--requests N] [--cpu-prof DIR]
+ * For a profile, give many more requests than the default: the process's start-up (proto
+ * loading, schema compilation, protobufjs's code generation on first use) is in the profile too.
  */
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
@@ -11,7 +13,7 @@ import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 
 const { values, positionals } = parseArgs({
-  options: { "cpu-prof": { type: "string" } },
+  options: { "cpu-prof": { type: "string" }, requests: { type: "string" } },
   allowPositionals: true,
 });
 const what = positionals[0] ?? "get";
@@ -50,7 +52,7 @@ async function request(i: number): Promise<void> {
 }
 
 try {
-  const total = what === "get" ? 20_000 : 3000;
+  const total = Number(values.requests ?? (what === "get" ? 20_000 : 3000));
   for (let i = 1; i <= 100; i++) await request(-i);
   const pid = gateway.child.pid as number;
   const cpuBefore = processCpuSeconds(pid);
