@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
 import type protobuf from "protobufjs";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import { callError } from "./grpc-call-error.js";
+import { frameMessage } from "./grpc-frame.js";
 import { checkRequestBounds } from "./request-bounds.js";
+import { UnaryChannel } from "./unary-channel.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
 export type LedgerService = string;
@@ -34,6 +37,14 @@ export interface LedgerClientOptions {
   keepalive?: { timeMs: number; timeoutMs: number };
 }
 
+export interface UnaryOptions {
+  /**
+   * Resolve with the answer's raw message bytes (a Buffer) instead of the decoded object: for
+   * callers that transcode the wire bytes themselves.
+   */
+  rawResponse?: boolean;
+}
+
 export interface ServerStreamOptions {
   /**
    * Hand over each response message as its raw bytes (a Buffer) instead of the decoded
@@ -44,6 +55,7 @@ export interface ServerStreamOptions {
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEPALIVE = { timeMs: 15_000, timeoutMs: 10_000 };
 /**
  * Reconnect attempts while the ledger is away: grpc-js's default waits 1 s, then 1.6 times
@@ -58,18 +70,28 @@ const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
 const HEALTH_SERVING = 1;
 
 /**
- * One gRPC channel to the participant, shared by every service. The caller's token travels
- * as `authorization` metadata of the one call it came with and is never kept.
+ * The gateway's client of the participant's Ledger API, shared by every service: unary calls
+ * (and the readiness probe) over the lean HTTP/2 channel of unary-channel.ts, server streams over
+ * a grpc-js channel, whose flow control pauses a stream for a slow consumer. The caller's token
+ * travels as `authorization` of the one call it came with and is never kept.
  */
 export class LedgerClient {
   private readonly client: grpc.Client;
+  private readonly unaryChannel: UnaryChannel;
   private readonly methods = new Map<string, LedgerMethod>();
 
   constructor(private readonly options: LedgerClientOptions) {
     const keepalive = options.keepalive ?? KEEPALIVE;
+    this.unaryChannel = new UnaryChannel({
+      target: options.target,
+      ...(options.tls ? { tls: tlsFiles(options.tls) } : {}),
+      keepalive,
+      windowBytes: FLOW_CONTROL_WINDOW_BYTES,
+      reconnectBackoff: RECONNECT_BACKOFF,
+    });
     this.client = new grpc.Client(options.target, credentials(options.tls), {
-      "grpc.max_receive_message_length": 64 * 1024 * 1024,
-      "grpc.max_send_message_length": 64 * 1024 * 1024,
+      "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+      "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
       // A connection whose HTTP/2 session died without closing (a trailer field past nghttp2's
       // 64 KiB HPACK limit does that: every later call on it waits for its deadline) answers no
       // ping: it is dropped within time + timeout and its waiting calls retried on a new one.
@@ -84,33 +106,68 @@ export class LedgerClient {
     });
   }
 
+  unary(
+    service: LedgerService,
+    method: string,
+    request: object,
+    token: string | undefined,
+    options: UnaryOptions & { rawResponse: true },
+  ): Promise<Buffer>;
   unary<Res = Record<string, unknown>>(
     service: LedgerService,
     method: string,
     request: object,
     token: string | undefined,
-  ): Promise<Res> {
+    options?: UnaryOptions,
+  ): Promise<Res>;
+  unary<Res>(
+    service: LedgerService,
+    method: string,
+    request: object,
+    token: string | undefined,
+    options: UnaryOptions = {},
+  ): Promise<Res | Buffer> {
     const { definition, requestType } = this.method(service, method);
+    const started = process.hrtime.bigint();
+    let frame: Buffer | grpc.ServiceError;
     try {
       checkRequestBounds(requestType, request);
+      frame = frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES);
     } catch (error) {
       return Promise.reject(error);
     }
-    const started = process.hrtime.bigint();
-    return new Promise<Res>((resolve, reject) => {
-      this.client.makeUnaryRequest(
-        definition.path,
-        definition.requestSerialize,
-        definition.responseDeserialize,
-        request,
-        authMetadata(token),
-        { deadline: Date.now() + this.options.deadlineMs },
-        (error, response) => {
-          this.report(service, method, error ? error.code : grpc.status.OK, started);
-          if (error) reject(error);
-          else resolve(response as Res);
-        },
-      );
+    if (!Buffer.isBuffer(frame)) {
+      this.report(service, method, frame.code, started);
+      return Promise.reject(frame);
+    }
+    const call = {
+      path: definition.path,
+      frame,
+      authorization: token === undefined ? undefined : `Bearer ${token}`,
+      deadline: Date.now() + this.options.deadlineMs,
+      maxReceiveBytes: MAX_MESSAGE_BYTES,
+    };
+    return new Promise<Res | Buffer>((resolve, reject) => {
+      this.unaryChannel.call(call, (error, message) => {
+        if (error || message === undefined) {
+          this.report(service, method, error?.code ?? grpc.status.INTERNAL, started);
+          return reject(error);
+        }
+        let response: Res | Buffer;
+        try {
+          response = options.rawResponse ? message : (definition.responseDeserialize(message) as Res);
+        } catch (cause) {
+          // As grpc-js: an answer that does not decode fails the call.
+          const failure = callError(
+            grpc.status.INTERNAL,
+            `Response message parsing error: ${(cause as Error).message}`,
+          );
+          this.report(service, method, failure.code, started);
+          return reject(failure);
+        }
+        this.report(service, method, grpc.status.OK, started);
+        resolve(response);
+      });
     });
   }
 
@@ -147,24 +204,24 @@ export class LedgerClient {
    * log per probe. Not reported to `onCallEnd`: probes are not the clients' calls.
    */
   isReady(timeoutMs: number): Promise<boolean> {
+    const probe = {
+      path: HEALTH_CHECK_PATH,
+      // HealthCheckRequest{service: ""}: the server as a whole; proto3 writes it as no bytes.
+      frame: EMPTY_MESSAGE_FRAME,
+      authorization: undefined,
+      deadline: Date.now() + timeoutMs,
+      maxReceiveBytes: MAX_MESSAGE_BYTES,
+    };
     return new Promise((resolve) => {
-      this.client.makeUnaryRequest(
-        HEALTH_CHECK_PATH,
-        // HealthCheckRequest{service: ""}: the server as a whole; proto3 writes it as no bytes.
-        () => Buffer.alloc(0),
-        servingStatus,
-        {},
-        new grpc.Metadata(),
-        { deadline: Date.now() + timeoutMs },
-        (error, status) => {
-          if (error) resolve(error.code === grpc.status.UNIMPLEMENTED);
-          else resolve(status === HEALTH_SERVING);
-        },
-      );
+      this.unaryChannel.call(probe, (error, message) => {
+        if (error || message === undefined) resolve(error?.code === grpc.status.UNIMPLEMENTED);
+        else resolve(servingStatus(message) === HEALTH_SERVING);
+      });
     });
   }
 
   close(): void {
+    this.unaryChannel.close();
     this.client.close();
   }
 
@@ -195,6 +252,8 @@ interface LedgerMethod {
   requestType: protobuf.Type;
 }
 
+const EMPTY_MESSAGE_FRAME = Buffer.alloc(5);
+
 /** HealthCheckResponse's `status` (field 1, varint; absent = UNKNOWN, 0). */
 function servingStatus(bytes: Buffer): number {
   return bytes.length >= 2 && bytes[0] === 0x08 ? (bytes[1] as number) & 0x7f : 0;
@@ -211,6 +270,16 @@ function authMetadata(token: string | undefined): grpc.Metadata {
 
 function credentials(tls: LedgerClientOptions["tls"]): grpc.ChannelCredentials {
   if (!tls) return grpc.credentials.createInsecure();
-  const read = (path?: string) => (path === undefined ? null : readFileSync(path));
-  return grpc.credentials.createSsl(read(tls.caCert), read(tls.clientKey), read(tls.clientCert));
+  const { ca, key, cert } = tlsFiles(tls);
+  return grpc.credentials.createSsl(ca ?? null, key ?? null, cert ?? null);
+}
+
+/** The PEM files of `ledger.tls`, read once at start-up (absent: the system's CAs, no client cert). */
+function tlsFiles(tls: NonNullable<LedgerClientOptions["tls"]>): {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+} {
+  const read = (path?: string) => (path === undefined ? undefined : readFileSync(path));
+  return { ca: read(tls.caCert), cert: read(tls.clientCert), key: read(tls.clientKey) };
 }

@@ -1,0 +1,74 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { callError } from "./grpc-call-error.js";
+import { Http2Connection, type Http2ConnectionOptions } from "./http2-connection.js";
+import { startUnaryCall, type UnaryDone, type UnaryRequest } from "./unary-call.js";
+
+export interface UnaryChannelOptions extends Http2ConnectionOptions {
+  /** Wait after a failed connection attempt: doubled per failure from `initialMs` up to `maxMs`. */
+  reconnectBackoff: { initialMs: number; maxMs: number };
+}
+
+/**
+ * Unary gRPC calls to the ledger over one HTTP/2 session of our own (node:http2), shared by all
+ * of them: grpc-js's per-call layers (interceptors, resolving, retrying and load-balancing calls,
+ * metadata objects) cost more CPU than the call itself for the gateway's small, frequent calls.
+ *
+ * The session is made on the first call and calls made while it connects queue on it. When it
+ * goes (GOAWAY, closed, failed, dropped by the keepalive) the next call makes a new one. After an
+ * attempt that never reached an HTTP/2 server, calls fail at once with UNAVAILABLE (as grpc-js
+ * without wait-for-ready) until the backoff has passed: one attempt at a time, no storm of
+ * connects while the ledger is away, and no attempt more than `maxMs` away when it is back. A
+ * call the ledger never saw (refused stream) goes once more on a new session, as grpc-js's
+ * transparent retry does.
+ */
+export class UnaryChannel {
+  private connection: Http2Connection | undefined;
+  private backoffMs = 0;
+  private retryAt = 0;
+  private lastFailure = "";
+  private closed = false;
+
+  constructor(private readonly options: UnaryChannelOptions) {}
+
+  call(request: UnaryRequest, done: UnaryDone): void {
+    this.attempt(request, (error, message, refused) => {
+      if (refused && !this.closed) this.attempt(request, done);
+      else done(error, message, refused);
+    });
+  }
+
+  /** Ends the session: calls in flight fail with UNAVAILABLE, later ones at once. */
+  close(): void {
+    this.closed = true;
+    this.connection?.drop("The gateway closed the connection");
+  }
+
+  private attempt(request: UnaryRequest, done: UnaryDone): void {
+    const connection = this.usableConnection();
+    if (connection === undefined) {
+      const reason = this.closed ? "Channel closed" : `No connection to the ledger: ${this.lastFailure}`;
+      done(callError(GrpcStatus.UNAVAILABLE, reason), undefined, false);
+    } else {
+      startUnaryCall(connection, request, done);
+    }
+  }
+
+  private usableConnection(): Http2Connection | undefined {
+    if (this.connection?.usable) return this.connection;
+    if (this.closed || Date.now() < this.retryAt) return undefined;
+    this.connection = new Http2Connection(this.options, (gone) => this.onGone(gone));
+    return this.connection;
+  }
+
+  private onGone(connection: Http2Connection): void {
+    if (this.connection === connection) this.connection = undefined;
+    if (connection.established) {
+      this.backoffMs = 0;
+      return;
+    }
+    const { initialMs, maxMs } = this.options.reconnectBackoff;
+    this.backoffMs = Math.min(maxMs, this.backoffMs === 0 ? initialMs : this.backoffMs * 2);
+    this.retryAt = Date.now() + this.backoffMs;
+    this.lastFailure = connection.endReason ?? "connection failed";
+  }
+}
