@@ -1,7 +1,7 @@
 /**
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
  *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
- *                          [--concurrency 16] [--batch 10]
+ *                          [--concurrency 16] [--batch 10] [--warm-up 4000]
  *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers,request-cost]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
@@ -15,7 +15,10 @@
  * request-cost (issue 10) runs the update streams (1 and `--batch` events per transaction) and
  * submit-and-wait as above, plus submit-and-wait-for-transaction and GET /v2/state/ledger-end,
  * reading the gateway's CPU from /proc over each measured window: its CPU per request and per
- * streamed element, and its peak RSS while it answers the whole range as one list twin.
+ * streamed element, and its peak RSS while it answers the whole range as one list twin. There
+ * each measured kind has a gateway of its own (bench/scenarios/request-cost.ts says why).
+ * submit-and-wait's gateway (in both scenarios) answers `--warm-up` commands before its window,
+ * as request-cost's other unary gateways do.
  * Prints its progress (each phase, each run of each transport, each quarter of the commands)
  * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
  * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
@@ -47,9 +50,13 @@ import {
   updatesRequest,
   type WorkersPoint,
 } from "./scenarios/fanout.js";
-import { ledgerEndCost, submitAndWaitForTransactionCost } from "./scenarios/request-cost.js";
+import {
+  ledgerEndCost,
+  type RequestCostResult,
+  submitAndWaitForTransactionCost,
+} from "./scenarios/request-cost.js";
 import { submitAndWait } from "./scenarios/submit-and-wait.js";
-import { type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
+import { type GatewayProcess, type UpdateStreamResult, updateStream } from "./scenarios/update-stream.js";
 
 const WS_TARGET = 0.8;
 
@@ -61,6 +68,7 @@ const { values } = parseArgs({
     commands: { type: "string", default: "2000" },
     concurrency: { type: "string", default: "16" },
     batch: { type: "string", default: "10" },
+    "warm-up": { type: "string", default: "4000" },
     scenarios: { type: "string", default: "update-stream,submit-and-wait,fanout,idle,workers" },
     "fanout-ticks": { type: "string", default: "20000" },
     subscribers: { type: "string", default: "1,10,100,1000" },
@@ -82,6 +90,7 @@ for (const name of picked)
 const runs = (name: (typeof SCENARIOS)[number]) => picked.has(name);
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
+const warmUp = Number(values["warm-up"]);
 const startedAt = new Date();
 const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
 /** The command line, less the note (which the results file holds as `note`). */
@@ -102,91 +111,108 @@ const cpuProfArgs =
     ? []
     : ["--cpu-prof", "--cpu-prof-dir", values["gateway-cpu-prof"]];
 
-interface Stack {
+/**
+ * A preloaded sandbox, and the token of its ticks' owner (`actAs-<party>`: the unsecured sandbox
+ * checks rights, not signatures).
+ */
+interface Ledger {
   sandbox: RunningSandbox;
-  gatewayPort: number;
-  gatewayPid: number;
-  /** `actAs-<party>`: the unsecured sandbox checks rights, not signatures. */
   token: string;
-  gatewayRss: () => Promise<number>;
 }
 
-/** A preloaded sandbox and a gateway in front of it, for the length of `body`. */
-async function withStack<T>(perTransaction: number, body: (stack: Stack) => Promise<T>): Promise<T> {
+/** A preloaded sandbox for the length of `body`, which starts the gateways it measures in front of it. */
+async function withSandbox<T>(perTransaction: number, body: (ledger: Ledger) => Promise<T>): Promise<T> {
   const say = progress(`set-up ${perTransaction}/tx`);
   say(`starting the sandbox, preloading ${ticks} ticks of ${payloadBytes} B ...`);
   const sandbox = await startSandboxProcess(ticks, payloadBytes, perTransaction);
-  say(`sandbox ready (offsets up to ${sandbox.lastOffset}); starting the gateway ...`);
+  say(`sandbox ready (offsets up to ${sandbox.lastOffset})`);
   try {
-    // One list-twin answer holds the whole range, as the WebSocket does.
-    const gateway = await startGatewayProcess(
-      sandbox.port,
-      ["--websocket-config.http-list-max-elements-limit", String(ticks + 1000)],
-      { nodeArgs: cpuProfArgs },
-    );
-    try {
-      return await body({
-        sandbox,
-        gatewayPort: gateway.port,
-        gatewayPid: gateway.child.pid as number,
-        token: mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 }),
-        gatewayRss: async () => {
-          const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
-          return Number(/^process_resident_memory_bytes (\d+)/m.exec(text)?.[1] ?? 0);
-        },
-      });
-    } finally {
-      await gateway.stop();
-    }
+    return await body({
+      sandbox,
+      token: mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 }),
+    });
   } finally {
     await sandbox.stop();
   }
 }
 
-const streamOf =
-  (phase: string, withCost = false) =>
-  (stack: Stack) =>
+/** A fresh gateway in front of `ledger` for the length of `body`: what it measures is all it answers. */
+async function withGateway<T>(ledger: Ledger, body: (gateway: GatewayProcess) => Promise<T>): Promise<T> {
+  // One list-twin answer holds the whole range, as the WebSocket does.
+  const gateway = await startGatewayProcess(
+    ledger.sandbox.port,
+    ["--websocket-config.http-list-max-elements-limit", String(ticks + 1000)],
+    { nodeArgs: cpuProfArgs },
+  );
+  try {
+    return await body({ port: gateway.port, pid: gateway.child.pid as number });
+  } finally {
+    await gateway.stop();
+  }
+}
+
+/**
+ * The update streams over `ledger`: with `cost`, a gateway per transport and their CPU per
+ * element; else one gateway for both, what a client of one gateway sees (make bench's table).
+ */
+const streamOf = (phase: string, ledger: Ledger, cost: boolean) => {
+  const read = (webSocketGateway: GatewayProcess, listGateway: GatewayProcess) =>
     updateStream({
-      ...(withCost && { gatewayPid: stack.gatewayPid }),
+      cost,
       progress: progress(phase),
-      sandboxPort: stack.sandbox.port,
-      gatewayPort: stack.gatewayPort,
-      party: stack.sandbox.tickParty,
-      lastOffset: stack.sandbox.lastOffset,
-      token: stack.token,
+      sandboxPort: ledger.sandbox.port,
+      webSocketGateway,
+      listGateway,
+      party: ledger.sandbox.tickParty,
+      lastOffset: ledger.sandbox.lastOffset,
+      token: ledger.token,
       runs: Number(values.runs),
-      gatewayRss: stack.gatewayRss,
     });
+  return cost
+    ? withGateway(ledger, (ws) => withGateway(ledger, (list) => read(ws, list)))
+    : withGateway(ledger, (gateway) => read(gateway, gateway));
+};
+
+/** submit-and-wait through a gateway of its own, after `--warm-up` commands on each path. */
+const submitAndWaitOn = (phase: string, ledger: Ledger, withCpu: boolean) =>
+  withGateway(ledger, (gateway) =>
+    submitAndWait({
+      progress: progress(phase),
+      sandboxPort: ledger.sandbox.port,
+      gatewayPort: gateway.port,
+      ...(withCpu && { gatewayPid: gateway.pid }),
+      party: ledger.sandbox.tickParty,
+      token: ledger.token,
+      commands: Number(values.commands),
+      concurrency: Number(values.concurrency),
+      warmUp,
+    }),
+  );
 
 const single =
   runs("update-stream") || runs("submit-and-wait")
-    ? await withStack(1, async (stack) => {
+    ? await withSandbox(1, async (ledger) => {
         let updates: UpdateStreamResult | undefined;
         if (runs("update-stream")) {
           console.log(
             `update stream: ${ticks} ticks of ${payloadBytes} B, one per transaction, ` +
               `warm-up + ${values.runs} runs of direct gRPC, WebSocket and list twin ...`,
           );
-          updates = await streamOf("update stream 1/tx")(stack);
+          updates = await streamOf("update stream 1/tx", ledger, false);
         }
         if (!runs("submit-and-wait")) return { updates, commands: undefined };
-        console.log(`submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} ...`);
-        const commands = await submitAndWait({
-          progress: progress("submit-and-wait"),
-          sandboxPort: stack.sandbox.port,
-          gatewayPort: stack.gatewayPort,
-          party: stack.sandbox.tickParty,
-          token: stack.token,
-          commands: Number(values.commands),
-          concurrency: Number(values.concurrency),
-        });
-        return { updates, commands };
+        console.log(
+          `submit-and-wait: ${values.commands} commands at concurrency ${values.concurrency} after ${warmUp} ...`,
+        );
+        return { updates, commands: await submitAndWaitOn("submit-and-wait", ledger, false) };
       })
     : { updates: undefined, commands: undefined };
 let batched: UpdateStreamResult | undefined;
 if (runs("update-stream")) {
   console.log(`update stream: ${ticks} ticks, ${values.batch} per transaction ...`);
-  batched = await withStack(Number(values.batch), streamOf(`update stream ${values.batch}/tx`));
+  batched = await withSandbox(Number(values.batch), (ledger) =>
+    streamOf(`update stream ${values.batch}/tx`, ledger, false),
+  );
 }
 
 const CPU_PER_SUBMIT_TARGET_MS = 0.4;
@@ -201,46 +227,50 @@ async function requestCost() {
   if (!runs("request-cost")) return undefined;
   const commands = Number(values.commands);
   const concurrency = Number(values.concurrency);
-  const single = await withStack(1, async (stack) => {
+  const single = await withSandbox(1, async (ledger) => {
     console.log(`request cost: update streams of ${ticks} ticks, 1 per transaction ...`);
-    const stream = await streamOf("request cost stream 1/tx", true)(stack);
-    console.log(`request cost: ${commands} commands at concurrency ${concurrency} ...`);
-    const unary = {
-      gatewayPort: stack.gatewayPort,
-      gatewayPid: stack.gatewayPid,
-      party: stack.sandbox.tickParty,
-      token: stack.token,
+    const stream = await streamOf("request cost stream 1/tx", ledger, true);
+    console.log(
+      `request cost: ${commands} commands of each kind at concurrency ${concurrency} after ${warmUp} ...`,
+    );
+    const submit = await submitAndWaitOn("request cost submit-and-wait", ledger, true);
+    const unary = (gateway: GatewayProcess) => ({
+      gatewayPort: gateway.port,
+      gatewayPid: gateway.pid,
+      party: ledger.sandbox.tickParty,
+      token: ledger.token,
       requests: commands,
       concurrency,
+      warmUp,
       progress: progress("request cost"),
-    };
-    const submit = await submitAndWait({
-      ...unary,
-      commands,
-      sandboxPort: stack.sandbox.port,
-      warmUp: 50,
-      progress: progress("request cost submit-and-wait"),
     });
-    const forTransaction = await submitAndWaitForTransactionCost(unary);
-    const ledgerEnd = await ledgerEndCost(unary);
+    const forTransaction = await withGateway(ledger, (gateway) =>
+      submitAndWaitForTransactionCost(unary(gateway)),
+    );
+    const ledgerEnd = await withGateway(ledger, (gateway) => ledgerEndCost(unary(gateway)));
     return { stream, submit, forTransaction, ledgerEnd };
   });
   console.log(`request cost: update streams of ${ticks} ticks, ${values.batch} per transaction ...`);
-  const batchedStream = await withStack(
-    Number(values.batch),
-    streamOf(`request cost stream ${values.batch}/tx`, true),
+  const batchedStream = await withSandbox(Number(values.batch), (ledger) =>
+    streamOf(`request cost stream ${values.batch}/tx`, ledger, true),
   );
   const list = single.stream.gatewayCost;
   const listRssRatio = list
     ? round2((list.listPeakRssBytes - list.listRssBeforeBytes) / list.listAnswerBytes)
     : undefined;
   const submitCpu = single.submit.gatewayCpuMsPerCommand ?? Number.NaN;
-  return {
+  const figures: RequestCostResult = {
     submitAndWait: single.submit,
     submitAndWaitForTransaction: single.forTransaction,
     ledgerEnd: single.ledgerEnd,
     updateStream: { eventsPerTransaction: 1, ...single.stream },
     updateStreamBatched: { eventsPerTransaction: Number(values.batch), ...batchedStream },
+    gateways:
+      "one per measured kind: WebSocket and list twin (per sandbox), submit-and-wait, " +
+      `submit-and-wait-for-transaction, ledger-end; ${warmUp} requests or one read before each window`,
+  };
+  return {
+    ...figures,
     targets: {
       cpuPerSubmitAndWait: {
         maxMs: CPU_PER_SUBMIT_TARGET_MS,

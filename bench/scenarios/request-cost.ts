@@ -1,6 +1,7 @@
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { round } from "../lib/stats.js";
-import { type Figures, measure } from "./submit-and-wait.js";
+import { type Figures, measure, type SubmitAndWaitResult } from "./submit-and-wait.js";
+import type { UpdateStreamResult } from "./update-stream.js";
 
 /**
  * What one request costs the gateway process, in CPU: its CPU time (from /proc, so every thread
@@ -12,7 +13,40 @@ import { type Figures, measure } from "./submit-and-wait.js";
 export interface UnaryCost extends Figures {
   requests: number;
   concurrency: number;
+  /** Requests the gateway answered, at `concurrency`, before its window. */
+  warmUp: number;
   gatewayCpuMsPerRequest: number;
+}
+
+/**
+ * The request-cost scenario's figures (`requestCost` of a results file, beside its `targets`).
+ * Each measured kind has a gateway process of its own, started for it in front of the scenario's
+ * sandbox and stopped after it, so that its window holds its own requests and nothing left over
+ * from another kind: neither the garbage of a 130 MB list-twin answer nor the JIT warm-up that
+ * another kind's requests give the code paths they share (for-transaction measured after
+ * submit-and-wait on one gateway looked cheaper than it). Every window follows its gateway's
+ * warm-up (`warmUp`, or run 0).
+ */
+export interface RequestCostResult {
+  /**
+   * Its own gateway; its window: `commands` submit-and-wait after `warmUp` of them (the direct
+   * gRPC ones, before, reach the sandbox only).
+   */
+  submitAndWait: SubmitAndWaitResult;
+  /** Its own gateway; its window: `requests` submit-and-wait-for-transaction after `warmUp`. */
+  submitAndWaitForTransaction: UnaryCost;
+  /** Its own gateway; its window: `requests` GET /v2/state/ledger-end after `warmUp`. */
+  ledgerEnd: UnaryCost;
+  /**
+   * Two gateways in front of the 1-event sandbox, one read over WebSocket only and one over the
+   * list twin only, interleaved with direct gRPC reads; each CPU window is one read of the range
+   * (run 0 warms up), the list twin's RSS is its gateway's first answer.
+   */
+  updateStream: UpdateStreamResult & { eventsPerTransaction: number };
+  /** As `updateStream`, on a sandbox of `eventsPerTransaction` events per transaction. */
+  updateStreamBatched: UpdateStreamResult & { eventsPerTransaction: number };
+  /** Say which windows a file's figures come from: older files' windows shared one gateway. */
+  gateways: string;
 }
 
 export interface UnaryCostSetup {
@@ -22,6 +56,8 @@ export interface UnaryCostSetup {
   token: string;
   requests: number;
   concurrency: number;
+  /** Requests sent before the window, at `concurrency` (see SubmitAndWaitSetup's `warmUp`). */
+  warmUp: number;
   progress?: (line: string) => void;
 }
 
@@ -31,14 +67,15 @@ async function costOf(
   name: string,
   send: (i: number) => Promise<void>,
 ): Promise<UnaryCost> {
-  // A few requests first, so that the window holds no first-time work (JIT, caches).
-  for (let i = 0; i < 50; i++) await send(-1 - i);
+  // Negative numbers: warm-up requests have ids of their own.
+  await measure(setup.warmUp, setup.concurrency, (i) => send(-1 - i));
   const cpuBefore = processCpuSeconds(setup.gatewayPid);
   const figures = await measure(requests, setup.concurrency, send);
   const cpu = processCpuSeconds(setup.gatewayPid) - cpuBefore;
   const cost = {
     requests,
     concurrency: setup.concurrency,
+    warmUp: setup.warmUp,
     ...figures,
     gatewayCpuMsPerRequest: round((cpu * 1000) / requests, 3),
   };

@@ -6,11 +6,14 @@ import { percentile, round, secondsSince } from "../lib/stats.js";
 /**
  * submit-and-wait latency and throughput at a fixed concurrency: `concurrency` clients each
  * creating Bench:Tick contracts back to back, directly over gRPC and through the gateway's
- * JSON endpoint, in one run.
+ * JSON endpoint, in one run. Each path's window follows its warm-up and holds its `commands`
+ * only; the gateway should be one of its own, which has answered nothing else (bench/run.ts).
  */
 export interface SubmitAndWaitResult {
   commands: number;
   concurrency: number;
+  /** Commands each path answered, at `concurrency`, before its window. */
+  warmUp: number;
   directGrpc: Figures;
   gateway: Figures;
   ratioToDirect: { throughput: number; p50: number; p99: number };
@@ -33,8 +36,12 @@ export interface SubmitAndWaitSetup {
   concurrency: number;
   /** The gateway's process: its CPU over the gateway's window is reported per command. */
   gatewayPid?: number;
-  /** Commands sent on each path before its measured window (JIT, caches, connections); default none. */
-  warmUp?: number;
+  /**
+   * Commands sent on each path, at `concurrency`, before its measured window. A fresh gateway's
+   * CPU per command falls some 4x over its first 2000-3000 (V8 optimizing its hot code: it stays
+   * flat under `--no-opt`), so a window that starts earlier measures mostly the warm-up.
+   */
+  warmUp: number;
   /** Called with a line per quarter of the commands and per finished client, as the bench runs. */
   progress?: (line: string) => void;
 }
@@ -105,10 +112,10 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
       token,
     );
   };
-  const warmUp = setup.warmUp ?? 0;
+  const { warmUp, concurrency } = setup;
   // Negative numbers: warm-up commands have ids of their own.
-  for (let i = 1; i <= warmUp; i++) await directCommand(-i);
-  const direct = await measure(setup.commands, setup.concurrency, directCommand, report("direct gRPC"));
+  await measure(warmUp, concurrency, (i) => directCommand(-1 - i));
+  const direct = await measure(setup.commands, concurrency, directCommand, report("direct gRPC"));
   setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
 
   const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
@@ -132,18 +139,22 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
     if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
     await res.arrayBuffer();
   };
-  for (let i = 1; i <= warmUp; i++) await gatewayCommand(-i);
+  await measure(warmUp, concurrency, (i) => gatewayCommand(-1 - i));
   const cpuBefore = setup.gatewayPid === undefined ? 0 : processCpuSeconds(setup.gatewayPid);
-  const gateway = await measure(setup.commands, setup.concurrency, gatewayCommand, report("gateway"));
+  const gateway = await measure(setup.commands, concurrency, gatewayCommand, report("gateway"));
   const gatewayCpuMsPerCommand =
     setup.gatewayPid === undefined
       ? undefined
       : round(((processCpuSeconds(setup.gatewayPid) - cpuBefore) * 1000) / setup.commands, 3);
-  setup.progress?.(`gateway: ${gateway.commandsPerSecond} commands/s, p99 ${gateway.p99Ms} ms`);
+  setup.progress?.(
+    `gateway: ${gateway.commandsPerSecond} commands/s, p99 ${gateway.p99Ms} ms` +
+      (gatewayCpuMsPerCommand === undefined ? "" : `, ${gatewayCpuMsPerCommand} ms gateway CPU per command`),
+  );
   ledger.close();
   return {
     commands: setup.commands,
-    concurrency: setup.concurrency,
+    concurrency,
+    warmUp,
     directGrpc: direct,
     gateway,
     ratioToDirect: {

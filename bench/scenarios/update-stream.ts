@@ -7,44 +7,62 @@ import { readWebSocketStream } from "../lib/ws-reader.js";
  * Update stream throughput over the same preloaded ledger, in one run: a direct gRPC client of
  * the sandbox, the gateway's WebSocket, and the gateway's HTTP list twin. Every transport reads
  * the whole range [0, end] as a client would (protobuf objects for gRPC, parsed JSON for the
- * gateway); runs are interleaved so that machine noise hits all of them alike.
+ * gateway); runs are interleaved so that machine noise hits all of them alike. The WebSocket and
+ * the list twin are read from one gateway (what a client of one gateway sees) or from a gateway
+ * each (the request-cost scenario): a window read right after a 130 MB list-twin answer on the
+ * same process also pays for that answer's garbage, which hides what the WebSocket costs.
  */
 export interface UpdateStreamResult {
   events: number;
   runs: number;
   eventsPerSecond: { directGrpc: number; gatewayWebSocket: number; gatewayHttpList: number };
   ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number };
-  /** Peak resident memory of the gateway over all WebSocket runs (list-twin answers before them included). */
+  /**
+   * Peak resident memory of the WebSocket's gateway over its WebSocket runs: with the list-twin
+   * answers before them when one gateway serves both, without them when each has its own.
+   */
   gatewayPeakRssBytes: number;
   /** Peak resident memory during the first WebSocket stream of a fresh gateway: what streaming costs. */
   gatewayFirstWebSocketRssBytes: number;
-  /** With the gateway's pid: its CPU per element and what one list-twin answer costs in memory. */
+  /** When asked for (`cost`): the gateways' CPU per element and what one list-twin answer costs in memory. */
   gatewayCost?: GatewayStreamCost;
 }
 
 export interface GatewayStreamCost {
-  /** Median over the counted runs of the gateway's CPU over one read / elements read. */
+  /**
+   * Median over the counted runs of the gateway's CPU over one read / elements read; each window
+   * holds one read of its transport, from the start of its request to the last element parsed.
+   */
   cpuMicrosPerElement: { webSocket: number; httpList: number };
   cpuMicrosPerEvent: { webSocket: number; httpList: number };
   /** Elements (updates) of one read, and the bytes of one list-twin answer. */
   elements: number;
   listAnswerBytes: number;
-  /** Peak resident memory while answering the list twin (sampled every 20 ms), and before it. */
+  /**
+   * Peak resident memory while answering the list twin (sampled every 20 ms), and before it: its
+   * gateway's first answer (after a WebSocket warm-up when one gateway serves both).
+   */
   listPeakRssBytes: number;
   listRssBeforeBytes: number;
 }
 
+/** A gateway process the bench reads: its HTTP port, and its pid for its CPU and memory in /proc. */
+export interface GatewayProcess {
+  port: number;
+  pid: number;
+}
+
 export interface UpdateStreamSetup {
   sandboxPort: number;
-  gatewayPort: number;
+  /** The gateway read over its WebSocket and the one read over its list twin: the same or two. */
+  webSocketGateway: GatewayProcess;
+  listGateway: GatewayProcess;
   party: string;
   lastOffset: number;
   token: string;
   runs: number;
-  /** Resident memory of the gateway process, sampled by the caller. */
-  gatewayRss: () => Promise<number>;
-  /** The gateway's process, to read its CPU and memory from /proc. */
-  gatewayPid?: number;
+  /** Whether to report the gateways' CPU per element and the list twin's memory (gatewayCost). */
+  cost?: boolean;
   /** Called with one line per measured pass (warm-up included), as the bench runs. */
   progress?: (line: string) => void;
 }
@@ -82,8 +100,8 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
   const http: number[] = [];
   let events = 0;
   let updates = 0;
-  const pid = setup.gatewayPid;
-  const cpu = () => (pid === undefined ? 0 : processCpuSeconds(pid));
+  const wsPid = setup.webSocketGateway.pid;
+  const listPid = setup.listGateway.pid;
   const wsCpu: number[] = [];
   const httpCpu: number[] = [];
   let listAnswerBytes = 0;
@@ -98,11 +116,20 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     return tx ? tx.value.events.length : 0;
   };
 
-  const report = (run: number, transport: string, rate: number) =>
+  /** A progress line per read; with `cpu` (gateway CPU seconds over `elements`), its cost too. */
+  const report = (
+    run: number,
+    transport: string,
+    rate: number,
+    cpu?: { seconds: number; elements: number },
+  ) =>
     setup.progress?.(
-      `${run === 0 ? "warm-up" : `run ${run}/${setup.runs}`}: ${transport} ${Math.round(rate)} events/s`,
+      `${run === 0 ? "warm-up" : `run ${run}/${setup.runs}`}: ${transport} ${Math.round(rate)} events/s` +
+        (cpu && setup.cost
+          ? `, ${round((cpu.seconds * 1e6) / cpu.elements, 1)} µs gateway CPU per element`
+          : ""),
     );
-  // Run 0 warms every path up (JIT, connections, the gateway's package cache) and is not counted.
+  // Run 0 warms every path up (JIT, connections, the gateways' package caches) and is not counted.
   for (let run = 0; run <= setup.runs; run++) {
     const counted = run > 0;
     // Direct gRPC: the sandbox's own rate, the ceiling of any gateway.
@@ -129,21 +156,19 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     }
     {
       const started = process.hrtime.bigint();
-      const cpuBefore = cpu();
+      const cpuBefore = processCpuSeconds(wsPid);
       let seen = 0;
       let elements = 0;
-      const sampler = setInterval(
-        () =>
-          void setup.gatewayRss().then((rss) => {
-            peakRss = Math.max(peakRss, rss);
-            // Run 0 comes before any list-twin answer (which holds the whole range in memory).
-            if (run === 0) firstWsRss = Math.max(firstWsRss, rss);
-          }),
-        250,
-      );
+      // From /proc, not the gateway's /metrics: the window holds the stream's work only.
+      const sampler = setInterval(() => {
+        const rss = processRssBytes(wsPid);
+        peakRss = Math.max(peakRss, rss);
+        // Run 0 comes before any list-twin answer (which holds the whole range in memory).
+        if (run === 0) firstWsRss = Math.max(firstWsRss, rss);
+      }, 250);
       try {
         await readWebSocketStream(
-          `ws://127.0.0.1:${setup.gatewayPort}/v2/updates`,
+          `ws://127.0.0.1:${setup.webSocketGateway.port}/v2/updates`,
           token,
           jsonRequest,
           (element) => {
@@ -154,25 +179,25 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       } finally {
         clearInterval(sampler);
       }
-      if (counted) wsCpu.push(cpu() - cpuBefore);
+      const cpuSeconds = processCpuSeconds(wsPid) - cpuBefore;
+      if (counted) wsCpu.push(cpuSeconds);
       updates = elements;
       if (seen !== events) throw new Error(`the WebSocket delivered ${seen} events, gRPC ${events}`);
       const rate = seen / secondsSince(started);
       if (counted) ws.push(rate);
-      report(run, "gateway WebSocket", rate);
+      report(run, "gateway WebSocket", rate, { seconds: cpuSeconds, elements });
     }
     {
       const started = process.hrtime.bigint();
-      const cpuBefore = cpu();
-      const rssBefore = pid === undefined ? 0 : processRssBytes(pid);
+      const cpuBefore = processCpuSeconds(listPid);
+      const rssBefore = processRssBytes(listPid);
       let rssPeak = rssBefore;
-      const sampler =
-        pid === undefined
-          ? undefined
-          : setInterval(() => {
-              rssPeak = Math.max(rssPeak, processRssBytes(pid));
-            }, 20);
-      const res = await fetch(`http://127.0.0.1:${setup.gatewayPort}/v2/updates`, {
+      const sampler = setup.cost
+        ? setInterval(() => {
+            rssPeak = Math.max(rssPeak, processRssBytes(listPid));
+          }, 20)
+        : undefined;
+      const res = await fetch(`http://127.0.0.1:${setup.listGateway.port}/v2/updates`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}` },
         body: JSON.stringify(jsonRequest),
@@ -181,7 +206,8 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
         throw new Error(`list twin answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
       const text = await res.text();
       clearInterval(sampler);
-      if (counted) httpCpu.push(cpu() - cpuBefore);
+      const cpuSeconds = processCpuSeconds(listPid) - cpuBefore;
+      if (counted) httpCpu.push(cpuSeconds);
       // The first answer of this gateway: no earlier answer's heap left to reuse.
       if (run === 0) {
         listAnswerBytes = Buffer.byteLength(text);
@@ -193,7 +219,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       if (seen !== events) throw new Error(`the list twin delivered ${seen} events, gRPC ${events}`);
       const rate = seen / secondsSince(started);
       if (counted) http.push(rate);
-      report(run, "gateway HTTP list twin", rate);
+      report(run, "gateway HTTP list twin", rate, { seconds: cpuSeconds, elements: elements.length });
     }
   }
   ledger.close();
@@ -212,7 +238,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     },
     gatewayPeakRssBytes: peakRss,
     gatewayFirstWebSocketRssBytes: firstWsRss,
-    ...(pid !== undefined && {
+    ...(setup.cost && {
       gatewayCost: {
         cpuMicrosPerElement: {
           webSocket: round((median(wsCpu) * 1e6) / updates, 2),
