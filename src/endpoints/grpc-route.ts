@@ -1,6 +1,7 @@
 import { operationId } from "./operation-id.js";
 import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";
 import type { RouteDeps } from "./route-deps.js";
+import { wireTranscoder } from "./wire-codec.js";
 
 /** `Req`: the gRPC request in proto-loader's input shape (`X` from src/proto/ledger-api-types.ts). */
 export interface GrpcRouteSpec<Req extends object = object> {
@@ -29,7 +30,9 @@ const API_PACKAGE = "com.daml.ledger.api.v2";
 /**
  * A route that is one unary gRPC call: JSON body/params -> request -> call with the caller's
  * token -> response -> JSON, through the ledger JSON codec (which loads the package
- * signatures that Daml values need).
+ * signatures that Daml values need). The answer goes from the response's bytes straight to its
+ * JSON text (the wire path streams use), without the decoded object, its JSON object and their
+ * garbage; a route that reshapes the answer (`toAnswer`) works on the JSON object instead.
  */
 export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: GrpcRouteSpec<Req>): Route {
   const service = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`);
@@ -42,7 +45,8 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
   const toRequest =
     spec.toRequest ??
     ((ctx: RequestContext, fromJson: (json: unknown) => Promise<Req>) => fromJson(ctx.body));
-  const toAnswer = spec.toAnswer ?? ((json: unknown) => json);
+  const { toAnswer } = spec;
+  const answerText = toAnswer === undefined ? wireTranscoder(deps, responseType) : undefined;
   return {
     method: spec.method,
     path: spec.path,
@@ -60,13 +64,19 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
       const fromJson = (json: unknown) =>
         deps.json.fromJson(requestType, json ?? {}, ctx.token) as Promise<Req>;
       const request = await toRequest(ctx, fromJson);
+      if (answerText) {
+        const bytes = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token, {
+          rawResponse: true,
+        });
+        return { kind: "text", contentType: "application/json", text: await answerText(bytes, ctx.token) };
+      }
       const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
       // Without a package to load first (the hot path), the answer is written without a Promise.
       const json =
         deps.json.missingPackages(responseType, response).length === 0
           ? deps.json.toJsonNow(responseType, response)
           : await deps.json.toJson(responseType, response, ctx.token);
-      return { kind: "json", body: toAnswer(json) };
+      return { kind: "json", body: toAnswer ? toAnswer(json) : json };
     },
   };
 }
