@@ -1,8 +1,12 @@
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import { isGrpcError, jsCantonErrorOfGrpc } from "../../src/errors/error-mapping.js";
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
+import { bearer, token } from "../sandbox/sandbox-client.js";
+import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 
 const API = "com.daml.ledger.api.v2";
 
@@ -127,5 +131,105 @@ describe("LedgerClient.isReady asks the ledger's gRPC health service", () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe("LedgerClient.unary answers as grpc-js did, against the sandbox", () => {
+  let sandbox: RunningSandbox;
+  let client: LedgerClient;
+  let grpcJs: grpc.Client;
+  const jwt = token();
+  const updateById = (API_METHOD: grpc.MethodDefinition<object, object>) =>
+    new Promise<grpc.ServiceError>((resolve, reject) =>
+      grpcJs.makeUnaryRequest(
+        API_METHOD.path,
+        API_METHOD.requestSerialize,
+        API_METHOD.responseDeserialize,
+        UNKNOWN_UPDATE,
+        bearer(jwt),
+        (error) => (error ? resolve(error) : reject(new Error("answered"))),
+      ),
+    );
+  const UNKNOWN_UPDATE = { updateId: "1220ab", updateFormat: {} };
+
+  before(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    client = new LedgerClient({ target: `127.0.0.1:${sandbox.port}`, deadlineMs: 10_000 });
+    grpcJs = new grpc.Client(`127.0.0.1:${sandbox.port}`, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    grpcJs.close();
+    await sandbox.stop();
+  });
+
+  it("decodes an answer to the same object, and hands over the same bytes raw", async () => {
+    const version = await client.unary<{ version: string }>("VersionService", "GetLedgerApiVersion", {}, jwt);
+    strictEqual(version.version, "3.5.0");
+    const raw = await client.unary("VersionService", "GetLedgerApiVersion", {}, jwt, { rawResponse: true });
+    const definition = ledgerApiProtos().service(`${API}.VersionService`).GetLedgerApiVersion!;
+    deepStrictEqual(definition.responseDeserialize(raw), version);
+  });
+
+  it("fails a Canton-style error into the same JsCantonError as grpc-js's error for the same call", async () => {
+    const definition = ledgerApiProtos().service(`${API}.UpdateService`).GetUpdateById!;
+    const viaGrpcJs = await updateById(definition as grpc.MethodDefinition<object, object>);
+    let lean: unknown;
+    try {
+      await client.unary("UpdateService", "GetUpdateById", UNKNOWN_UPDATE, jwt);
+    } catch (error) {
+      lean = error;
+    }
+    ok(isGrpcError(lean), "a grpc-js-shaped error");
+    strictEqual(lean.code, viaGrpcJs.code);
+    // Each call has its own trace id; everything else is the same.
+    const sameTrace = (text: string) => text.replaceAll(/[0-9a-f]{8,32}/g, "<tid>");
+    strictEqual(sameTrace(lean.details), sameTrace(viaGrpcJs.details));
+    deepStrictEqual(
+      Object.keys(lean.metadata.getMap()).sort(),
+      Object.keys(viaGrpcJs.metadata.getMap()).sort(),
+    );
+    const leanError = jsCantonErrorOfGrpc(lean);
+    strictEqual(leanError.code, "UPDATE_NOT_FOUND");
+    deepStrictEqual(
+      JSON.parse(sameTrace(JSON.stringify(leanError))),
+      JSON.parse(sameTrace(JSON.stringify(jsCantonErrorOfGrpc(viaGrpcJs)))),
+    );
+  });
+});
+
+describe("LedgerClient.unary drops the connection of a frozen ledger (keepalive)", () => {
+  let sandbox: SandboxProcess;
+  let client: LedgerClient;
+  const jwt = token();
+  before(async () => {
+    sandbox = await startSandboxProcess();
+    // Short pings, a long deadline: only the keepalive can end a call to the frozen ledger soon.
+    client = new LedgerClient({
+      target: `127.0.0.1:${sandbox.port}`,
+      deadlineMs: 60_000,
+      keepalive: { timeMs: 500, timeoutMs: 500 },
+    });
+  });
+  after(async () => {
+    client.close();
+    await sandbox.kill();
+  });
+
+  it("fails a call to the SIGSTOPped sandbox with UNAVAILABLE, and answers after SIGCONT", async () => {
+    const version = () => client.unary<{ version: string }>("VersionService", "GetLedgerApiVersion", {}, jwt);
+    strictEqual((await version()).version, "3.5.0");
+    sandbox.child.kill("SIGSTOP");
+    let frozen: unknown;
+    try {
+      await version();
+    } catch (error) {
+      frozen = error;
+    } finally {
+      sandbox.child.kill("SIGCONT");
+    }
+    ok(isGrpcError(frozen), `a gRPC error, not ${String(frozen)}`);
+    strictEqual(frozen.code, grpc.status.UNAVAILABLE, frozen.details);
+    strictEqual((await version()).version, "3.5.0");
   });
 });

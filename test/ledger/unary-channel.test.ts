@@ -1,0 +1,378 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { once } from "node:events";
+import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import { isGrpcError } from "../../src/errors/error-mapping.js";
+import { isOversizedMessage } from "../../src/errors/http-status.js";
+import { type CallOutcome, LedgerClient } from "../../src/ledger/ledger-client.js";
+import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import {
+  decodeStatusDetails,
+  encodeStatusDetails,
+  STATUS_DETAILS_KEY,
+} from "../../src/proto/status-details.js";
+
+const API = "com.daml.ledger.api.v2";
+const LEDGER_END_PATH = `/${API}.StateService/GetLedgerEnd`;
+/** GetLedgerEndResponse{offset: 5}, framed. */
+const LEDGER_END_5 = Buffer.from([0, 0, 0, 0, 2, 0x08, 0x05]);
+const OK_HEADERS = { ":status": 200, "content-type": "application/grpc" };
+
+type Answer = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
+
+/**
+ * A gRPC server written on node:http2 itself, so that a test can answer exactly the bytes and
+ * frames it wants (percent-encoded messages, HTTP errors, resets, silence) to the lean client.
+ */
+async function startWireLedger() {
+  const server = http2.createServer();
+  const ledger = {
+    port: 0,
+    /** How the next streams are answered. */
+    answer: ((stream) => answerOk(stream)) as Answer,
+    /** Each stream's request headers and its RST_STREAM code once closed. */
+    streams: [] as { headers: IncomingHttpHeaders; closed: Promise<number> }[],
+    /** HTTP/2 connections accepted so far. */
+    connections: 0,
+    close: () => {
+      for (const session of sessions) session.destroy();
+      server.close();
+    },
+  };
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    ledger.connections++;
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  server.on("stream", (stream, headers) => {
+    stream.on("error", () => {});
+    const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode)));
+    ledger.streams.push({ headers, closed });
+    ledger.answer(stream, headers);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  ledger.port = (server.address() as AddressInfo).port;
+  return ledger;
+}
+
+function answerOk(
+  stream: ServerHttp2Stream,
+  frame = LEDGER_END_5,
+  trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" },
+) {
+  stream.respond(OK_HEADERS, { waitForTrailers: true });
+  stream.on("wantTrailers", () => stream.sendTrailers(trailers));
+  stream.end(frame);
+}
+
+const answerTrailersOnly = (fields: Record<string, string>) => (stream: ServerHttp2Stream) =>
+  stream.respond({ ...OK_HEADERS, ...fields }, { endStream: true });
+
+async function failure(call: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await call;
+  } catch (error) {
+    ok(isGrpcError(error), `a grpc-js-shaped error, not ${String(error)}`);
+    return error;
+  }
+  throw new Error("the call succeeded");
+}
+
+describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level gRPC server", () => {
+  let ledger: Awaited<ReturnType<typeof startWireLedger>>;
+  let client: LedgerClient;
+  const outcomes: CallOutcome[] = [];
+  const ledgerEnd = (token?: string) =>
+    client.unary<{ offset: string }>("StateService", "GetLedgerEnd", {}, token);
+
+  before(async () => {
+    ledger = await startWireLedger();
+    client = new LedgerClient({
+      target: `127.0.0.1:${ledger.port}`,
+      deadlineMs: 10_000,
+      onCallEnd: (outcome) => outcomes.push(outcome),
+    });
+  });
+  after(() => {
+    client.close();
+    ledger.close();
+  });
+
+  it("sends the token, content type and grpc-timeout, and decodes the answer", async () => {
+    ledger.answer = (stream) => answerOk(stream);
+    outcomes.length = 0;
+    deepStrictEqual({ ...(await ledgerEnd("secret-token")) }, { offset: "5" });
+    const { headers } = ledger.streams.at(-1)!;
+    strictEqual(headers[":method"], "POST");
+    strictEqual(headers[":path"], LEDGER_END_PATH);
+    strictEqual(headers["content-type"], "application/grpc");
+    strictEqual(headers.te, "trailers");
+    strictEqual(headers.authorization, "Bearer secret-token");
+    // Never indexed by HPACK (node:http2 does so for authorization): no header table keeps the token.
+    deepStrictEqual((headers as { [http2.sensitiveHeaders]?: unknown })[http2.sensitiveHeaders], [
+      "authorization",
+    ]);
+    ok(
+      /^\d{1,8}m$/.test(String(headers["grpc-timeout"])) &&
+        Number.parseInt(String(headers["grpc-timeout"]), 10) <= 10_000,
+    );
+    strictEqual(outcomes.length, 1);
+    deepStrictEqual(
+      { ...outcomes[0], seconds: 0 },
+      { service: "StateService", method: "GetLedgerEnd", code: "OK", seconds: 0 },
+    );
+  });
+
+  it("sends no authorization without a token", async () => {
+    ledger.answer = (stream) => answerOk(stream);
+    await ledgerEnd();
+    strictEqual(ledger.streams.at(-1)!.headers.authorization, undefined);
+  });
+
+  it("hands over the raw message bytes with rawResponse", async () => {
+    ledger.answer = (stream) => answerOk(stream);
+    const bytes = await client.unary("StateService", "GetLedgerEnd", {}, undefined, { rawResponse: true });
+    deepStrictEqual([...bytes], [0x08, 0x05]);
+  });
+
+  it("decodes a percent-encoded grpc-message", async () => {
+    ledger.answer = answerTrailersOnly({
+      "grpc-status": "3",
+      "grpc-message": "caf%C3%A9 costs 100%25 %E2%9C%93",
+    });
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.INVALID_ARGUMENT);
+    strictEqual(error.details, "café costs 100% ✓");
+  });
+
+  it("fails with the trailers' status and rich details after response headers (not trailers-only)", async () => {
+    const details = encodeStatusDetails({
+      code: grpc.status.NOT_FOUND,
+      message: "CONTRACT_NOT_FOUND(11,abc): gone",
+      errorInfos: [{ reason: "CONTRACT_NOT_FOUND", domain: "", metadata: { category: "11" } }],
+      requestInfos: [{ requestId: "abc", servingData: "" }],
+      retryInfos: [],
+      resourceInfos: [],
+    });
+    ledger.answer = (stream) =>
+      answerOk(stream, Buffer.alloc(0), {
+        "grpc-status": "5",
+        "grpc-message": "CONTRACT_NOT_FOUND(11,abc): gone",
+        [STATUS_DETAILS_KEY]: details.toString("base64"),
+        "x-extra": "kept",
+      });
+    outcomes.length = 0;
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.NOT_FOUND);
+    strictEqual(error.details, "CONTRACT_NOT_FOUND(11,abc): gone");
+    ok(error.metadata instanceof grpc.Metadata);
+    deepStrictEqual(error.metadata.get("x-extra"), ["kept"]);
+    deepStrictEqual(error.metadata.get("grpc-status"), []);
+    strictEqual(decodeStatusDetails(error.metadata)?.errorInfos[0]?.reason, "CONTRACT_NOT_FOUND");
+    strictEqual(outcomes.at(-1)?.code, "NOT_FOUND");
+  });
+
+  for (const [httpStatus, code] of [
+    [400, grpc.status.INTERNAL],
+    [401, grpc.status.UNAUTHENTICATED],
+    [403, grpc.status.PERMISSION_DENIED],
+    [404, grpc.status.UNIMPLEMENTED],
+    [429, grpc.status.UNAVAILABLE],
+    [503, grpc.status.UNAVAILABLE],
+    [500, grpc.status.UNKNOWN],
+  ] as const) {
+    it(`maps HTTP ${httpStatus} without a gRPC status to ${grpc.status[code]}`, async () => {
+      ledger.answer = (stream) => stream.respond({ ":status": httpStatus }, { endStream: true });
+      const error = await failure(ledgerEnd());
+      strictEqual(error.code, code);
+      strictEqual(error.details, `Received HTTP status code ${httpStatus}`);
+    });
+  }
+
+  it("fails INTERNAL on a compressed message (no compression was offered)", async () => {
+    ledger.answer = (stream) => answerOk(stream, Buffer.from([1, 0, 0, 0, 2, 0x08, 0x05]));
+    strictEqual((await failure(ledgerEnd())).code, grpc.status.INTERNAL);
+  });
+
+  it("fails UNIMPLEMENTED on an OK answer without a message, as grpc-js", async () => {
+    ledger.answer = answerTrailersOnly({ "grpc-status": "0" });
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.UNIMPLEMENTED);
+    strictEqual(error.details, "No message received");
+  });
+
+  it("fails RESOURCE_EXHAUSTED on an answer over 64 MiB without reading it", async () => {
+    // The prefix alone announces 64 MiB + 1; the rest never comes.
+    ledger.answer = (stream) => {
+      stream.respond(OK_HEADERS);
+      stream.write(Buffer.from([0, 4, 0, 0, 1]));
+    };
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.RESOURCE_EXHAUSTED);
+    ok(/Received message larger than max/.test(error.details), error.details);
+    strictEqual(await ledger.streams.at(-1)!.closed, http2.constants.NGHTTP2_CANCEL);
+  });
+
+  it("refuses a request over 64 MiB with RESOURCE_EXHAUSTED, which the gateway answers 413", async () => {
+    const before = ledger.streams.length;
+    const error = await failure(
+      client.unary(
+        "admin.PackageManagementService",
+        "UploadDarFile",
+        { darFile: Buffer.alloc(64 * 1024 * 1024 + 1) },
+        undefined,
+      ),
+    );
+    strictEqual(error.code, grpc.status.RESOURCE_EXHAUSTED);
+    ok(isOversizedMessage(error.code, error.details), error.details);
+    strictEqual(ledger.streams.length, before, "nothing was sent");
+  });
+
+  for (const [rstCode, code] of [
+    [http2.constants.NGHTTP2_CANCEL, grpc.status.CANCELLED],
+    [http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, grpc.status.RESOURCE_EXHAUSTED],
+    [http2.constants.NGHTTP2_REFUSED_STREAM, grpc.status.UNAVAILABLE],
+  ] as const) {
+    it(`fails ${grpc.status[code]} when the server resets the stream with code ${rstCode}`, async () => {
+      ledger.answer = (stream) => setImmediate(() => stream.close(rstCode));
+      const streams = ledger.streams.length;
+      const error = await failure(ledgerEnd());
+      strictEqual(error.code, code, error.details);
+      // A refused stream never reached the server's application: it goes once more, only once.
+      strictEqual(
+        ledger.streams.length - streams,
+        rstCode === http2.constants.NGHTTP2_REFUSED_STREAM ? 2 : 1,
+      );
+    });
+  }
+
+  it("fails INTERNAL when the server resets the stream after its response headers", async () => {
+    ledger.answer = (stream) => {
+      stream.respond(OK_HEADERS);
+      setImmediate(() => stream.destroy(new Error("server failure")));
+    };
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.INTERNAL, error.details);
+  });
+
+  it("fails UNAVAILABLE when the connection drops mid-call, and the next call connects anew", async () => {
+    ledger.answer = (stream) => {
+      stream.respond(OK_HEADERS);
+      setImmediate(() => stream.session?.destroy());
+    };
+    strictEqual((await failure(ledgerEnd())).code, grpc.status.UNAVAILABLE);
+    ledger.answer = (stream) => answerOk(stream);
+    deepStrictEqual({ ...(await ledgerEnd()) }, { offset: "5" });
+  });
+
+  it("cancels a call the server never answers at its deadline: DEADLINE_EXCEEDED", async () => {
+    const impatient = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 300 });
+    ledger.answer = () => {};
+    try {
+      const error = await failure(impatient.unary("StateService", "GetLedgerEnd", {}, undefined));
+      strictEqual(error.code, grpc.status.DEADLINE_EXCEEDED);
+      strictEqual(error.details, "Deadline exceeded");
+      const stream = ledger.streams.at(-1)!;
+      ok(Number.parseInt(String(stream.headers["grpc-timeout"]), 10) <= 300);
+      // The client reset the stream: the server stops working on it.
+      strictEqual(await stream.closed, http2.constants.NGHTTP2_CANCEL);
+    } finally {
+      impatient.close();
+    }
+  });
+
+  it("ends calls in flight on close() with CANCELLED or UNAVAILABLE, and later calls at once", async () => {
+    const closing = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 30_000 });
+    ledger.answer = () => {};
+    const call = failure(closing.unary("StateService", "GetLedgerEnd", {}, undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    closing.close();
+    ok([grpc.status.CANCELLED, grpc.status.UNAVAILABLE].includes((await call).code));
+    strictEqual(
+      (await failure(closing.unary("StateService", "GetLedgerEnd", {}, undefined))).code,
+      grpc.status.UNAVAILABLE,
+    );
+  });
+});
+
+/** A grpc-js server of VersionService, on `port` (0: ephemeral). */
+async function startVersionLedger(port = 0): Promise<{ port: number; server: grpc.Server }> {
+  const server = new grpc.Server();
+  server.addService(ledgerApiProtos().service(`${API}.VersionService`), {
+    GetLedgerApiVersion: (_call: unknown, callback: grpc.sendUnaryData<object>) =>
+      callback(null, { version: "3.5.0" }),
+  });
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) =>
+      error ? reject(error) : resolve(p),
+    ),
+  );
+  return { port: bound, server };
+}
+
+describe("LedgerClient.unary follows the ledger going and coming back", () => {
+  const version = (client: LedgerClient) =>
+    client.unary<{ version: string }>("VersionService", "GetLedgerApiVersion", {}, undefined);
+
+  it("fails UNAVAILABLE, without waiting for the deadline, while nothing listens", async () => {
+    const { port, server } = await startVersionLedger();
+    server.forceShutdown();
+    const client = new LedgerClient({ target: `127.0.0.1:${port}`, deadlineMs: 60_000 });
+    try {
+      for (let i = 0; i < 3; i++) strictEqual((await failure(version(client))).code, grpc.status.UNAVAILABLE);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("answers again within seconds of a ledger restarted on the same port", async () => {
+    let ledger = await startVersionLedger();
+    const client = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 10_000 });
+    try {
+      strictEqual((await version(client)).version, "3.5.0");
+      ledger.server.forceShutdown();
+      // Calls meanwhile fail and grow the reconnection backoff to its 1 s maximum.
+      for (let i = 0; i < 10; i++) {
+        strictEqual((await failure(version(client))).code, grpc.status.UNAVAILABLE);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      ledger = await startVersionLedger(ledger.port);
+      const started = Date.now();
+      let answered: string | undefined;
+      while (answered === undefined && Date.now() - started < 5_000) {
+        answered = await version(client).then(
+          (answer) => answer.version,
+          () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100)),
+        );
+      }
+      strictEqual(answered, "3.5.0", "answered within 5 s of the ledger's return");
+    } finally {
+      client.close();
+      ledger.server.forceShutdown();
+    }
+  });
+});
+
+describe("LedgerClient.unary shares one HTTP/2 session between calls", () => {
+  it("opens one connection for concurrent calls made while it connects", async () => {
+    const ledger = await startWireLedger();
+    const client = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 10_000 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          client.unary<{ offset: string }>("StateService", "GetLedgerEnd", {}, undefined),
+        ),
+      );
+      ok(answers.every((answer) => answer.offset === "5"));
+      strictEqual(ledger.streams.length, 20);
+      strictEqual(ledger.connections, 1);
+    } finally {
+      client.close();
+      ledger.close();
+    }
+  });
+});
