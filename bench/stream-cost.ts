@@ -1,14 +1,21 @@
 /**
  * Gateway CPU per streamed element, alone: a sandbox of `--ticks` ticks (`--per-tx` per
- * transaction), a gateway in front, then the update stream [0, end] read over the WebSocket
- * (`ws`) or the HTTP list twin (`list`) to its end, a warm-up and `--runs` times; prints the
- * gateway's CPU (from /proc) per element of each run. One transport per gateway: read after a
- * list-twin answer, a WebSocket window also pays for that answer's garbage (and the other way
- * round), which hides what either costs. Short enough to alternate two builds on a shared machine:
- *   node dist/bench/stream-cost.js ws|list [--per-tx 1] [--ticks 50000] [--runs 4] [--cpu-prof DIR]
+ * transaction), a gateway in front, then the update stream [0, end] read to its end over the
+ * WebSocket (`ws`), the HTTP list twin (`list`) or, for the ratio, straight from the sandbox
+ * with grpc-js (`direct`, decoded objects, as bench/scenarios/update-stream.ts reads it), a
+ * warm-up and `--runs` times. Prints the gateway's CPU (from /proc) per element of each run,
+ * then the medians per element of each process's CPU (sandbox, gateway, this client) and of the
+ * wall time: on two shared cores, the process whose CPU comes near the wall time is the one the
+ * throughput waits for. For `list`, also when the answer's head arrived (the gateway answers
+ * once the stream ended: its status depends on the whole stream). One transport per gateway:
+ * read after a list-twin answer, a WebSocket window also pays for that answer's garbage (and the
+ * other way round), which hides what either costs. Short enough to alternate two builds on a
+ * shared machine:
+ *   node dist/bench/stream-cost.js ws|list|direct [--per-tx 1] [--ticks 50000] [--runs 4] [--cpu-prof DIR]
  */
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
+import { LedgerClient } from "../src/ledger/ledger-client.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { readWebSocketStream } from "./lib/ws-reader.js";
@@ -23,7 +30,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const what = positionals[0] ?? "ws";
-if (what !== "ws" && what !== "list") throw new Error(`ws or list, not ${what}`);
+if (what !== "ws" && what !== "list" && what !== "direct") throw new Error(`ws, list or direct, not ${what}`);
 const ticks = Number(values.ticks);
 const sandbox = await startSandboxProcess(ticks, 64, Number(values["per-tx"]));
 const gateway = await startGatewayProcess(
@@ -48,34 +55,82 @@ const request = {
   },
 };
 
-/** Reads the stream to its end; resolves with its number of elements. */
-async function read(): Promise<number> {
+const ledger = new LedgerClient({ target: `127.0.0.1:${sandbox.port}`, deadlineMs: 600_000 });
+const grpcRequest = {
+  beginExclusive: "0",
+  endInclusive: String(sandbox.lastOffset),
+  updateFormat: {
+    includeTransactions: {
+      eventFormat: {
+        filtersByParty: { [party]: { cumulative: [{ wildcardFilter: { includeCreatedEventBlob: false } }] } },
+      },
+      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+    },
+  },
+};
+
+/** Reads the stream to its end; resolves with its number of elements and, for `list`, when its head came. */
+async function read(): Promise<{ elements: number; head?: bigint }> {
   if (what === "ws") {
-    return (await readWebSocketStream(`ws://127.0.0.1:${gateway.port}/v2/updates`, token, request)).elements;
+    return {
+      elements: (await readWebSocketStream(`ws://127.0.0.1:${gateway.port}/v2/updates`, token, request))
+        .elements,
+    };
+  }
+  if (what === "direct") {
+    return new Promise((resolve, reject) => {
+      let elements = 0;
+      const call = ledger.serverStream("UpdateService", "GetUpdates", grpcRequest, token);
+      call.on("data", () => elements++);
+      call.on("end", () => resolve({ elements }));
+      call.on("error", reject);
+    });
   }
   const res = await fetch(`http://127.0.0.1:${gateway.port}/v2/updates`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}` },
     body: JSON.stringify(request),
   });
+  const head = process.hrtime.bigint();
   if (res.status !== 200) throw new Error(`list twin answered ${res.status}: ${await res.text()}`);
-  return (JSON.parse(await res.text()) as unknown[]).length;
+  return { elements: (JSON.parse(await res.text()) as unknown[]).length, head };
+}
+
+/** CPU seconds so far of the sandbox, the gateway and this client. */
+function cpus(): [number, number, number] {
+  const self = process.cpuUsage();
+  return [
+    processCpuSeconds(sandbox.child.pid as number),
+    processCpuSeconds(gateway.child.pid as number),
+    (self.user + self.system) / 1e6,
+  ];
 }
 
 try {
-  const pid = gateway.child.pid as number;
-  const perElement: string[] = [];
+  const runs: { sandbox: number; gateway: number; client: number; wall: number; head: number }[] = [];
   // Run 0 warms the path up (JIT, the package cache) and is not counted.
   for (let run = 0; run <= Number(values.runs); run++) {
-    const cpuBefore = processCpuSeconds(pid);
-    const elements = await read();
-    const micros = ((processCpuSeconds(pid) - cpuBefore) * 1e6) / elements;
-    if (run > 0) perElement.push(micros.toFixed(1));
+    const before = cpus();
+    const started = process.hrtime.bigint();
+    const { elements, head } = await read();
+    const micros = (since: bigint) => Number(since - started) / 1e3 / elements;
+    const wall = micros(process.hrtime.bigint());
+    const after = cpus();
+    const cpu = (i: 0 | 1 | 2) => ((after[i] - before[i]) * 1e6) / elements;
+    if (run > 0) {
+      runs.push({ sandbox: cpu(0), gateway: cpu(1), client: cpu(2), wall, head: head ? micros(head) : 0 });
+    }
   }
+  const median = (key: keyof (typeof runs)[number]) =>
+    (runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)] as number).toFixed(1);
   console.log(
-    `${what}, ${values["per-tx"]} events/tx, ${sandbox.lastOffset} offsets: µs gateway CPU per element ${perElement.join(", ")}`,
+    `${what}, ${values["per-tx"]} events/tx, ${sandbox.lastOffset} offsets: µs gateway CPU per element ${runs.map((r) => r.gateway.toFixed(1)).join(", ")}`,
+  );
+  console.log(
+    `  medians, µs per element: CPU sandbox ${median("sandbox")}, gateway ${median("gateway")}, client ${median("client")}; wall ${median("wall")}${what === "list" ? ` (head after ${median("head")})` : ""}`,
   );
 } finally {
+  ledger.close();
   await gateway.stop();
   await sandbox.stop();
 }
