@@ -96,18 +96,16 @@ export class Http2Connection {
     const { timeMs, timeoutMs } = this.options.keepalive;
     this.keepaliveTimer = setTimeout(() => {
       if (this.session.destroyed) return;
-      if (this.calls === 0) return this.armKeepalive();
+      // Closed: a GOAWAY let the calls on it finish; they are the ledger's to end now.
+      if (this.calls === 0 || this.session.closed) return this.armKeepalive();
+      // Calls waiting, and no TCP/TLS connection after `timeMs` (a host that does not answer).
+      if (this.session.connecting) return this.drop("No connection within the keepalive time");
       const timeout = setTimeout(() => this.drop("Keepalive ping not answered"), timeoutMs).unref();
-      try {
-        this.session.ping((error) => {
-          clearTimeout(timeout);
-          if (error) this.drop(`Keepalive ping failed: ${error.message}`);
-          else this.armKeepalive();
-        });
-      } catch (error) {
+      this.session.ping((error) => {
         clearTimeout(timeout);
-        this.drop(`Keepalive ping failed: ${(error as Error).message}`);
-      }
+        if (error) this.drop(`Keepalive ping failed: ${error.message}`);
+        else this.armKeepalive();
+      });
     }, timeMs).unref();
   }
 }

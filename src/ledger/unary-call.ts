@@ -28,8 +28,6 @@ export type UnaryDone = (
 
 const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
-// The token is a secret: HPACK must not index it, so neither side keeps it in its header table.
-const SENSITIVE = ["authorization"];
 
 /**
  * One unary call as one HTTP/2 stream: the framed request with `grpc-timeout`, the answer's
@@ -43,17 +41,15 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
     done(callError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded"), undefined, false);
     return;
   }
-  const headers: OutgoingHttpHeaders & { [http2.sensitiveHeaders]?: string[] } = {
+  const headers: OutgoingHttpHeaders = {
     ":method": "POST",
     ":path": request.path,
     "content-type": "application/grpc",
     te: "trailers",
     "grpc-timeout": grpcTimeout(remainingMs),
   };
-  if (request.authorization !== undefined) {
-    headers.authorization = request.authorization;
-    headers[http2.sensitiveHeaders] = SENSITIVE;
-  }
+  // node:http2 sends `authorization` never-indexed: HPACK keeps the token in neither side's table.
+  if (request.authorization !== undefined) headers.authorization = request.authorization;
   let stream: http2.ClientHttp2Stream;
   try {
     stream = connection.session.request(headers);

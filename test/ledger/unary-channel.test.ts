@@ -269,6 +269,34 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
     deepStrictEqual({ ...(await ledgerEnd()) }, { offset: "5" });
   });
 
+  it("lets a call finish on a connection the ledger closes gracefully (GOAWAY), pings due or not", async () => {
+    // Pings every 100 ms: several fall due while the call drains on the closed connection.
+    const pinging = new LedgerClient({
+      target: `127.0.0.1:${ledger.port}`,
+      deadlineMs: 10_000,
+      keepalive: { timeMs: 100, timeoutMs: 100 },
+    });
+    ledger.answer = (stream) => {
+      stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id);
+      setTimeout(() => answerOk(stream), 600);
+    };
+    try {
+      deepStrictEqual(
+        { ...(await pinging.unary("StateService", "GetLedgerEnd", {}, undefined)) },
+        { offset: "5" },
+      );
+      ledger.answer = (stream) => answerOk(stream);
+      const connections = ledger.connections;
+      deepStrictEqual(
+        { ...(await pinging.unary("StateService", "GetLedgerEnd", {}, undefined)) },
+        { offset: "5" },
+      );
+      strictEqual(ledger.connections, connections + 1, "the next call went on a new connection");
+    } finally {
+      pinging.close();
+    }
+  });
+
   it("cancels a call the server never answers at its deadline: DEADLINE_EXCEEDED", async () => {
     const impatient = new LedgerClient({ target: `127.0.0.1:${ledger.port}`, deadlineMs: 300 });
     ledger.answer = () => {};
