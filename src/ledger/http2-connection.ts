@@ -48,6 +48,10 @@ export class Http2Connection {
       // of up to 64 MiB is buffered here whole: as grpc-js does, take the limit out of the way;
       // what the gateway holds is bounded by its body limits, not by this session.
       maxSessionMemory: Number.MAX_SAFE_INTEGER,
+      // node refuses to send a header block past 64 KiB by default, and destroys the session for
+      // it with every call on it: a client's 100 KB token must not do that. As grpc-js does, send
+      // it and let the ledger answer (UNAUTHENTICATED, or its own header limit).
+      maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
       ...(options.tls ?? {}),
     };
     const session = http2.connect(`${options.tls ? "https" : "http"}://${options.target}`, sessionOptions);
@@ -70,7 +74,8 @@ export class Http2Connection {
 
   /** Whether a new call may go on this session. */
   get usable(): boolean {
-    return this.endReason === undefined;
+    // destroyed/closed before the events that set endReason have been emitted
+    return this.endReason === undefined && !this.session.destroyed && !this.session.closed;
   }
 
   /** Ends the session now: its calls fail (UNAVAILABLE), the channel makes a new one. */

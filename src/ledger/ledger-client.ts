@@ -58,8 +58,8 @@ const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEPALIVE = { timeMs: 15_000, timeoutMs: 10_000 };
 /**
- * Reconnect attempts while the ledger is away: grpc-js's default waits 1 s, then 1.6 times
- * longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
+ * Reconnect attempts while the ledger is away, for both channels: grpc-js's default waits 1 s,
+ * then 1.6 times longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
  * than a second away when the ledger returns, whatever grpc-js does between calls (measured
  * here, calls made meanwhile already reconnected within a second); an attempt on a port nobody
  * listens on is one refused TCP handshake, cheap for both sides.

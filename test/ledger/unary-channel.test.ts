@@ -127,6 +127,18 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
     );
   });
 
+  it("sends a 100 KB token as it is, without harm to the calls sharing its connection", async () => {
+    ledger.answer = (stream) => setTimeout(() => answerOk(stream), 100);
+    await ledgerEnd();
+    const connections = ledger.connections;
+    const token = "e".repeat(100_000);
+    const [other, big] = await Promise.all([ledgerEnd(), ledgerEnd(token)]);
+    deepStrictEqual([{ ...other }, { ...big }], [{ offset: "5" }, { offset: "5" }]);
+    strictEqual(ledger.streams.at(-1)?.headers.authorization, `Bearer ${token}`);
+    deepStrictEqual({ ...(await ledgerEnd()) }, { offset: "5" });
+    strictEqual(ledger.connections, connections, "one connection throughout");
+  });
+
   it("sends no authorization without a token", async () => {
     ledger.answer = (stream) => answerOk(stream);
     await ledgerEnd();
