@@ -7,7 +7,9 @@
  * then the medians per element of each process's CPU (sandbox, gateway, this client) and of the
  * wall time: on two shared cores, the process whose CPU comes near the wall time is the one the
  * throughput waits for. For `list`, also when the answer's head arrived (the gateway answers
- * once the stream ended: its status depends on the whole stream). One transport per gateway:
+ * once the stream ended: its status depends on the whole stream). Last, the gateway's major
+ * GCs over the counted runs (from its /metrics): a list-twin answer held in external memory
+ * while it grows starts them, and their marking is CPU the element pays. One transport per gateway:
  * read after a list-twin answer, a WebSocket window also pays for that answer's garbage (and the
  * other way round), which hides what either costs. Short enough to alternate two builds on a
  * shared machine:
@@ -106,7 +108,18 @@ function cpus(): [number, number, number] {
   ];
 }
 
+/** The gateway's major GCs so far: how many, and their pauses in seconds (prom-client's default metrics). */
+async function majorGcs(): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
+  const value = (name: string) =>
+    Number(
+      new RegExp(`^nodejs_gc_duration_seconds_${name}\\{kind="major"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0,
+    );
+  return { count: value("count"), seconds: value("sum") };
+}
+
 try {
+  let gcBefore = { count: 0, seconds: 0 };
   const runs: { sandbox: number; gateway: number; client: number; wall: number; head: number }[] = [];
   // Run 0 warms the path up (JIT, the package cache) and is not counted.
   for (let run = 0; run <= Number(values.runs); run++) {
@@ -117,6 +130,7 @@ try {
     const wall = micros(process.hrtime.bigint());
     const after = cpus();
     const cpu = (i: 0 | 1 | 2) => ((after[i] - before[i]) * 1e6) / elements;
+    if (run === 0) gcBefore = await majorGcs();
     if (run > 0) {
       runs.push({ sandbox: cpu(0), gateway: cpu(1), client: cpu(2), wall, head: head ? micros(head) : 0 });
     }
@@ -128,6 +142,10 @@ try {
   );
   console.log(
     `  medians, µs per element: CPU sandbox ${median("sandbox")}, gateway ${median("gateway")}, client ${median("client")}; wall ${median("wall")}${what === "list" ? ` (head after ${median("head")})` : ""}`,
+  );
+  const gcAfter = await majorGcs();
+  console.log(
+    `  gateway major GCs over the counted runs: ${gcAfter.count - gcBefore.count}, pauses ${Math.round((gcAfter.seconds - gcBefore.seconds) * 1000)} ms`,
   );
 } finally {
   ledger.close();
