@@ -180,7 +180,7 @@ const submitAndWaitOn = (phase: string, ledger: Ledger, withCpu: boolean) =>
       progress: progress(phase),
       sandboxPort: ledger.sandbox.port,
       gatewayPort: gateway.port,
-      ...(withCpu && { gatewayPid: gateway.pid }),
+      ...(withCpu && { gatewayPid: gateway.pid, sandboxPid: ledger.sandbox.child.pid as number }),
       party: ledger.sandbox.tickParty,
       token: ledger.token,
       commands: Number(values.commands),

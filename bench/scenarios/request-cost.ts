@@ -1,3 +1,4 @@
+import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { round } from "../lib/stats.js";
 import { type Figures, measure, type SubmitAndWaitResult } from "./submit-and-wait.js";
@@ -65,13 +66,15 @@ async function costOf(
   setup: UnaryCostSetup,
   requests: number,
   name: string,
-  send: (i: number) => Promise<void>,
+  send: (http: BenchHttpClient, i: number) => Promise<void>,
 ): Promise<UnaryCost> {
+  const http = new BenchHttpClient(`http://127.0.0.1:${setup.gatewayPort}`, setup.concurrency);
   // Negative numbers: warm-up requests have ids of their own.
-  await measure(setup.warmUp, setup.concurrency, (i) => send(-1 - i));
+  await measure(setup.warmUp, setup.concurrency, (i) => send(http, -1 - i));
   const cpuBefore = processCpuSeconds(setup.gatewayPid);
-  const figures = await measure(requests, setup.concurrency, send);
+  const figures = await measure(requests, setup.concurrency, (i) => send(http, i));
   const cpu = processCpuSeconds(setup.gatewayPid) - cpuBefore;
+  http.close();
   const cost = {
     requests,
     concurrency: setup.concurrency,
@@ -87,13 +90,11 @@ async function costOf(
 
 /** `POST /v2/commands/submit-and-wait-for-transaction` creating a Bench:Tick each. */
 export function submitAndWaitForTransactionCost(setup: UnaryCostSetup): Promise<UnaryCost> {
-  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait-for-transaction`;
   const run = `${process.pid}-${Date.now()}`;
   const payload = "x".repeat(64);
-  return costOf(setup, setup.requests, "submit-and-wait-for-transaction", async (i) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${setup.token}` },
+  return costOf(setup, setup.requests, "submit-and-wait-for-transaction", async (http, i) => {
+    await http.ok("/v2/commands/submit-and-wait-for-transaction", {
+      token: setup.token,
       body: JSON.stringify({
         commands: {
           commandId: `bench-cost-${run}-${i}`,
@@ -109,18 +110,12 @@ export function submitAndWaitForTransactionCost(setup: UnaryCostSetup): Promise<
         },
       }),
     });
-    if (res.status !== 200) throw new Error(`for-transaction answered ${res.status}: ${await res.text()}`);
-    await res.arrayBuffer();
   });
 }
 
 /** `GET /v2/state/ledger-end`: the cheapest ledger round trip, so mostly the gateway's own cost. */
 export function ledgerEndCost(setup: UnaryCostSetup): Promise<UnaryCost> {
-  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/state/ledger-end`;
-  const headers = { authorization: `Bearer ${setup.token}` };
-  return costOf(setup, setup.requests * 5, "GET /v2/state/ledger-end", async () => {
-    const res = await fetch(url, { headers });
-    if (res.status !== 200) throw new Error(`ledger-end answered ${res.status}: ${await res.text()}`);
-    await res.arrayBuffer();
+  return costOf(setup, setup.requests * 5, "GET /v2/state/ledger-end", async (http) => {
+    await http.ok("/v2/state/ledger-end", { token: setup.token });
   });
 }

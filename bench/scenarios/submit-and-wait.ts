@@ -1,5 +1,7 @@
-import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import * as grpc from "@grpc/grpc-js";
+import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID } from "../../src/sandbox/sample-package/index.js";
+import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { percentile, round, secondsSince } from "../lib/stats.js";
 
@@ -8,6 +10,9 @@ import { percentile, round, secondsSince } from "../lib/stats.js";
  * creating Bench:Tick contracts back to back, directly over gRPC and through the gateway's
  * JSON endpoint, in one run. Each path's window follows its warm-up and holds its `commands`
  * only; the gateway should be one of its own, which has answered nothing else (bench/run.ts).
+ * The clients are what a Node service would use: grpc-js for the direct path (the standard gRPC
+ * client, not the gateway's own lean unary channel, which is part of what is measured) and
+ * node:http with keep-alive for the gateway (bench/lib/http-client.ts).
  */
 export interface SubmitAndWaitResult {
   commands: number;
@@ -19,6 +24,16 @@ export interface SubmitAndWaitResult {
   ratioToDirect: { throughput: number; p50: number; p99: number };
   /** The gateway process's CPU over its measured window / commands, when its pid was given. */
   gatewayCpuMsPerCommand?: number;
+  /**
+   * With the sandbox's pid: every process's CPU per command in each path's window (µs). On 2
+   * cores shared by all of them, a CPU-bound run's throughput ratio is at most about
+   * direct total / gateway total: what the ledger and the clients cost sets how close the
+   * gateway's ratio can come to 1, whatever the gateway costs.
+   */
+  cpuMicrosPerCommand?: {
+    direct: { sandbox: number; client: number; total: number };
+    gateway: { sandbox: number; gateway: number; client: number; total: number };
+  };
 }
 
 export interface Figures {
@@ -36,6 +51,8 @@ export interface SubmitAndWaitSetup {
   concurrency: number;
   /** The gateway's process: its CPU over the gateway's window is reported per command. */
   gatewayPid?: number;
+  /** The sandbox's process: with the gateway's, every process's CPU per command is reported. */
+  sandboxPid?: number;
   /**
    * Commands sent on each path, at `concurrency`, before its measured window. A fresh gateway's
    * CPU per command falls some 4x over its first 2000-3000 (V8 optimizing its hot code: it stays
@@ -77,19 +94,49 @@ export async function measure(
   };
 }
 
+type UnaryMethod = (
+  request: object,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (error: grpc.ServiceError | null) => void,
+) => grpc.ClientUnaryCall;
+
+/** CPU seconds of the processes a window is read from; undefined pids read as 0. */
+function cpuNow(pids: { sandbox?: number; gateway?: number }) {
+  const client = process.cpuUsage();
+  return {
+    sandbox: pids.sandbox === undefined ? 0 : processCpuSeconds(pids.sandbox),
+    gateway: pids.gateway === undefined ? 0 : processCpuSeconds(pids.gateway),
+    client: (client.user + client.system) / 1e6,
+  };
+}
+
+type Cpu = ReturnType<typeof cpuNow>;
+
+/** µs per command of each process between two readings. */
+function perCommand(before: Cpu, after: Cpu, commands: number) {
+  const micros = (key: keyof Cpu) => round(((after[key] - before[key]) * 1e6) / commands, 1);
+  return { sandbox: micros("sandbox"), gateway: micros("gateway"), client: micros("client") };
+}
+
 export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAndWaitResult> {
   const { party, token } = setup;
-  const ledger = new LedgerClient({ target: `127.0.0.1:${setup.sandboxPort}`, deadlineMs: 60_000 });
+  const CommandService = ledgerApiProtos().client("com.daml.ledger.api.v2.CommandService");
+  const direct = new CommandService(`127.0.0.1:${setup.sandboxPort}`, grpc.credentials.createInsecure());
+  // proto-loader's client methods are untyped: this one is a unary call.
+  const submitDirect = (direct.SubmitAndWait as UnaryMethod).bind(direct);
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${token}`);
+  const http = new BenchHttpClient(`http://127.0.0.1:${setup.gatewayPort}`, setup.concurrency);
   const payload = "x".repeat(64);
   const run = `${process.pid}-${Date.now()}`;
+  const pids = { sandbox: setup.sandboxPid, gateway: setup.gatewayPid };
 
   const report = (client: string) => (done: number) =>
     setup.progress?.(`${client}: ${done}/${setup.commands} commands`);
-  const directCommand = async (i: number) => {
-    await ledger.unary(
-      "CommandService",
-      "SubmitAndWait",
-      {
+  const directCommand = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const request = {
         commands: {
           commandId: `bench-direct-${run}-${i}`,
           actAs: [party],
@@ -108,21 +155,24 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
             },
           ],
         },
-      },
-      token,
-    );
-  };
+      };
+      submitDirect(request, metadata, { deadline: Date.now() + 60_000 }, (error: Error | null) =>
+        error ? reject(error) : resolve(),
+      );
+    });
   const { warmUp, concurrency } = setup;
   // Negative numbers: warm-up commands have ids of their own.
   await measure(warmUp, concurrency, (i) => directCommand(-1 - i));
-  const direct = await measure(setup.commands, concurrency, directCommand, report("direct gRPC"));
-  setup.progress?.(`direct gRPC: ${direct.commandsPerSecond} commands/s, p99 ${direct.p99Ms} ms`);
+  const directBefore = cpuNow(pids);
+  const directFigures = await measure(setup.commands, concurrency, directCommand, report("direct gRPC"));
+  const directCpu = perCommand(directBefore, cpuNow(pids), setup.commands);
+  setup.progress?.(
+    `direct gRPC: ${directFigures.commandsPerSecond} commands/s, p99 ${directFigures.p99Ms} ms`,
+  );
 
-  const url = `http://127.0.0.1:${setup.gatewayPort}/v2/commands/submit-and-wait`;
   const gatewayCommand = async (i: number) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}` },
+    await http.ok("/v2/commands/submit-and-wait", {
+      token,
       body: JSON.stringify({
         commandId: `bench-gateway-${run}-${i}`,
         actAs: [party],
@@ -136,32 +186,46 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
         ],
       }),
     });
-    if (res.status !== 200) throw new Error(`submit-and-wait answered ${res.status}: ${await res.text()}`);
-    await res.arrayBuffer();
   };
   await measure(warmUp, concurrency, (i) => gatewayCommand(-1 - i));
-  const cpuBefore = setup.gatewayPid === undefined ? 0 : processCpuSeconds(setup.gatewayPid);
+  const gatewayBefore = cpuNow(pids);
   const gateway = await measure(setup.commands, concurrency, gatewayCommand, report("gateway"));
+  const gatewayCpu = perCommand(gatewayBefore, cpuNow(pids), setup.commands);
   const gatewayCpuMsPerCommand =
-    setup.gatewayPid === undefined
-      ? undefined
-      : round(((processCpuSeconds(setup.gatewayPid) - cpuBefore) * 1000) / setup.commands, 3);
+    setup.gatewayPid === undefined ? undefined : round(gatewayCpu.gateway / 1000, 3);
   setup.progress?.(
     `gateway: ${gateway.commandsPerSecond} commands/s, p99 ${gateway.p99Ms} ms` +
       (gatewayCpuMsPerCommand === undefined ? "" : `, ${gatewayCpuMsPerCommand} ms gateway CPU per command`),
   );
-  ledger.close();
+  direct.close();
+  http.close();
+  const sum = (...micros: number[]) =>
+    round(
+      micros.reduce((a, b) => a + b, 0),
+      1,
+    );
   return {
     commands: setup.commands,
     concurrency,
     warmUp,
-    directGrpc: direct,
+    directGrpc: directFigures,
     gateway,
     ratioToDirect: {
-      throughput: round(gateway.commandsPerSecond / direct.commandsPerSecond, 3),
-      p50: round(gateway.p50Ms / direct.p50Ms, 3),
-      p99: round(gateway.p99Ms / direct.p99Ms, 3),
+      throughput: round(gateway.commandsPerSecond / directFigures.commandsPerSecond, 3),
+      p50: round(gateway.p50Ms / directFigures.p50Ms, 3),
+      p99: round(gateway.p99Ms / directFigures.p99Ms, 3),
     },
     ...(gatewayCpuMsPerCommand !== undefined && { gatewayCpuMsPerCommand }),
+    ...(setup.sandboxPid !== undefined &&
+      setup.gatewayPid !== undefined && {
+        cpuMicrosPerCommand: {
+          direct: {
+            sandbox: directCpu.sandbox,
+            client: directCpu.client,
+            total: sum(directCpu.sandbox, directCpu.client),
+          },
+          gateway: { ...gatewayCpu, total: sum(gatewayCpu.sandbox, gatewayCpu.gateway, gatewayCpu.client) },
+        },
+      }),
   };
 }

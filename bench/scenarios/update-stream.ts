@@ -1,4 +1,5 @@
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
 import { median, round, secondsSince } from "../lib/stats.js";
 import { readWebSocketStream } from "../lib/ws-reader.js";
@@ -95,6 +96,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     },
   };
   const ledger = new LedgerClient({ target: `127.0.0.1:${setup.sandboxPort}`, deadlineMs: 600_000 });
+  const listClient = new BenchHttpClient(`http://127.0.0.1:${setup.listGateway.port}`, 1);
   const direct: number[] = [];
   const ws: number[] = [];
   const http: number[] = [];
@@ -197,14 +199,9 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
             rssPeak = Math.max(rssPeak, processRssBytes(listPid));
           }, 20)
         : undefined;
-      const res = await fetch(`http://127.0.0.1:${setup.listGateway.port}/v2/updates`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}` },
-        body: JSON.stringify(jsonRequest),
-      });
-      if (res.status !== 200)
-        throw new Error(`list twin answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-      const text = await res.text();
+      const text = (
+        await listClient.ok("/v2/updates", { token, body: JSON.stringify(jsonRequest) })
+      ).toString();
       clearInterval(sampler);
       const cpuSeconds = processCpuSeconds(listPid) - cpuBefore;
       if (counted) httpCpu.push(cpuSeconds);
@@ -223,6 +220,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     }
   }
   ledger.close();
+  listClient.close();
   const rates = { directGrpc: median(direct), gatewayWebSocket: median(ws), gatewayHttpList: median(http) };
   return {
     events,
