@@ -11,7 +11,9 @@ export interface UnaryChannelOptions extends Http2ConnectionOptions {
 /**
  * Unary gRPC calls to the ledger over one HTTP/2 session of our own (node:http2), shared by all
  * of them: grpc-js's per-call layers (interceptors, resolving, retrying and load-balancing calls,
- * metadata objects) cost more CPU than the call itself for the gateway's small, frequent calls.
+ * metadata objects) cost more CPU than the call itself for the gateway's small, frequent calls
+ * (GetLedgerEnd against the sandbox: ~105-125 us of client CPU through grpc-js, ~43 us on
+ * node:http2 directly, where node's own request() is most of what remains).
  *
  * The session is made on the first call and calls made while it connects queue on it. When it
  * goes (GOAWAY, closed, failed, dropped by the keepalive) the next call makes a new one. After an
