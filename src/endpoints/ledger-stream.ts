@@ -1,17 +1,12 @@
 import { defer, lastValueFrom, of, switchMap, toArray } from "rxjs";
-import {
-  type LedgerJson,
-  MissingPackagesError,
-  type PackageSignatures,
-  StreamTranscoder,
-  type Transcode,
-} from "../codec/index.js";
+import type { Transcode } from "../codec/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
 import { mapInOrder } from "../streams/mapInOrder.js";
 import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
+import { transcodeLoading, wireCodec } from "./wire-codec.js";
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
 
@@ -63,7 +58,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
 
   const reshape = spec.toElement;
   const open: StreamEndpoint["open"] = (request, token, demand$) => {
-    const { transcoder, signatures } = streamCodec(deps);
+    const { transcoder, signatures } = wireCodec(deps);
     const toText = transcoder.forType(responseType);
     const text = reshape ? reshaped(toText, reshape) : toText;
     return request$(request, token).pipe(
@@ -76,7 +71,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
           demand$,
         ),
       ),
-      mapInOrder((bytes) => frame(text, bytes, signatures, token)),
+      mapInOrder((bytes) => transcodeLoading(text, bytes, signatures, token)),
     );
   };
 
@@ -151,21 +146,6 @@ async function admitCaller(deps: RouteDeps, token: string): Promise<void> {
   await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token);
 }
 
-/** One element's frame; when it names packages not loaded yet, after loading them. */
-function frame(
-  toText: (bytes: Buffer) => string | undefined,
-  bytes: Buffer,
-  signatures: PackageSignatures,
-  token: string | undefined,
-): string | undefined | Promise<string | undefined> {
-  try {
-    return toText(bytes);
-  } catch (error) {
-    if (!(error instanceof MissingPackagesError)) throw error;
-    return signatures.ensure(error.packageIds, token).then(() => toText(bytes));
-  }
-}
-
 /**
  * For endpoints that reshape elements (the deprecated trees): the element's text parsed,
  * reshaped and written again; undefined drops the element. Rare and deprecated, so the extra
@@ -179,23 +159,4 @@ function reshaped(
     const element = reshape(JSON.parse(toText(bytes)));
     return element === undefined ? undefined : JSON.stringify(element);
   };
-}
-
-interface StreamCodec {
-  readonly transcoder: StreamTranscoder;
-  readonly signatures: PackageSignatures;
-}
-
-const codecs = new WeakMap<LedgerJson, StreamCodec>();
-
-/** The transcoder over the route's package cache and value codec (one per LedgerJson). */
-function streamCodec(deps: RouteDeps): StreamCodec {
-  const json = deps.json;
-  let codec = codecs.get(json);
-  if (codec === undefined) {
-    const { signatures, values } = json;
-    codec = { transcoder: new StreamTranscoder({ root: deps.protos.root, signatures, values }), signatures };
-    codecs.set(json, codec);
-  }
-  return codec;
 }
