@@ -17,7 +17,7 @@
  */
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
-import { LedgerClient } from "../src/ledger/ledger-client.js";
+import { DirectLedger } from "./lib/grpc-direct.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { readWebSocketStream } from "./lib/ws-reader.js";
@@ -57,7 +57,7 @@ const request = {
   },
 };
 
-const ledger = new LedgerClient({ target: `127.0.0.1:${sandbox.port}`, deadlineMs: 600_000 });
+const ledger = new DirectLedger(sandbox.port, token);
 const grpcRequest = {
   beginExclusive: "0",
   endInclusive: String(sandbox.lastOffset),
@@ -80,13 +80,9 @@ async function read(): Promise<{ elements: number; head?: bigint }> {
     };
   }
   if (what === "direct") {
-    return new Promise((resolve, reject) => {
-      let elements = 0;
-      const call = ledger.serverStream("UpdateService", "GetUpdates", grpcRequest, token);
-      call.on("data", () => elements++);
-      call.on("end", () => resolve({ elements }));
-      call.on("error", reject);
-    });
+    let elements = 0;
+    await ledger.readUpdates(grpcRequest, () => elements++);
+    return { elements };
   }
   const res = await fetch(`http://127.0.0.1:${gateway.port}/v2/updates`, {
     method: "POST",

@@ -1,6 +1,5 @@
-import * as grpc from "@grpc/grpc-js";
-import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID } from "../../src/sandbox/sample-package/index.js";
+import { DirectLedger } from "../lib/grpc-direct.js";
 import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { percentile, round, secondsSince } from "../lib/stats.js";
@@ -10,9 +9,9 @@ import { percentile, round, secondsSince } from "../lib/stats.js";
  * creating Bench:Tick contracts back to back, directly over gRPC and through the gateway's
  * JSON endpoint, in one run. Each path's window follows its warm-up and holds its `commands`
  * only; the gateway should be one of its own, which has answered nothing else (bench/run.ts).
- * The clients are what a Node service would use: grpc-js for the direct path (the standard gRPC
- * client, not the gateway's own lean unary channel, which is part of what is measured) and
- * node:http with keep-alive for the gateway (bench/lib/http-client.ts).
+ * The clients are what a Node service would use: grpc-js for the direct path
+ * (bench/lib/grpc-direct.ts) and node:http with keep-alive for the gateway
+ * (bench/lib/http-client.ts).
  */
 export interface SubmitAndWaitResult {
   commands: number;
@@ -94,13 +93,6 @@ export async function measure(
   };
 }
 
-type UnaryMethod = (
-  request: object,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: (error: grpc.ServiceError | null) => void,
-) => grpc.ClientUnaryCall;
-
 /** CPU seconds of the processes a window is read from; undefined pids read as 0. */
 function cpuNow(pids: { sandbox?: number; gateway?: number }) {
   const client = process.cpuUsage();
@@ -121,12 +113,7 @@ function perCommand(before: Cpu, after: Cpu, commands: number) {
 
 export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAndWaitResult> {
   const { party, token } = setup;
-  const CommandService = ledgerApiProtos().client("com.daml.ledger.api.v2.CommandService");
-  const direct = new CommandService(`127.0.0.1:${setup.sandboxPort}`, grpc.credentials.createInsecure());
-  // proto-loader's client methods are untyped: this one is a unary call.
-  const submitDirect = (direct.SubmitAndWait as UnaryMethod).bind(direct);
-  const metadata = new grpc.Metadata();
-  metadata.set("authorization", `Bearer ${token}`);
+  const direct = new DirectLedger(setup.sandboxPort, token);
   const http = new BenchHttpClient(`http://127.0.0.1:${setup.gatewayPort}`, setup.concurrency);
   const payload = "x".repeat(64);
   const run = `${process.pid}-${Date.now()}`;
@@ -135,30 +122,21 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
   const report = (client: string) => (done: number) =>
     setup.progress?.(`${client}: ${done}/${setup.commands} commands`);
   const directCommand = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const request = {
-        commands: {
-          commandId: `bench-direct-${run}-${i}`,
-          actAs: [party],
-          commands: [
-            {
-              create: {
-                templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
-                createArguments: {
-                  fields: [
-                    { value: { party } },
-                    { value: { int64: String(i) } },
-                    { value: { text: payload } },
-                  ],
-                },
+    direct.submitAndWait({
+      commands: {
+        commandId: `bench-direct-${run}-${i}`,
+        actAs: [party],
+        commands: [
+          {
+            create: {
+              templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
+              createArguments: {
+                fields: [{ value: { party } }, { value: { int64: String(i) } }, { value: { text: payload } }],
               },
             },
-          ],
-        },
-      };
-      submitDirect(request, metadata, { deadline: Date.now() + 60_000 }, (error: Error | null) =>
-        error ? reject(error) : resolve(),
-      );
+          },
+        ],
+      },
     });
   const { warmUp, concurrency } = setup;
   // Negative numbers: warm-up commands have ids of their own.

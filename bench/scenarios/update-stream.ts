@@ -1,4 +1,4 @@
-import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { DirectLedger } from "../lib/grpc-direct.js";
 import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
 import { median, round, secondsSince } from "../lib/stats.js";
@@ -95,7 +95,7 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       },
     },
   };
-  const ledger = new LedgerClient({ target: `127.0.0.1:${setup.sandboxPort}`, deadlineMs: 600_000 });
+  const ledger = new DirectLedger(setup.sandboxPort, token);
   const listClient = new BenchHttpClient(`http://127.0.0.1:${setup.listGateway.port}`, 1);
   const direct: number[] = [];
   const ws: number[] = [];
@@ -138,18 +138,8 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
     {
       const started = process.hrtime.bigint();
       let seen = 0;
-      await new Promise<void>((resolve, reject) => {
-        const call = ledger.serverStream<{ transaction?: { events: unknown[] } }>(
-          "UpdateService",
-          "GetUpdates",
-          grpcRequest,
-          token,
-        );
-        call.on("data", (message) => {
-          seen += message.transaction?.events.length ?? 0;
-        });
-        call.on("end", resolve);
-        call.on("error", reject);
+      await ledger.readUpdates(grpcRequest, (message) => {
+        seen += message.transaction?.events.length ?? 0;
       });
       const rate = seen / secondsSince(started);
       if (counted) direct.push(rate);
