@@ -2,8 +2,8 @@ import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { callError } from "./grpc-call-error.js";
 
 /**
- * gRPC's length-prefixed message framing for one unary call: a flag byte (1 = compressed) and
- * the 4-byte big-endian length before the message bytes.
+ * gRPC's length-prefixed message framing: a flag byte (1 = compressed) and the 4-byte big-endian
+ * length before the message bytes.
  */
 export const PREFIX_BYTES = 5;
 
@@ -23,14 +23,14 @@ export function frameMessage(message: Uint8Array, maxBytes: number): Buffer | Se
 }
 
 /**
- * The length of the whole frame whose prefix starts `head` (at least PREFIX_BYTES long), or why
- * the call fails: checked as soon as the prefix is in, before the message is buffered.
+ * The length of the whole frame whose prefix starts at `head[at]` (PREFIX_BYTES there at least),
+ * or why the call fails: checked as soon as the prefix is in, before the message is buffered.
  */
-export function frameLength(head: Buffer, maxBytes: number): number | ServiceError {
+export function frameLength(head: Buffer, maxBytes: number, at = 0): number | ServiceError {
   // We never send grpc-accept-encoding, so a compressed message is the server's mistake.
-  if (head[0] !== 0)
+  if (head[at] !== 0)
     return callError(GrpcStatus.INTERNAL, "Received a compressed message, none was accepted");
-  const length = head.readUInt32BE(1);
+  const length = head.readUInt32BE(at + 1);
   if (length > maxBytes) {
     return callError(
       GrpcStatus.RESOURCE_EXHAUSTED,

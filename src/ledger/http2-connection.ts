@@ -1,4 +1,9 @@
-import http2, { type ClientHttp2Session, type SecureClientSessionOptions } from "node:http2";
+import http2, {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type OutgoingHttpHeaders,
+  type SecureClientSessionOptions,
+} from "node:http2";
 
 export interface Http2ConnectionOptions {
   /** host:port */
@@ -20,7 +25,7 @@ export interface Http2ConnectionOptions {
 const MAX_HEADER_LIST_BYTES = 64 * 1024;
 
 /**
- * One HTTP/2 session to the ledger for unary calls, with its keepalive. It is `established` once
+ * One HTTP/2 session to the ledger for its calls, unary and streaming, with its keepalive. It is `established` once
  * the ledger's SETTINGS arrived, the proof that an HTTP/2 server answers; `onGone` is told once,
  * when the session can take no new calls (GOAWAY, closed, failed, dropped by the keepalive), and
  * whether it was ever established: the channel backs off only after failures to connect.
@@ -29,7 +34,7 @@ export class Http2Connection {
   readonly session: ClientHttp2Session;
   established = false;
   /** Calls open on this session: pings go out only while there are some (see keepalive). */
-  calls = 0;
+  private calls = 0;
   /** Why the session ended, for the calls it fails. */
   endReason: string | undefined;
   private keepaliveTimer: NodeJS.Timeout | undefined;
@@ -56,7 +61,7 @@ export class Http2Connection {
     };
     const session = http2.connect(`${options.tls ? "https" : "http"}://${options.target}`, sessionOptions);
     this.session = session;
-    // The calls' own timers keep the process alive while one waits; an idle session must not.
+    // Open calls keep the process alive (callStarted), an idle session must not.
     session.unref();
     session.once("remoteSettings", () => {
       this.established = true;
@@ -76,6 +81,33 @@ export class Http2Connection {
   get usable(): boolean {
     // destroyed/closed before the events that set endReason have been emitted
     return this.endReason === undefined && !this.session.destroyed && !this.session.closed;
+  }
+
+  /**
+   * The HTTP/2 stream of a new gRPC call to `path` (`/package.Service/Method`); throws when the
+   * session closed under us (a GOAWAY read in this very tick), in which case nothing was sent.
+   */
+  openCall(path: string, authorization: string | undefined, more?: OutgoingHttpHeaders): ClientHttp2Stream {
+    const headers: OutgoingHttpHeaders = {
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...more,
+    };
+    // node:http2 sends `authorization` never-indexed: HPACK keeps the token in neither side's table.
+    if (authorization !== undefined) headers.authorization = authorization;
+    return this.session.request(headers);
+  }
+
+  /** A call opened a stream on this session. */
+  callStarted(): void {
+    if (this.calls++ === 0) this.session.ref();
+  }
+
+  /** A call's stream is over. */
+  callEnded(): void {
+    if (--this.calls === 0) this.session.unref();
   }
 
   /** Ends the session now: its calls fail (UNAVAILABLE), the channel makes a new one. */

@@ -4,8 +4,9 @@ import type protobuf from "protobufjs";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import { callError } from "./grpc-call-error.js";
 import { frameMessage } from "./grpc-frame.js";
+import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
-import { UnaryChannel } from "./unary-channel.js";
+import { ServerStreamCall } from "./server-stream-call.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
 export type LedgerService = string;
@@ -54,15 +55,19 @@ export interface ServerStreamOptions {
 }
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
+/**
+ * HTTP/2 flow-control window per stream (and for the connection). The 64 KiB default makes a
+ * busy gateway stall the ledger between window updates; 1 MiB keeps streams flowing while a
+ * paused call still holds the ledger back within 1 MiB.
+ */
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEPALIVE = { timeMs: 15_000, timeoutMs: 10_000 };
 /**
- * Reconnect attempts while the ledger is away, for both channels: grpc-js's default waits 1 s,
- * then 1.6 times longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
- * than a second away when the ledger returns, whatever grpc-js does between calls (measured
- * here, calls made meanwhile already reconnected within a second); an attempt on a port nobody
- * listens on is one refused TCP handshake, cheap for both sides.
+ * Reconnect attempts while the ledger is away: grpc-js's default waits 1 s, then 1.6 times
+ * longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
+ * than a second away when the ledger returns; an attempt on a port nobody listens on is one
+ * refused TCP handshake, cheap for both sides.
  */
 const RECONNECT_BACKOFF = { initialMs: 250, maxMs: 1_000 };
 const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
@@ -70,39 +75,21 @@ const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
 const HEALTH_SERVING = 1;
 
 /**
- * The gateway's client of the participant's Ledger API, shared by every service: unary calls
- * (and the readiness probe) over the lean HTTP/2 channel of unary-channel.ts, server streams over
- * a grpc-js channel, whose flow control pauses a stream for a slow consumer. The caller's token
- * travels as `authorization` of the one call it came with and is never kept.
+ * The gateway's client of the participant's Ledger API, shared by every service: unary calls,
+ * server streams and the readiness probe over the lean HTTP/2 channel of ledger-channel.ts. The
+ * caller's token travels as `authorization` of the one call it came with and is never kept.
  */
 export class LedgerClient {
-  private readonly client: grpc.Client;
-  private readonly unaryChannel: UnaryChannel;
+  private readonly channel: LedgerChannel;
   private readonly methods = new Map<string, LedgerMethod>();
 
   constructor(private readonly options: LedgerClientOptions) {
-    const keepalive = options.keepalive ?? KEEPALIVE;
-    this.unaryChannel = new UnaryChannel({
+    this.channel = new LedgerChannel({
       target: options.target,
       ...(options.tls ? { tls: tlsFiles(options.tls) } : {}),
-      keepalive,
+      keepalive: options.keepalive ?? KEEPALIVE,
       windowBytes: FLOW_CONTROL_WINDOW_BYTES,
       reconnectBackoff: RECONNECT_BACKOFF,
-    });
-    this.client = new grpc.Client(options.target, credentials(options.tls), {
-      "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
-      "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
-      // A connection whose HTTP/2 session died without closing (a trailer field past nghttp2's
-      // 64 KiB HPACK limit does that: every later call on it waits for its deadline) answers no
-      // ping: it is dropped within time + timeout and its waiting calls retried on a new one.
-      "grpc.keepalive_time_ms": keepalive.timeMs,
-      "grpc.keepalive_timeout_ms": keepalive.timeoutMs,
-      "grpc.initial_reconnect_backoff_ms": RECONNECT_BACKOFF.initialMs,
-      "grpc.max_reconnect_backoff_ms": RECONNECT_BACKOFF.maxMs,
-      // HTTP/2 flow-control window per stream. The 64 KiB default makes a busy gateway stall
-      // the ledger between window updates; 1 MiB keeps streams flowing while a paused call
-      // still holds the ledger back within 1 MiB.
-      "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
     });
   }
 
@@ -148,7 +135,7 @@ export class LedgerClient {
       maxReceiveBytes: MAX_MESSAGE_BYTES,
     };
     return new Promise<Res | Buffer>((resolve, reject) => {
-      this.unaryChannel.call(call, (error, message) => {
+      this.channel.unary(call, (error, message) => {
         if (error || message === undefined) {
           this.report(service, method, error?.code ?? grpc.status.INTERNAL, started);
           return reject(error);
@@ -171,27 +158,34 @@ export class LedgerClient {
     });
   }
 
-  /** Opens a server-streaming call; `serverStream` (src/ledger/server-stream.ts) makes it an Observable. */
+  /**
+   * Opens a server-streaming call; `serverStream` (src/ledger/server-stream.ts) makes it an
+   * Observable. No deadline: a stream lasts as long as its consumer wants it.
+   */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
     method: string,
     request: object,
     token: string | undefined,
     options: ServerStreamOptions = {},
-  ): grpc.ClientReadableStream<Res> {
+  ): ServerStreamCall<Res> {
     const { definition, requestType } = this.method(service, method);
     // Throws before the call: the Observable around it (server-stream.ts) errors with it.
     checkRequestBounds(requestType, request);
     const started = process.hrtime.bigint();
-    const call = this.client.makeServerStreamRequest(
-      definition.path,
-      definition.requestSerialize,
-      options.rawResponses ? rawBytes : definition.responseDeserialize,
-      request,
-      authMetadata(token),
-      {},
-    ) as grpc.ClientReadableStream<Res>;
-    call.on("status", (status: grpc.StatusObject) => this.report(service, method, status.code, started));
+    const call = new ServerStreamCall<Res>(
+      (options.rawResponses ? rawBytes : definition.responseDeserialize) as (bytes: Buffer) => Res,
+      (code) => this.report(service, method, code, started),
+      MAX_MESSAGE_BYTES,
+    );
+    const frame = frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES);
+    if (!Buffer.isBuffer(frame)) {
+      call.fail(frame);
+      return call;
+    }
+    const authorization = token === undefined ? undefined : `Bearer ${token}`;
+    const streamRequest = { path: definition.path, frame, authorization, maxReceiveBytes: MAX_MESSAGE_BYTES };
+    this.channel.stream(streamRequest, call);
     return call;
   }
 
@@ -213,7 +207,7 @@ export class LedgerClient {
       maxReceiveBytes: MAX_MESSAGE_BYTES,
     };
     return new Promise((resolve) => {
-      this.unaryChannel.call(probe, (error, message) => {
+      this.channel.unary(probe, (error, message) => {
         if (error || message === undefined) resolve(error?.code === grpc.status.UNIMPLEMENTED);
         else resolve(servingStatus(message) === HEALTH_SERVING);
       });
@@ -221,8 +215,7 @@ export class LedgerClient {
   }
 
   close(): void {
-    this.unaryChannel.close();
-    this.client.close();
+    this.channel.close();
   }
 
   private method(service: LedgerService, method: string): LedgerMethod {
@@ -259,20 +252,8 @@ function servingStatus(bytes: Buffer): number {
   return bytes.length >= 2 && bytes[0] === 0x08 ? (bytes[1] as number) & 0x7f : 0;
 }
 
-/** The identity deserializer: grpc-js passes each message's bytes as a Buffer. */
+/** Each message's bytes as they came, for callers that transcode them themselves. */
 const rawBytes = (bytes: Buffer): Buffer => bytes;
-
-function authMetadata(token: string | undefined): grpc.Metadata {
-  const metadata = new grpc.Metadata();
-  if (token !== undefined) metadata.set("authorization", `Bearer ${token}`);
-  return metadata;
-}
-
-function credentials(tls: LedgerClientOptions["tls"]): grpc.ChannelCredentials {
-  if (!tls) return grpc.credentials.createInsecure();
-  const { ca, key, cert } = tlsFiles(tls);
-  return grpc.credentials.createSsl(ca ?? null, key ?? null, cert ?? null);
-}
 
 /** The PEM files of `ledger.tls`, read once at start-up (absent: the system's CAs, no client cert). */
 function tlsFiles(tls: NonNullable<LedgerClientOptions["tls"]>): {

@@ -1,6 +1,7 @@
-import http2, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
-import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { callError, errorOfHttpStatus, errorOfReset, errorOfTrailers } from "./grpc-call-error.js";
+import http2, { type IncomingHttpHeaders } from "node:http2";
+import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { errorOfStatus, errorWithoutStatus, wasRefused } from "./call-end.js";
+import { callError } from "./grpc-call-error.js";
 import { frameLength, PREFIX_BYTES, unframeMessage } from "./grpc-frame.js";
 import type { Http2Connection } from "./http2-connection.js";
 
@@ -27,7 +28,7 @@ export type UnaryDone = (
 ) => void;
 
 const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
-const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
+const { NGHTTP2_CANCEL } = http2.constants;
 
 /**
  * One unary call as one HTTP/2 stream: the framed request with `grpc-timeout`, the answer's
@@ -41,24 +42,17 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
     done(callError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded"), undefined, false);
     return;
   }
-  const headers: OutgoingHttpHeaders = {
-    ":method": "POST",
-    ":path": request.path,
-    "content-type": "application/grpc",
-    te: "trailers",
-    "grpc-timeout": grpcTimeout(remainingMs),
-  };
-  // node:http2 sends `authorization` never-indexed: HPACK keeps the token in neither side's table.
-  if (request.authorization !== undefined) headers.authorization = request.authorization;
   let stream: http2.ClientHttp2Stream;
   try {
-    stream = connection.session.request(headers);
+    stream = connection.openCall(request.path, request.authorization, {
+      "grpc-timeout": grpcTimeout(remainingMs),
+    });
   } catch (error) {
-    // The session closed under us (GOAWAY read in this very tick): nothing was sent.
+    // The session closed under us: nothing was sent.
     done(callError(GrpcStatus.UNAVAILABLE, (error as Error).message), undefined, true);
     return;
   }
-  connection.calls++;
+  connection.callStarted();
   let settled = false;
   let httpStatus = 0;
   let trailers: IncomingHttpHeaders | undefined;
@@ -71,7 +65,7 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
     if (settled) return;
     settled = true;
     clearTimeout(deadlineTimer);
-    connection.calls--;
+    connection.callEnded();
     if (!stream.closed) stream.close(NGHTTP2_CANCEL);
     done(error, message, refused);
   };
@@ -107,42 +101,18 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
   });
   stream.on("close", () => {
     if (settled) return;
-    if (trailers !== undefined) {
-      const outcome = outcomeOfStatus(trailers, httpStatus, chunks, received, expected);
-      if (Buffer.isBuffer(outcome)) finish(undefined, outcome);
-      else finish(outcome);
-      return;
+    if (trailers === undefined) {
+      const refused = (httpStatus === 0 || httpStatus === 200) && wasRefused(stream);
+      return finish(errorWithoutStatus(connection, stream, httpStatus, streamError), undefined, refused);
     }
-    if (httpStatus !== 0 && httpStatus !== 200) return finish(errorOfHttpStatus(httpStatus));
-    const refused = stream.rstCode === NGHTTP2_REFUSED_STREAM;
-    // The session went (socket error, keepalive, GOAWAY): the ledger is away, not the call wrong.
-    if (!connection.usable || connection.session.destroyed || isSessionError(streamError)) {
-      const reason = connection.endReason ?? streamError?.message ?? "Connection dropped";
-      return finish(callError(GrpcStatus.UNAVAILABLE, `Connection dropped: ${reason}`), undefined, refused);
-    }
-    finish(errorOfReset(stream.rstCode), undefined, refused);
+    const error = errorOfStatus(trailers, httpStatus);
+    if (error !== undefined) return finish(error);
+    const message = unframeMessage(chunks, received, expected);
+    if (Buffer.isBuffer(message)) finish(undefined, message);
+    else finish(message);
   });
   stream.end(request.frame);
 }
-
-/** The message of an answer whose trailers (or trailers-only headers) are `fields`, or its error. */
-function outcomeOfStatus(
-  fields: IncomingHttpHeaders,
-  httpStatus: number,
-  chunks: Buffer[],
-  received: number,
-  expected: number,
-): Buffer | ServiceError {
-  const status = fields["grpc-status"];
-  if (status === "0") return unframeMessage(chunks, received, expected);
-  if (typeof status === "string") return errorOfTrailers(Number(status), fields);
-  if (httpStatus !== 200) return errorOfHttpStatus(httpStatus);
-  return callError(GrpcStatus.UNKNOWN, "No status information received", Metadata.fromHttp2Headers(fields));
-}
-
-/** An error of the session (socket, TLS), as opposed to one of this stream (a reset). */
-const isSessionError = (error: (Error & { code?: string }) | undefined) =>
-  error !== undefined && error.code !== "ERR_HTTP2_STREAM_ERROR";
 
 /** `grpc-timeout`: at most 8 digits, in the finest unit that fits. */
 function grpcTimeout(ms: number): string {

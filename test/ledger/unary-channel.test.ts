@@ -1,7 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { once } from "node:events";
-import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import type { AddressInfo } from "node:net";
+import http2 from "node:http2";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { isGrpcError } from "../../src/errors/error-mapping.js";
@@ -13,64 +11,10 @@ import {
   encodeStatusDetails,
   STATUS_DETAILS_KEY,
 } from "../../src/proto/status-details.js";
+import { answerOk, answerTrailersOnly, OK_HEADERS, startWireLedger, type WireLedger } from "./wire-ledger.js";
 
 const API = "com.daml.ledger.api.v2";
 const LEDGER_END_PATH = `/${API}.StateService/GetLedgerEnd`;
-/** GetLedgerEndResponse{offset: 5}, framed. */
-const LEDGER_END_5 = Buffer.from([0, 0, 0, 0, 2, 0x08, 0x05]);
-const OK_HEADERS = { ":status": 200, "content-type": "application/grpc" };
-
-type Answer = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
-
-/**
- * A gRPC server written on node:http2 itself, so that a test can answer exactly the bytes and
- * frames it wants (percent-encoded messages, HTTP errors, resets, silence) to the lean client.
- */
-async function startWireLedger() {
-  const server = http2.createServer();
-  const ledger = {
-    port: 0,
-    /** How the next streams are answered. */
-    answer: ((stream) => answerOk(stream)) as Answer,
-    /** Each stream's request headers and its RST_STREAM code once closed. */
-    streams: [] as { headers: IncomingHttpHeaders; closed: Promise<number> }[],
-    /** HTTP/2 connections accepted so far. */
-    connections: 0,
-    close: () => {
-      for (const session of sessions) session.destroy();
-      server.close();
-    },
-  };
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    ledger.connections++;
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-  });
-  server.on("stream", (stream, headers) => {
-    stream.on("error", () => {});
-    const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode)));
-    ledger.streams.push({ headers, closed });
-    ledger.answer(stream, headers);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  ledger.port = (server.address() as AddressInfo).port;
-  return ledger;
-}
-
-function answerOk(
-  stream: ServerHttp2Stream,
-  frame = LEDGER_END_5,
-  trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" },
-) {
-  stream.respond(OK_HEADERS, { waitForTrailers: true });
-  stream.on("wantTrailers", () => stream.sendTrailers(trailers));
-  stream.end(frame);
-}
-
-const answerTrailersOnly = (fields: Record<string, string>) => (stream: ServerHttp2Stream) =>
-  stream.respond({ ...OK_HEADERS, ...fields }, { endStream: true });
 
 async function failure(call: Promise<unknown>): Promise<grpc.ServiceError> {
   try {
@@ -83,7 +27,7 @@ async function failure(call: Promise<unknown>): Promise<grpc.ServiceError> {
 }
 
 describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level gRPC server", () => {
-  let ledger: Awaited<ReturnType<typeof startWireLedger>>;
+  let ledger: WireLedger;
   let client: LedgerClient;
   const outcomes: CallOutcome[] = [];
   const ledgerEnd = (token?: string) =>

@@ -1,19 +1,25 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { callError } from "./grpc-call-error.js";
 import { Http2Connection, type Http2ConnectionOptions } from "./http2-connection.js";
+import type { ServerStreamCall, StreamRequest } from "./server-stream-call.js";
 import { startUnaryCall, type UnaryDone, type UnaryRequest } from "./unary-call.js";
 
-export interface UnaryChannelOptions extends Http2ConnectionOptions {
+export interface LedgerChannelOptions extends Http2ConnectionOptions {
   /** Wait after a failed connection attempt: doubled per failure from `initialMs` up to `maxMs`. */
   reconnectBackoff: { initialMs: number; maxMs: number };
 }
 
 /**
- * Unary gRPC calls to the ledger over one HTTP/2 session of our own (node:http2), shared by all
- * of them: grpc-js's per-call layers (interceptors, resolving, retrying and load-balancing calls,
- * metadata objects) cost more CPU than the call itself for the gateway's small, frequent calls
- * (GetLedgerEnd against the sandbox: ~105-125 us of client CPU through grpc-js, ~43 us on
- * node:http2 directly, where node's own request() is most of what remains).
+ * gRPC calls to the ledger, unary and server-streaming, over one HTTP/2 session of our own
+ * (node:http2), shared by all of them: grpc-js's per-call layers (interceptors, resolving,
+ * retrying and load-balancing calls, metadata objects) cost more CPU than the call itself for the
+ * gateway's small, frequent calls (GetLedgerEnd against the sandbox: ~105-125 us of client CPU
+ * through grpc-js, ~43 us on node:http2 directly, where node's own request() is most of what
+ * remains), and its receive path more than the gateway's own work per streamed message.
+ *
+ * One session for every kind of call, as grpc-js has one per channel: one connection and one
+ * keepalive for the ledger to permit. Streams past the ledger's SETTINGS_MAX_CONCURRENT_STREAMS
+ * wait in nghttp2 for a slot, as they do under grpc-js.
  *
  * The session is made on the first call and calls made while it connects queue on it. When it
  * goes (GOAWAY, closed, failed, dropped by the keepalive) the next call makes a new one. After an
@@ -23,20 +29,27 @@ export interface UnaryChannelOptions extends Http2ConnectionOptions {
  * call the ledger never saw (refused stream) goes once more on a new session, as grpc-js's
  * transparent retry does.
  */
-export class UnaryChannel {
+export class LedgerChannel {
   private connection: Http2Connection | undefined;
   private backoffMs = 0;
   private retryAt = 0;
   private lastFailure = "";
   private closed = false;
 
-  constructor(private readonly options: UnaryChannelOptions) {}
+  constructor(private readonly options: LedgerChannelOptions) {}
 
-  call(request: UnaryRequest, done: UnaryDone): void {
+  unary(request: UnaryRequest, done: UnaryDone): void {
     this.attempt(request, (error, message, refused) => {
       if (refused && !this.closed) this.attempt(request, done);
       else done(error, message, refused);
     });
+  }
+
+  /** Sends a server-streaming call; it reports its messages and its end itself. */
+  stream<Res>(request: StreamRequest, call: ServerStreamCall<Res>, mayRetry = true): void {
+    const connection = this.usableConnection();
+    if (connection === undefined) call.fail(callError(GrpcStatus.UNAVAILABLE, this.unavailableReason()));
+    else call.open(connection, request, mayRetry ? () => this.stream(request, call, false) : undefined);
   }
 
   /** Ends the session: calls in flight fail with UNAVAILABLE, later ones at once. */
@@ -48,11 +61,14 @@ export class UnaryChannel {
   private attempt(request: UnaryRequest, done: UnaryDone): void {
     const connection = this.usableConnection();
     if (connection === undefined) {
-      const reason = this.closed ? "Channel closed" : `No connection to the ledger: ${this.lastFailure}`;
-      done(callError(GrpcStatus.UNAVAILABLE, reason), undefined, false);
+      done(callError(GrpcStatus.UNAVAILABLE, this.unavailableReason()), undefined, false);
     } else {
       startUnaryCall(connection, request, done);
     }
+  }
+
+  private unavailableReason(): string {
+    return this.closed ? "Channel closed" : `No connection to the ledger: ${this.lastFailure}`;
   }
 
   private usableConnection(): Http2Connection | undefined {
