@@ -113,7 +113,8 @@ export class ServerStreamCall<Res> extends EventEmitter {
           : null;
         return this.endCall(errorOfStatus(trailers, httpStatus) ?? truncated);
       }
-      if (retry && (httpStatus === 0 || httpStatus === 200) && wasRefused(stream)) {
+      // Refused before any answer: the ledger never saw it. After one, messages may have come.
+      if (retry && httpStatus === 0 && wasRefused(stream)) {
         connection.callEnded();
         this.stream = undefined;
         this.connection = undefined;

@@ -254,6 +254,20 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
     deepStrictEqual([values, refused], [[Buffer.from("after")], 2]);
   });
 
+  it("does not send again a stream refused after its messages began: no message twice", async () => {
+    ledger.answer = (stream) => {
+      // Waiting for trailers: close() then resets the stream instead of ending it first.
+      stream.respond(OK_HEADERS, { waitForTrailers: true });
+      stream.write(bodyOf([Buffer.from("1")]), () => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    };
+    const streams = ledger.streams.length;
+    const { values, end } = collect(updates());
+    const failure = error(await end);
+    strictEqual(failure.code, grpc.status.UNAVAILABLE, failure.details);
+    deepStrictEqual(values, [Buffer.from("1")]);
+    strictEqual(ledger.streams.length, streams + 1);
+  });
+
   it("pings the ledger while a paused stream is open: a paused stream is an open call", async () => {
     const pinging = new LedgerClient({
       target: `127.0.0.1:${ledger.port}`,
