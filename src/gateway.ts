@@ -71,7 +71,7 @@ export interface RunningGateway {
    * Graceful shutdown: stops accepting connections and requests (503 SERVICE_NOT_RUNNING, then
    * close), lets the requests in flight be answered (up to `drainMs`, by default the request
    * timeout and a second: every unary ledger call has ended by then), then ends the WebSocket
-   * streams and closes the gRPC channel.
+   * streams and closes the gRPC channel. A second call is the first one.
    */
   stop(drainMs?: number): Promise<void>;
 }
@@ -163,22 +163,29 @@ export async function startGateway(
   );
   const ledgerWatch = watchLedgerAtStart(ledger, ledgerTarget, log);
 
+  const stop = async (drainMs: number) => {
+    ledgerWatch.stop();
+    uWS.us_listen_socket_close(listenSocket);
+    http.drain();
+    log.info({ inFlight: http.inFlight(), drainMs }, "draining: new requests refused");
+    const deadline = Date.now() + drainMs;
+    while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (http.inFlight() > 0)
+      log.warn({ inFlight: http.inFlight(), drainMs }, "requests still in flight at shutdown");
+    // Streams never drain by themselves: they are told the gateway goes away.
+    ws.closeAll();
+    app.close();
+    ledger.close();
+  };
+  // Once only: closing uWS's listen socket or app a second time touches what the first close
+  // freed, and crashed the process (SIGSEGV) when sockets had been open.
+  let stopped: Promise<void> | undefined;
   return {
     port,
     metrics,
-    async stop(drainMs = drainBoundMs(config)) {
-      ledgerWatch.stop();
-      uWS.us_listen_socket_close(listenSocket);
-      http.drain();
-      log.info({ inFlight: http.inFlight(), drainMs }, "draining: new requests refused");
-      const deadline = Date.now() + drainMs;
-      while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      if (http.inFlight() > 0)
-        log.warn({ inFlight: http.inFlight(), drainMs }, "requests still in flight at shutdown");
-      // Streams never drain by themselves: they are told the gateway goes away.
-      ws.closeAll();
-      app.close();
-      ledger.close();
+    stop(drainMs = drainBoundMs(config)) {
+      stopped ??= stop(drainMs);
+      return stopped;
     },
   };
 }

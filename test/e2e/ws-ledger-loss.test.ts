@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { afterEach, describe, it } from "node:test";
 import { pino } from "pino";
 import WebSocket from "ws";
@@ -119,5 +121,21 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
     assert.equal(error.context.resume_after_offset, String(last));
     assert.equal(code, 1001);
     assert.equal(reason, `gateway shutting down; resume after offset ${last}`);
+  });
+
+  it("stops once however often stop() is called, streams open (a second close of uWS's sockets crashed it)", async () => {
+    // Its own process, with freed memory filled (MALLOC_PERTURB_): a use-after-free crashes it.
+    const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/stop-twice.ts"], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, MALLOC_PERTURB_: "16" },
+    });
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const [code, signal] = (await once(child, "exit")) as [number | null, string | null];
+    assert.equal(signal, null, output);
+    assert.equal(code, 0, output);
+    assert.equal(output.match(/stopped three times, streams closed 1001, 1001/g)?.length, 10, output);
   });
 });
