@@ -71,8 +71,11 @@ describe("Grafana dashboard on Prometheus", {
     dir = mkdtempSync(join(tmpdir(), "prometheus-"));
     sandbox = await startSandboxProcess(2000, 4096);
     // Small water marks so that a slow reader pauses the ledger call within a few frames; a short
-    // fan-out history and hard limit (a lagging subscriber's allowance: 512 of these frames) so
-    // that the fan-out's slow reader falls out of it and is detached.
+    // fan-out history and hard limit (a lagging subscriber's allowance: 1024 of these frames) so
+    // that the fan-out's slow reader falls out of it and is detached. Not less: a paused call
+    // still brings what its 1 MiB HTTP/2 window let through, and on resume what it held plus the
+    // next window can reach the socket before the pause takes hold again; at 2 MiB the plain slow
+    // consumer below was cut as a slow consumer in some 1 run in 5.
     gateway = await startGatewayProcess(sandbox.port, [
       "--websocket-config.high-water-mark",
       "16384",
@@ -81,7 +84,7 @@ describe("Grafana dashboard on Prometheus", {
       "--websocket-config.fanout-history-elements",
       "20",
       "--websocket-config.hard-limit",
-      String(2 * 1024 * 1024),
+      String(4 * 1024 * 1024),
     ]);
     // server.workers 2: the per-worker series exist only then. The fan-out runs on the first
     // gateway (one thread), where identical subscriptions certainly meet in one registry. It
