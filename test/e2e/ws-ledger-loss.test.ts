@@ -2,10 +2,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, it } from "node:test";
-import { pino } from "pino";
 import WebSocket from "ws";
-import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import type { RunningGateway } from "../../src/gateway.js";
+import { gatewayOnSandbox } from "../support/gateway-on-sandbox.js";
 import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
@@ -69,18 +68,9 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
   const start = async () => {
     sandbox = await startSandboxProcess({ args: ["--preload", `ticks=${TICKS},party=lost`] });
-    gateway = await startGateway(
-      loadConfig({ argv: ["--port", "0"], env: {} }),
-      { host: "127.0.0.1", port: sandbox.port },
-      pino({ level: "silent" }),
-    );
-    const { participantId } = (await (
-      await fetch(`http://127.0.0.1:${gateway.port}/v2/parties/participant-id`, {
-        headers: { authorization: `Bearer ${tokenFor()}` },
-      })
-    ).json()) as { participantId: string };
-    // The preload allocates its owner on the participant's own namespace.
-    return { sandbox, gateway, party: `lost::${participantId.split("::")[1]}` };
+    const started = await gatewayOnSandbox(sandbox, "lost");
+    gateway = started.gateway;
+    return { sandbox, ...started };
   };
   // A test may have stopped either already.
   afterEach(async () => {

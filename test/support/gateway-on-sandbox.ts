@@ -1,0 +1,27 @@
+import { pino } from "pino";
+import { loadConfig } from "../../src/config/load-config.js";
+import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import type { SandboxProcess } from "./sandbox-process.js";
+import { tokenFor } from "./tokens.js";
+
+/**
+ * A gateway in this process in front of a sandbox process started with
+ * `--preload ticks=N,party=<hint>`, and the preloaded ticks' owner: the preload allocates it on
+ * the participant's own namespace, which only the participant id tells.
+ */
+export async function gatewayOnSandbox(
+  sandbox: SandboxProcess,
+  hint: string,
+): Promise<{ gateway: RunningGateway; party: string }> {
+  const gateway = await startGateway(
+    loadConfig({ argv: ["--port", "0"], env: {} }),
+    { host: "127.0.0.1", port: sandbox.port },
+    pino({ level: "silent" }),
+  );
+  const { participantId } = (await (
+    await fetch(`http://127.0.0.1:${gateway.port}/v2/parties/participant-id`, {
+      headers: { authorization: `Bearer ${tokenFor()}` },
+    })
+  ).json()) as { participantId: string };
+  return { gateway, party: `${hint}::${participantId.split("::")[1]}` };
+}
