@@ -17,10 +17,11 @@
  */
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
-import { DirectLedger } from "./lib/grpc-direct.js";
+import { DirectLedger, grpcUpdatesRequest } from "./lib/grpc-direct.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { readWebSocketStream } from "./lib/ws-reader.js";
+import { updatesRequest } from "./scenarios/fanout.js";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -42,34 +43,10 @@ const gateway = await startGatewayProcess(
 );
 const party = sandbox.tickParty;
 const token = mintToken({ user: `actAs-${party}`, secret: "bench", expiresInSeconds: 3600 });
-const request = {
-  beginExclusive: 0,
-  endInclusive: sandbox.lastOffset,
-  updateFormat: {
-    includeTransactions: {
-      eventFormat: {
-        filtersByParty: {
-          [party]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] },
-        },
-      },
-      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-    },
-  },
-};
+const request = updatesRequest(party, 0, sandbox.lastOffset);
 
 const ledger = new DirectLedger(sandbox.port, token);
-const grpcRequest = {
-  beginExclusive: "0",
-  endInclusive: String(sandbox.lastOffset),
-  updateFormat: {
-    includeTransactions: {
-      eventFormat: {
-        filtersByParty: { [party]: { cumulative: [{ wildcardFilter: { includeCreatedEventBlob: false } }] } },
-      },
-      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-    },
-  },
-};
+const grpcRequest = grpcUpdatesRequest(party, sandbox.lastOffset);
 
 /** Reads the stream to its end; resolves with its number of elements and, for `list`, when its head came. */
 async function read(): Promise<{ elements: number; head?: bigint }> {

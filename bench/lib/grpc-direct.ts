@@ -52,6 +52,24 @@ export class DirectLedger {
 }
 
 type ServiceClient = InstanceType<grpc.ServiceClientConstructor>;
+/**
+ * GetUpdates of `party`'s transactions (ACS delta, every template) from the start to
+ * `endInclusive`, in proto-loader's shape: the direct twin of the JSON request the gateway's
+ * readers send (scenarios/fanout.ts `updatesRequest`).
+ */
+export const grpcUpdatesRequest = (party: string, endInclusive: number) => ({
+  beginExclusive: "0",
+  endInclusive: String(endInclusive),
+  updateFormat: {
+    includeTransactions: {
+      eventFormat: {
+        filtersByParty: { [party]: { cumulative: [{ wildcardFilter: { includeCreatedEventBlob: false } }] } },
+      },
+      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+    },
+  },
+});
+
 // proto-loader's client methods are untyped.
 type UnaryMethod = (
   request: object,

@@ -1,8 +1,9 @@
-import { DirectLedger } from "../lib/grpc-direct.js";
+import { DirectLedger, grpcUpdatesRequest } from "../lib/grpc-direct.js";
 import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
 import { median, round, secondsSince } from "../lib/stats.js";
 import { readWebSocketStream } from "../lib/ws-reader.js";
+import { updatesRequest } from "./fanout.js";
 
 /**
  * Update stream throughput over the same preloaded ledger, in one run: a direct gRPC client of
@@ -68,33 +69,10 @@ export interface UpdateStreamSetup {
   progress?: (line: string) => void;
 }
 
-const filter = (party: string) => ({
-  filtersByParty: { [party]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] } },
-});
-
 export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStreamResult> {
   const { party, lastOffset, token } = setup;
-  const jsonRequest = {
-    beginExclusive: 0,
-    endInclusive: lastOffset,
-    updateFormat: {
-      includeTransactions: { eventFormat: filter(party), transactionShape: "TRANSACTION_SHAPE_ACS_DELTA" },
-    },
-  };
-  const grpcRequest = {
-    beginExclusive: "0",
-    endInclusive: String(lastOffset),
-    updateFormat: {
-      includeTransactions: {
-        eventFormat: {
-          filtersByParty: {
-            [party]: { cumulative: [{ wildcardFilter: { includeCreatedEventBlob: false } }] },
-          },
-        },
-        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-      },
-    },
-  };
+  const jsonRequest = updatesRequest(party, 0, lastOffset);
+  const grpcRequest = grpcUpdatesRequest(party, lastOffset);
   const ledger = new DirectLedger(setup.sandboxPort, token);
   const listClient = new BenchHttpClient(`http://127.0.0.1:${setup.listGateway.port}`, 1);
   const direct: number[] = [];
