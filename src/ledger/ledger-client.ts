@@ -114,15 +114,14 @@ export class LedgerClient {
     token: string | undefined,
     options: UnaryOptions = {},
   ): Promise<Res | Buffer> {
-    const { definition, requestType } = this.method(service, method);
     const started = process.hrtime.bigint();
-    let frame: Buffer | grpc.ServiceError;
+    let prepared: PreparedCall;
     try {
-      checkRequestBounds(requestType, request);
-      frame = frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES);
+      prepared = this.prepare(service, method, request, token);
     } catch (error) {
       return Promise.reject(error);
     }
+    const { definition, frame } = prepared;
     if (!Buffer.isBuffer(frame)) {
       this.report(service, method, frame.code, started);
       return Promise.reject(frame);
@@ -130,7 +129,7 @@ export class LedgerClient {
     const call = {
       path: definition.path,
       frame,
-      authorization: token === undefined ? undefined : `Bearer ${token}`,
+      authorization: prepared.authorization,
       deadline: Date.now() + this.options.deadlineMs,
       maxReceiveBytes: MAX_MESSAGE_BYTES,
     };
@@ -169,21 +168,18 @@ export class LedgerClient {
     token: string | undefined,
     options: ServerStreamOptions = {},
   ): ServerStreamCall<Res> {
-    const { definition, requestType } = this.method(service, method);
     // Throws before the call: the Observable around it (server-stream.ts) errors with it.
-    checkRequestBounds(requestType, request);
+    const { definition, frame, authorization } = this.prepare(service, method, request, token);
     const started = process.hrtime.bigint();
     const call = new ServerStreamCall<Res>(
       (options.rawResponses ? rawBytes : definition.responseDeserialize) as (bytes: Buffer) => Res,
       (code) => this.report(service, method, code, started),
       MAX_MESSAGE_BYTES,
     );
-    const frame = frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES);
     if (!Buffer.isBuffer(frame)) {
       call.fail(frame);
       return call;
     }
-    const authorization = token === undefined ? undefined : `Bearer ${token}`;
     const streamRequest = { path: definition.path, frame, authorization, maxReceiveBytes: MAX_MESSAGE_BYTES };
     this.channel.stream(streamRequest, call);
     return call;
@@ -218,6 +214,25 @@ export class LedgerClient {
     this.channel.close();
   }
 
+  /**
+   * What unary calls and streams both send: the request checked (`checkRequestBounds` throws) and
+   * framed (or the error of one over the size limit), and the token as `authorization`.
+   */
+  private prepare(
+    service: LedgerService,
+    method: string,
+    request: object,
+    token: string | undefined,
+  ): PreparedCall {
+    const { definition, requestType } = this.method(service, method);
+    checkRequestBounds(requestType, request);
+    return {
+      definition,
+      frame: frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES),
+      authorization: token === undefined ? undefined : `Bearer ${token}`,
+    };
+  }
+
   private method(service: LedgerService, method: string): LedgerMethod {
     const key = `${service}/${method}`;
     let known = this.methods.get(key);
@@ -243,6 +258,12 @@ interface LedgerMethod {
   definition: grpc.MethodDefinition<object, object>;
   /** The request message, whose identifiers `checkRequestBounds` bounds. */
   requestType: protobuf.Type;
+}
+
+interface PreparedCall {
+  definition: grpc.MethodDefinition<object, object>;
+  frame: Buffer | grpc.ServiceError;
+  authorization: string | undefined;
 }
 
 const EMPTY_MESSAGE_FRAME = Buffer.alloc(5);
