@@ -3,6 +3,29 @@ import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js
 import { callError, errorOfHttpStatus, errorOfReset, errorOfTrailers } from "./grpc-call-error.js";
 import type { Http2Connection } from "./http2-connection.js";
 
+const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
+
+/** What a call's stream said of its end so far, filled in as its headers and trailers arrive. */
+export interface StatusSeen {
+  /** The answer's HTTP status, 0 before its headers. */
+  httpStatus: number;
+  /** The trailers, or the headers of a trailers-only answer (a call that ends without a message). */
+  fields: IncomingHttpHeaders | undefined;
+}
+
+/** Listens to `stream`'s headers and trailers, the same way for unary and streaming calls. */
+export function watchStatus(stream: ClientHttp2Stream): StatusSeen {
+  const seen: StatusSeen = { httpStatus: 0, fields: undefined };
+  stream.on("response", (headers, flags) => {
+    seen.httpStatus = Number(headers[":status"]);
+    if (flags & END_STREAM) seen.fields = headers;
+  });
+  stream.on("trailers", (trailers) => {
+    seen.fields = trailers;
+  });
+  return seen;
+}
+
 /**
  * The status a call's HTTP/2 stream ended with, read the same way for unary and streaming calls
  * (gRPC over HTTP/2): `undefined` for OK, else the error as grpc-js reports it.

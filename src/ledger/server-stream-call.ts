@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
-import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
+import http2, { type ClientHttp2Stream } from "node:http2";
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
-import { errorOfStatus, errorWithoutStatus, wasRefused } from "./call-end.js";
+import { errorOfStatus, errorWithoutStatus, wasRefused, watchStatus } from "./call-end.js";
 import { callError } from "./grpc-call-error.js";
 import { GrpcMessageReader } from "./grpc-message-reader.js";
 import type { Http2Connection } from "./http2-connection.js";
@@ -16,7 +16,6 @@ export interface StreamRequest {
   maxReceiveBytes: number;
 }
 
-const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
 const { NGHTTP2_CANCEL } = http2.constants;
 
 /**
@@ -86,17 +85,8 @@ export class ServerStreamCall<Res> extends EventEmitter {
     this.connection = connection;
     connection.callStarted();
     if (this.paused) stream.pause();
-    let httpStatus = 0;
-    let trailers: IncomingHttpHeaders | undefined;
+    const status = watchStatus(stream);
     let streamError: (Error & { code?: string }) | undefined;
-    stream.on("response", (headers, flags) => {
-      httpStatus = Number(headers[":status"]);
-      // Trailers-only: a call that ends without a message, its status in the headers.
-      if (flags & END_STREAM) trailers = headers;
-    });
-    stream.on("trailers", (fields) => {
-      trailers = fields;
-    });
     stream.on("data", (chunk: Buffer) => {
       if (this.callEnded) return;
       const error = this.reader.read(chunk, this.receive);
@@ -107,20 +97,20 @@ export class ServerStreamCall<Res> extends EventEmitter {
     });
     stream.on("close", () => {
       if (this.callEnded || this.stream !== stream) return;
-      if (trailers !== undefined) {
+      if (status.fields !== undefined) {
         const truncated = this.reader.midMessage
           ? callError(GrpcStatus.INTERNAL, "Received a truncated message")
           : null;
-        return this.endCall(errorOfStatus(trailers, httpStatus) ?? truncated);
+        return this.endCall(errorOfStatus(status.fields, status.httpStatus) ?? truncated);
       }
       // Refused before any answer: the ledger never saw it. After one, messages may have come.
-      if (retry && httpStatus === 0 && wasRefused(stream)) {
+      if (retry && status.httpStatus === 0 && wasRefused(stream)) {
         connection.callEnded();
         this.stream = undefined;
         this.connection = undefined;
         return retry();
       }
-      this.endCall(errorWithoutStatus(connection, stream, httpStatus, streamError));
+      this.endCall(errorWithoutStatus(connection, stream, status.httpStatus, streamError));
     });
     stream.end(request.frame);
   }

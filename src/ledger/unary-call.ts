@@ -1,6 +1,6 @@
-import http2, { type IncomingHttpHeaders } from "node:http2";
+import http2 from "node:http2";
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
-import { errorOfStatus, errorWithoutStatus, wasRefused } from "./call-end.js";
+import { errorOfStatus, errorWithoutStatus, wasRefused, watchStatus } from "./call-end.js";
 import { callError } from "./grpc-call-error.js";
 import { frameLength, PREFIX_BYTES, unframeMessage } from "./grpc-frame.js";
 import type { Http2Connection } from "./http2-connection.js";
@@ -27,7 +27,6 @@ export type UnaryDone = (
   refused: boolean,
 ) => void;
 
-const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
 const { NGHTTP2_CANCEL } = http2.constants;
 
 /**
@@ -54,8 +53,7 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
   }
   connection.callStarted();
   let settled = false;
-  let httpStatus = 0;
-  let trailers: IncomingHttpHeaders | undefined;
+  const status = watchStatus(stream);
   const chunks: Buffer[] = [];
   let received = 0;
   let expected = Number.POSITIVE_INFINITY;
@@ -74,14 +72,6 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
     remainingMs,
   );
 
-  stream.on("response", (responseHeaders, flags) => {
-    httpStatus = Number(responseHeaders[":status"]);
-    // Trailers-only: an answer without a message, its status in the headers.
-    if (flags & END_STREAM) trailers = responseHeaders;
-  });
-  stream.on("trailers", (responseTrailers) => {
-    trailers = responseTrailers;
-  });
   stream.on("data", (chunk: Buffer) => {
     if (settled) return;
     chunks.push(chunk);
@@ -101,11 +91,12 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
   });
   stream.on("close", () => {
     if (settled) return;
-    if (trailers === undefined) {
+    if (status.fields === undefined) {
+      const { httpStatus } = status;
       const refused = (httpStatus === 0 || httpStatus === 200) && wasRefused(stream);
       return finish(errorWithoutStatus(connection, stream, httpStatus, streamError), undefined, refused);
     }
-    const error = errorOfStatus(trailers, httpStatus);
+    const error = errorOfStatus(status.fields, status.httpStatus);
     if (error !== undefined) return finish(error);
     const message = unframeMessage(chunks, received, expected);
     if (Buffer.isBuffer(message)) finish(undefined, message);
