@@ -14,6 +14,7 @@ import { mintToken } from "../src/jwt/mint-token.js";
 import { BenchHttpClient } from "./lib/http-client.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
+import { tickCommands } from "./lib/tick-commands.js";
 
 const { values, positionals } = parseArgs({
   options: { "cpu-prof": { type: "string" }, requests: { type: "string" } },
@@ -36,18 +37,7 @@ async function request(i: number): Promise<void> {
   }
   await http.ok("/v2/commands/submit-and-wait", {
     token,
-    body: JSON.stringify({
-      commandId: `unary-cost-${run}-${i}`,
-      actAs: [sandbox.tickParty],
-      commands: [
-        {
-          CreateCommand: {
-            templateId: "#gateway-samples:Bench:Tick",
-            createArguments: { owner: sandbox.tickParty, seq: String(i), payload: "x".repeat(64) },
-          },
-        },
-      ],
-    }),
+    body: JSON.stringify(tickCommands(`unary-cost-${run}-${i}`, sandbox.tickParty, i)),
   });
 }
 

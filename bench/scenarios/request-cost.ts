@@ -1,6 +1,7 @@
 import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { round } from "../lib/stats.js";
+import { tickCommands } from "../lib/tick-commands.js";
 import { type Figures, measure, type SubmitAndWaitResult } from "./submit-and-wait.js";
 import type { UpdateStreamResult } from "./update-stream.js";
 
@@ -91,24 +92,10 @@ async function costOf(
 /** `POST /v2/commands/submit-and-wait-for-transaction` creating a Bench:Tick each. */
 export function submitAndWaitForTransactionCost(setup: UnaryCostSetup): Promise<UnaryCost> {
   const run = `${process.pid}-${Date.now()}`;
-  const payload = "x".repeat(64);
   return costOf(setup, setup.requests, "submit-and-wait-for-transaction", async (http, i) => {
     await http.ok("/v2/commands/submit-and-wait-for-transaction", {
       token: setup.token,
-      body: JSON.stringify({
-        commands: {
-          commandId: `bench-cost-${run}-${i}`,
-          actAs: [setup.party],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: "#gateway-samples:Bench:Tick",
-                createArguments: { owner: setup.party, seq: String(i), payload },
-              },
-            },
-          ],
-        },
-      }),
+      body: JSON.stringify({ commands: tickCommands(`bench-cost-${run}-${i}`, setup.party, i) }),
     });
   });
 }

@@ -3,6 +3,7 @@ import { DirectLedger } from "../lib/grpc-direct.js";
 import { BenchHttpClient } from "../lib/http-client.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { percentile, round, secondsSince } from "../lib/stats.js";
+import { tickCommands } from "../lib/tick-commands.js";
 
 /**
  * submit-and-wait latency and throughput at a fixed concurrency: `concurrency` clients each
@@ -151,18 +152,7 @@ export async function submitAndWait(setup: SubmitAndWaitSetup): Promise<SubmitAn
   const gatewayCommand = async (i: number) => {
     await http.ok("/v2/commands/submit-and-wait", {
       token,
-      body: JSON.stringify({
-        commandId: `bench-gateway-${run}-${i}`,
-        actAs: [party],
-        commands: [
-          {
-            CreateCommand: {
-              templateId: "#gateway-samples:Bench:Tick",
-              createArguments: { owner: party, seq: String(i), payload },
-            },
-          },
-        ],
-      }),
+      body: JSON.stringify(tickCommands(`bench-gateway-${run}-${i}`, party, i)),
     });
   };
   await measure(warmUp, concurrency, (i) => gatewayCommand(-1 - i));
