@@ -18,6 +18,8 @@ export interface FrameSocket {
    */
   send(message: string | Uint8Array): number;
   getBufferedAmount(): number;
+  /** A ping frame; the client answers it with a pong carrying the same payload once it read it. */
+  ping(message: string): number;
   cork(fn: () => void): void;
   end(code: number, reason: string): void;
 }
@@ -28,6 +30,8 @@ const SEND_DROPPED = 2;
 export const CLOSE_NORMAL = 1000;
 /** Policy violation: the client did not read fast enough (slow consumer). */
 export const CLOSE_SLOW_CONSUMER = 1008;
+/** The payload of the ping sent after a stream's last frame: its pong says the client read everything. */
+export const READ_RECEIPT = "ledger-json-gateway: last frame";
 
 export interface SocketSinkOptions {
   /** Buffered bytes above which demand goes false (the gRPC call pauses). */
@@ -80,11 +84,16 @@ type Item = Uint8Array | string | ErrorFrame | ResumableEnd | typeof COMPLETE;
  *   socket that drains nothing for the write deadline ends the stream with a slow-consumer
  *   error frame naming the offset to resume after, and close 1008. Nothing is ever dropped
  *   silently (nats.js: disconnect the slow consumer, never drop);
- * - the close waits until the client has read everything before it, the last frame included
- *   (uWS gives an ended socket only a few seconds before it cuts it, buffer and all): 1000 at
- *   completion, 1008 after a slow-consumer frame. A client that reads nothing for another write
- *   deadline is ended anyway; whatever was still in the gateway then never reaches it, and is
- *   not counted as delivered.
+ * - the close waits until the client has read everything before it, the last frame included:
+ *   1000 at completion, 1008 after a slow-consumer frame. uWS's buffer being empty is not
+ *   enough: the kernel's socket buffers may still hold megabytes, and uWS cuts an ended socket
+ *   after 4 seconds; a pong the client sends after that (to a keep-alive ping it reads late)
+ *   meets a closed socket, whose RST makes the client's kernel discard what it had not read yet,
+ *   and the client sees 1006 with its last elements lost. So once uWS's buffer is empty the sink
+ *   pings, and closes when the pong to that ping comes back: TCP delivers in order, so the client
+ *   has read every frame before it. A client that reads nothing for another write deadline is
+ *   ended anyway; whatever was still in the gateway then never reaches it, and is not counted as
+ *   delivered.
  */
 export class SocketSink {
   readonly #socket: FrameSocket;
@@ -96,6 +105,8 @@ export class SocketSink {
   #closed = false;
   /** The stream's last frame is queued: the close to send once the client has read everything. */
   #closing: { code: number; reason: string } | undefined;
+  /** The read-receipt ping went out after the last frame: the close waits for its pong. */
+  #receiptAsked = false;
   #deadline: NodeJS.Timeout | undefined;
   #lastElement: Uint8Array | string | undefined;
   /** The socket's buffered amount as last read: once per batch, and after a send that added to it. */
@@ -189,7 +200,7 @@ export class SocketSink {
     this.#settle(level);
     this.#setLevel(level);
     if (this.#closing !== undefined && level === 0) {
-      this.#end(this.#closing.code, this.#closing.reason);
+      this.#askReceipt();
       return;
     }
     // Progress: the client reads, however slowly; the deadline measures a client that stopped.
@@ -235,8 +246,23 @@ export class SocketSink {
     this.#settle(level);
     if (this.#closing === undefined) return;
     // end() runs the close handler synchronously: never from inside the cork.
-    if (level === 0) this.#end(this.#closing.code, this.#closing.reason);
+    if (level === 0) this.#askReceipt();
     else if (this.#deadline === undefined) this.#armDeadline();
+  }
+
+  /** uWS `pong`: the answer to the read-receipt ping closes the stream. */
+  ponged(message: string): void {
+    if (this.#closed || !this.#receiptAsked || message !== READ_RECEIPT) return;
+    const closing = this.#closing as { code: number; reason: string };
+    this.#end(closing.code, closing.reason);
+  }
+
+  /** Everything left uWS's buffer: the ping whose pong says the client read it all. */
+  #askReceipt(): void {
+    if (this.#receiptAsked) return;
+    this.#receiptAsked = true;
+    this.#armDeadline();
+    this.#socket.ping(READ_RECEIPT);
   }
 
   /**
@@ -369,8 +395,9 @@ export class SocketSink {
     this.#deadline = setTimeout(() => {
       this.#deadline = undefined;
       if (this.#closed) return;
-      if (this.#closing !== undefined && this.#closing.code !== CLOSE_NORMAL) {
-        // Its last frame did not get out either: end it anyway, the client resumes from what it got.
+      if (this.#closing !== undefined && (this.#closing.code !== CLOSE_NORMAL || this.#receiptAsked)) {
+        // Its last frame did not get out, or the client did not read it: end it anyway, the client
+        // resumes from what it got.
         this.#end(this.#closing.code, this.#closing.reason);
         return;
       }

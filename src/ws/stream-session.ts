@@ -177,6 +177,11 @@ export class StreamSession {
     this.#sink.drained();
   }
 
+  /** uWS `pong`. */
+  ponged(message: string): void {
+    this.#sink.ponged(message);
+  }
+
   /** uWS `close`, whoever closed: cancels the gRPC call at once and records the end. */
   closed(code: number): void {
     clearTimeout(this.#queryTimer);

@@ -111,6 +111,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       },
       message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),
       drain: (ws) => ws.getUserData().session?.drained(),
+      pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
       close: (ws, code, message) => {
         // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
         // UTF-8), which the client is not told.

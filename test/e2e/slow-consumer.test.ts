@@ -202,3 +202,58 @@ async function streamElementsSent(stack: Stack): Promise<number> {
     ...text.matchAll(/^ledger_gateway_stream_elements_sent_total\{[^}]*transport="ws"[^}]*\} (\d+)/gm),
   ].reduce((sum, m) => sum + Number(m[1]), 0);
 }
+
+/**
+ * Issue 20 item 6, the early 1006: a stream's last frames can sit in the kernel's socket buffers
+ * after uWS's own buffer is empty. The gateway used to end the socket then, and uWS cuts an ended
+ * socket after 4 s (swept every 4 s); anything the client sent later (a keep-alive pong, a
+ * renewal frame) met a closed socket, and its RST made the client's kernel discard the frames it
+ * had not read: close 1006 with its last elements lost, while the gateway counted them all
+ * delivered and logged a normal close. Now the gateway closes once the pong to a ping sent after
+ * the last frame says the client read everything.
+ */
+describe("a client that reads a finished stream's last frames late", () => {
+  const FEW = 60;
+  let stack: Stack;
+  let token: string;
+  let request: { endInclusive: number };
+
+  before(async () => {
+    const preloaded = await preloadedStack("late", []);
+    ({ stack, token } = preloaded);
+    request = preloaded.request as { endInclusive: number };
+  });
+  after(() => stack.stop());
+
+  it("gets every element and close 1000 after the gateway has nothing left to send", {
+    timeout: 60_000,
+  }, async () => {
+    // FEW ticks of 8 KiB (480 KiB): more than the client's receive buffer holds before it reads
+    // (128 KiB by default), less than the kernel's buffers on both sides do, so the gateway's
+    // part ends up in its kernel's send queue, which the RST discarded.
+    const end = request.endInclusive - TICKS + FEW;
+    const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+      "daml.ws.auth",
+      `jwt.token.${token}`,
+    ]);
+    const seqs: number[] = [];
+    const closed = new Promise<number>((resolve, reject) => {
+      socket.on("open", () => socket.send(JSON.stringify({ ...request, endInclusive: end })));
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString("utf8"));
+        seqs.push(Number(frame.update.Transaction.value.events[0].CreatedEvent.createArgument.seq));
+        if (seqs.length === 1) socket.pause();
+      });
+      socket.on("close", (code) => resolve(code));
+      socket.on("error", reject);
+    });
+    // Longer than uWS's timeout after end() (4 to 8 s): the old code's socket was closed by now.
+    // Only the old code's failure needs this wait; the outcome never depends on it.
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    // A client frame after the end (the gateway ignores frames after the query).
+    socket.send("{}");
+    socket.resume();
+    const code = await closed;
+    assert.deepEqual([seqs, code], [Array.from({ length: FEW }, (_, i) => i + 1), 1000]);
+  });
+});

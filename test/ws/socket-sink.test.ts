@@ -5,6 +5,7 @@ import {
   CLOSE_NORMAL,
   CLOSE_SLOW_CONSUMER,
   type FrameSocket,
+  READ_RECEIPT,
   SocketSink,
   type SocketSinkOptions,
 } from "../../src/ws/socket-sink.js";
@@ -13,12 +14,18 @@ import {
  * A uWS socket whose client the test drives: while `reading` every frame goes straight out;
  * otherwise frames pile up in the buffer until the test calls `read(bytes)` (then the sink's
  * `drained()`, as uWS's drain handler would). `refusing` makes send() answer 2, as uWS does over
- * maxBackpressure.
+ * maxBackpressure. A ping is answered (`onPong`) once everything before it was read, unless
+ * `silent`: a client whose kernel still holds frames it has not read.
  */
 class FakeSocket implements FrameSocket {
   reading = false;
   refusing = false;
+  silent = false;
   buffered = 0;
+  /** Pings sent, and those not answered yet. */
+  readonly pings: string[] = [];
+  unanswered: string[] = [];
+  onPong: (message: string) => void = () => undefined;
   /** Frames the socket accepted (sent or buffered), as text. */
   readonly sent: string[] = [];
   /** The same frames as the sink handed them over (elements: text or bytes, the sink's own frames: text). */
@@ -46,6 +53,21 @@ class FakeSocket implements FrameSocket {
     return this.buffered;
   }
 
+  ping(message: string): number {
+    this.pings.push(message);
+    this.unanswered.push(message);
+    this.answer();
+    return 1;
+  }
+
+  /** The client reads its pings (once it read what came before them) and answers them. */
+  answer(): void {
+    if (this.silent || this.buffered > 0) return;
+    const pings = this.unanswered;
+    this.unanswered = [];
+    for (const message of pings) this.onPong(message);
+  }
+
   cork(fn: () => void): void {
     this.corks += 1;
     fn();
@@ -58,6 +80,7 @@ class FakeSocket implements FrameSocket {
 
   read(bytes: number = this.buffered): void {
     this.buffered = Math.max(0, this.buffered - bytes);
+    this.answer();
   }
 }
 
@@ -96,6 +119,7 @@ function setup(options: Partial<SocketSinkOptions> = {}) {
     onSent: (elements, bytes) => events.sent.push([elements, bytes]),
     ...options,
   });
+  socket.onPong = (message) => sink.ponged(message);
   const demand: (boolean | "complete")[] = [];
   sink.demand$.subscribe({ next: (ready) => demand.push(ready), complete: () => demand.push("complete") });
   return { socket, sink, events, demand };
@@ -268,6 +292,37 @@ describe("SocketSink", () => {
     sink.drained();
     deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
     deepStrictEqual(socket.sent, [element(1), element(2)]);
+  });
+
+  it("closes only once the client answered the ping sent after its last frame, not when uWS's buffer is empty", async () => {
+    const { socket, sink } = setup();
+    // Every frame left uWS's buffer, but the client's kernel still holds them: it has not read them.
+    socket.reading = true;
+    socket.silent = true;
+    send(sink, 1, 2);
+    sink.complete();
+    await turn();
+    deepStrictEqual([socket.pings, socket.closed], [[READ_RECEIPT], undefined]);
+    // A keep-alive ping's pong is not the receipt.
+    sink.ponged("");
+    equal(socket.closed, undefined);
+    socket.silent = false;
+    socket.answer();
+    deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
+    deepStrictEqual(socket.sent, [element(1), element(2)]);
+  });
+
+  it("ends a stream whose client never answers the read receipt after the write deadline", async () => {
+    const { socket, sink } = setup();
+    socket.reading = true;
+    socket.silent = true;
+    send(sink, 1, 1);
+    sink.complete();
+    await turn();
+    mock.timers.tick(999);
+    equal(socket.closed, undefined);
+    mock.timers.tick(1);
+    deepStrictEqual(socket.closed, { code: CLOSE_NORMAL, reason: "" });
   });
 
   it("closes 1000 at once when the buffer is already empty at completion", async () => {
