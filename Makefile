@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test lint typecheck depcheck bench clean sample-dar bench-readme soak
+.PHONY: install build run test test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak
 
 # node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
 # lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
@@ -34,6 +34,13 @@ depcheck: install
 
 test: install typecheck lint depcheck
 	$(NPM) run --silent test
+
+# The tests that start real processes and sockets (end-to-end, fan-out, WebSocket, workers, CLI,
+# Prometheus panels) REPEAT times in a row (default 20), stopping at the first failing run: for
+# checking that a fix of a test that failed by chance holds. REPEAT_TESTS="a.test.ts b.test.ts"
+# picks other files.
+test-repeat: install
+	bash test/support/repeat-tests.sh
 
 # The long fuzz and fault run (test/fuzz/soak.ts; `make test` runs a bounded one): 20k seeded
 # cases, then the ledger frozen and killed. Prints the figures and writes

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -114,18 +113,28 @@ describe("Grafana dashboard on Prometheus", {
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     prom.stderr?.resume();
-    await until(async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200);
+    const targets = async () => JSON.stringify(await query("up"));
+    await until(
+      async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200,
+      async () => `Prometheus exited with ${prom.exitCode}`,
+    );
     // The load starts once the gateway has been scraped, so that every series has a sample before it.
     await until(
       async () => (await query(`up{job="${JOB}",instance="127.0.0.1:${gateway.port}"}`))[0]?.value[1] === "1",
+      targets,
     );
     await load(gateway.port, sandbox);
     workers = await startGatewayProcess(sandbox.port, ["--port", String(workersPort)], { workers: 2 });
     assert.equal(workers.port, workersPort);
-    await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2");
+    await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2", targets);
     await workerLoad(workers.port, sandbox);
-    // A few scrapes after the load, so every counter's last step is in.
-    await sleep(3000);
+    // Every counter's last step is in once both gateways were scraped again after the load (a
+    // scrape interval later: what a worker thread counted reaches its gateway's registry first).
+    const loadEnd = Date.now() / 1000 + 1;
+    await until(
+      async () => Number((await query(`min(timestamp(up{job="${JOB}"}))`))[0]?.value[1]) > loadEnd,
+      targets,
+    );
   });
 
   after(async () => {
@@ -178,10 +187,19 @@ describe("Grafana dashboard on Prometheus", {
   }
 });
 
-async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+/**
+ * Waits for what the gateway or Prometheus will do anyway (a scrape, a handover after a leave):
+ * the budget is only there to end a broken run, generous for a loaded 2-core machine, and a
+ * failure says what was observed.
+ */
+async function until(
+  condition: () => Promise<boolean>,
+  observed: () => Promise<string>,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${condition}; ${await observed()}`);
     await sleep(200);
   }
 }
@@ -214,25 +232,7 @@ async function load(port: number, sandbox: RunningSandbox): Promise<void> {
     assert.equal(await http("/v2/no-such-route", { headers: auth }), 404);
     assert.equal(await http("/v2/version"), 401);
     assert.equal(await http("/v2/parties", { method: "POST", headers: auth, body: "{" }), 400);
-    assert.equal(
-      await http("/v2/commands/submit-and-wait", {
-        method: "POST",
-        headers: auth,
-        body: JSON.stringify({
-          commandId: `prom-${round}-${Date.now()}`,
-          actAs: [sandbox.tickParty],
-          commands: [
-            {
-              CreateCommand: {
-                templateId: "#gateway-samples:Bench:Tick",
-                createArguments: { owner: sandbox.tickParty, seq: String(round), payload: "x" },
-              },
-            },
-          ],
-        }),
-      }),
-      200,
-    );
+    assert.equal(await submitTick(port, token, sandbox.tickParty, `prom-${round}-${Date.now()}`, "x"), 200);
     assert.equal(
       await http("/v2/updates?limit=5", { method: "POST", headers: auth, body: JSON.stringify(updates(5)) }),
       200,
@@ -253,9 +253,14 @@ async function load(port: number, sandbox: RunningSandbox): Promise<void> {
 
 /**
  * Identical open-ended subscriptions of `/v2/updates` (no endInclusive: they share one ledger
- * call): a slow reader opens the shared call from the start of the ledger, two fast readers join
- * late (own catch-up calls, then a splice), the slow one is detached onto its own call; it owns
- * the shared call, so its leave hands the call over; the last leave closes it.
+ * call): a reader opens the shared call from the start of the ledger and stops reading, two
+ * readers join late (own catch-up calls, then a splice), the stopped one lags and is detached
+ * onto its own call once the history holds more than its allowance after its offset; it owns the
+ * shared call, so its leave hands the call over; the last leave closes it.
+ *
+ * Nothing here hopes a reader is slow enough: the stopped reader reads nothing until it is
+ * detached, and new transactions are created until the history has let go of its offset (what
+ * its socket and the kernel's buffers absorbed before it lagged is bounded but not known).
  */
 async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox): Promise<void> {
   const url = `ws://127.0.0.1:${port}/v2/updates`;
@@ -269,21 +274,55 @@ async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox):
     },
   };
   const fanout = (name: string) => gatewayMetric(port, `ledger_gateway_fanout_${name}`);
-  const slow = new OpenStream(url, token, request, { pauseMs: 40, burst: 5 });
-  await slow.received(20);
+  const observed = async () =>
+    `fanout metrics: ${JSON.stringify(await gatewayMetrics(port, "ledger_gateway_fanout_\\w+"))}`;
+  const stopped = new OpenStream(url, token, request);
+  await stopped.received(1);
+  stopped.pause();
   const fast = [new OpenStream(url, token, request), new OpenStream(url, token, request)];
-  await Promise.all(fast.map((s) => s.received(sandbox.lastOffset / 2)));
+  await Promise.all(fast.map((s) => s.received(sandbox.lastOffset)));
   // A joiner from an offset (not the ledger's begin) is admitted by an empty-range probe first.
   const probed = new OpenStream(url, token, { ...request, beginExclusive: 1 });
   await probed.received(1);
   await probed.close();
-  await until(async () => (await fanout("detaches_total")) > 0);
-  await slow.close();
-  await until(async () => (await fanout("handovers_total")) > 0);
+  // Each transaction moves the shared call on (the fast readers read it); the stopped reader's
+  // socket and the kernel's buffers hold at most their maximum (net.ipv4.tcp_rmem and tcp_wmem,
+  // 36 MiB here), and its allowance in the history is the gateway's 4 MiB hard limit.
+  const payload = "x".repeat(64 * 1024);
+  for (let seq = 0; (await fanout("detaches_total")) === 0; seq++) {
+    assert.ok(seq < 1000, `no detach after ${seq} transactions of 64 KiB; ${await observed()}`);
+    const status = await submitTick(port, token, sandbox.tickParty, `fanout-${seq}`, payload);
+    assert.equal(status, 200, `submitting a tick: ${status}`);
+  }
+  // Reading again, the detached reader can leave as a client does (a close frame answered).
+  stopped.resume();
+  await stopped.close();
+  await until(async () => (await fanout("handovers_total")) > 0, observed);
   await Promise.all(fast.map((s) => s.close()));
-  await until(async () => (await fanout("upstreams")) === 0);
-  assert.ok((await fanout("joins_total")) >= 3, "three joins");
-  assert.ok((await fanout("catch_ups_total")) >= 3, "two late joins and a detach");
+  await until(async () => (await fanout("upstreams")) === 0, observed);
+  assert.ok((await fanout("joins_total")) >= 3, `three joins; ${await observed()}`);
+  assert.ok((await fanout("catch_ups_total")) >= 3, `two late joins and a detach; ${await observed()}`);
+}
+
+async function submitTick(port: number, token: string, party: string, commandId: string, payload: string) {
+  const res = await fetch(`http://127.0.0.1:${port}/v2/commands/submit-and-wait`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      commandId,
+      actAs: [party],
+      commands: [
+        {
+          CreateCommand: {
+            templateId: "#gateway-samples:Bench:Tick",
+            createArguments: { owner: party, seq: "0", payload },
+          },
+        },
+      ],
+    }),
+  });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 /** HTTP requests to the gateway with two workers, for the per-worker series. */
@@ -300,11 +339,14 @@ async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> 
 
 /** The sum of a metric's series on a gateway's own /metrics. */
 async function gatewayMetric(port: number, name: string): Promise<number> {
+  return Object.values(await gatewayMetrics(port, name)).reduce((sum, value) => sum + value, 0);
+}
+
+/** The series on a gateway's own /metrics named as `name` (a pattern), by name and labels. */
+async function gatewayMetrics(port: number, name: string): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
+  const series = text.matchAll(new RegExp(`^(${name}(?:\\{[^}]*\\})?) (\\S+)$`, "gm"));
+  return Object.fromEntries([...series].map((m) => [m[1] as string, Number(m[2])]));
 }
 
 /** An open-ended WebSocket stream that counts its transactions until closed. */
@@ -314,7 +356,7 @@ class OpenStream {
   #transactions = 0;
   #waiters: { count: number; resolve: () => void }[] = [];
 
-  constructor(url: string, token: string, request: unknown, slow?: { pauseMs: number; burst: number }) {
+  constructor(url: string, token: string, request: unknown) {
     this.#socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
     this.#socket.on("open", () => this.#socket.send(JSON.stringify(request)));
     this.#closed = new Promise((resolve) => this.#socket.on("close", (code) => resolve(code)));
@@ -328,13 +370,16 @@ class OpenStream {
         waiter.resolve();
         return false;
       });
-      // A slow reader: its socket stops now and then, so the gateway's buffer for it fills up.
-      if (slow && this.#transactions % slow.burst === 0) {
-        const tcp = (this.#socket as unknown as { _socket: Socket })._socket;
-        tcp.pause();
-        setTimeout(() => tcp.resume(), slow.pauseMs);
-      }
     });
+  }
+
+  /** Stops reading the socket (ws's pause: its own flow control does not resume it): the gateway's buffer for it fills up. */
+  pause(): void {
+    this.#socket.pause();
+  }
+
+  resume(): void {
+    this.#socket.resume();
   }
 
   /** Resolves once `count` transactions arrived; rejects if the stream closes before. */
@@ -370,9 +415,8 @@ function readStream(
       if (frames === options.leaveAfter) socket.close(1000);
       // Stop reading the socket now and then: the gateway's buffer for it fills up.
       if (options.slow && frames % 100 === 0) {
-        const tcp = (socket as unknown as { _socket: Socket })._socket;
-        tcp.pause();
-        setTimeout(() => tcp.resume(), 300);
+        socket.pause();
+        setTimeout(() => socket.resume(), 300);
       }
     });
     socket.on("close", (code) => resolve(code));
