@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
+import { until } from "../support/until.js";
 
 type Json = Record<string, any>;
 
@@ -64,10 +65,6 @@ class Subscriber {
     for (const wake of waiters) wake();
   }
 }
-
-const until = async (condition: () => Promise<boolean>): Promise<void> => {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 20));
-};
 
 /**
  * Per-subscriber authorization of WebSocket streams over real sockets: gateway + sandbox in

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
 import {
   ASSET,
   allocate,
@@ -184,9 +185,10 @@ describe("update, ACS and completion streams through the gateway", () => {
       beginExclusive: end,
       updateFormat: updatesRequest("TRANSACTION_SHAPE_ACS_DELTA", wildcard([alice])).updateFormat,
     };
+    const openBefore = stack.sandbox.calls.open("UpdateService/GetUpdates");
     const streamed = wsStream(stack, "/v2/updates", request, aliceToken, 1);
-    // The stream is open before the command is submitted: the new transaction arrives live.
-    await new Promise((r) => setTimeout(r, 200));
+    // The stream's ledger call is open before the command is submitted: the new transaction arrives live.
+    await until(() => stack.sandbox.calls.open("UpdateService/GetUpdates") > openBefore);
     const tx = await submit("live-1", "9");
     const { frames } = await streamed;
     assert.equal((frames[0] as Json | undefined)?.update?.Transaction?.value?.updateId, tx.updateId);

@@ -1,4 +1,3 @@
-import type { Socket } from "node:net";
 import { pino } from "pino";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config/load-config.js";
@@ -152,25 +151,33 @@ export class Subscriber {
       }
     }
     if (this.pauseMs > 0 && this.seqs.length % this.burst === 0) {
-      const tcp = (this.socket as unknown as { _socket: Socket })._socket;
-      tcp.pause();
-      setTimeout(() => tcp.resume(), this.pauseMs);
+      this.socket.pause();
+      setTimeout(() => this.socket.resume(), this.pauseMs);
     }
   }
 
-  /** Stops reading the socket at all (the gateway's buffer for it fills) until `resume()`. */
+  /**
+   * Stops reading the socket at all (the gateway's buffer for it fills) until `resume()`. ws's
+   * own pause: pausing its TCP socket directly is undone by ws's flow control when its parser
+   * drains.
+   */
   stopReading(): void {
-    (this.socket as unknown as { _socket: Socket })._socket.pause();
+    this.socket.pause();
   }
 
   resume(): void {
-    (this.socket as unknown as { _socket: Socket })._socket.resume();
+    this.socket.resume();
   }
 
-  /** Resolves once `count` transactions arrived. */
+  /** Resolves once `count` transactions arrived; rejects if the socket closes first. */
   received(count: number): Promise<void> {
     if (this.seqs.length >= count) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ count, resolve }));
+    return Promise.race([
+      new Promise<void>((resolve) => this.#waiters.push({ count, resolve })),
+      this.closed.then((code) => {
+        throw new Error(`closed with ${code} after ${this.seqs.length} of ${count} transactions`);
+      }),
+    ]);
   }
 
   close(): Promise<number> {
@@ -179,10 +186,7 @@ export class Subscriber {
   }
 }
 
-/** Polls until `check` holds (no timing asserted: the test's own timeout bounds it). */
-export async function until(check: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 20));
-}
+export { until } from "../support/until.js";
 
 export const range = (from: number, to: number): number[] =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i);

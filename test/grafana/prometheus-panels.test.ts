@@ -15,6 +15,7 @@ import {
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { until } from "../support/until.js";
 
 /**
  * The dashboard on a real Prometheus (Debian's): a gateway in front of a preloaded sandbox
@@ -114,26 +115,27 @@ describe("Grafana dashboard on Prometheus", {
     );
     prom.stderr?.resume();
     const targets = async () => JSON.stringify(await query("up"));
-    await until(
-      async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200,
-      async () => `Prometheus exited with ${prom.exitCode}`,
-    );
+    await until(async () => (await fetch(`${promUrl}/-/ready`).catch(() => undefined))?.status === 200, {
+      observed: () => `Prometheus exited with ${prom.exitCode}`,
+    });
     // The load starts once the gateway has been scraped, so that every series has a sample before it.
     await until(
       async () => (await query(`up{job="${JOB}",instance="127.0.0.1:${gateway.port}"}`))[0]?.value[1] === "1",
-      targets,
+      { observed: targets },
     );
     await load(gateway.port, sandbox);
     workers = await startGatewayProcess(sandbox.port, ["--port", String(workersPort)], { workers: 2 });
     assert.equal(workers.port, workersPort);
-    await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2", targets);
+    await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2", {
+      observed: targets,
+    });
     await workerLoad(workers.port, sandbox);
     // Every counter's last step is in once both gateways were scraped again after the load (a
     // scrape interval later: what a worker thread counted reaches its gateway's registry first).
     const loadEnd = Date.now() / 1000 + 1;
     await until(
       async () => Number((await query(`min(timestamp(up{job="${JOB}"}))`))[0]?.value[1]) > loadEnd,
-      targets,
+      { observed: targets },
     );
   });
 
@@ -186,23 +188,6 @@ describe("Grafana dashboard on Prometheus", {
     });
   }
 });
-
-/**
- * Waits for what the gateway or Prometheus will do anyway (a scrape, a handover after a leave):
- * the budget is only there to end a broken run, generous for a loaded 2-core machine, and a
- * failure says what was observed.
- */
-async function until(
-  condition: () => Promise<boolean>,
-  observed: () => Promise<string>,
-  timeoutMs = 120_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${condition}; ${await observed()}`);
-    await sleep(200);
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -297,9 +282,9 @@ async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox):
   // Reading again, the detached reader can leave as a client does (a close frame answered).
   stopped.resume();
   await stopped.close();
-  await until(async () => (await fanout("handovers_total")) > 0, observed);
+  await until(async () => (await fanout("handovers_total")) > 0, { observed });
   await Promise.all(fast.map((s) => s.close()));
-  await until(async () => (await fanout("upstreams")) === 0, observed);
+  await until(async () => (await fanout("upstreams")) === 0, { observed });
   assert.ok((await fanout("joins_total")) >= 3, `three joins; ${await observed()}`);
   assert.ok((await fanout("catch_ups_total")) >= 3, `two late joins and a detach; ${await observed()}`);
 }
