@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -110,11 +109,13 @@ async function preloadedStack(
   return { stack, token: tokenFor(`actAs-${party}`), request: updatesRequest(partyFilter(party), 0, end) };
 }
 
-/** Stops reading the socket's TCP stream for `ms`: its receive window fills, as a slow reader's does. */
+/**
+ * Stops reading the socket for `ms`: its receive window fills, as a slow reader's does. ws's own
+ * pause: pausing its TCP socket directly is undone by ws's flow control when its parser drains.
+ */
 function pauseReading(socket: WebSocket, ms: number): void {
-  const tcp = (socket as unknown as { _socket: Socket })._socket;
-  tcp.pause();
-  setTimeout(() => tcp.resume(), ms);
+  socket.pause();
+  setTimeout(() => socket.resume(), ms);
 }
 
 async function backpressurePauses(stack: Stack): Promise<number> {

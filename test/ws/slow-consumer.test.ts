@@ -1,5 +1,4 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -43,9 +42,8 @@ function consume(
       seqs.push((JSON.parse(data.toString()) as { seq: number }).seq);
       onFrame?.(seqs.length);
       if (pauseMs > 0 && seqs.length % BURST === 0) {
-        const tcp = (socket as unknown as { _socket: Socket })._socket;
-        tcp.pause();
-        setTimeout(() => tcp.resume(), pauseMs);
+        socket.pause();
+        setTimeout(() => socket.resume(), pauseMs);
       }
     });
     socket.on("error", reject);
