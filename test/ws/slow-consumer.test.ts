@@ -16,6 +16,14 @@ const HARD_LIMIT = 1024 * 1024;
 const N = 1000;
 const PAYLOAD = 8 * 1024;
 const BURST = 10;
+/**
+ * The slow reader's longest pause per burst, whatever the producer's pace on a loaded machine:
+ * a reader that truly stops for seconds at a time reads a few KB/s, while the gateway's socket
+ * sees progress only when the kernel's send buffer (MBs) frees a third of itself, so a 100x
+ * slower reader of a slow producer could meet the write deadline; 300 ms per 80 KB still keeps
+ * it far slower than the producer.
+ */
+const MAX_PAUSE_MS = 300;
 
 interface Run {
   seqs: number[];
@@ -63,7 +71,13 @@ describe("a slow consumer (issue 4, must show)", () => {
 
   before(async () => {
     h = await startHarness({
-      limits: { highWaterMark: HIGH_WATER, lowWaterMark: LOW_WATER, hardLimit: HARD_LIMIT },
+      // A write deadline well past what this reader's pace needs (see MAX_PAUSE_MS).
+      limits: {
+        highWaterMark: HIGH_WATER,
+        lowWaterMark: LOW_WATER,
+        hardLimit: HARD_LIMIT,
+        writeDeadlineMs: 120_000,
+      },
     });
   });
   after(() => h.stop());
@@ -74,7 +88,7 @@ describe("a slow consumer (issue 4, must show)", () => {
     const fast = await consume(h, query);
     const fastRate = N / fast.seconds;
     // A pause per burst that makes the reader ~100x slower than that.
-    const pauseMs = Math.max(1, Math.round((BURST * 1000 * 100) / fastRate));
+    const pauseMs = Math.min(MAX_PAUSE_MS, Math.max(1, Math.round((BURST * 1000 * 100) / fastRate)));
     const sentBefore = await elementsSent(h);
     const slowCall = h.counter.calls.length;
 
