@@ -96,7 +96,15 @@ export async function startGateway(
   const signatures = new PackageSignatureCache({ ledger });
   const json = new LedgerJson(protos.root, signatures, signatures.codec);
   const components = schemaComponents();
-  const deps: RouteDeps = { ledger, json, protos };
+  const deps: RouteDeps = {
+    ledger,
+    json,
+    protos,
+    resume: {
+      windowMs: config.websocket.resumeWindowMs,
+      ...(metrics ? { onResume: metrics.recordStreamResume.bind(metrics) } : {}),
+    },
+  };
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
   const routes = routeTable(config, deps, streamEndpoints, components, metrics, options.metricsExposition);
 

@@ -95,6 +95,11 @@ export const CONFIG_KEYS = {
     default: "5s",
     doc: "how often the ledger is asked again whether each WebSocket subscriber's token may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
   },
+  "websocket-config.resume-window": {
+    type: { kind: "duration" },
+    default: "30s",
+    doc: "how long an update or completion stream (WebSocket or list twin) is reopened from its last delivered offset after the ledger connection is lost (GOAWAY, reset, keepalive, restart) before the client gets the error frame with its resume offset; 0s: never",
+  },
   "websocket-config.fanout-history-elements": {
     type: int(0, 2 ** 31 - 1),
     default: 1024,

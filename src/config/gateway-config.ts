@@ -53,6 +53,8 @@ export interface GatewayConfig {
     pingIntervalMs: number;
     /** How often each WebSocket subscriber's authorization is asked of the ledger again. */
     streamAuthorizationRecheckMs: number;
+    /** How long a stream is reopened from its last offset after the ledger connection is lost (0: never). */
+    resumeWindowMs: number;
     /** Latest elements each shared stream keeps for subscribers admitted within them (0: none). */
     fanoutHistoryElements: number;
   };

@@ -285,6 +285,7 @@ function build(settings: Settings): GatewayConfig {
       streamAuthorizationRecheckMs: parseDuration(
         str("websocket-config.stream-authorization-recheck-interval"),
       ) as number,
+      resumeWindowMs: parseDuration(str("websocket-config.resume-window")) as number,
       fanoutHistoryElements: num("websocket-config.fanout-history-elements"),
     },
     ledger,

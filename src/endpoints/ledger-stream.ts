@@ -1,9 +1,11 @@
 import { defer, lastValueFrom, of, switchMap, toArray } from "rxjs";
 import type { Transcode } from "../codec/index.js";
+import { isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
 import { mapInOrder } from "../streams/mapInOrder.js";
+import { resumeOnLoss, type StreamPosition } from "../streams/resumeOnLoss.js";
 import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import { transcodeLoading, wireCodec } from "./wire-codec.js";
@@ -33,6 +35,11 @@ export interface LedgerStreamSpec {
    * user's: only the same token shares them.
    */
   share?: "updates" | "completions";
+  /**
+   * Where an element stands. Streams that have it outlive a lost ledger connection: the call is
+   * reopened with `beginExclusive` at the last delivered element (src/streams/resumeOnLoss.ts).
+   */
+  position?: (element: string) => StreamPosition | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -57,7 +64,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));
 
   const reshape = spec.toElement;
-  const open: StreamEndpoint["open"] = (request, token, demand$) => {
+  const call: StreamEndpoint["open"] = (request, token, demand$) => {
     const { transcoder, signatures } = wireCodec(deps);
     const toText = transcoder.forType(responseType);
     const text = reshape ? reshaped(toText, reshape) : toText;
@@ -74,6 +81,26 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
       mapInOrder((bytes) => transcodeLoading(text, bytes, signatures, token)),
     );
   };
+  const position = spec.position;
+  const { resume } = deps;
+  const open: StreamEndpoint["open"] =
+    position === undefined || resume.windowMs <= 0
+      ? call
+      : (request, token, demand$) =>
+          resumeOnLoss(
+            (after) =>
+              call(
+                after === undefined ? request : { ...(request as Json), beginExclusive: after.offset },
+                token,
+                demand$,
+              ),
+            {
+              position,
+              isLoss: isLedgerLost,
+              windowMs: resume.windowMs,
+              onResume: (lost, downMs) => resume.onResume?.(spec.path, ledgerLossCause(lost), downMs / 1000),
+            },
+          );
 
   return {
     path: spec.path,

@@ -3,19 +3,7 @@ import { ledgerStream } from "./ledger-stream.js";
 import { activeContractsRequest, updatesRequest, updateTreesResponse } from "./legacy-requests.js";
 import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
-
-type Json = Record<string, unknown>;
-
-/** The offset inside `{<oneof>: {<Case>: {value: {offset}}}}`, the shape of update and completion elements. */
-function caseOffset(oneof: string) {
-  return (element: string): number | undefined => {
-    const cases = (JSON.parse(element) as Json)[oneof] as
-      | Record<string, { value?: { offset?: number } }>
-      | undefined;
-    const [content] = Object.values(cases ?? {});
-    return content?.value?.offset;
-  };
-}
+import { caseOffset, casePosition } from "./stream-position.js";
 
 /** Without `endInclusive` an update stream follows the ledger end forever. */
 const openEnded = (request: unknown) => (request as GetUpdatesRequest).endInclusive === undefined;
@@ -34,6 +22,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       toRequest: (request) => updatesRequest(request, false),
       idleByDefault: openEnded,
       offsetOf: caseOffset("update"),
+      position: casePosition("update"),
       share: "updates",
     });
   return [
@@ -46,6 +35,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       responseSchema: "CompletionStreamResponse",
       idleByDefault: () => true,
       offsetOf: caseOffset("completionResponse"),
+      position: casePosition("completionResponse"),
       share: "completions",
     }),
     ledgerStream(deps, {
@@ -75,6 +65,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       toElement: updateTreesResponse,
       idleByDefault: openEnded,
       offsetOf: caseOffset("update"),
+      position: casePosition("update"),
       share: "updates",
     }),
   ];

@@ -75,6 +75,23 @@ export function isLedgerLost(error: unknown): boolean {
 }
 
 /**
+ * How a stream's ledger went away, for metrics: the ledger's graceful close (GOAWAY), the
+ * keepalive finding a dead connection, the connection lost or refused otherwise, or the ledger
+ * itself answering UNAVAILABLE (shutting down, overloaded).
+ */
+export const LEDGER_LOSS_CAUSES = ["goaway", "keepalive", "connection", "ledger"] as const;
+export type LedgerLossCause = (typeof LEDGER_LOSS_CAUSES)[number];
+
+export function ledgerLossCause(error: unknown): LedgerLossCause {
+  const message = (error as { details?: unknown; message?: unknown }).details ?? (error as Error).message;
+  const text = typeof message === "string" ? message : "";
+  if (text.includes("GOAWAY")) return "goaway";
+  if (/keepalive/i.test(text)) return "keepalive";
+  if (/^(Connection dropped|No connection to the ledger|Stream refused)/.test(text)) return "connection";
+  return "ledger";
+}
+
+/**
  * A stream's last error frame that tells the client where to resume, as the slow-consumer frame
  * does: `resume_after_offset` in its context, when the stream had delivered an element with one.
  */

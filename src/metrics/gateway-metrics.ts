@@ -1,5 +1,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { STREAM_END_REASONS, type StreamEndReason } from "../errors/index.js";
+import {
+  LEDGER_LOSS_CAUSES,
+  type LedgerLossCause,
+  STREAM_END_REASONS,
+  type StreamEndReason,
+} from "../errors/index.js";
 import {
   ADMISSION_OUTCOMES,
   CATCH_UP_CAUSES,
@@ -156,6 +161,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly streamResumes = new Counter({
+    name: "ledger_gateway_stream_resumes_total",
+    help: "Ledger calls of streams reopened from their last delivered offset after the ledger connection was lost, by endpoint and cause (goaway, keepalive, connection, ledger)",
+    labelNames: ["endpoint", "cause"] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamResumeSeconds = new Histogram({
+    name: "ledger_gateway_stream_resume_seconds",
+    help: "How long a resumed stream was without its ledger call: from the loss to the call that held, by endpoint",
+    labelNames: ["endpoint"] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
   readonly fanoutUpstreams = new Gauge({
     name: "ledger_gateway_fanout_upstreams",
     help: "Shared ledger streams open (one gRPC call each, whatever their subscribers), by endpoint",
@@ -245,6 +265,8 @@ export class GatewayMetrics {
       this.wsStreamsOpen.set({ endpoint }, 0);
       this.#declareFanout(endpoint);
       this.wsBackpressurePauses.inc({ endpoint }, 0);
+      for (const cause of LEDGER_LOSS_CAUSES) this.streamResumes.inc({ endpoint, cause }, 0);
+      this.streamResumeSeconds.zero({ endpoint });
       for (const code of [...WS_CLOSE_CODES, "other"]) this.wsCloses.inc({ endpoint, code }, 0);
       for (const transport of STREAM_TRANSPORTS) {
         this.streamElements.inc({ endpoint, transport }, 0);
@@ -346,6 +368,11 @@ export class GatewayMetrics {
   recordStreamSent(endpoint: string, transport: StreamTransport, elements: number, bytes: number): void {
     this.streamElements.inc({ endpoint, transport }, elements);
     this.streamBytes.inc({ endpoint, transport }, bytes);
+  }
+
+  recordStreamResume(endpoint: string, cause: LedgerLossCause, seconds: number): void {
+    this.streamResumes.inc({ endpoint, cause });
+    this.streamResumeSeconds.observe({ endpoint }, seconds);
   }
 
   recordStreamEnd(

@@ -3,6 +3,7 @@ import { defer, map, type Observable, type Subscription } from "rxjs";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { authorizeSubscriber } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
+import { isOffsetCheckpoint } from "../endpoints/stream-position.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
 import {
   errorFrameBody,
@@ -45,9 +46,6 @@ type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown
 /** RFC 6455 "Try Again Later": the ledger went away; the client resumes once it is back. */
 const CLOSE_TRY_AGAIN_LATER = 1013;
 const CLOSE_GOING_AWAY = 1001;
-
-/** An update's or a completion stream's checkpoint element: the oneof's case comes first. */
-const CHECKPOINT = /^\{"[A-Za-z]+":\{"OffsetCheckpoint"/;
 
 /**
  * One WebSocket stream from query frame to close: parse and validate the one query frame,
@@ -149,7 +147,7 @@ export class StreamSession {
           const offset = Number(offsetOf?.(element));
           return Number.isFinite(offset) ? offset : undefined;
         },
-        isCheckpoint: (element) => CHECKPOINT.test(element),
+        isCheckpoint: isOffsetCheckpoint,
       },
     });
   }

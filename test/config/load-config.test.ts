@@ -32,6 +32,7 @@ describe("loadConfig", () => {
       queryFrameTimeoutMs: 30_000,
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
+      resumeWindowMs: 30_000,
       fanoutHistoryElements: 1024,
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });

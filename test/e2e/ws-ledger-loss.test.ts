@@ -68,7 +68,10 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
   const start = async () => {
     sandbox = await startSandboxProcess({ args: ["--preload", `ticks=${TICKS},party=lost`] });
-    const started = await gatewayOnSandbox(sandbox, "lost");
+    // A ledger that stays away is retried for the resume window first (ws-ledger-resume.test.ts).
+    const started = await gatewayOnSandbox(sandbox, "lost", {
+      args: ["--websocket-config.resume-window", "2s"],
+    });
     gateway = started.gateway;
     return { sandbox, ...started };
   };
@@ -80,7 +83,7 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
     sandbox = undefined;
   });
 
-  it("ends each stream of a lost ledger with an UNAVAILABLE frame naming the last offset delivered, then close 1013", async () => {
+  it("ends each stream of a ledger lost for longer than the resume window with an UNAVAILABLE frame naming the last offset delivered, then close 1013", async () => {
     const { sandbox, gateway, party } = await start();
     const clients = [subscribe(gateway, party), subscribe(gateway, party)];
     await Promise.all(clients.map((c) => c.elements(TICKS)));

@@ -7,15 +7,17 @@ import { tokenFor } from "./tokens.js";
 /**
  * A gateway in this process in front of a sandbox process started with
  * `--preload ticks=N,party=<hint>`, and the preloaded ticks' owner: the preload allocates it on
- * the participant's own namespace, which only the participant id tells.
+ * the participant's own namespace, which only the participant id tells. `ledgerPort` puts
+ * something between them (a fault proxy); `args` are gateway flags.
  */
 export async function gatewayOnSandbox(
   sandbox: SandboxProcess,
   hint: string,
+  options: { ledgerPort?: number; args?: readonly string[] } = {},
 ): Promise<{ gateway: RunningGateway; party: string }> {
   const gateway = await startGateway(
-    loadConfig({ argv: ["--port", "0"], env: {} }),
-    { host: "127.0.0.1", port: sandbox.port },
+    loadConfig({ argv: ["--port", "0", ...(options.args ?? [])], env: {} }),
+    { host: "127.0.0.1", port: options.ledgerPort ?? sandbox.port },
     pino({ level: "silent" }),
   );
   const { participantId } = (await (
