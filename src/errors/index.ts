@@ -29,6 +29,7 @@ export {
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
+  requestHeadersTooLargeError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,
