@@ -4,8 +4,14 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { describe, it } from "node:test";
+import { loadConfig } from "../../src/config/load-config.js";
+import { startGateway } from "../../src/gateway.js";
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
-import { OK_HEADERS } from "./wire-ledger.js";
+import { capturingLogger } from "../support/capturing-logger.js";
+import { answerOk, OK_HEADERS } from "./wire-ledger.js";
+
+/** HealthCheckResponse{status: SERVING}, framed. */
+const SERVING = Buffer.from([0, 0, 0, 0, 2, 0x08, 0x01]);
 
 /** The client's ping interval, and the least the server below permits: between it and twice it. */
 const INTERVAL_MS = 300;
@@ -25,8 +31,8 @@ interface SessionSeen {
 /**
  * A node:http2 gRPC server that enforces a keepalive permit time as grpc-java's Netty server
  * does: a client whose PINGs come sooner than PERMIT_MS apart more than STRIKES_ALLOWED times
- * gets GOAWAY ENHANCE_YOUR_CALM with the debug data `too_many_pings`. Every call is held open
- * (headers, no message), so that the client has a call to ping for.
+ * gets GOAWAY ENHANCE_YOUR_CALM with the debug data `too_many_pings`. Every call but the health
+ * check is held open (headers, no message), so that the client has a call to ping for.
  */
 async function startStrictLedger() {
   const server = http2.createServer();
@@ -35,10 +41,11 @@ async function startStrictLedger() {
     const seen: SessionSeen = { pings: [], strikes: 0, calmedDown: false };
     sessions.push(seen);
     let lastStreamId = 0;
-    session.on("stream", (stream) => {
+    session.on("stream", (stream, headers) => {
       lastStreamId = stream.id ?? lastStreamId;
       stream.on("error", () => {});
-      stream.respond(OK_HEADERS);
+      if (headers[":path"] === "/grpc.health.v1.Health/Check") answerOk(stream, SERVING);
+      else stream.respond(OK_HEADERS);
     });
     session.on("error", () => {});
     session.on("ping", () => {
@@ -117,6 +124,44 @@ describe("LedgerClient keepalive after GOAWAY too_many_pings", () => {
       deepStrictEqual(throttled, [2 * INTERVAL_MS], "still told once");
     } finally {
       client.close();
+      ledger.server.close();
+    }
+  });
+});
+
+describe("the gateway's ledger.keepalive-interval after GOAWAY too_many_pings", () => {
+  it("logs the doubled interval once, at warn", async () => {
+    const ledger = await startStrictLedger();
+    const { log, entries } = capturingLogger();
+    const gateway = await startGateway(
+      loadConfig({ argv: ["--port", "0", "--ledger.keepalive-interval", `${INTERVAL_MS}ms`], env: {} }),
+      { host: "127.0.0.1", port: ledger.port },
+      log,
+    );
+    const throttledLines = () => entries().filter((entry) => entry.keepaliveIntervalMs !== undefined);
+    try {
+      // Held by the ledger: an open call for the keepalive to ping for, until the GOAWAY ends it.
+      const held = fetch(`http://127.0.0.1:${gateway.port}/v2/state/ledger-end`, {
+        headers: { authorization: `Bearer ${"t".repeat(20)}` },
+      });
+      await waitFor(
+        "GOAWAY too_many_pings",
+        () => ledger.sessions[0]?.calmedDown === true,
+        () => JSON.stringify(ledger.sessions.map((s) => gaps(s.pings))),
+      );
+      strictEqual((await held).status, 503, "the held call ended with its connection");
+      await waitFor(
+        "the log line",
+        () => throttledLines().length > 0,
+        () => JSON.stringify(entries()),
+      );
+      const [line, ...more] = throttledLines();
+      deepStrictEqual(more, [], "one line");
+      strictEqual(line?.level, 40, JSON.stringify(line));
+      strictEqual(line?.keepaliveIntervalMs, 2 * INTERVAL_MS);
+      strictEqual(line?.ledger, `127.0.0.1:${ledger.port}`);
+    } finally {
+      await gateway.stop(1_000);
       ledger.server.close();
     }
   });
