@@ -87,11 +87,25 @@ export async function startGateway(
     ? new GatewayMetrics({ processMetrics: options.processMetrics !== false })
     : undefined;
   const protos = ledgerApiProtos();
+  const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
+  const { keepaliveIntervalMs, keepaliveTimeoutMs, maxMetadataBytes } = config.ledgerConnection;
   const ledger = new LedgerClient({
-    target: `${ledgerAddress.host}:${ledgerAddress.port}`,
+    target: ledgerTarget,
     ...(ledgerAddress.tls ? { tls: ledgerAddress.tls } : {}),
     deadlineMs: config.server.requestTimeoutMs,
-    ...(metrics ? { onCallEnd: (outcome) => metrics.recordCall(outcome) } : {}),
+    keepalive: { timeMs: keepaliveIntervalMs, timeoutMs: keepaliveTimeoutMs },
+    maxMetadataBytes,
+    onKeepaliveThrottled: (intervalMs) =>
+      log.warn(
+        { ledger: ledgerTarget, keepaliveIntervalMs: intervalMs },
+        `the ledger closed the connection for too many pings (GOAWAY too_many_pings): pinging every ${intervalMs} ms on new connections`,
+      ),
+    ...(metrics
+      ? {
+          onCallEnd: (outcome) => metrics.recordCall(outcome),
+          onCallRefused: (reason) => metrics.recordRefusedCall(reason),
+        }
+      : {}),
   });
   const signatures = new PackageSignatureCache({ ledger });
   const json = new LedgerJson(protos.root, signatures, signatures.codec);
@@ -163,7 +177,6 @@ export async function startGateway(
     throw error;
   }
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
-  const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
   // A worker says so for itself; its main thread says "gateway listening" once all of them do.
   log.info(
     { address: config.server.address, port, ledger: ledgerTarget },

@@ -110,6 +110,21 @@ export const CONFIG_KEYS = {
     default: "embedded",
     doc: "`embedded` (sandbox participant started with the gateway) or HOST:PORT of a gRPC Ledger API",
   },
+  "ledger.max-metadata-bytes": {
+    type: int(1, 2 ** 31 - 1),
+    default: 8 * 1024,
+    doc: "largest header block of a ledger call (the token included), as HPACK counts it (each field's name and value and 32 bytes); a request past it, or past the ledger's own SETTINGS_MAX_HEADER_LIST_SIZE, is refused at the gateway with 431 REQUEST_HEADERS_TOO_LARGE and never sent (Canton's max-inbound-metadata-size)",
+  },
+  "ledger.keepalive-interval": {
+    type: { kind: "duration" },
+    default: "15s",
+    doc: "interval of HTTP/2 pings to the ledger while calls are open (Canton's Ledger API permits one every 10 s); doubled for later connections when the ledger answers GOAWAY too_many_pings, as grpc-js does",
+  },
+  "ledger.keepalive-timeout": {
+    type: { kind: "duration" },
+    default: "10s",
+    doc: "how long a ping to the ledger may wait for its answer before the connection is dropped and made anew",
+  },
   "ledger.tls.enabled": { type: { kind: "bool" }, default: false, doc: "use TLS to the ledger" },
   "ledger.tls.ca-cert": { type: { kind: "string" }, default: undefined, doc: "PEM file of the ledger's CA" },
   "ledger.tls.client-cert": {

@@ -59,6 +59,13 @@ export interface GatewayConfig {
     fanoutHistoryElements: number;
   };
   ledger: LedgerTarget;
+  /** The one HTTP/2 connection to the ledger, whatever its target. */
+  ledgerConnection: {
+    /** Largest header block of a call, in HPACK bytes: larger ones are refused, never sent. */
+    maxMetadataBytes: number;
+    keepaliveIntervalMs: number;
+    keepaliveTimeoutMs: number;
+  };
   metrics: { enabled: boolean };
   /** Token verification at the gateway (`none`: left to the ledger). */
   auth: GatewayAuthConfig;

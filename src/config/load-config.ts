@@ -289,6 +289,11 @@ function build(settings: Settings): GatewayConfig {
       fanoutHistoryElements: num("websocket-config.fanout-history-elements"),
     },
     ledger,
+    ledgerConnection: {
+      maxMetadataBytes: num("ledger.max-metadata-bytes"),
+      keepaliveIntervalMs: positiveDuration("ledger.keepalive-interval", str),
+      keepaliveTimeoutMs: positiveDuration("ledger.keepalive-timeout", str),
+    },
     metrics: { enabled: get("metrics.enabled") as boolean },
     auth: { mode: str("auth.mode") as GatewayAuthMode, ...authFiles("auth", optional) },
     sandboxAuth: {
@@ -297,6 +302,13 @@ function build(settings: Settings): GatewayConfig {
     },
     log: { level: str("log.level") },
   };
+}
+
+/** A duration that must not be 0: a 0 s ping interval would ping without pause. */
+function positiveDuration(key: ConfigKey, str: (key: ConfigKey) => string): number {
+  const ms = parseDuration(str(key)) as number;
+  if (!(ms > 0)) throw new ConfigError(`${key} must be longer than 0s, not ${str(key)}`);
+  return ms;
 }
 
 /** The marks only make sense ordered: pause below the hard limit, resume below the pause. */

@@ -7,11 +7,12 @@ import {
   internalError,
   invalidArgumentError,
   invalidChoiceError,
+  requestHeadersTooLargeError,
   requestTooLargeError,
   templatesOrInterfacesNotFoundError,
   tooManyElementsError,
 } from "./gateway-errors.js";
-import { httpStatusOfGrpc, isOversizedMessage } from "./http-status.js";
+import { httpStatusOfGrpc, isOversizedMessage, isOversizedMetadata } from "./http-status.js";
 import { InvalidValueError } from "./invalid-value-error.js";
 import { CantonHttpError, type JsCantonError, retryInfoText } from "./js-canton-error.js";
 import { ElementLimitExceededError, StreamPolicyError } from "./stream-errors.js";
@@ -156,6 +157,8 @@ function knownAnswer(error: unknown): ErrorAnswer | undefined {
     if (isOversizedMessage(error.code, error.details)) {
       return json(requestTooLargeError(`The request is larger than the ledger accepts: ${error.details}`));
     }
+    if (isOversizedMetadata(error.code, error.details))
+      return json(requestHeadersTooLargeError(error.details));
     return { kind: "json", status: httpStatusOfGrpc(error.code), body: jsCantonErrorOfGrpc(error) };
   }
   return undefined;

@@ -90,6 +90,17 @@ export function requestTooLargeError(cause: string): CantonHttpError {
 }
 
 /**
+ * A request whose headers (in practice its token) are over what the ledger accepts: 431, as
+ * Canton's JSON API answers a header past its HTTP server's limit (pekko-http, 8 KiB), and in the
+ * category of REQUEST_TOO_LARGE. Not retryable as it stands, unlike a 429.
+ */
+export function requestHeadersTooLargeError(cause: string): CantonHttpError {
+  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_HEADERS_TOO_LARGE", cause, {
+    httpStatus: 431,
+  });
+}
+
+/**
  * A list twin that matched more elements than the node limit. Canton answers 413 here, not the
  * 409 its category's gRPC code gives, and builds it from an error code with a definite answer.
  */

@@ -34,3 +34,15 @@ export function isOversizedMessage(code: number, details: string | undefined): b
     /message (?:larger than max|exceeds maximum size)/i.test(details ?? "")
   );
 }
+
+/**
+ * How the ledger client's refusal of a call whose headers are over the ledger's limit begins
+ * (src/ledger: refused before sending, or the ledger answered 431), told apart by this text as
+ * an oversized message is by grpc-js's.
+ */
+export const METADATA_TOO_LARGE = "Request metadata too large";
+
+/** A call refused for its header block (in practice its token): the request's fault, a 431. */
+export function isOversizedMetadata(code: number, details: string | undefined): boolean {
+  return code === GrpcStatus.RESOURCE_EXHAUSTED && (details ?? "").startsWith(METADATA_TOO_LARGE);
+}

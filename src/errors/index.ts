@@ -32,6 +32,7 @@ export {
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
+  requestHeadersTooLargeError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { METADATA_TOO_LARGE } from "../errors/http-status.js";
 
 /**
  * The failure of a unary call made by the lean client (unary-call.ts), shaped as grpc-js shapes
@@ -41,7 +42,23 @@ export function decodeGrpcMessage(text: string): string {
  * that is not a gRPC server): gRPC's table of HTTP status to status code, as grpc-js applies it.
  */
 export function errorOfHttpStatus(httpStatus: number): ServiceError {
+  if (httpStatus === 431) {
+    // Netty's answer to a header block over its limit (not in gRPC's table, which says UNKNOWN):
+    // the request's fault, answered as the gateway refuses one it sees is too large itself.
+    return callError(
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `${METADATA_TOO_LARGE}: the ledger answered HTTP status 431 (Request Header Fields Too Large)`,
+    );
+  }
   return callError(HTTP_TO_GRPC[httpStatus] ?? GrpcStatus.UNKNOWN, `Received HTTP status code ${httpStatus}`);
+}
+
+/** A call refused before it was sent: its header block (`bytes`, as HPACK counts it) is over `limit`. */
+export function metadataTooLargeError(bytes: number, limit: number, limitSource: string): ServiceError {
+  return callError(
+    GrpcStatus.RESOURCE_EXHAUSTED,
+    `${METADATA_TOO_LARGE}: the call's headers, the token included, take ${bytes} bytes as HPACK counts them, over the ledger's limit of ${limit} bytes (${limitSource})`,
+  );
 }
 
 const HTTP_TO_GRPC: Record<number, GrpcStatus> = {

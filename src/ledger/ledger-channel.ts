@@ -7,7 +7,12 @@ import { startUnaryCall, type UnaryDone, type UnaryRequest } from "./unary-call.
 export interface LedgerChannelOptions extends Http2ConnectionOptions {
   /** Wait after a failed connection attempt: doubled per failure from `initialMs` up to `maxMs`. */
   reconnectBackoff: { initialMs: number; maxMs: number };
+  /** Told the new ping interval each time the ledger refused ours as too frequent. */
+  onKeepaliveThrottled?: (intervalMs: number) => void;
 }
+
+/** The longest interval a timer takes (2^31 - 1 ms), grpc-js's bound on a doubled keepalive time. */
+const MAX_KEEPALIVE_MS = 2 ** 31 - 1;
 
 /**
  * gRPC calls to the ledger, unary and server-streaming, over one HTTP/2 session of our own
@@ -21,8 +26,10 @@ export interface LedgerChannelOptions extends Http2ConnectionOptions {
  * keepalive for the ledger to permit. Streams past the ledger's SETTINGS_MAX_CONCURRENT_STREAMS
  * wait in nghttp2 for a slot, as they do under grpc-js.
  *
- * The session is made on the first call and calls made while it connects queue on it. When it
- * goes (GOAWAY, closed, failed, dropped by the keepalive) the next call makes a new one. After an
+ * The session is made on the first call and calls made while it connects wait for the ledger's
+ * SETTINGS (its header limit). When it goes (GOAWAY, closed, failed, dropped by the keepalive)
+ * the next call makes a new one. A ledger that closed it for our pings (GOAWAY ENHANCE_YOUR_CALM
+ * `too_many_pings`) gets them at twice the interval on the next one, as grpc-js does. After an
  * attempt that never reached an HTTP/2 server, calls fail at once with UNAVAILABLE (as grpc-js
  * without wait-for-ready) until the backoff has passed: one attempt at a time, no storm of
  * connects while the ledger is away, and no attempt more than `maxMs` away when it is back. A
@@ -35,8 +42,12 @@ export class LedgerChannel {
   private retryAt = 0;
   private lastFailure = "";
   private closed = false;
+  /** The ping interval of new sessions: the configured one, doubled on each `too_many_pings`. */
+  private keepaliveTimeMs: number;
 
-  constructor(private readonly options: LedgerChannelOptions) {}
+  constructor(private readonly options: LedgerChannelOptions) {
+    this.keepaliveTimeMs = options.keepalive.timeMs;
+  }
 
   unary(request: UnaryRequest, done: UnaryDone): void {
     this.attempt(request, (error, message, refused) => {
@@ -49,7 +60,10 @@ export class LedgerChannel {
   stream<Res>(request: StreamRequest, call: ServerStreamCall<Res>, mayRetry = true): void {
     const connection = this.usableConnection();
     if (connection === undefined) call.fail(callError(GrpcStatus.UNAVAILABLE, this.unavailableReason()));
-    else call.open(connection, request, mayRetry ? () => this.stream(request, call, false) : undefined);
+    else {
+      const retry = mayRetry ? () => this.stream(request, call, false) : undefined;
+      connection.whenReady(() => call.open(connection, request, retry));
+    }
   }
 
   /** Ends the session: calls in flight fail with UNAVAILABLE, later ones at once. */
@@ -63,7 +77,7 @@ export class LedgerChannel {
     if (connection === undefined) {
       done(callError(GrpcStatus.UNAVAILABLE, this.unavailableReason()), undefined, false);
     } else {
-      startUnaryCall(connection, request, done);
+      connection.whenReady(() => startUnaryCall(connection, request, done), request.deadline);
     }
   }
 
@@ -74,12 +88,17 @@ export class LedgerChannel {
   private usableConnection(): Http2Connection | undefined {
     if (this.connection?.usable) return this.connection;
     if (this.closed || Date.now() < this.retryAt) return undefined;
-    this.connection = new Http2Connection(this.options, (gone) => this.onGone(gone));
+    const keepalive = { ...this.options.keepalive, timeMs: this.keepaliveTimeMs };
+    this.connection = new Http2Connection({ ...this.options, keepalive }, (gone) => this.onGone(gone));
     return this.connection;
   }
 
   private onGone(connection: Http2Connection): void {
     if (this.connection === connection) this.connection = undefined;
+    if (connection.tooManyPings) {
+      this.keepaliveTimeMs = Math.min(this.keepaliveTimeMs * 2, MAX_KEEPALIVE_MS);
+      this.options.onKeepaliveThrottled?.(this.keepaliveTimeMs);
+    }
     if (connection.established) {
       this.backoffMs = 0;
       return;

@@ -1,9 +1,12 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
 import type protobuf from "protobufjs";
+import { CONFIG_KEYS } from "../config/config-keys.js";
+import { parseDuration } from "../config/load-config.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import { callError } from "./grpc-call-error.js";
 import { frameMessage } from "./grpc-frame.js";
+import type { RefusedCallReason } from "./http2-connection.js";
 import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
 import { ServerStreamCall } from "./server-stream-call.js";
@@ -29,13 +32,20 @@ export interface LedgerClientOptions {
   onCallEnd?: (outcome: CallOutcome) => void;
   /**
    * Interval of HTTP/2 pings while calls are open, and how long a ping may wait for its answer
-   * before the connection is dropped and made anew. Default 15 s and 10 s: Canton's Ledger API
-   * server permits a ping every 10 s at most (keep-alive permit time) and answers pings that
-   * come sooner, three times, by closing the connection; 15 s keeps clear of that. Dropping a
-   * connection ends every stream on it, so a ledger busy for a few seconds (a large DAR, a
-   * loaded machine) must not look dead: 10 s to answer.
+   * before the connection is dropped and made anew (`ledger.keepalive-interval` and `-timeout`;
+   * unless given, their defaults). Canton's Ledger API server permits a ping every 10 s at most
+   * (keep-alive permit time) and answers pings that come sooner, three times, by closing the
+   * connection (GOAWAY `too_many_pings`); the interval then doubles for later connections.
+   * Dropping a connection ends every stream on it, so a ledger busy for a few seconds (a large
+   * DAR, a loaded machine) must not look dead: seconds to answer.
    */
   keepalive?: { timeMs: number; timeoutMs: number };
+  /** Told the new ping interval when the ledger refused ours as too frequent (a log line). */
+  onKeepaliveThrottled?: (intervalMs: number) => void;
+  /** Largest header block of a call (`ledger.max-metadata-bytes`; unless given, its default). */
+  maxMetadataBytes?: number;
+  /** Told of every call refused before it was sent, for metrics. */
+  onCallRefused?: (reason: RefusedCallReason) => void;
 }
 
 export interface UnaryOptions {
@@ -62,7 +72,12 @@ const API_PACKAGE = "com.daml.ledger.api.v2";
  */
 const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-const KEEPALIVE = { timeMs: 15_000, timeoutMs: 10_000 };
+/** The configuration's defaults, for a client made without the settings (tests, tools). */
+const KEEPALIVE = {
+  timeMs: parseDuration(CONFIG_KEYS["ledger.keepalive-interval"].default) as number,
+  timeoutMs: parseDuration(CONFIG_KEYS["ledger.keepalive-timeout"].default) as number,
+};
+const MAX_METADATA_BYTES = CONFIG_KEYS["ledger.max-metadata-bytes"].default;
 /**
  * Reconnect attempts while the ledger is away: grpc-js's default waits 1 s, then 1.6 times
  * longer each time up to 2 minutes between attempts. Bounded at 1 s, no attempt is ever more
@@ -90,6 +105,9 @@ export class LedgerClient {
       keepalive: options.keepalive ?? KEEPALIVE,
       windowBytes: FLOW_CONTROL_WINDOW_BYTES,
       reconnectBackoff: RECONNECT_BACKOFF,
+      maxMetadataBytes: options.maxMetadataBytes ?? MAX_METADATA_BYTES,
+      ...(options.onCallRefused ? { onRefused: options.onCallRefused } : {}),
+      ...(options.onKeepaliveThrottled ? { onKeepaliveThrottled: options.onKeepaliveThrottled } : {}),
     });
   }
 

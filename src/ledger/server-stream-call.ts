@@ -73,9 +73,17 @@ export class ServerStreamCall<Res> extends EventEmitter {
    * ledger never saw it (the stream was refused or never left the session).
    */
   open(connection: Http2Connection, request: StreamRequest, retry?: () => void): void {
+    // Cancelled while it waited for the connection.
+    if (this.callEnded) return;
     let stream: ClientHttp2Stream;
     try {
-      stream = connection.openCall(request.path, request.authorization);
+      const opened = connection.openCall(request.path, request.authorization);
+      // Refused before sending (headers over the ledger's limit): no other session would take it.
+      if (opened instanceof Error) {
+        this.fail(opened);
+        return;
+      }
+      stream = opened;
     } catch (error) {
       if (retry) retry();
       else this.fail(callError(GrpcStatus.UNAVAILABLE, (error as Error).message));

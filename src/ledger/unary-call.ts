@@ -43,9 +43,15 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
   }
   let stream: http2.ClientHttp2Stream;
   try {
-    stream = connection.openCall(request.path, request.authorization, {
+    const opened = connection.openCall(request.path, request.authorization, {
       "grpc-timeout": grpcTimeout(remainingMs),
     });
+    // Refused before sending (headers over the ledger's limit): no other session would take it.
+    if (opened instanceof Error) {
+      done(opened, undefined, false);
+      return;
+    }
+    stream = opened;
   } catch (error) {
     // The session closed under us: nothing was sent.
     done(callError(GrpcStatus.UNAVAILABLE, (error as Error).message), undefined, true);

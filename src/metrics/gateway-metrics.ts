@@ -12,7 +12,10 @@ import {
   MEMBER_MODES,
   UPSTREAM_CLOSE_REASONS,
 } from "../fanout/subscription.js";
+import type { RefusedCallReason } from "../ledger/http2-connection.js";
 import type { CallOutcome } from "../ledger/ledger-client.js";
+
+const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
 
 /** How a stream was served: a WebSocket or an HTTP list twin. */
 export type StreamTransport = "ws" | "http";
@@ -108,6 +111,13 @@ export class GatewayMetrics {
     help: "Duration of calls to the ledger's gRPC API, by method and gRPC status code",
     labelNames: ["method", "code"] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+    registers: [this.registry],
+  });
+
+  readonly ledgerRefusedCalls = new Counter({
+    name: "ledger_gateway_ledger_refused_calls_total",
+    help: "Calls the gateway refused to send to the ledger, answering the client itself, by reason (metadata_too_large: headers, in practice the token, over the ledger's header limit; answered 431)",
+    labelNames: ["reason"] as const,
     registers: [this.registry],
   });
 
@@ -261,6 +271,7 @@ export class GatewayMetrics {
       this.httpDuration.zero({ route, method });
     }
     for (const method of known.grpcMethods) this.grpcDuration.zero({ method, code: "OK" });
+    for (const reason of REFUSED_CALL_REASONS) this.ledgerRefusedCalls.inc({ reason }, 0);
     for (const endpoint of known.streamEndpoints) {
       this.wsStreamsOpen.set({ endpoint }, 0);
       this.#declareFanout(endpoint);
@@ -327,6 +338,10 @@ export class GatewayMetrics {
       codes.set(outcome.code, series);
     }
     series.observe(outcome.seconds);
+  }
+
+  recordRefusedCall(reason: RefusedCallReason): void {
+    this.ledgerRefusedCalls.inc({ reason });
   }
 
   recordHttp(route: string, method: string, status: number, seconds: number): void {

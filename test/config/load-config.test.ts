@@ -36,6 +36,28 @@ describe("loadConfig", () => {
       fanoutHistoryElements: 1024,
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
+    assert.deepEqual(config.ledgerConnection, {
+      maxMetadataBytes: 8192,
+      keepaliveIntervalMs: 15_000,
+      keepaliveTimeoutMs: 10_000,
+    });
+  });
+
+  it("reads the ledger connection's header limit and keepalive, and refuses a 0s keepalive", () => {
+    const readFile = files({
+      "gw.yaml": "ledger:\n  keepalive-interval: 30s\n  max-metadata-bytes: 10240\n",
+    });
+    assert.deepEqual(
+      loadConfig({ argv: ["--config", "gw.yaml", "--ledger.keepalive-timeout", "20s"], env: {}, readFile })
+        .ledgerConnection,
+      { maxMetadataBytes: 10_240, keepaliveIntervalMs: 30_000, keepaliveTimeoutMs: 20_000 },
+    );
+    assert.throws(
+      () => loadConfig({ argv: ["--ledger.keepalive-interval", "0s"], env: {} }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        error.message === "ledger.keepalive-interval must be longer than 0s, not 0s",
+    );
   });
 
   it("reads server.workers from the file, LEDGER_GATEWAY_SERVER_WORKERS and --server.workers", () => {

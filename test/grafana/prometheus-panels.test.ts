@@ -216,6 +216,11 @@ async function load(port: number, sandbox: RunningSandbox): Promise<void> {
     assert.equal(await http("/v2/state/ledger-end", { headers: auth }), 200);
     assert.equal(await http("/v2/no-such-route", { headers: auth }), 404);
     assert.equal(await http("/v2/version"), 401);
+    // A token over the ledger's header limit: refused by the gateway, never sent.
+    assert.equal(
+      await http("/v2/version", { headers: { authorization: `Bearer ${"x".repeat(16 * 1024)}` } }),
+      431,
+    );
     assert.equal(await http("/v2/parties", { method: "POST", headers: auth, body: "{" }), 400);
     assert.equal(await submitTick(port, token, sandbox.tickParty, `prom-${round}-${Date.now()}`, "x"), 200);
     assert.equal(

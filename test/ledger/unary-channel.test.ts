@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import http2 from "node:http2";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { isGrpcError } from "../../src/errors/error-mapping.js";
+import { errorAnswer, isGrpcError } from "../../src/errors/error-mapping.js";
 import { isOversizedMessage } from "../../src/errors/http-status.js";
 import { type CallOutcome, LedgerClient } from "../../src/ledger/ledger-client.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
@@ -71,14 +71,33 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
     );
   });
 
-  it("sends a 100 KB token as it is, without harm to the calls sharing its connection", async () => {
+  it("refuses a 100 KB token before sending it (431), without harm to the calls sharing its connection", async () => {
     ledger.answer = (stream) => setTimeout(() => answerOk(stream), 100);
     await ledgerEnd();
     const connections = ledger.connections;
+    const streams = ledger.streams.length;
+    outcomes.length = 0;
     const token = "e".repeat(100_000);
-    const [other, big] = await Promise.all([ledgerEnd(), ledgerEnd(token)]);
-    deepStrictEqual([{ ...other }, { ...big }], [{ offset: "5" }, { offset: "5" }]);
-    strictEqual(ledger.streams.at(-1)?.headers.authorization, `Bearer ${token}`);
+    const [other, big] = await Promise.allSettled([ledgerEnd(), ledgerEnd(token)]);
+    deepStrictEqual(other.status === "fulfilled" && { ...other.value }, { offset: "5" });
+    ok(big.status === "rejected", "the 100 KB token's call failed");
+    const error = big.reason as grpc.ServiceError;
+    strictEqual(error.code, grpc.status.RESOURCE_EXHAUSTED, error.details);
+    ok(
+      /take 100\d{3} bytes as HPACK counts them, over the ledger's limit of 8192 bytes \(ledger\.max-metadata-bytes\)$/.test(
+        error.details,
+      ),
+      error.details,
+    );
+    strictEqual(ledger.streams.length, streams + 1, "only the other call reached the ledger");
+    const answer = errorAnswer(error);
+    strictEqual(answer.status, 431);
+    ok(answer.kind === "json" && answer.body.code === "REQUEST_HEADERS_TOO_LARGE", JSON.stringify(answer));
+    ok(!answer.body.cause.includes("eeee"), "the token is not in the answer");
+    ok(
+      outcomes.some((outcome) => outcome.code === "RESOURCE_EXHAUSTED"),
+      `the refusal is a call outcome: ${outcomes.map((outcome) => outcome.code)}`,
+    );
     deepStrictEqual({ ...(await ledgerEnd()) }, { offset: "5" });
     strictEqual(ledger.connections, connections, "one connection throughout");
   });
@@ -148,6 +167,26 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
       strictEqual(error.details, `Received HTTP status code ${httpStatus}`);
     });
   }
+
+  it("maps HTTP 431 (Netty's answer to headers over its limit) to the gateway's 431, not UNKNOWN", async () => {
+    ledger.answer = (stream) => stream.respond({ ":status": 431 }, { endStream: true });
+    const error = await failure(ledgerEnd());
+    strictEqual(error.code, grpc.status.RESOURCE_EXHAUSTED);
+    strictEqual(
+      error.details,
+      "Request metadata too large: the ledger answered HTTP status 431 (Request Header Fields Too Large)",
+    );
+    const answer = errorAnswer(error);
+    deepStrictEqual(
+      answer.kind === "json" && [
+        answer.status,
+        answer.body.code,
+        answer.body.errorCategory,
+        answer.body.grpcCodeValue,
+      ],
+      [431, "REQUEST_HEADERS_TOO_LARGE", 8, grpc.status.INVALID_ARGUMENT],
+    );
+  });
 
   it("fails INTERNAL on a compressed message (no compression was offered)", async () => {
     ledger.answer = (stream) => answerOk(stream, Buffer.from([1, 0, 0, 0, 2, 0x08, 0x05]));
