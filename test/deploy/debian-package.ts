@@ -16,12 +16,21 @@ export async function debianBinary(
 ): Promise<string | { skip: string }> {
   const found = await which(binary);
   if (found) return found;
-  if (process.getuid?.() !== 0) {
-    return { skip: `${binary} is not installed and this test is not root: apt-get install ${debianPackage}` };
-  }
+  const installed = await debianPackages([debianPackage]);
+  if (installed !== true) return { skip: `${binary} is not installed: ${installed.skip}` };
+  return (await which(binary)) ?? { skip: `${debianPackage} installed no ${binary}` };
+}
+
+/**
+ * Installs Debian packages with apt-get (root only), refreshing the package lists once if a
+ * first try fails. Resolves true, or with `{ skip }` naming the packages and why they cannot be had.
+ */
+export async function debianPackages(packages: readonly string[]): Promise<true | { skip: string }> {
+  const line = `apt-get install ${packages.join(" ")}`;
+  if (process.getuid?.() !== 0) return { skip: `this test is not root: ${line}` };
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const install = () =>
-    run("apt-get", ["install", "-y", "--no-install-recommends", debianPackage], { env, timeout: 600_000 });
+    run("apt-get", ["install", "-y", "--no-install-recommends", ...packages], { env, timeout: 600_000 });
   try {
     await install();
   } catch {
@@ -30,10 +39,10 @@ export async function debianBinary(
       await run("apt-get", ["update"], { env, timeout: 600_000 });
       await install();
     } catch (error) {
-      return { skip: `apt-get install ${debianPackage} failed: ${(error as Error).message.slice(0, 500)}` };
+      return { skip: `${line} failed: ${(error as Error).message.slice(0, 500)}` };
     }
   }
-  return (await which(binary)) ?? { skip: `${debianPackage} installed no ${binary}` };
+  return true;
 }
 
 async function which(binary: string): Promise<string | undefined> {
