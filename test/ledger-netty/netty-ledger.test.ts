@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import http2 from "node:http2";
 import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
@@ -150,7 +151,7 @@ describe("grpc-java on Netty configured as Canton's Ledger API, in front of the 
   });
 });
 
-describe("flow control through the Netty ledger", { skip }, () => {
+describe("flow control and cancellation through the Netty ledger", { skip }, () => {
   const TICKS = 3_000;
   let sandbox: RunningSandbox;
   let backend: FaultProxy;
@@ -171,21 +172,7 @@ describe("flow control through the Netty ledger", { skip }, () => {
   it("holds the sandbox back while its client does not read, and delivers every byte once it does", async () => {
     const preloaded = sandbox.preloaded;
     assert.ok(preloaded);
-    const request = ledgerApiProtos().root.lookupType("com.daml.ledger.api.v2.GetUpdatesRequest");
-    const message = request
-      .encode(
-        request.fromObject({
-          beginExclusive: 0,
-          endInclusive: preloaded.lastOffset,
-          updateFormat: {
-            includeTransactions: {
-              eventFormat: { filtersByParty: { [preloaded.party]: {} } },
-              transactionShape: 1,
-            },
-          },
-        }),
-      )
-      .finish();
+    const message = updatesMessage(preloaded.party, preloaded.lastOffset);
     const raw = rawSession(netty.port);
     const call = rawCall(raw.session, GET_UPDATES, {
       token: tokenFor(`actAs-${preloaded.party}`),
@@ -210,7 +197,45 @@ describe("flow control through the Netty ledger", { skip }, () => {
       `the sandbox had sent ${sent} of ${end.bytes} bytes while the client read nothing`,
     );
   });
+
+  it("passes a client's cancellation on to the sandbox", async () => {
+    const party = sandbox.preloaded?.party as string;
+    const method = "UpdateService/GetUpdates";
+    const before = sandbox.calls.open(method);
+    const raw = rawSession(netty.port);
+    const call = rawCall(raw.session, GET_UPDATES, {
+      token: tokenFor(`actAs-${party}`),
+      message: updatesMessage(party),
+      end: true,
+    });
+    await new Promise((resolve) => call.stream.once("data", resolve));
+    assert.equal(sandbox.calls.open(method), before + 1, "the open-ended stream is open at the sandbox");
+    call.stream.close(http2.constants.NGHTTP2_CANCEL);
+    await call.ended;
+    // Bounded only so that a proxy that never cancels fails instead of hanging.
+    for (let waited = 0; sandbox.calls.open(method) > before; waited += 50) {
+      assert.ok(waited < 30_000, "the sandbox's call is still open 30 s after the client cancelled");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    raw.session.close();
+  });
 });
+
+/** A GetUpdatesRequest of the ACS deltas of `party` from the start, open-ended unless `endInclusive`. */
+function updatesMessage(party: string, endInclusive?: number): Uint8Array {
+  const request = ledgerApiProtos().root.lookupType("com.daml.ledger.api.v2.GetUpdatesRequest");
+  return request
+    .encode(
+      request.fromObject({
+        beginExclusive: 0,
+        ...(endInclusive === undefined ? {} : { endInclusive }),
+        updateFormat: {
+          includeTransactions: { eventFormat: { filtersByParty: { [party]: {} } }, transactionShape: 1 },
+        },
+      }),
+    )
+    .finish();
+}
 
 /** A JSON error body without its per-request ids (correlation and trace ids, `context.tid`). */
 function withoutIds(body: string): unknown {
