@@ -8,6 +8,8 @@ type Json = Record<string, unknown>;
 export interface UpdateSubscription {
   /** Offsets of the elements received, transactions and checkpoints alike, in order. */
   readonly offsets: number[];
+  /** The update's kind of each element in `offsets` (Transaction, OffsetCheckpoint, ...). */
+  readonly kinds: string[];
   /** Frames that are not elements (error frames). */
   readonly errors: Json[];
   /** How the socket closed. */
@@ -34,6 +36,7 @@ export function subscribeUpdates(
     `jwt.token.${options.token ?? tokenFor(`actAs-${party}`)}`,
   ]);
   const offsets: number[] = [];
+  const kinds: string[] = [];
   const errors: Json[] = [];
   const waiters = new Set<() => void>();
   let closeSeen: { code: number; reason: string } | undefined;
@@ -45,7 +48,11 @@ export function subscribeUpdates(
       update?: Record<string, { value: { offset: number } }>;
     };
     if (frame.update === undefined) errors.push(frame as Json);
-    else offsets.push(Object.values(frame.update)[0]?.value.offset as number);
+    else {
+      const [kind, content] = Object.entries(frame.update)[0] ?? [];
+      offsets.push(content?.value.offset as number);
+      kinds.push(kind as string);
+    }
     for (const wake of waiters) wake();
   });
   socket.on("error", () => undefined);
@@ -70,6 +77,7 @@ export function subscribeUpdates(
     });
   return {
     offsets,
+    kinds,
     errors,
     closed,
     async elements(n) {
