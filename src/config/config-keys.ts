@@ -162,6 +162,11 @@ export const CONFIG_KEYS = {
     doc: "target audience of the sandbox",
   },
   "sandbox.auth.issuer": { type: { kind: "string" }, default: undefined, doc: "required iss at the sandbox" },
+  "sandbox.auth.max-token-lifetime": {
+    type: { kind: "duration" },
+    default: "5m",
+    doc: "Canton's ledger-api.max-token-lifetime: in the verifying modes (hs256, rs256, es256) the sandbox refuses tokens that expire further ahead than this, or never; `unsafe` accepts any lifetime; 0s: no limit",
+  },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

@@ -293,6 +293,7 @@ function build(settings: Settings): GatewayConfig {
     sandboxAuth: {
       mode: str("sandbox.auth.mode") as VerificationMode,
       ...authFiles("sandbox.auth", optional),
+      maxTokenLifetimeMs: parseDuration(str("sandbox.auth.max-token-lifetime")) as number,
     },
     log: { level: str("log.level") },
   };
