@@ -173,16 +173,58 @@ function startToken(config: GatewayConfig): { token: string; lifetime: string } 
   };
 }
 
+/** What the command line drives of a gateway, one thread or several. */
+interface RunningCliGateway {
+  readonly port: number;
+  enterLameDuck(): void;
+  stop(): Promise<void>;
+  readonly failed?: Promise<Error>;
+}
+
 async function serve(config: GatewayConfig): Promise<void> {
   const workers = config.server.workers;
   const log = pino(gatewayLogOptions(config.log.level, workers > 1 ? "main" : undefined));
+  let gateway: RunningCliGateway | undefined;
+  let stopSandbox: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      // An operator who signals again does not want to wait for the drain.
+      log.warn({ signal }, "second signal: exiting without waiting for requests in flight");
+      process.exit(1);
+    }
+    stopping = true;
+    if (gateway === undefined) {
+      // Still starting: nothing served yet, nothing to drain.
+      log.info({ signal }, "stopping during start-up");
+      await stopSandbox?.();
+      process.exit(0);
+    }
+    // SIGTERM is how orchestrators stop a gateway behind a load balancer: first the lame duck,
+    // which tells the balancer through /readyz while requests are still served. An operator's
+    // Ctrl-C (SIGINT) has no balancer to wait for.
+    const drainDelayMs = signal === "SIGTERM" ? config.server.drainDelayMs : 0;
+    if (drainDelayMs > 0) {
+      gateway.enterLameDuck();
+      log.info({ signal, drainDelayMs }, "lame duck: /readyz answers 503, requests are still served");
+      await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    }
+    log.info({ signal }, "shutting down");
+    await gateway.stop();
+    await stopSandbox?.();
+    log.info("stopped");
+    process.exit(0);
+  };
+  // From the start: a signal right after the "gateway listening" line must not find Node's
+  // default action (an abrupt exit) still in place.
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
   // Before the sandbox starts: a taken port is the whole story, not the end of a start-up log.
   // Worker threads share the port: the main thread holds it for them from now on.
   let held: HeldPort | undefined;
   if (workers > 1) held = await holdGatewayPort(config);
   else await checkAddressFree(config);
   let ledgerAddress: LedgerAddress;
-  let stopSandbox: (() => Promise<void>) | undefined;
   let sandboxEnded: Promise<Error> | undefined;
   if (config.ledger.kind === "embedded") {
     // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
@@ -207,29 +249,30 @@ async function serve(config: GatewayConfig): Promise<void> {
     const { host, port, tls } = config.ledger;
     ledgerAddress = tls ? { host, port, tls } : { host, port };
   }
-  let gateway: { port: number; stop(): Promise<void>; failed?: Promise<Error> };
+  let running: RunningCliGateway;
   if (held === undefined) {
-    gateway = await startGateway(config, ledgerAddress, log);
+    running = await startGateway(config, ledgerAddress, log);
   } else {
     try {
-      gateway = await startGatewayWorkers({ count: workers, config, port: held.port, ledgerAddress, log });
+      running = await startGatewayWorkers({ count: workers, config, port: held.port, ledgerAddress, log });
     } finally {
       held.release();
     }
     log.info(
       {
         address: config.server.address,
-        port: gateway.port,
+        port: running.port,
         ledger: `${ledgerAddress.host}:${ledgerAddress.port}`,
         workers,
       },
       "gateway listening",
     );
   }
+  gateway = running;
   if (config.ledger.kind === "embedded") {
     // A first request to copy: stderr, so stdout stays one JSON log entry per line.
     const start = startToken(config);
-    const base = `http://${config.server.address}:${gateway.port}${config.server.pathPrefix}`;
+    const base = `http://${config.server.address}:${running.port}${config.server.pathPrefix}`;
     process.stderr.write(
       start === undefined
         ? `\nMint an admin token with your private key:\n  ledger-json-gateway token --alg ${config.sandboxAuth.mode.toUpperCase()} --key KEY.pem\n\n`
@@ -237,26 +280,12 @@ async function serve(config: GatewayConfig): Promise<void> {
     );
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      // An operator who signals again does not want to wait for the drain.
-      log.warn({ signal }, "second signal: exiting without waiting for requests in flight");
-      process.exit(1);
-    }
-    stopping = true;
-    log.info({ signal }, "shutting down");
-    await gateway.stop();
-    await stopSandbox?.();
-    log.info("stopped");
-    process.exit(0);
-  };
-  if (gateway.failed) {
-    void gateway.failed.then(async (error) => {
+  if (running.failed) {
+    void running.failed.then(async (error) => {
       if (stopping) return;
       stopping = true;
       log.error({ err: error }, "a gateway worker ended; stopping the gateway");
-      await gateway.stop();
+      await running.stop();
       await stopSandbox?.();
       process.exit(1);
     });
@@ -267,11 +296,9 @@ async function serve(config: GatewayConfig): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.error({ err: error }, "the embedded sandbox ended; stopping the gateway");
-    await gateway.stop();
+    await running.stop();
     process.exit(1);
   });
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -30,6 +30,11 @@ export const CONFIG_KEYS = {
     default: "20s",
     doc: "deadline of unary ledger calls; a graceful shutdown waits up to this long for requests in flight",
   },
+  "server.drain-delay": {
+    type: { kind: "duration" },
+    default: "5s",
+    doc: "on SIGTERM, how long /readyz answers 503 while requests are still served, before new ones are refused (lame duck: load balancers stop routing first); 0s: refuse at once",
+  },
   "server.body-read-timeout": {
     type: { kind: "duration" },
     default: "60s",

@@ -72,9 +72,10 @@ async function runToEnd(
   return { code, stdout, stderr };
 }
 
+/** Teardown: SIGINT, the graceful shutdown without SIGTERM's lame duck to wait through. */
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
+  child.kill("SIGINT");
   await once(child, "exit");
 }
 
