@@ -20,7 +20,13 @@ export function tokenLifetimeRefusal(
   return undefined;
 }
 
-/** java.time.Instant#toString at millisecond precision, as Canton prints instants in its texts. */
+/**
+ * java.time.Instant#toString at millisecond precision, as Canton prints instants in its texts.
+ * An instant past what a Date holds (a token's `exp` of 1e20, say) is written as its epoch
+ * milliseconds rather than thrown about.
+ */
 export function javaInstantText(ms: number): string {
-  return new Date(ms).toISOString().replace(".000Z", "Z");
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return `${ms} ms after the epoch`;
+  return date.toISOString().replace(".000Z", "Z");
 }

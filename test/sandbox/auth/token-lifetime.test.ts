@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { pino } from "pino";
+import { createTokenVerifier } from "../../../src/jwt/token-verifier.js";
 import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
 import { decodeStatusDetails, type StatusDetails } from "../../../src/proto/status-details.js";
 import { permissiveAuthorizer } from "../../../src/sandbox/auth/authorization.js";
@@ -253,5 +254,16 @@ describe("streams end at their token's expiry with ACCESS_TOKEN_EXPIRED (Canton'
       `the timers to go (${before} before, ${open} while open, ${timers()} now)`,
       () => timers() <= before,
     );
+  });
+});
+
+describe("the lifetime check on odd expiries", () => {
+  it("refuses an exp far past any date (1e20) with its reason, without failing itself", async () => {
+    const verifier = createTokenVerifier({ mode: "hs256", secret: SECRET, maxTokenLifetimeMs: 300_000 });
+    const result = await verifier.verify(hs(1e20));
+    deepStrictEqual(result, {
+      ok: false,
+      reason: "Could not verify JWT token: token lifetime (1e+23 ms after the epoch) too long",
+    });
   });
 });
