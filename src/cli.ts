@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import type { GatewayConfig } from "./config/gateway-config.js";
-import { ConfigError, describeKeys, loadConfig } from "./config/load-config.js";
+import { ConfigError, describeKeys, loadConfig, parseDuration } from "./config/load-config.js";
 import { didYouMean, nearestNames } from "./config/nearest-name.js";
 import {
   checkAddressFree,
@@ -17,7 +17,7 @@ import { readVerificationFiles } from "./jwt/token-verifier.js";
 import { startGatewayWorkers } from "./workers/gateway-workers.js";
 import { gatewayLogOptions } from "./workers/log-options.js";
 
-const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires SECONDS] [--alg HS256|RS256|ES256]
+const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires-in DURATION] [--alg HS256|RS256|ES256]
                            [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
       Print a Ledger API token for the user (default participant_admin): HS256 with the secret,
       or RS256/ES256 with the private key.
@@ -29,7 +29,9 @@ ${TOKEN_USAGE}
 Options:
   --user ID         user id of the token (sub claim); default participant_admin
   --secret S        HS256 secret; default "secret" (what the embedded sandbox's unsafe mode accepts)
-  --expires SECONDS lifetime; default 86400
+  --expires-in D    lifetime, e.g. 90s, 5m, 8h; default 5m: Canton's max-token-lifetime, the longest
+                    a participant (and this sandbox in its verifying modes) accepts by default
+  --expires SECONDS the lifetime in seconds instead
   --alg ALG         HS256 (default), RS256 or ES256
   --key FILE        PEM private key, for RS256 and ES256
   --audience AUD    aud claim (Canton's audience-based tokens)
@@ -81,7 +83,8 @@ function isHelp(args: readonly string[]): boolean {
 const TOKEN_OPTIONS = {
   user: { type: "string", default: "participant_admin" },
   secret: { type: "string", default: "secret" },
-  expires: { type: "string", default: "86400" },
+  "expires-in": { type: "string" },
+  expires: { type: "string" },
   alg: { type: "string", default: "HS256" },
   key: { type: "string" },
   audience: { type: "string" },
@@ -104,10 +107,7 @@ function tokenCommand(args: string[]): string {
     }
   }
   const { values } = parseArgs({ args, options: TOKEN_OPTIONS });
-  const expiresInSeconds = Number(values.expires);
-  if (!Number.isInteger(expiresInSeconds) || expiresInSeconds <= 0) {
-    throw new ConfigError(`--expires takes a positive number of seconds, got ${values.expires}`);
-  }
+  const expiresInSeconds = tokenLifetimeSeconds(values["expires-in"], values.expires);
   const algorithm = (values.alg ?? "HS256").toUpperCase() as SigningAlgorithm;
   if (!["HS256", "RS256", "ES256"].includes(algorithm))
     throw new ConfigError("--alg takes HS256, RS256 or ES256");
@@ -126,29 +126,105 @@ function tokenCommand(args: string[]): string {
   });
 }
 
+/**
+ * Canton's participant refuses tokens that expire more than its max-token-lifetime (5 minutes by
+ * default) ahead, so that is the default: a token minted here works against Canton as it is.
+ */
+const DEFAULT_TOKEN_LIFETIME = "5m";
+
+/** `--expires-in 8h` or `--expires 28800`, one of them; else the default. */
+function tokenLifetimeSeconds(expiresIn: string | undefined, expires: string | undefined): number {
+  if (expiresIn !== undefined && expires !== undefined)
+    throw new ConfigError("give --expires-in or --expires, not both");
+  if (expires !== undefined) {
+    const seconds = Number(expires);
+    if (!Number.isInteger(seconds) || seconds <= 0)
+      throw new ConfigError(`--expires takes a positive number of seconds, got ${expires}`);
+    return seconds;
+  }
+  const ms = parseDuration(expiresIn ?? DEFAULT_TOKEN_LIFETIME);
+  if (ms === undefined || ms < 1000)
+    throw new ConfigError(
+      `--expires-in takes a duration of a second or more such as 90s, 5m, 8h, got ${expiresIn}`,
+    );
+  return Math.floor(ms / 1000);
+}
+
+/** The unsafe sandbox accepts any lifetime: the printed token lasts a day of development. */
+const UNSAFE_START_TOKEN_SECONDS = 86_400;
+
 /** A first admin token to print at start, when the gateway can sign one the sandbox accepts. */
-function startToken(config: GatewayConfig): string | undefined {
-  const { mode, secret, audience, issuer } = config.sandboxAuth;
+function startToken(config: GatewayConfig): { token: string; lifetime: string } | undefined {
+  const { mode, secret, audience, issuer, maxTokenLifetimeMs } = config.sandboxAuth;
   if (mode !== "unsafe" && mode !== "hs256") return undefined;
-  return mintToken({
+  // hs256 refuses tokens past its max-token-lifetime: the longest it accepts.
+  const limitSeconds = mode === "hs256" ? Math.floor((maxTokenLifetimeMs ?? 0) / 1000) : 0;
+  const expiresInSeconds = limitSeconds > 0 ? limitSeconds : UNSAFE_START_TOKEN_SECONDS;
+  const token = mintToken({
     user: "participant_admin",
     secret: mode === "hs256" ? (secret ?? "") : "secret",
-    expiresInSeconds: 86_400,
+    expiresInSeconds,
     ...(audience !== undefined ? { audience } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
   });
+  return {
+    token,
+    lifetime: expiresInSeconds % 3600 === 0 ? `${expiresInSeconds / 3600} h` : `${expiresInSeconds} s`,
+  };
+}
+
+/** What the command line drives of a gateway, one thread or several. */
+interface RunningCliGateway {
+  readonly port: number;
+  enterLameDuck(): void;
+  stop(): Promise<void>;
+  readonly failed?: Promise<Error>;
 }
 
 async function serve(config: GatewayConfig): Promise<void> {
   const workers = config.server.workers;
   const log = pino(gatewayLogOptions(config.log.level, workers > 1 ? "main" : undefined));
+  let gateway: RunningCliGateway | undefined;
+  let stopSandbox: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      // An operator who signals again does not want to wait for the drain.
+      log.warn({ signal }, "second signal: exiting without waiting for requests in flight");
+      process.exit(1);
+    }
+    stopping = true;
+    if (gateway === undefined) {
+      // Still starting: nothing served yet, nothing to drain.
+      log.info({ signal }, "stopping during start-up");
+      await stopSandbox?.();
+      process.exit(0);
+    }
+    // SIGTERM is how orchestrators stop a gateway behind a load balancer: first the lame duck,
+    // which tells the balancer through /readyz while requests are still served. An operator's
+    // Ctrl-C (SIGINT) has no balancer to wait for.
+    const drainDelayMs = signal === "SIGTERM" ? config.server.drainDelayMs : 0;
+    if (drainDelayMs > 0) {
+      gateway.enterLameDuck();
+      log.info({ signal, drainDelayMs }, "lame duck: /readyz answers 503, requests are still served");
+      await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    }
+    log.info({ signal }, "shutting down");
+    await gateway.stop();
+    await stopSandbox?.();
+    log.info("stopped");
+    process.exit(0);
+  };
+  // From the start: a signal right after the "gateway listening" line must not find Node's
+  // default action (an abrupt exit) still in place.
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
   // Before the sandbox starts: a taken port is the whole story, not the end of a start-up log.
   // Worker threads share the port: the main thread holds it for them from now on.
   let held: HeldPort | undefined;
   if (workers > 1) held = await holdGatewayPort(config);
   else await checkAddressFree(config);
   let ledgerAddress: LedgerAddress;
-  let stopSandbox: (() => Promise<void>) | undefined;
   let sandboxEnded: Promise<Error> | undefined;
   if (config.ledger.kind === "embedded") {
     // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
@@ -173,56 +249,43 @@ async function serve(config: GatewayConfig): Promise<void> {
     const { host, port, tls } = config.ledger;
     ledgerAddress = tls ? { host, port, tls } : { host, port };
   }
-  let gateway: { port: number; stop(): Promise<void>; failed?: Promise<Error> };
+  let running: RunningCliGateway;
   if (held === undefined) {
-    gateway = await startGateway(config, ledgerAddress, log);
+    running = await startGateway(config, ledgerAddress, log);
   } else {
     try {
-      gateway = await startGatewayWorkers({ count: workers, config, port: held.port, ledgerAddress, log });
+      running = await startGatewayWorkers({ count: workers, config, port: held.port, ledgerAddress, log });
     } finally {
       held.release();
     }
     log.info(
       {
         address: config.server.address,
-        port: gateway.port,
+        port: running.port,
         ledger: `${ledgerAddress.host}:${ledgerAddress.port}`,
         workers,
       },
       "gateway listening",
     );
   }
+  gateway = running;
   if (config.ledger.kind === "embedded") {
     // A first request to copy: stderr, so stdout stays one JSON log entry per line.
-    const token = startToken(config);
-    const base = `http://${config.server.address}:${gateway.port}${config.server.pathPrefix}`;
+    const start = startToken(config);
+    const base = `http://${config.server.address}:${running.port}${config.server.pathPrefix}`;
     process.stderr.write(
-      token === undefined
+      start === undefined
         ? `\nMint an admin token with your private key:\n  ledger-json-gateway token --alg ${config.sandboxAuth.mode.toUpperCase()} --key KEY.pem\n\n`
-        : `\nAdmin token (participant_admin, 24 h):\n  ${token}\nTry:\n  curl -H 'Authorization: Bearer ${token}' ${base}/v2/version\n\n`,
+        : `\nAdmin token (participant_admin, ${start.lifetime}):\n  ${start.token}\nTry:\n  curl -H 'Authorization: Bearer ${start.token}' ${base}/v2/version\n\n`,
     );
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      // An operator who signals again does not want to wait for the drain.
-      log.warn({ signal }, "second signal: exiting without waiting for requests in flight");
-      process.exit(1);
-    }
-    stopping = true;
-    log.info({ signal }, "shutting down");
-    await gateway.stop();
-    await stopSandbox?.();
-    log.info("stopped");
-    process.exit(0);
-  };
-  if (gateway.failed) {
-    void gateway.failed.then(async (error) => {
+  if (running.failed) {
+    void running.failed.then(async (error) => {
       if (stopping) return;
       stopping = true;
       log.error({ err: error }, "a gateway worker ended; stopping the gateway");
-      await gateway.stop();
+      await running.stop();
       await stopSandbox?.();
       process.exit(1);
     });
@@ -233,11 +296,9 @@ async function serve(config: GatewayConfig): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.error({ err: error }, "the embedded sandbox ended; stopping the gateway");
-    await gateway.stop();
+    await running.stop();
     process.exit(1);
   });
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -68,6 +68,11 @@ export interface RunningGateway {
   /** This gateway's own metrics (undefined when metrics.enabled is false). */
   readonly metrics: GatewayMetrics | undefined;
   /**
+   * The lame duck before a shutdown: /readyz answers 503 from now on, everything else is served
+   * as before, so that load balancers stop routing here before requests are refused.
+   */
+  enterLameDuck(): void;
+  /**
    * Graceful shutdown: stops accepting connections and requests (503 SERVICE_NOT_RUNNING, then
    * close), lets the requests in flight be answered (up to `drainMs`, by default the request
    * timeout and a second: every unary ledger call has ended by then), then ends the WebSocket
@@ -120,7 +125,16 @@ export async function startGateway(
     },
   };
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
-  const routes = routeTable(config, deps, streamEndpoints, components, metrics, options.metricsExposition);
+  let lameDuck = false;
+  const routes = routeTable(
+    config,
+    deps,
+    streamEndpoints,
+    components,
+    metrics,
+    options.metricsExposition,
+    () => lameDuck,
+  );
 
   metrics?.declare({
     // A WebSocket refused before its upgrade is counted as a GET of the endpoint's path.
@@ -204,6 +218,9 @@ export async function startGateway(
   return {
     port,
     metrics,
+    enterLameDuck() {
+      lameDuck = true;
+    },
     stop(drainMs = drainBoundMs(config)) {
       stopped ??= stop(drainMs);
       return stopped;
@@ -266,9 +283,10 @@ function routeTable(
   components: SchemaComponents,
   metrics: GatewayMetrics | undefined,
   metricsExposition: GatewayOptions["metricsExposition"],
+  shuttingDown: () => boolean,
 ): Route[] {
   const routes: Route[] = [
-    ...probeRoutes(deps.ledger),
+    ...probeRoutes(deps.ledger, shuttingDown),
     ...(metrics ? [metricsRoute(metrics, metricsExposition)] : []),
     ...ledgerApiRoutes(deps),
     ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),

@@ -30,6 +30,11 @@ export const CONFIG_KEYS = {
     default: "20s",
     doc: "deadline of unary ledger calls; a graceful shutdown waits up to this long for requests in flight",
   },
+  "server.drain-delay": {
+    type: { kind: "duration" },
+    default: "5s",
+    doc: "on SIGTERM, how long /readyz answers 503 while requests are still served, before new ones are refused (lame duck: load balancers stop routing first); 0s: refuse at once",
+  },
   "server.body-read-timeout": {
     type: { kind: "duration" },
     default: "60s",
@@ -182,6 +187,11 @@ export const CONFIG_KEYS = {
     doc: "target audience of the sandbox",
   },
   "sandbox.auth.issuer": { type: { kind: "string" }, default: undefined, doc: "required iss at the sandbox" },
+  "sandbox.auth.max-token-lifetime": {
+    type: { kind: "duration" },
+    default: "5m",
+    doc: "Canton's ledger-api.max-token-lifetime: in the verifying modes (hs256, rs256, es256) the sandbox refuses tokens that expire further ahead than this, or never; `unsafe` accepts any lifetime; 0s: no limit",
+  },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

@@ -31,6 +31,8 @@ export interface GatewayConfig {
     /** Normalised: empty, or starting with `/` and not ending with one. */
     pathPrefix: string;
     requestTimeoutMs: number;
+    /** On SIGTERM: how long /readyz answers 503 before the graceful shutdown starts (0: none). */
+    drainDelayMs: number;
     /** How long a request body may take to arrive (slow or abandoned uploads end there). */
     bodyReadTimeoutMs: number;
     maxBodyBytes: number;

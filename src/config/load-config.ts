@@ -266,6 +266,7 @@ function build(settings: Settings): GatewayConfig {
       port: num("server.port"),
       pathPrefix: normalisePrefix(str("server.path-prefix")),
       requestTimeoutMs: parseDuration(str("server.request-timeout")) as number,
+      drainDelayMs: parseDuration(str("server.drain-delay")) as number,
       bodyReadTimeoutMs: parseDuration(str("server.body-read-timeout")) as number,
       maxBodyBytes: num("server.max-body-bytes"),
       workers: (get("server.workers") as number | undefined) ?? availableParallelism(),
@@ -299,6 +300,7 @@ function build(settings: Settings): GatewayConfig {
     sandboxAuth: {
       mode: str("sandbox.auth.mode") as VerificationMode,
       ...authFiles("sandbox.auth", optional),
+      maxTokenLifetimeMs: parseDuration(str("sandbox.auth.max-token-lifetime")) as number,
     },
     log: { level: str("log.level") },
   };

@@ -2,6 +2,7 @@ import { createPublicKey, type JsonWebKey } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createDecoder, createVerifier, type DecodedJwt } from "fast-jwt";
 import { type ClaimsResult, readLedgerClaims } from "./ledger-claims.js";
+import { tokenLifetimeRefusal } from "./token-lifetime.js";
 
 /**
  * Access token verification with the options a Canton participant offers (HMAC-256 secret, RSA
@@ -27,6 +28,11 @@ export interface TokenVerificationOptions {
   readonly scope?: string;
   /** When set, `iss` must equal it. */
   readonly issuer?: string;
+  /**
+   * Canton's `max-token-lifetime`: a token whose `exp` is further than this from now, or that
+   * has no `exp`, is refused (token-lifetime.ts). Absent or 0: no limit.
+   */
+  readonly maxTokenLifetimeMs?: number;
 }
 
 /** File-based key options, as config and CLI flags name them. */
@@ -58,7 +64,8 @@ export function createTokenVerifier(options: TokenVerificationOptions): TokenVer
     ...(options.audience !== undefined ? { audience: options.audience } : {}),
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
   };
-  if (options.mode === "unsafe") return unsafeVerifier(rules, options.issuer);
+  const lifetimeChecked = withLifetimeLimit(options.maxTokenLifetimeMs ?? 0);
+  if (options.mode === "unsafe") return lifetimeChecked(unsafeVerifier(rules, options.issuer));
   const algorithm = ALGORITHMS[options.mode];
   const keyFor = keySource(options, algorithm);
   const verifier = createVerifier({
@@ -67,7 +74,7 @@ export function createTokenVerifier(options: TokenVerificationOptions): TokenVer
     ...(options.issuer !== undefined ? { allowedIss: options.issuer } : {}),
     cache: false,
   });
-  return {
+  return lifetimeChecked({
     mode: options.mode,
     async verify(token) {
       let payload: unknown;
@@ -78,7 +85,21 @@ export function createTokenVerifier(options: TokenVerificationOptions): TokenVer
       }
       return readLedgerClaims(payload, rules);
     },
-  };
+  });
+}
+
+/** The verifier with Canton's lifetime check after its own (a valid token only). */
+function withLifetimeLimit(maxLifetimeMs: number): (verifier: TokenVerifier) => TokenVerifier {
+  if (maxLifetimeMs === 0) return (verifier) => verifier;
+  return (verifier) => ({
+    mode: verifier.mode,
+    async verify(token) {
+      const result = await verifier.verify(token);
+      if (!result.ok) return result;
+      const refusal = tokenLifetimeRefusal(result.claims.expiresAt, maxLifetimeMs, Date.now());
+      return refusal === undefined ? result : { ok: false, reason: `Could not verify JWT token: ${refusal}` };
+    },
+  });
 }
 
 function unsafeVerifier(

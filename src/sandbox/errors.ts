@@ -1,3 +1,4 @@
+import { javaInstantText } from "../jwt/token-lifetime.js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
 import { errorCode, SandboxError } from "./sandbox-error.js";
 
@@ -37,6 +38,7 @@ const ERROR_CODES = {
     ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials,
   ),
   PERMISSION_DENIED: errorCode("PERMISSION_DENIED", ERROR_CATEGORIES.InsufficientPermission),
+  ACCESS_TOKEN_EXPIRED: errorCode("ACCESS_TOKEN_EXPIRED", ERROR_CATEGORIES.ContentionOnSharedResources),
   /**
    * Not a Canton code: the sandbox's answer for a Ledger API method it does not implement yet.
    * Canton's category for it (14) is redacted, but a developer must learn which method is missing,
@@ -123,6 +125,16 @@ export const errors = {
     new SandboxError(
       ERROR_CODES.PERMISSION_DENIED,
       `The provided authorization token is not sufficient to authorize the intended command: ${cause}`,
+    ),
+
+  /**
+   * A stream whose token expired while it ran: AuthorizationChecksErrors.AccessTokenExpired, whose
+   * cause is AuthorizationError.Expired's reason with both instants.
+   */
+  accessTokenExpired: (validUntilMs: number, nowMs: number) =>
+    new SandboxError(
+      ERROR_CODES.ACCESS_TOKEN_EXPIRED,
+      `Claims were valid until ${javaInstantText(validUntilMs)}, current time is ${javaInstantText(nowMs)}`,
     ),
 
   unsupported: (method: string) =>

@@ -3,6 +3,7 @@ import { Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer, Requirement } from "./auth/authorization.js";
+import { expiryTimer } from "./auth/stream-expiry.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
 import { errors } from "./errors.js";
 import { isRedacted, SandboxError, toServiceError } from "./sandbox-error.js";
@@ -151,39 +152,90 @@ function serverStreamingCall(
 ): grpc.handleServerStreamingCall<unknown, unknown> {
   return (call) => {
     const traceId = traceIdOf(call.metadata);
-    const sink = streamSink(call);
+    const fail = (error: unknown) => {
+      const send = () => call.emit("error", failure(method, traceId, error, env));
+      answerSafely(method, traceId, env, send, emitError(call));
+    };
+    const sink = streamSink(call, (validUntilMs, nowMs) =>
+      fail(errors.accessTokenExpired(validUntilMs, nowMs)),
+    );
     const done = env.calls?.begin(method);
     if (done) void sink.whenCancelled.then(done);
-    run(method, traceId, call.metadata, env, (context) => handler(call.request, context, sink)).then(
+    run(method, traceId, call.metadata, env, (context) => {
+      if (context.caller.expiresAt !== undefined) sink.expireAt(context.caller.expiresAt * 1000);
+      return handler(call.request, context, sink);
+    }).then(
       () => {
         done?.();
+        sink.settled();
         if (!sink.cancelled) answerSafely(method, traceId, env, () => call.end(), emitError(call));
       },
       (error: unknown) => {
         done?.();
-        if (sink.cancelled) return;
-        const send = () => call.emit("error", failure(method, traceId, error, env));
-        answerSafely(method, traceId, env, send, emitError(call));
+        sink.settled();
+        if (!sink.cancelled) fail(error);
       },
     );
   };
 }
 
-function streamSink(call: grpc.ServerWritableStream<unknown, unknown>): StreamSink {
+/** The sink of one call, with the end of the call's token (Canton's ongoing stream authorization). */
+interface ExpiringSink extends StreamSink {
+  /**
+   * From `expiresAtMs` (epoch ms) on, the stream is over: the handler sees it cancelled, nothing
+   * more is written, and `onExpired` sends ACCESS_TOKEN_EXPIRED, once.
+   */
+  expireAt(expiresAtMs: number): void;
+  /** The handler ended (or failed): no expiry any more. */
+  settled(): void;
+}
+
+/**
+ * Canton checks the token's expiry before each element it sends (UserBasedOngoingAuthorization),
+ * so an idle stream there ends with its first element after the expiry; the sandbox also ends it
+ * at the expiry itself, the earliest a client can be cut off.
+ */
+function streamSink(
+  call: grpc.ServerWritableStream<unknown, unknown>,
+  onExpired: (validUntilMs: number, nowMs: number) => void,
+): ExpiringSink {
   let cancelled = false;
   let drained: Promise<void> | undefined;
+  let expiresAtMs: number | undefined;
+  let timer: { clear(): void } | undefined;
+  let stop: () => void = () => undefined;
   const whenCancelled = new Promise<void>((resolve) => {
-    call.once("cancelled", () => {
+    stop = () => {
       cancelled = true;
+      timer?.clear();
       resolve();
-    });
+    };
+    call.once("cancelled", stop);
   });
+  const expire = () => {
+    if (cancelled || expiresAtMs === undefined) return;
+    stop();
+    onExpired(expiresAtMs, Date.now());
+  };
   return {
     get cancelled() {
       return cancelled;
     },
     whenCancelled,
+    expireAt(at) {
+      expiresAtMs = at;
+      timer = expiryTimer(at, expire);
+    },
+    settled() {
+      timer?.clear();
+    },
     write(message) {
+      if (cancelled) return undefined;
+      // A timer may fire late: no element leaves after the expiry.
+      if (expiresAtMs !== undefined && Date.now() >= expiresAtMs) {
+        expire();
+        return undefined;
+      }
       if (call.write(message)) return undefined;
       // One waiter for the next drain, shared by writes made before it comes (or a cancel).
       drained ??= Promise.race([

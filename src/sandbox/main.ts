@@ -17,6 +17,9 @@ Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
   --auth-jwks-file F            rs256/es256 keys as a JWKS document
   --auth-audience A, --auth-issuer I
                                 required audience / issuer of tokens
+  --auth-max-token-lifetime-ms N
+                                hs256/rs256/es256: refuse tokens expiring further ahead, or never
+                                (default 300000, Canton's max-token-lifetime; 0: no limit)
   --idle-stream-offset-checkpoint-timeout-ms N
                                 idle time before a tailing stream gets an offset checkpoint (default 60000, Canton's)
   --preload ticks=N[,payloadBytes=64][,party=bench][,perTransaction=1]
@@ -52,6 +55,7 @@ function parseOptions() {
       "auth-jwks-file": { type: "string" },
       "auth-audience": { type: "string" },
       "auth-issuer": { type: "string" },
+      "auth-max-token-lifetime-ms": { type: "string" },
       "idle-stream-offset-checkpoint-timeout-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -68,6 +72,9 @@ function parseOptions() {
     throw new UsageError(
       `--idle-stream-offset-checkpoint-timeout-ms must be a positive integer, got ${idle}`,
     );
+  const lifetime = values["auth-max-token-lifetime-ms"];
+  if (lifetime !== undefined && !(Number.isSafeInteger(Number(lifetime)) && Number(lifetime) >= 0))
+    throw new UsageError(`--auth-max-token-lifetime-ms must be an integer >= 0, got ${lifetime}`);
   if (values.preload !== undefined) parsePreload(values.preload);
   return values;
 }
@@ -80,6 +87,9 @@ const auth = readVerificationFiles({
   ...(values["auth-jwks-file"] !== undefined ? { jwksFile: values["auth-jwks-file"] } : {}),
   ...(values["auth-audience"] !== undefined ? { audience: values["auth-audience"] } : {}),
   ...(values["auth-issuer"] !== undefined ? { issuer: values["auth-issuer"] } : {}),
+  ...(values["auth-max-token-lifetime-ms"] !== undefined
+    ? { maxTokenLifetimeMs: Number(values["auth-max-token-lifetime-ms"]) }
+    : {}),
 });
 
 const idleCheckpoint = values["idle-stream-offset-checkpoint-timeout-ms"];

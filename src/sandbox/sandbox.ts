@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
+import { CANTON_MAX_TOKEN_LIFETIME_MS } from "../jwt/token-lifetime.js";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
@@ -43,7 +44,11 @@ export interface SandboxOptions {
   /** The connected synchronizers' aliases; two by default (Canton's ids are formed from them). */
   synchronizerAliases?: readonly string[];
   log?: Logger;
-  /** Token verification; default `unsafe` (any signature, but a valid Ledger API token). */
+  /**
+   * Token verification; default `unsafe` (any signature, but a valid Ledger API token). The
+   * verifying modes refuse tokens past `maxTokenLifetimeMs` (default Canton's 5 minutes; 0: no
+   * limit) and tokens without `exp`, as Canton does; `unsafe` accepts any lifetime.
+   */
   auth?: TokenVerificationOptions;
   /** Canton's default is 16. */
   maxIdentityProviderConfigs?: number;
@@ -85,7 +90,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const access = identityAndAccess(store, {
     log,
-    ...(options.auth ? { verification: options.auth } : {}),
+    ...(options.auth ? { verification: withCantonLifetime(options.auth) } : {}),
     ...(options.maxIdentityProviderConfigs
       ? { maxIdentityProviderConfigs: options.maxIdentityProviderConfigs }
       : {}),
@@ -165,4 +170,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         });
       }),
   };
+}
+
+/** The lifetime rule of `auth`: Canton's default in the verifying modes, none in `unsafe`. */
+function withCantonLifetime(auth: TokenVerificationOptions): TokenVerificationOptions {
+  const { maxTokenLifetimeMs, ...rest } = auth;
+  if (auth.mode === "unsafe") return rest;
+  return { ...rest, maxTokenLifetimeMs: maxTokenLifetimeMs ?? CANTON_MAX_TOKEN_LIFETIME_MS };
 }

@@ -31,6 +31,8 @@ export interface GatewayWorkersOptions {
 
 export interface RunningGatewayWorkers {
   readonly port: number;
+  /** Every worker's /readyz answers 503 from now on (RunningGateway.enterLameDuck). */
+  enterLameDuck(): void;
   /**
    * Drains every worker (as RunningGateway.stop does, up to `drainMs`, by default the request
    * timeout and a second) and waits for their threads to end.
@@ -66,6 +68,7 @@ type FromWorker =
 type ToWorker =
   | { type: "collect"; id: number }
   | { type: "scraped"; id: number; text?: string; contentType?: string; error?: string }
+  | { type: "lame-duck" }
   | { type: "stop"; drainMs: number };
 
 const SCRAPE_TIMEOUT_MS = 5_000;
@@ -191,7 +194,14 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     throw error;
   }
   options.log.debug({ workers: workers.length }, "gateway workers listening");
-  return { port: options.port, stop, failed };
+  return {
+    port: options.port,
+    enterLameDuck() {
+      for (const worker of workers) send(worker, { type: "lame-duck" });
+    },
+    stop,
+    failed,
+  };
 }
 
 /**
@@ -224,6 +234,9 @@ async function runInWorker(data: WorkerData): Promise<void> {
       case "scraped":
         scrapes.get(message.id)?.(message);
         scrapes.delete(message.id);
+        break;
+      case "lame-duck":
+        gateway?.enterLameDuck();
         break;
       case "stop":
         void (gateway?.stop(message.drainMs) ?? Promise.resolve()).then(() => {

@@ -6,8 +6,10 @@ import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { freePort } from "../deploy/debian-package.js";
+import { bearer, SERVICES, serviceClient } from "../sandbox/sandbox-client.js";
 import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
 import { tokenFor } from "../support/tokens.js";
+import { waitFor } from "../support/transport-harness.js";
 
 interface LogEntry {
   level: number;
@@ -70,9 +72,10 @@ async function runToEnd(
   return { code, stdout, stderr };
 }
 
+/** Teardown: SIGINT, the graceful shutdown without SIGTERM's lame duck to wait through. */
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
+  child.kill("SIGINT");
   await once(child, "exit");
 }
 
@@ -134,6 +137,89 @@ describe("ledger-json-gateway CLI", () => {
     });
     assert.equal(result.status, 2);
     assert.equal(result.stderr, "ledger-json-gateway: unknown option --usr of token; did you mean --user?\n");
+  });
+});
+
+/** The claims of a JWT, unverified. */
+const claimsOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as {
+    exp: number;
+    iat: number;
+  };
+
+const mint = (...args: string[]) =>
+  spawnSync(process.execPath, [...GATEWAY_CLI, "token", ...args], { encoding: "utf8" });
+
+describe("token lifetimes (Canton's max-token-lifetime)", () => {
+  it("mints a 5-minute token by default, which a verifying sandbox with Canton's default limit accepts", async () => {
+    const minted = mint("--secret", "lifetime-secret");
+    assert.equal(minted.status, 0, minted.stderr);
+    const token = minted.stdout.trim();
+    const { exp, iat } = claimsOf(token);
+    assert.equal(exp - iat, 300);
+    const sandbox = await startSandbox({ port: 0, auth: { mode: "hs256", secret: "lifetime-secret" } });
+    const version = serviceClient(sandbox.port, SERVICES.version);
+    try {
+      await version.GetLedgerApiVersion!({}, bearer(token));
+    } finally {
+      version.close();
+      await sandbox.stop();
+    }
+  });
+
+  it("takes another lifetime with --expires-in (a duration) or --expires (seconds)", () => {
+    const lifetime = (...args: string[]) => {
+      const minted = mint(...args);
+      assert.equal(minted.status, 0, minted.stderr);
+      const { exp, iat } = claimsOf(minted.stdout.trim());
+      return exp - iat;
+    };
+    assert.equal(lifetime("--expires-in", "8h"), 28_800);
+    assert.equal(lifetime("--expires-in", "90s"), 90);
+    assert.equal(lifetime("--expires", "60"), 60);
+  });
+
+  it("refuses a malformed lifetime, and both options at once, with exit code 2", () => {
+    const bad = mint("--expires-in", "soon");
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--expires-in takes a duration .* got soon/);
+    const both = mint("--expires-in", "5m", "--expires", "300");
+    assert.equal(both.status, 2);
+    assert.equal(both.stderr, "ledger-json-gateway: give --expires-in or --expires, not both\n");
+  });
+
+  it("prints a start token the verifying embedded sandbox accepts: as long as its max-token-lifetime", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        ...GATEWAY_CLI,
+        "--port",
+        "0",
+        "--sandbox.auth.mode",
+        "hs256",
+        "--sandbox.auth.secret",
+        "start-secret",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    try {
+      const port = await listeningPort(child);
+      // Printed on stderr right after the listening line.
+      await waitFor("the printed start token", () => /Admin token[^\n]*\n {2}\S+\n/.test(stderr));
+      const printed = /Admin token \(participant_admin, 300 s\):\n {2}(\S+)\n/.exec(stderr);
+      assert.ok(printed, stderr);
+      const res = await fetch(`http://127.0.0.1:${port}/v2/version`, {
+        headers: { authorization: `Bearer ${printed[1]}` },
+      });
+      assert.equal(res.status, 200);
+    } finally {
+      await stop(child);
+      child.kill("SIGKILL");
+    }
   });
 });
 

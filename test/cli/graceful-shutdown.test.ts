@@ -49,6 +49,15 @@ function logLines(child: ChildProcess): { msgs: string[]; port: Promise<number> 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const LAME_DUCK = "lame duck: /readyz answers 503, requests are still served";
+
+/** One GET on a connection of its own (with several workers, the kernel picks one per connection). */
+async function statusOf(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await fetch(url, { headers: { ...headers, connection: "close" } });
+  await response.arrayBuffer();
+  return response.status;
+}
+
 describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   const gate = new LedgerGate();
   let sandbox: RunningSandbox;
@@ -69,6 +78,8 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
           `127.0.0.1:${sandbox.port}`,
           "--server.workers",
           String(workers),
+          "--server.drain-delay",
+          "0s",
         ],
         { stdio: ["ignore", "pipe", "inherit"] },
       );
@@ -112,6 +123,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
           "every worker to drain",
           () => log.msgs.filter((msg) => msg === "draining: new requests refused").length === workers,
         );
+        assert.equal(log.msgs.includes(LAME_DUCK), false, "server.drain-delay 0s: no lame duck");
 
         // Refused on a connection of a gateway still draining; a worker with nothing in flight may
         // have closed its connections already, which refuses it too. Never served.
@@ -144,7 +156,17 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   it("ends at once, exit code 1, on a second signal during the drain", async () => {
     const child = spawn(
       process.execPath,
-      [...GATEWAY_CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
+      [
+        ...GATEWAY_CLI,
+        "--port",
+        "0",
+        "--ledger",
+        `127.0.0.1:${sandbox.port}`,
+        "--server.workers",
+        "1",
+        "--server.drain-delay",
+        "0s",
+      ],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },
@@ -169,6 +191,74 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
       assert.ok(gate.held > 0, "it did not wait for the held call");
     } finally {
       gate.release();
+      child.kill("SIGKILL");
+    }
+  });
+  for (const workers of [1, 2]) {
+    it(`answers /readyz 503 for server.drain-delay after SIGTERM while serving requests, then exits (server.workers ${workers})`, async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          ...GATEWAY_CLI,
+          "--port",
+          "0",
+          "--ledger",
+          `127.0.0.1:${sandbox.port}`,
+          "--server.workers",
+          String(workers),
+          // Long enough for the requests below on a loaded machine; the test waits for the log line.
+          "--server.drain-delay",
+          "8s",
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      try {
+        const log = logLines(child);
+        const base = `http://127.0.0.1:${await log.port}`;
+        const headers = { authorization: `Bearer ${tokenFor()}` };
+        assert.equal(await statusOf(`${base}/readyz`), 200, "ready before the signal");
+
+        child.kill("SIGTERM");
+        await waitFor("the lame duck", () => log.msgs.includes(LAME_DUCK));
+        // Each on a connection of its own, so that both workers answer.
+        const readyz: number[] = [];
+        const version: number[] = [];
+        for (let i = 0; i < 8; i++) {
+          readyz.push(await statusOf(`${base}/readyz`));
+          version.push(await statusOf(`${base}/v2/version`, headers));
+        }
+        assert.equal(log.msgs.includes("draining: new requests refused"), false, "still in the lame duck");
+        assert.deepEqual(readyz, new Array(8).fill(503));
+        assert.deepEqual(version, new Array(8).fill(200));
+
+        const [code] = await once(child, "exit");
+        assert.equal(code, 0);
+        // Then the shutdown as before: the lame duck came first.
+        const at = (msg: string) => log.msgs.indexOf(msg);
+        assert.ok(at(LAME_DUCK) < at("shutting down"), log.msgs.join(" | "));
+        assert.ok(at("shutting down") < at("draining: new requests refused"), log.msgs.join(" | "));
+        assert.ok(at("draining: new requests refused") < at("stopped"), log.msgs.join(" | "));
+      } finally {
+        child.kill("SIGKILL");
+      }
+    });
+  }
+
+  it("skips the lame duck on SIGINT (an operator's Ctrl-C)", async () => {
+    const child = spawn(
+      process.execPath,
+      [...GATEWAY_CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      const log = logLines(child);
+      await log.port;
+      child.kill("SIGINT");
+      const [code] = await once(child, "exit");
+      assert.equal(code, 0);
+      assert.equal(log.msgs.includes(LAME_DUCK), false);
+      assert.ok(log.msgs.includes("draining: new requests refused"));
+    } finally {
       child.kill("SIGKILL");
     }
   });

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       port: 7575,
       pathPrefix: "",
       requestTimeoutMs: 20_000,
+      drainDelayMs: 5_000,
       bodyReadTimeoutMs: 60_000,
       maxBodyBytes: 64 * 1024 * 1024,
       workers: availableParallelism(),
@@ -41,6 +42,7 @@ describe("loadConfig", () => {
       keepaliveIntervalMs: 15_000,
       keepaliveTimeoutMs: 10_000,
     });
+    assert.deepEqual(config.sandboxAuth, { mode: "unsafe", maxTokenLifetimeMs: 300_000 });
   });
 
   it("reads the ledger connection's header limit and keepalive, and refuses a 0s keepalive", () => {
@@ -57,6 +59,21 @@ describe("loadConfig", () => {
       (error: Error) =>
         error instanceof ConfigError &&
         error.message === "ledger.keepalive-interval must be longer than 0s, not 0s",
+    );
+  });
+
+  it("reads server.drain-delay and sandbox.auth.max-token-lifetime, 0s included", () => {
+    const config = loadConfig({
+      argv: ["--server.drain-delay", "0s", "--sandbox.auth.max-token-lifetime", "20m"],
+      env: {},
+    });
+    assert.equal(config.server.drainDelayMs, 0);
+    assert.equal(config.sandboxAuth.maxTokenLifetimeMs, 1_200_000);
+    const none = loadConfig({ argv: ["--sandbox.auth.max-token-lifetime", "0s"], env: {} });
+    assert.equal(none.sandboxAuth.maxTokenLifetimeMs, 0);
+    assert.throws(
+      () => loadConfig({ argv: ["--server.drain-delay", "soon"], env: {} }),
+      (error: Error) => error instanceof ConfigError && /server\.drain-delay/.test(error.message),
     );
   });
 

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { loadConfig } from "../../src/config/load-config.js";
+import { drainBoundMs } from "../../src/gateway.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary } from "./debian-package.js";
 
@@ -17,7 +18,6 @@ import { debianBinary } from "./debian-package.js";
  */
 const ROOT = projectRoot();
 const run = promisify(execFile);
-const GATEWAY_DRAIN_SECONDS = 5;
 
 interface K8sObject {
   apiVersion: string;
@@ -155,12 +155,14 @@ describe("Kubernetes manifests (deploy/kubernetes)", { skip }, () => {
     assert.equal(jwks.keys[0].kty, "RSA");
     assert.equal(jwks.keys[0].d, undefined, "a public key only");
 
-    // SIGTERM drains the gateway (at most GATEWAY_DRAIN_SECONDS) after the preStop pause.
-    const preStop = container.lifecycle.preStop.exec.command as string[];
-    assert.equal(preStop[0], "sleep");
+    // SIGTERM: the gateway's lame duck (/readyz 503 while the Service and proxies stop routing
+    // here), then its drain of the requests in flight; the grace period covers both, and the exit.
+    assert.equal(container.lifecycle?.preStop, undefined, "the lame duck does a preStop sleep's job");
+    assert.ok(config.server.drainDelayMs > 0, "a lame duck on SIGTERM");
+    const shutdownSeconds = (config.server.drainDelayMs + drainBoundMs(config)) / 1000;
     assert.ok(
-      pod.spec.terminationGracePeriodSeconds > Number(preStop[1]) + GATEWAY_DRAIN_SECONDS,
-      "the grace period covers the preStop pause and the drain",
+      pod.spec.terminationGracePeriodSeconds >= shutdownSeconds + 5,
+      `the grace period (${pod.spec.terminationGracePeriodSeconds} s) covers the lame duck and the drain (${shutdownSeconds} s) and the exit`,
     );
   });
 });

@@ -93,7 +93,9 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
   let request: unknown;
 
   before(async () => {
-    child = spawn(process.execPath, [...GATEWAY_CLI, "--port", "0", "--server.workers", "1"], {
+    // Stopped as teardown: no lame duck to wait through.
+    const args = ["--port", "0", "--server.workers", "1", "--server.drain-delay", "0s"];
+    child = spawn(process.execPath, [...GATEWAY_CLI, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, MALLOC_PERTURB_: "16" },
     });

@@ -60,8 +60,9 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
     throw error;
   }
   const base = `http://127.0.0.1:${gateway.port}`;
-  const controlToken = signToken("participant_admin", { key: SECRET });
-  const call = async (path: string, body?: unknown, token = controlToken): Promise<unknown> => {
+  // Minted per request: a soak outlasts a token's five minutes.
+  const controlToken = () => signToken("participant_admin", { key: SECRET });
+  const call = async (path: string, body?: unknown, token = controlToken()): Promise<unknown> => {
     const response = await fetch(`${base}${path}`, {
       method: body === undefined ? "GET" : "POST",
       headers: { authorization: `Bearer ${token}` },
@@ -89,7 +90,7 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
         // A connection of its own each time: with several workers, the kernel picks one per connection.
         const outcome = await sendRaw(
           gateway.port,
-          { method: "GET", target: path, headers: [["Authorization", `Bearer ${controlToken}`]] },
+          { method: "GET", target: path, headers: [["Authorization", `Bearer ${controlToken()}`]] },
           timeoutMs,
         );
         return outcome.kind === "answer" ? outcome.status : 0;

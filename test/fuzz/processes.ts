@@ -35,7 +35,18 @@ export async function startGatewayProcess(
 ): Promise<GatewayProcess> {
   const child = spawn(
     process.execPath,
-    [...TSX, "src/cli.ts", "--port", "0", "--ledger", `127.0.0.1:${ledgerPort}`, ...args],
+    // Stopped as teardown: no lame duck to wait through (test/cli/graceful-shutdown.test.ts has it).
+    [
+      ...TSX,
+      "src/cli.ts",
+      "--port",
+      "0",
+      "--ledger",
+      `127.0.0.1:${ledgerPort}`,
+      "--server.drain-delay",
+      "0s",
+      ...args,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   const lines: string[] = [];

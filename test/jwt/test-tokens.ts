@@ -6,8 +6,11 @@ export interface TestTokenOptions {
   key?: string;
   algorithm?: "HS256" | "RS256" | "ES256";
   audience?: string | string[] | null;
-  /** Epoch seconds; default an hour from now. */
-  exp?: number;
+  /**
+   * Epoch seconds; default five minutes from now (Canton's max-token-lifetime: the longest a
+   * verifying sandbox accepts); null: no `exp` claim.
+   */
+  exp?: number | null;
   issuer?: string;
   kid?: string;
   extra?: Record<string, unknown>;
@@ -24,7 +27,7 @@ export function signToken(user: string, options: TestTokenOptions = {}): string 
     sub: user,
     ...(options.audience === null ? {} : { aud: options.audience ?? AUDIENCE }),
     scope: "daml_ledger_api",
-    exp: options.exp ?? Math.floor(Date.now() / 1000) + 3600,
+    ...(options.exp === null ? {} : { exp: options.exp ?? Math.floor(Date.now() / 1000) + 300 }),
     ...(options.issuer !== undefined ? { iss: options.issuer } : {}),
     ...options.extra,
   });

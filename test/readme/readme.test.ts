@@ -76,7 +76,8 @@ function sessionScript(blocks: readonly ShellBlock[], stateDir: string): string 
 
 /** `make run`'s gateway (embedded sandbox), on an ephemeral port read from its start-up log line. */
 async function startGateway(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["dist/src/cli.js", "--port", "0"], {
+  // Stopped as teardown: no lame duck to wait through.
+  const child = spawn(process.execPath, ["dist/src/cli.js", "--port", "0", "--server.drain-delay", "0s"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "ignore"],
   });

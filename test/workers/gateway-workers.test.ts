@@ -19,7 +19,10 @@ interface LogEntry {
 
 /** The CLI as operators start it; `lines` collects its JSON log entries. */
 function startCli(args: string[]): { child: ChildProcess; lines: LogEntry[]; listening: Promise<LogEntry> } {
-  const child = spawn(process.execPath, [...CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  // No lame duck before the drain under test (test/cli/graceful-shutdown.test.ts has it).
+  const child = spawn(process.execPath, [...CLI, "--server.drain-delay", "0s", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const lines: LogEntry[] = [];
   const listening = new Promise<LogEntry>((resolve, reject) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {

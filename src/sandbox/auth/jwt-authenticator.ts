@@ -57,6 +57,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
         claims: { ...claims },
         userId: claims.userId,
         ...(claims.participantId !== undefined ? { participantId: claims.participantId } : {}),
+        ...(claims.expiresAt !== undefined ? { expiresAt: claims.expiresAt } : {}),
         ...(provider !== undefined ? { identityProviderId: provider.identityProviderId } : {}),
       };
     },
