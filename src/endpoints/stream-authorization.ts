@@ -1,6 +1,5 @@
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type MonoTypeOperatorFunction, Observable, of, type Subscriber } from "rxjs";
-import { accessTokenExpiredError, isGrpcError, staleStreamAuthorizationError } from "../errors/index.js";
+import { accessTokenExpiredError, isTokenRefusal, staleStreamAuthorizationError } from "../errors/index.js";
 import { decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
@@ -35,9 +34,6 @@ export interface SubscriberAuthorizationOptions {
 
 /** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
 export const DEFAULT_RECHECK_INTERVAL_MS = 5000;
-
-/** Statuses in which the ledger refuses the token itself; anything else is no answer about it. */
-const REFUSALS: ReadonlySet<number> = new Set([GrpcStatus.UNAUTHENTICATED, GrpcStatus.PERMISSION_DENIED]);
 
 /** setTimeout's limit; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -91,7 +87,7 @@ export function authorizeSubscriber(
           },
           (error: unknown) => {
             checking = false;
-            if (!isGrpcError(error) || !REFUSALS.has(error.code)) return;
+            if (!isTokenRefusal(error)) return;
             // A re-check asked just before `exp` may be answered just after it: that refusal
             // is the expiry's (the timer due at `exp` may not have run yet), not a stale right.
             const at = now();

@@ -57,6 +57,20 @@ function uncategorized(
   };
 }
 
+/**
+ * The ledger refused the token itself: UNAUTHENTICATED, PERMISSION_DENIED (a right revoked, the
+ * user deactivated), or its ACCESS_TOKEN_EXPIRED (ABORTED) ending a stream at the token's expiry.
+ * Any other failure says nothing about the token.
+ */
+export function isTokenRefusal(error: unknown): boolean {
+  if (!isGrpcError(error)) return false;
+  if (error.code === GrpcStatus.UNAUTHENTICATED || error.code === GrpcStatus.PERMISSION_DENIED) return true;
+  return (
+    error.code === GrpcStatus.ABORTED &&
+    decodeStatusDetails(error.metadata)?.errorInfos[0]?.reason === "ACCESS_TOKEN_EXPIRED"
+  );
+}
+
 export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {
   const redacted = REDACTED_MESSAGE.exec(error.details ?? "");
   if (redacted) {

@@ -22,6 +22,7 @@ export {
   errorAnswer,
   isGatewayFault,
   isGrpcError,
+  isTokenRefusal,
   jsCantonErrorOfGrpc,
 } from "./error-mapping.js";
 export {

@@ -1,9 +1,6 @@
 import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
 import type { FanoutEvents, MemberMode, MemberRequest } from "./subscription.js";
 
-/** gRPC UNAUTHENTICATED and PERMISSION_DENIED: a refusal of the owner's token, not of the request. */
-const TOKEN_REFUSALS = new Set([7, 16]);
-
 export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
   readonly catchUpBuffer: number;
@@ -514,14 +511,8 @@ export class SharedStream {
   }
 
   #upstreamFailed(error: unknown): void {
-    const code = (error as { code?: unknown } | undefined)?.code;
     const owner = this.#owner;
-    if (
-      owner !== undefined &&
-      typeof code === "number" &&
-      TOKEN_REFUSALS.has(code) &&
-      this.#members.size > 1
-    ) {
+    if (this.#members.size > 1 && owner?.request.source.isTokenRefusal(error)) {
       // The ledger refused the owner's token (expired, rights revoked): that is the owner's error.
       this.#upstream = undefined;
       this.#fail(owner, error);

@@ -35,6 +35,11 @@ export interface UpstreamSource {
    * completion's) before it, or the subscriber's `beginExclusive`.
    */
   isCheckpoint(element: string): boolean;
+  /**
+   * Whether the error of a call is the ledger refusing its token (expired, rights revoked): for
+   * the shared call, the owner's error alone, not every member's.
+   */
+  isTokenRefusal(error: unknown): boolean;
 }
 
 /** One subscriber as the transport sees it. */

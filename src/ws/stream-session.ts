@@ -10,6 +10,7 @@ import {
   errorFrameText,
   isGatewayFault,
   isLedgerLost,
+  isTokenRefusal,
   queryFrameTimeoutBody,
   type StreamEndReason,
   shuttingDownError,
@@ -148,6 +149,7 @@ export class StreamSession {
           return Number.isFinite(offset) ? offset : undefined;
         },
         isCheckpoint: isOffsetCheckpoint,
+        isTokenRefusal,
       },
     });
   }

@@ -8,6 +8,7 @@ import {
   httpStatusOfGrpc,
   InvalidValueError,
   isGatewayFault,
+  isTokenRefusal,
   jsCantonErrorOfGrpc,
 } from "../../src/errors/index.js";
 import { encodeStatusDetails, STATUS_DETAILS_KEY } from "../../src/proto/status-details.js";
@@ -21,6 +22,35 @@ function grpcError(code: status, message: string, details?: Buffer): ServiceErro
     metadata,
   });
 }
+
+describe("isTokenRefusal", () => {
+  const withReason = (code: status, reason: string) =>
+    grpcError(
+      code,
+      "x",
+      encodeStatusDetails({
+        code,
+        message: `${reason}(2,t1): x`,
+        errorInfos: [{ reason, domain: "", metadata: { category: "2" } }],
+        requestInfos: [],
+        retryInfos: [],
+        resourceInfos: [],
+      }),
+    );
+
+  it("is the ledger refusing the token: UNAUTHENTICATED, PERMISSION_DENIED, ACCESS_TOKEN_EXPIRED", () => {
+    assert.equal(isTokenRefusal(grpcError(status.UNAUTHENTICATED, "x")), true);
+    assert.equal(isTokenRefusal(grpcError(status.PERMISSION_DENIED, "x")), true);
+    // How Canton (and the sandbox) end a stream whose token expired while it ran.
+    assert.equal(isTokenRefusal(withReason(status.ABORTED, "ACCESS_TOKEN_EXPIRED")), true);
+  });
+
+  it("is not any other failure, ABORTED included", () => {
+    assert.equal(isTokenRefusal(withReason(status.ABORTED, "SEQUENCER_BACKPRESSURE")), false);
+    assert.equal(isTokenRefusal(grpcError(status.UNAVAILABLE, "x")), false);
+    assert.equal(isTokenRefusal(new Error("not a gRPC error")), false);
+  });
+});
 
 describe("jsCantonErrorOfGrpc", () => {
   it("decodes ErrorInfo, RequestInfo, RetryInfo and ResourceInfo as Canton does", () => {

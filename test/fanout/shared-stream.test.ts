@@ -63,6 +63,10 @@ class FakeLedger implements UpstreamSource {
     return (JSON.parse(element) as { c?: boolean }).c === true;
   }
 
+  isTokenRefusal(error: unknown): boolean {
+    return [7, 16].includes((error as { code?: number }).code ?? 0);
+  }
+
   /** Calls not cancelled. */
   open$(): Call[] {
     return this.calls.filter((c) => !c.cancelled);

@@ -71,7 +71,7 @@ describe("a WebSocket stream through GOAWAY cycles and a restart of the Netty le
     const elements = stream.offsets.map((offset, i) => `${offset}:${stream.kinds[i]}`);
     const seen = JSON.stringify({ elements, errors: stream.errors });
     assert.ok(reached, `the stream closed before offset ${last}: ${seen}`);
-    const transactions = stream.offsets.filter((offset, i) => stream.kinds[i] === "Transaction");
+    const transactions = stream.offsets.filter((_offset, i) => stream.kinds[i] === "Transaction");
     assert.deepEqual(transactions.slice(5), created, seen);
     assert.equal(new Set(elements).size, elements.length, `a duplicate: ${seen}`);
     assert.deepEqual(stream.errors, [], seen);
