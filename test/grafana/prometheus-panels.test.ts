@@ -15,6 +15,7 @@ import {
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { until } from "../support/until.js";
 
 /**
@@ -63,6 +64,8 @@ describe("Grafana dashboard on Prometheus", {
   let sandbox: RunningSandbox;
   let gateway: Running;
   let workers: Running;
+  /** Between the first gateway and the sandbox: its reset makes the streams resume. */
+  let front: FaultProxy;
   let prom: ChildProcess;
   let promUrl: string;
   let dir: string;
@@ -76,7 +79,8 @@ describe("Grafana dashboard on Prometheus", {
     // still brings what its 1 MiB HTTP/2 window let through, and on resume what it held plus the
     // next window can reach the socket before the pause takes hold again; at 2 MiB the plain slow
     // consumer below was cut as a slow consumer in some 1 run in 5.
-    gateway = await startGatewayProcess(sandbox.port, [
+    front = await startFaultProxy({ targetPort: sandbox.port });
+    gateway = await startGatewayProcess(front.port, [
       "--websocket-config.high-water-mark",
       "16384",
       "--websocket-config.low-water-mark",
@@ -123,7 +127,7 @@ describe("Grafana dashboard on Prometheus", {
       async () => (await query(`up{job="${JOB}",instance="127.0.0.1:${gateway.port}"}`))[0]?.value[1] === "1",
       { observed: targets },
     );
-    await load(gateway.port, sandbox);
+    await load(gateway.port, sandbox, front);
     workers = await startGatewayProcess(sandbox.port, ["--port", String(workersPort)], { workers: 2 });
     assert.equal(workers.port, workersPort);
     await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2", {
@@ -147,6 +151,7 @@ describe("Grafana dashboard on Prometheus", {
       }
     }
     await gateway?.stop();
+    await front?.close();
     await workers?.stop();
     await sandbox?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -192,7 +197,7 @@ describe("Grafana dashboard on Prometheus", {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A few seconds of what the dashboard is there to show. */
-async function load(port: number, sandbox: RunningSandbox): Promise<void> {
+async function load(port: number, sandbox: RunningSandbox, front: FaultProxy): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 600 });
   const auth = { authorization: `Bearer ${token}` };
@@ -239,6 +244,39 @@ async function load(port: number, sandbox: RunningSandbox): Promise<void> {
     1000,
   );
   await fanoutLoad(port, token, sandbox);
+  await resumeLoad(port, token, sandbox, front);
+}
+
+/**
+ * The ledger connection lost under an open stream (every connection through the fault proxy
+ * reset): the stream's call is reopened from its last offset and the stream reads on.
+ */
+async function resumeLoad(
+  port: number,
+  token: string,
+  sandbox: RunningSandbox,
+  front: FaultProxy,
+): Promise<void> {
+  const stream = new OpenStream(`ws://127.0.0.1:${port}/v2/updates`, token, {
+    beginExclusive: sandbox.lastOffset,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  assert.equal(await submitTick(port, token, sandbox.tickParty, `resume-1-${Date.now()}`, "x"), 200);
+  await stream.received(1);
+  const observed = async () =>
+    `resume metrics: ${JSON.stringify(await gatewayMetrics(port, "ledger_gateway_stream_resume\\w+"))}`;
+  front.reset();
+  await until(async () => (await gatewayMetric(port, "ledger_gateway_stream_resumes_total")) > 0, {
+    observed,
+  });
+  assert.equal(await submitTick(port, token, sandbox.tickParty, `resume-2-${Date.now()}`, "x"), 200);
+  await stream.received(2);
+  await stream.close();
 }
 
 /**
