@@ -38,7 +38,8 @@ const LONGEST_RETRY_MS = 1_000;
  * delivered, with retries (100 ms, doubling to 1 s) for `windowMs` from the loss: the subscriber
  * sees no error, no gap and no duplicate (elements not after the last one, by offset and
  * checkpoint, are skipped; a reopened call starts at the same offset, so only its first elements
- * can be). Past the window, the last loss is the stream's error; any other error is at once.
+ * can be). Past the window, the last loss is the stream's error; so is a reopened call's refusal
+ * (the offset is gone); any other error is the stream's at once.
  *
  * A reopened call that fails at once (the ledger still away: the channel fails fast) continues
  * the same loss; one that held for the longest retry delay or delivered an element was a resume,
@@ -85,7 +86,11 @@ export function resumeOnLoss<T>(
           timer?.unsubscribe();
           const now = scheduler.now();
           if (!options.isLoss(error) || options.windowMs <= 0) {
-            subscriber.error(error);
+            // A reopened call refused before it held: the ledger no longer has the offset (pruned,
+            // a ledger that lost its state, its parties and users gone with it). The stream ends
+            // with the loss it was resuming from, so the client is told to resume from its offset,
+            // and learns why when it does.
+            subscriber.error(loss !== undefined ? loss.error : error);
             return;
           }
           loss ??= { error, since: now, retries: 0 };

@@ -66,11 +66,11 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   let gateway: RunningGateway | undefined;
 
   /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
-  const start = async () => {
+  const start = async (resumeWindow = "2s") => {
     sandbox = await startSandboxProcess({ args: ["--preload", `ticks=${TICKS},party=lost`] });
     // A ledger that stays away is retried for the resume window first (ws-ledger-resume.test.ts).
     const started = await gatewayOnSandbox(sandbox, "lost", {
-      args: ["--websocket-config.resume-window", "2s"],
+      args: ["--websocket-config.resume-window", resumeWindow],
     });
     gateway = started.gateway;
     return { sandbox, ...started };
@@ -99,6 +99,25 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
       assert.equal(code, 1013);
       assert.equal(reason, `ledger unavailable; resume after offset ${last}`);
     }
+  });
+
+  it("ends a stream with the UNAVAILABLE frame and close 1013 when the ledger comes back without its offset (it lost its state)", async () => {
+    // A window the restart certainly fits in: the stream ends because the offset is gone.
+    const { gateway, party } = await start("60s");
+    const client = subscribe(gateway, party);
+    await client.elements(TICKS);
+    const { port } = sandbox as SandboxProcess;
+    await sandbox?.kill();
+    // Back within the resume window on the same port, empty: the stream's offset is past its end.
+    sandbox = await startSandboxProcess({ port });
+    const { code, reason } = await client.closed;
+    const last = client.offsets.at(-1);
+    assert.equal(client.errors.length, 1, JSON.stringify(client.errors));
+    const error = client.errors[0] as { grpcCodeValue: number; context: Record<string, string> };
+    assert.equal(error.grpcCodeValue, 14, JSON.stringify(error));
+    assert.equal(error.context.resume_after_offset, String(last));
+    assert.equal(code, 1013);
+    assert.equal(reason, `ledger unavailable; resume after offset ${last}`);
   });
 
   it("ends each stream at a graceful shutdown with SERVICE_NOT_RUNNING naming the last offset delivered, then close 1001", async () => {

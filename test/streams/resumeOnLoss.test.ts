@@ -120,6 +120,17 @@ describe("resumeOnLoss", () => {
     deepStrictEqual(resumes, [100, 100]);
   });
 
+  it("ends with the loss it was resuming from when a reopened call is refused (the offset is gone)", () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const { open } = calls([cold("a#", E, LOST), cold<StreamPosition>("#", undefined, REFUSED)]);
+      expectObservable(resumeOnLoss(open, { position: (e) => e, isLoss, windowMs: 1000 })).toBe(
+        "a 100ms #",
+        E,
+        LOST,
+      );
+    });
+  });
+
   it("never resumes with a window of 0", () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const { open } = calls([cold("a#", E, LOST)]);
