@@ -33,6 +33,19 @@ class LedgerGate {
 }
 
 /** The gateway's JSON log lines on stdout. */
+/** The gateway CLI in front of the ledger at `ledgerPort`; `drainDelay` absent: the default lame duck. */
+function spawnGateway(ledgerPort: number, workers: number, drainDelay?: string): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      ...GATEWAY_CLI,
+      ...["--port", "0", "--ledger", `127.0.0.1:${ledgerPort}`, "--server.workers", String(workers)],
+      ...(drainDelay === undefined ? [] : ["--server.drain-delay", drainDelay]),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+}
+
 function logLines(child: ChildProcess): { msgs: string[]; port: Promise<number> } {
   const msgs: string[] = [];
   const port = new Promise<number>((resolve, reject) => {
@@ -68,21 +81,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
 
   for (const workers of [1, 2]) {
     it(`answers a submit-and-wait in flight and refuses new requests before exiting (server.workers ${workers})`, async () => {
-      const child = spawn(
-        process.execPath,
-        [
-          ...GATEWAY_CLI,
-          "--port",
-          "0",
-          "--ledger",
-          `127.0.0.1:${sandbox.port}`,
-          "--server.workers",
-          String(workers),
-          "--server.drain-delay",
-          "0s",
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
+      const child = spawnGateway(sandbox.port, workers, "0s");
       try {
         const log = logLines(child);
         const port = await log.port;
@@ -154,23 +153,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   }
 
   it("ends at once, exit code 1, on a second signal during the drain", async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...GATEWAY_CLI,
-        "--port",
-        "0",
-        "--ledger",
-        `127.0.0.1:${sandbox.port}`,
-        "--server.workers",
-        "1",
-        "--server.drain-delay",
-        "0s",
-      ],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+    const child = spawnGateway(sandbox.port, 1, "0s");
     try {
       const log = logLines(child);
       const port = await log.port;
@@ -196,22 +179,8 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   });
   for (const workers of [1, 2]) {
     it(`answers /readyz 503 for server.drain-delay after SIGTERM while serving requests, then exits (server.workers ${workers})`, async () => {
-      const child = spawn(
-        process.execPath,
-        [
-          ...GATEWAY_CLI,
-          "--port",
-          "0",
-          "--ledger",
-          `127.0.0.1:${sandbox.port}`,
-          "--server.workers",
-          String(workers),
-          // Long enough for the requests below on a loaded machine; the test waits for the log line.
-          "--server.drain-delay",
-          "8s",
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
+      // Long enough for the requests below on a loaded machine; the test waits for the log line.
+      const child = spawnGateway(sandbox.port, workers, "8s");
       try {
         const log = logLines(child);
         const base = `http://127.0.0.1:${await log.port}`;
@@ -245,11 +214,7 @@ describe("graceful shutdown on SIGTERM with a slow ledger", () => {
   }
 
   it("skips the lame duck on SIGINT (an operator's Ctrl-C)", async () => {
-    const child = spawn(
-      process.execPath,
-      [...GATEWAY_CLI, "--port", "0", "--ledger", `127.0.0.1:${sandbox.port}`, "--server.workers", "1"],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
+    const child = spawnGateway(sandbox.port, 1);
     try {
       const log = logLines(child);
       await log.port;

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { pino } from "pino";
 import { tickCommands } from "../../bench/lib/tick-commands.js";
-import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import type { RunningGateway } from "../../src/gateway.js";
 import { nettyLedgerBuild } from "../support/netty-ledger-build.js";
 import { type NettyStack, startNettyStack } from "../support/netty-stack.js";
 import { tokenFor } from "../support/tokens.js";
@@ -24,17 +22,13 @@ describe("a WebSocket stream through GOAWAY cycles and a restart of the Netty le
   let direct: RunningGateway;
 
   before(async () => {
-    stack = await startNettyStack({ netty: { maxConnectionAgeSeconds: 3, maxConnectionAgeGraceSeconds: 1 } });
-    direct = await startGateway(
-      loadConfig({ argv: ["--port", "0"], env: {} }),
-      { host: "127.0.0.1", port: stack.sandbox.port },
-      pino({ level: "silent" }),
-    );
+    stack = await startNettyStack({
+      netty: { maxConnectionAgeSeconds: 3, maxConnectionAgeGraceSeconds: 1 },
+      direct: true,
+    });
+    direct = stack.direct as RunningGateway;
   });
-  after(async () => {
-    await direct?.stop(1_000);
-    await stack?.stop();
-  });
+  after(() => stack?.stop());
 
   /** A tick created straight on the sandbox: its offset. */
   const createDirectly = async (seq: number): Promise<number> => {

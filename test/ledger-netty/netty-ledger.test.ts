@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
 import { after, before, describe, it } from "node:test";
-import { pino } from "pino";
-import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import type { RunningGateway } from "../../src/gateway.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
@@ -29,17 +27,10 @@ describe("grpc-java on Netty configured as Canton's Ledger API, in front of the 
   let direct: RunningGateway;
 
   before(async () => {
-    stack = await startNettyStack({ faultProxy: true });
-    direct = await startGateway(
-      loadConfig({ argv: ["--port", "0"], env: {} }),
-      { host: "127.0.0.1", port: stack.sandbox.port },
-      pino({ level: "silent" }),
-    );
+    stack = await startNettyStack({ faultProxy: true, direct: true });
+    direct = stack.direct as RunningGateway;
   });
-  after(async () => {
-    await direct?.stop(1_000);
-    await stack?.stop();
-  });
+  after(() => stack?.stop());
 
   /** One request to both gateways, with the admin token unless `token`. */
   const both = async (path: string, token = tokenFor()) => {

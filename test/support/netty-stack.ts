@@ -19,6 +19,8 @@ export interface NettyStack {
   readonly netty: NettyLedger;
   /** The fault proxy between the gateway and Netty, where asked for (`faultProxy: true`). */
   readonly front: FaultProxy | undefined;
+  /** A second gateway straight on the sandbox, where asked for (`direct: true`): the ledger without Netty. */
+  readonly direct: RunningGateway | undefined;
   readonly sandbox: RunningSandbox;
   /** The owner of the preloaded ticks (an `actAs-<party>` token acts as it). */
   readonly party: string;
@@ -36,6 +38,8 @@ export interface NettyStackOptions {
   ticks?: number;
   /** A fault proxy between the gateway and Netty (`front`). */
   faultProxy?: boolean;
+  /** A second gateway straight on the sandbox (`direct`). */
+  direct?: boolean;
   /** Gateway CLI flags. */
   gatewayArgs?: string[];
   sandbox?: Omit<SandboxOptions, "port" | "preload">;
@@ -49,6 +53,7 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
   });
   let netty: NettyLedger | undefined;
   let front: FaultProxy | undefined;
+  let direct: RunningGateway | undefined;
   try {
     netty = await startNettyLedger({ ...options.netty, backendPort: sandbox.port });
     if (options.faultProxy) front = await startFaultProxy({ targetPort: netty.port });
@@ -57,6 +62,13 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
       { host: "127.0.0.1", port: front?.port ?? netty.port },
       pino({ level: "silent" }),
     );
+    if (options.direct) {
+      direct = await startGateway(
+        loadConfig({ argv: ["--port", "0"], env: {} }),
+        { host: "127.0.0.1", port: sandbox.port },
+        pino({ level: "silent" }),
+      );
+    }
     const url = `http://127.0.0.1:${gateway.port}`;
     const party = sandbox.preloaded?.party as string;
     const running = netty;
@@ -71,6 +83,7 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
       gateway,
       netty,
       front,
+      direct,
       sandbox,
       party,
       request,
@@ -86,6 +99,7 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
         return body.completionOffset;
       },
       async stop() {
+        await direct?.stop(1_000);
         await gateway.stop(1_000);
         await front?.close();
         await running.stop();
@@ -93,6 +107,7 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
       },
     };
   } catch (error) {
+    await direct?.stop(1_000);
     await front?.close();
     await netty?.stop();
     await sandbox.stop();
