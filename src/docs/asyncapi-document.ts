@@ -17,7 +17,7 @@ export function asyncApiDocument(
   components: SchemaComponents,
   pathPrefix: string,
 ): object {
-  const messages: Record<string, object> = {};
+  const messages: Record<string, object> = { TokenRenewal: TOKEN_RENEWAL };
   const docChannels: Record<string, object> = {};
   for (const channel of channels) {
     const responseMessage = `Either_JsCantonError_${channel.responseSchema}`;
@@ -29,7 +29,12 @@ export function asyncApiDocument(
       subscribe: { operationId: `on${id}`, message: { $ref: `#/components/messages/${responseMessage}` } },
       publish: {
         operationId: `send${id}`,
-        message: { $ref: `#/components/messages/${channel.requestSchema}` },
+        message: {
+          oneOf: [
+            { $ref: `#/components/messages/${channel.requestSchema}` },
+            { $ref: "#/components/messages/TokenRenewal" },
+          ],
+        },
       },
       bindings: { ws: { method: "GET" } },
     };
@@ -67,6 +72,19 @@ export function asyncApiYaml(
 }
 
 const ref = (schema: string) => ({ $ref: `#/components/schemas/${schema}` });
+
+/** The client's in-band token renewal (an extension of ours; Canton's clients never send it). */
+const TOKEN_RENEWAL = {
+  name: "TokenRenewal",
+  summary: "Renews the stream's token (extension of ledger-json-gateway)",
+  description:
+    "Any frame after the request frame. The gateway asks the ledger whether the token, which must be the same user's, may read this stream from the last offset delivered; if so the stream goes on under it (its expiry moves to the token's `exp`, and the stream's ledger calls move onto it, without a gap or a duplicate). If not, a JsCantonError frame whose `context.token_renewal` is `refused` says why, and the stream goes on under its old token until that one expires. Nothing answers an accepted renewal.",
+  payload: {
+    type: "object",
+    required: ["token"],
+    properties: { token: { type: "string", description: "A Ledger API JWT of the stream's user" } },
+  },
+};
 
 function capitalise(segment: string): string {
   return segment.charAt(0).toUpperCase() + segment.slice(1);

@@ -1,5 +1,10 @@
 import { type MonoTypeOperatorFunction, Observable, of, type Subscriber } from "rxjs";
-import { accessTokenExpiredError, isTokenRefusal, staleStreamAuthorizationError } from "../errors/index.js";
+import {
+  accessTokenExpiredError,
+  isTokenRefusal,
+  staleStreamAuthorizationError,
+  tokenOfAnotherUserError,
+} from "../errors/index.js";
 import { decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
@@ -30,6 +35,18 @@ export interface SubscriberAuthorizationOptions {
   readonly sourceAdmits?: boolean;
   /** Epoch milliseconds; tests move time. */
   readonly now?: () => number;
+  /**
+   * Tokens the client sent to renew its own (WebSocket renewal frames). Each is judged as the
+   * first was: the same user, and the ledger admits it for this request from the newest offset
+   * the subscriber has. Accepted, it is the subscriber's token from then on: its expiry and
+   * re-checks follow it, and `renewed` is told (the stream's calls move onto it); refused, the
+   * old token stays in force until its own expiry, and `refused` is told why.
+   */
+  readonly renewals?: {
+    readonly tokens$: Observable<string>;
+    renewed(token: string): void;
+    refused(error: unknown): void;
+  };
 }
 
 /** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
@@ -53,6 +70,8 @@ export function authorizeSubscriber(
   const now = options.now ?? Date.now;
   return (source) =>
     new Observable<string>((subscriber) => {
+      // Renewals replace it (options.renewals).
+      let current = token;
       const timers = new Set<NodeJS.Timeout>();
       const probes = new Set<AbortController>();
       const probed = !options.sourceAdmits && probeKind(endpoint) !== undefined;
@@ -65,7 +84,7 @@ export function authorizeSubscriber(
       const ask = (): Promise<void> => {
         const controller = new AbortController();
         probes.add(controller);
-        return probeSubscriber(endpoint, request, token, last, controller.signal).finally(() =>
+        return probeSubscriber(endpoint, request, current, last, controller.signal).finally(() =>
           probes.delete(controller),
         );
       };
@@ -74,8 +93,9 @@ export function authorizeSubscriber(
         subscriber.next(element);
       };
 
-      const expiry = token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;
-      if (expiry !== undefined) watchExpiry(expiry, now, timers, subscriber);
+      let expiry = token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;
+      const expiryTimers = new Set<NodeJS.Timeout>();
+      if (expiry !== undefined) watchExpiry(expiry, now, expiryTimers, subscriber);
 
       let checking = false;
       const recheck = () => {
@@ -119,6 +139,33 @@ export function authorizeSubscriber(
         );
       }
 
+      const renewals = options.renewals;
+      const renewalSubscription = renewals?.tokens$.subscribe((candidate) => {
+        const user = (t: string | undefined) => (t === undefined ? undefined : decodeTokenClaims(t)?.subject);
+        if (user(candidate) === undefined || user(candidate) !== user(current)) {
+          renewals.refused(tokenOfAnotherUserError());
+          return;
+        }
+        const controller = new AbortController();
+        probes.add(controller);
+        probeSubscriber(endpoint, request, candidate, last, controller.signal)
+          .finally(() => probes.delete(controller))
+          .then(
+            () => {
+              if (subscriber.closed) return;
+              current = candidate;
+              for (const timer of expiryTimers) clearTimeout(timer);
+              expiryTimers.clear();
+              expiry = decodeTokenClaims(candidate)?.expiresAtMs;
+              if (expiry !== undefined) watchExpiry(expiry, now, expiryTimers, subscriber);
+              renewals.renewed(candidate);
+            },
+            (error: unknown) => {
+              if (!subscriber.closed) renewals.refused(error);
+            },
+          );
+      });
+
       const sourceSubscription = source.subscribe({
         next: (element) => {
           if (admitted) deliver(element);
@@ -133,7 +180,8 @@ export function authorizeSubscriber(
 
       return () => {
         sourceSubscription.unsubscribe();
-        for (const timer of timers) clearTimeout(timer);
+        renewalSubscription?.unsubscribe();
+        for (const timer of [...timers, ...expiryTimers]) clearTimeout(timer);
         for (const controller of probes) controller.abort();
         held = [];
       };

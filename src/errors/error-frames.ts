@@ -19,6 +19,15 @@ export function errorFrameText(error: unknown): string {
   return JSON.stringify(errorFrameBody(error));
 }
 
+/**
+ * The frame that answers a refused token renewal: the refusal's JsCantonError, marked
+ * `token_renewal: refused` in its context. Not the stream's end: it goes on, on the old token.
+ */
+export function renewalRefusedFrameText(error: unknown): string {
+  const body = errorFrameBody(error);
+  return JSON.stringify({ ...body, context: { ...body.context, token_renewal: "refused" } });
+}
+
 /** Why a socket was disconnected as a slow consumer (nats.js: max_pending / write_deadline). */
 export type SlowConsumerCause = "hard_limit" | "write_deadline" | "dropped";
 

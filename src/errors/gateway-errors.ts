@@ -171,6 +171,11 @@ export function staleStreamAuthorizationError(): CantonHttpError {
   );
 }
 
+/** A WebSocket renewal frame whose token is not for the stream's user (or not a Ledger API token). */
+export function tokenOfAnotherUserError(): CantonHttpError {
+  return invalidArgumentError("a renewed token must be a Ledger API token of the stream's own user");
+}
+
 /** java.time.Instant#toString at millisecond precision: no fraction when it is zero. */
 function javaInstantText(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");

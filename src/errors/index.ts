@@ -11,6 +11,7 @@ export {
   type LedgerLossCause,
   ledgerLossCause,
   queryFrameTimeoutBody,
+  renewalRefusedFrameText,
   resumeCloseReason,
   type SlowConsumerCause,
   slowConsumerBody,
@@ -38,6 +39,7 @@ export {
   routeNotFoundError,
   shuttingDownError,
   staleStreamAuthorizationError,
+  tokenOfAnotherUserError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";

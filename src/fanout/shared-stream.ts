@@ -69,6 +69,9 @@ class Member {
   spliceAt = 0;
   own: Subscription | undefined;
   demand: Subscription | undefined;
+  renewals: Subscription | undefined;
+  /** The token its calls are opened with: its request's, or the latest it renewed to. */
+  token: string | undefined;
   /** In shared mode and not ready: skipped, and replayed from the history when it drains. */
   lagging = false;
 
@@ -77,6 +80,7 @@ class Member {
     readonly subscriber: Subscriber<string>,
   ) {
     this.last = request.share.begin;
+    this.token = request.token;
   }
 }
 
@@ -201,6 +205,7 @@ export class SharedStream {
       next: (ready) => this.#readiness(member, ready),
       error: (error: unknown) => this.#fail(member, error),
     });
+    member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
     return () => this.#leave(member);
   }
 
@@ -210,8 +215,8 @@ export class SharedStream {
       this.#options.events.upstreamOpened?.(this.#endpoint);
     }
     this.#owner = owner;
-    const { source, share, token } = owner.request;
-    this.#upstream = source.open(share.from(this.#position), token, this.#demand$).subscribe({
+    const { source, share } = owner.request;
+    this.#upstream = source.open(share.from(this.#position), owner.token, this.#demand$).subscribe({
       next: (text) => this.#shared(text),
       error: (error: unknown) => this.#upstreamFailed(error),
       complete: () => this.#upstreamCompleted(),
@@ -345,7 +350,8 @@ export class SharedStream {
     this.#setMode(member, "catching_up", previous);
     this.#options.events.catchUp?.(member.request.endpoint, cause);
     this.#register(member);
-    const { source, share, token, demand$ } = member.request;
+    const { source, share, demand$ } = member.request;
+    const { token } = member;
     // Assigned before subscribing: a splice during a synchronous first emission must find it.
     const own = new Subscription();
     member.own = own;
@@ -461,10 +467,40 @@ export class SharedStream {
     if (this.#demand.value !== demand) this.#demand.next(demand);
   }
 
+  /**
+   * A member's renewed token: the ledger ends a call when the token it was opened with expires,
+   * so the member's calls move onto the new one now, each from where it is (its elements go by
+   * offset, so nothing is repeated or skipped): the shared call when the member owns it, and its
+   * own call.
+   */
+  #renewed(member: Member, token: string): void {
+    member.token = token;
+    if (this.#closed) return;
+    if (member === this.#owner && this.#upstream !== undefined) {
+      this.#upstream.unsubscribe();
+      this.#options.events.rotated?.(this.#endpoint);
+      this.#open(member);
+    }
+    if (member.own !== undefined) {
+      const { mode } = member;
+      const registered = member.buffer !== undefined;
+      member.own.unsubscribe();
+      member.own = undefined;
+      this.#catchUp(member, "rejoin", mode);
+      if (!registered) {
+        // A reader on its own call because it is slow stays there, as before the renewal.
+        member.buffer = undefined;
+        this.#setMode(member, "own", member.mode);
+        this.#updateDemand();
+      }
+    }
+  }
+
   #leave(member: Member): void {
     if (!this.#members.delete(member)) return;
     this.#stopLagging(member);
     member.demand?.unsubscribe();
+    member.renewals?.unsubscribe();
     member.own?.unsubscribe();
     this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
     if (this.#closed) return;

@@ -50,6 +50,12 @@ export interface MemberRequest {
   readonly source: UpstreamSource;
   /** The subscriber's own token: its own calls (catch-up) and, as owner, the shared call. */
   readonly token: string | undefined;
+  /**
+   * Tokens that replace it, each already admitted by the ledger (a client renewing in band):
+   * the subscriber's calls move onto the latest at once, from where they are, since the ledger
+   * ends a call when the token it was opened with expires.
+   */
+  readonly renewed$?: Observable<string>;
   /** The subscriber's readiness (its socket below its high-water mark). */
   readonly demand$: Observable<boolean>;
 }
@@ -94,4 +100,6 @@ export interface FanoutEvents {
   admission?(endpoint: string, outcome: AdmissionOutcome): void;
   /** A member over its high-water mark was moved onto its own call. */
   detached?(endpoint: string): void;
+  /** The upstream was reopened on its owner's renewed token. */
+  rotated?(endpoint: string): void;
 }

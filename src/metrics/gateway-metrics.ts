@@ -186,6 +186,20 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly wsTokenRenewals = new Counter({
+    name: "ledger_gateway_ws_token_renewals_total",
+    help: "Token renewal frames of WebSocket streams, by endpoint and outcome (accepted: the ledger admitted the token, the stream's calls moved onto it; refused)",
+    labelNames: ["endpoint", "outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fanoutRotations = new Counter({
+    name: "ledger_gateway_fanout_rotations_total",
+    help: "Shared calls reopened on their owner's renewed token, by endpoint",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
   readonly fanoutUpstreams = new Gauge({
     name: "ledger_gateway_fanout_upstreams",
     help: "Shared ledger streams open (one gRPC call each, whatever their subscribers), by endpoint",
@@ -278,6 +292,7 @@ export class GatewayMetrics {
       this.wsBackpressurePauses.inc({ endpoint }, 0);
       for (const cause of LEDGER_LOSS_CAUSES) this.streamResumes.inc({ endpoint, cause }, 0);
       this.streamResumeSeconds.zero({ endpoint });
+      for (const outcome of ["accepted", "refused"]) this.wsTokenRenewals.inc({ endpoint, outcome }, 0);
       for (const code of [...WS_CLOSE_CODES, "other"]) this.wsCloses.inc({ endpoint, code }, 0);
       for (const transport of STREAM_TRANSPORTS) {
         this.streamElements.inc({ endpoint, transport }, 0);
@@ -294,6 +309,7 @@ export class GatewayMetrics {
     this.fanoutUpstreams.set({ endpoint }, 0);
     this.fanoutDetaches.inc({ endpoint }, 0);
     this.fanoutHandovers.inc({ endpoint }, 0);
+    this.fanoutRotations.inc({ endpoint }, 0);
     for (const mode of MEMBER_MODES) this.fanoutSubscribers.set({ endpoint, mode }, 0);
     for (const how of ["direct", "splice"]) this.fanoutJoins.inc({ endpoint, how }, 0);
     for (const cause of CATCH_UP_CAUSES) this.fanoutCatchUps.inc({ endpoint, cause }, 0);
@@ -310,6 +326,7 @@ export class GatewayMetrics {
         this.fanoutUpstreamCloses.inc({ endpoint, reason });
       },
       handover: (endpoint) => this.fanoutHandovers.inc({ endpoint }),
+      rotated: (endpoint) => this.fanoutRotations.inc({ endpoint }),
       memberMode: (endpoint, mode, previous) => {
         if (previous !== undefined) this.fanoutSubscribers.dec({ endpoint, mode: previous });
         if (mode !== undefined) this.fanoutSubscribers.inc({ endpoint, mode });

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { defer, map, type Observable, type Subscription } from "rxjs";
+import { defer, map, type Observable, Subject, type Subscription } from "rxjs";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { authorizeSubscriber } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
@@ -12,6 +12,7 @@ import {
   isLedgerLost,
   isTokenRefusal,
   queryFrameTimeoutBody,
+  renewalRefusedFrameText,
   type StreamEndReason,
   shuttingDownError,
 } from "../errors/index.js";
@@ -62,6 +63,9 @@ export class StreamSession {
   #subscription: Subscription | undefined;
   /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
   #reason: StreamEndReason | undefined;
+  /** Tokens of the client's renewal frames, to be judged; and those the ledger admitted. */
+  readonly #renewals = new Subject<string>();
+  readonly #renewed = new Subject<string>();
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -93,9 +97,17 @@ export class StreamSession {
     }
   }
 
-  /** A client frame: the first is the query, later ones are ignored (as Canton does). */
+  /**
+   * A client frame: the first is the query. Later ones are ignored (as Canton does), except a
+   * renewal frame, `{"token": "<JWT>"}`: the subscriber's token from then on once the ledger
+   * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise.
+   */
   message(text: string): void {
-    if (this.#queried) return;
+    if (this.#queried) {
+      const token = renewalToken(text);
+      if (token !== undefined && this.#subscription !== undefined) this.#renewals.next(token);
+      return;
+    }
     this.#queried = true;
     clearTimeout(this.#queryTimer);
     const { endpoint, validator } = this.#options;
@@ -113,7 +125,21 @@ export class StreamSession {
       .pipe(
         // Per subscriber, whoever's call its elements come from: its expiry and re-checks. Its
         // admission is the source's: its own call, or the fan-out's (own call first, or probe).
-        authorizeSubscriber(endpoint, request, token, { recheckIntervalMs, sourceAdmits: true }),
+        authorizeSubscriber(endpoint, request, token, {
+          recheckIntervalMs,
+          sourceAdmits: true,
+          renewals: {
+            tokens$: this.#renewals,
+            renewed: (renewed) => {
+              this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
+              this.#renewed.next(renewed);
+            },
+            refused: (error) => {
+              this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "refused" });
+              this.#sink.errorFrame(renewalRefusedFrameText(error));
+            },
+          },
+        }),
         streamEnd((end) => {
           this.#reason ??= end.reason;
           if (end.error !== undefined) this.#logFailure(end.error);
@@ -141,6 +167,7 @@ export class StreamSession {
       endpoint: endpoint.path,
       share,
       token,
+      renewed$: this.#renewed,
       demand$: this.#sink.demand$,
       source: {
         open: (request, token, demand$) => endpoint.open(request, token, demand$),
@@ -212,5 +239,17 @@ export class StreamSession {
         "stream failed in the gateway",
       );
     }
+  }
+}
+
+/** The token of a renewal frame (`{"token": "<JWT>"}`), or undefined for any other frame. */
+function renewalToken(text: string): string | undefined {
+  try {
+    const frame = JSON.parse(text) as unknown;
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return undefined;
+    const { token } = frame as { token?: unknown };
+    return typeof token === "string" && token.length > 0 ? token : undefined;
+  } catch {
+    return undefined;
   }
 }

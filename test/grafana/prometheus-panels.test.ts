@@ -276,6 +276,20 @@ async function resumeLoad(
   });
   assert.equal(await submitTick(port, token, sandbox.tickParty, `resume-2-${Date.now()}`, "x"), 200);
   await stream.received(2);
+  // Token renewals in band: another user's is refused; the same user's is accepted, and the
+  // stream's call (it owns the shared call alone) moves onto it.
+  stream.renew(mintToken({ user: "participant_admin", secret: "test", expiresInSeconds: 300 }));
+  stream.renew(mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 300 }));
+  const renewals = async () =>
+    `renewals: ${JSON.stringify(await gatewayMetrics(port, "ledger_gateway_(?:ws_token_renewals|fanout_rotations)\\w*"))}`;
+  await until(
+    async () =>
+      (await gatewayMetric(port, "ledger_gateway_fanout_rotations_total")) > 0 &&
+      (await gatewayMetric(port, "ledger_gateway_ws_token_renewals_total")) === 2,
+    { observed: renewals },
+  );
+  assert.equal(await submitTick(port, token, sandbox.tickParty, `resume-3-${Date.now()}`, "x"), 200);
+  await stream.received(3);
   await stream.close();
 }
 
@@ -408,6 +422,11 @@ class OpenStream {
 
   resume(): void {
     this.#socket.resume();
+  }
+
+  /** A token renewal frame. */
+  renew(token: string): void {
+    this.#socket.send(JSON.stringify({ token }));
   }
 
   /** Resolves once `count` transactions arrived; rejects if the stream closes before. */
