@@ -44,6 +44,12 @@ export interface LedgerStreamSpec {
 
 type Json = Record<string, unknown>;
 
+/** An update or completion request starting after `offset` instead of its own `beginExclusive`. */
+const startingAfter = (request: unknown, offset: number): unknown => ({
+  ...(request as Json),
+  beginExclusive: offset,
+});
+
 /**
  * A server-streaming gRPC method as a StreamEndpoint: request JSON -> gRPC request (with the
  * package signatures its commands need) -> pull-based call -> one JSON text per element.
@@ -89,11 +95,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
       : (request, token, demand$) =>
           resumeOnLoss(
             (after) =>
-              call(
-                after === undefined ? request : { ...(request as Json), beginExclusive: after.offset },
-                token,
-                demand$,
-              ),
+              call(after === undefined ? request : startingAfter(request, after.offset), token, demand$),
             {
               position,
               isLoss: isLedgerLost,
@@ -140,7 +142,7 @@ function shareSpec(
   const begin = Number(normalized.beginExclusive ?? 0);
   if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
   const byToken = spec.share === "completions" && !normalized.userId;
-  const from = (offset: number): unknown => ({ ...(request as Json), beginExclusive: offset });
+  const from = (offset: number): unknown => startingAfter(request, offset);
   // Offset 0 has no empty range to probe (an end of 0 reads as none): such a subscriber catches up.
   const probe =
     spec.share === "updates" && begin > 0
