@@ -78,7 +78,7 @@ const TOKEN_RENEWAL = {
   name: "TokenRenewal",
   summary: "Renews the stream's token (extension of ledger-json-gateway)",
   description:
-    "Any frame after the request frame. The gateway asks the ledger whether the token, which must be the same user's, may read this stream from the last offset delivered; if so the stream goes on under it (its expiry moves to the token's `exp`, and the stream's ledger calls move onto it, without a gap or a duplicate). If not, a JsCantonError frame whose `context.token_renewal` is `refused` says why, and the stream goes on under its old token until that one expires. Nothing answers an accepted renewal.",
+    "Any frame after the request frame. The gateway asks the ledger whether the token, which must be the same user's, may read this stream from the last offset delivered; if so the stream goes on under it (its expiry moves to the token's `exp`, and the stream's ledger calls move onto it, without a gap or a duplicate). If not, a JsCantonError frame whose `context.token_renewal` is `refused` says why, and the stream goes on under its old token until that one expires; so on the active contracts, a snapshot that cannot move onto another token. Nothing answers an accepted renewal.",
   payload: {
     type: "object",
     required: ["token"],

@@ -1,4 +1,4 @@
-import { defer, lastValueFrom, of, switchMap, toArray } from "rxjs";
+import { defer, lastValueFrom, map, merge, type Observable, of, Subject, switchMap, toArray } from "rxjs";
 import type { Transcode } from "../codec/index.js";
 import { isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
@@ -36,13 +36,17 @@ export interface LedgerStreamSpec {
    */
   share?: "updates" | "completions";
   /**
-   * Where an element stands. Streams that have it outlive a lost ledger connection: the call is
-   * reopened with `beginExclusive` at the last delivered element (src/streams/resumeOnLoss.ts).
+   * Where an element stands. Streams that have it outlive their calls: a call is reopened with
+   * `beginExclusive` at the last delivered element when the ledger connection is lost or closing,
+   * or the token renewed (src/streams/resumeOnLoss.ts).
    */
   position?: (element: string) => StreamPosition | undefined;
 }
 
 type Json = Record<string, unknown>;
+
+/** Elements as their wire bytes: transcoded straight to text. */
+const RAW = { rawResponses: true } as const;
 
 /** An update or completion request starting after `offset` instead of its own `beginExclusive`. */
 const startingAfter = (request: unknown, offset: number): unknown => ({
@@ -70,39 +74,66 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));
 
   const reshape = spec.toElement;
-  const call: StreamEndpoint["open"] = (request, token, demand$) => {
+  const { service, rpc } = spec;
+  /** One gRPC call; `draining` is told when the ledger closes its connection gracefully. */
+  const call = (
+    request: unknown,
+    token: string | undefined,
+    demand$: Observable<boolean>,
+    draining?: (closing: unknown) => void,
+  ): Observable<string> => {
     const { transcoder, signatures } = wireCodec(deps);
     const toText = transcoder.forType(responseType);
     const text = reshape ? reshaped(toText, reshape) : toText;
     return request$(request, token).pipe(
       switchMap((grpcRequest) =>
-        serverStream(
-          () =>
-            deps.ledger.serverStream<Buffer>(spec.service, spec.rpc, grpcRequest as object, token, {
-              rawResponses: true,
-            }),
-          demand$,
-        ),
+        serverStream(() => {
+          const opened = deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, RAW);
+          if (draining !== undefined) opened.on("draining", draining);
+          return opened;
+        }, demand$),
       ),
       mapInOrder((bytes) => transcodeLoading(text, bytes, signatures, token)),
     );
   };
   const position = spec.position;
   const { resume } = deps;
+  /**
+   * A stream whose elements have a position outlives its calls (resumeOnLoss): reopened after
+   * its last element when the connection is lost, moved onto a new connection when the ledger
+   * closes its one gracefully (both unless the resume window is 0), and onto each renewed token.
+   */
   const open: StreamEndpoint["open"] =
-    position === undefined || resume.windowMs <= 0
-      ? call
-      : (request, token, demand$) =>
-          resumeOnLoss(
-            (after) =>
-              call(after === undefined ? request : startingAfter(request, after.offset), token, demand$),
-            {
-              position,
-              isLoss: isLedgerLost,
-              windowMs: resume.windowMs,
-              onResume: (lost, downMs) => resume.onResume?.(spec.path, ledgerLossCause(lost), downMs / 1000),
-            },
-          );
+    position === undefined
+      ? (request, token, demand$) => call(request, token, demand$)
+      : (request, token, demand$, renewed$) =>
+          defer(() => {
+            let current = token;
+            const drains = new Subject<unknown>();
+            const renewals = renewed$?.pipe(
+              map((renewed) => {
+                current = renewed;
+                return undefined;
+              }),
+            );
+            return resumeOnLoss(
+              (after) =>
+                call(
+                  after === undefined ? request : startingAfter(request, after.offset),
+                  current,
+                  demand$,
+                  resume.windowMs > 0 ? (closing) => drains.next(closing) : undefined,
+                ),
+              {
+                position,
+                isLoss: isLedgerLost,
+                windowMs: resume.windowMs,
+                moves$: renewals === undefined ? drains : merge(drains, renewals),
+                onResume: (lost, downMs) =>
+                  resume.onResume?.(spec.path, ledgerLossCause(lost), downMs / 1000),
+              },
+            );
+          });
 
   return {
     path: spec.path,
@@ -113,6 +144,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
     idleByDefault: spec.idleByDefault,
     open,
+    ...(position ? { renewable: true } : {}),
     admit: (token) => admitCaller(deps, token),
     ...(spec.share
       ? {

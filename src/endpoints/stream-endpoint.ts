@@ -38,11 +38,24 @@ export interface StreamEndpoint {
    * - `token`: the caller's bearer token, for this call only (none: the ledger judges that).
    * - `demand$`: the sink's readiness; pass it to `serverStream` so that a slow consumer pauses
    *   the gRPC call instead of piling elements up in the gateway.
+   * - `renewed$`: tokens that replace `token`, each already admitted by the ledger (a WebSocket
+   *   client renewing in band); the ledger ends a call when its token expires, so a `renewable`
+   *   endpoint moves its call onto each, from where it is.
    * Emits one JSON text per element, sent as is (no re-serialisation). Errors with a gRPC
    * `ServiceError` or a gateway error (`CantonHttpError`, `InvalidValueError`); the serving
    * layer turns them into the final JsCantonError frame / HTTP answer through src/errors.
    */
-  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string>;
+  open(
+    request: unknown,
+    token: string | undefined,
+    demand$: Observable<boolean>,
+    renewed$?: Observable<string>,
+  ): Observable<string>;
+  /**
+   * Whether a stream can move onto a renewed token (`renewed$`): its elements say where it
+   * stands, so a new call resumes after the last one. Not the active contracts, a snapshot.
+   */
+  readonly renewable?: boolean;
   /**
    * Whether the ledger admits this caller at all, asked before a WebSocket upgrade: Canton
    * resolves the token's claims (its user exists, is active, its rights can be read) before it

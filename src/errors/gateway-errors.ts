@@ -176,6 +176,16 @@ export function tokenOfAnotherUserError(): CantonHttpError {
   return invalidArgumentError("a renewed token must be a Ledger API token of the stream's own user");
 }
 
+/**
+ * A WebSocket renewal frame on a stream that cannot move onto another token: the active
+ * contracts are a snapshot with no offset to reopen from. It ends at its token's expiry.
+ */
+export function renewalNotSupportedError(endpoint: string): CantonHttpError {
+  return invalidArgumentError(
+    `${endpoint} cannot move onto a renewed token (its elements carry no offset to resume from); the stream ends at its token's expiry`,
+  );
+}
+
 /** java.time.Instant#toString at millisecond precision: no fraction when it is zero. */
 function javaInstantText(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");

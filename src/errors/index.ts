@@ -34,6 +34,7 @@ export {
   invalidArgumentError,
   methodNotAllowedError,
   missingTokenError,
+  renewalNotSupportedError,
   requestHeadersTooLargeError,
   requestTooLargeError,
   routeNotFoundError,

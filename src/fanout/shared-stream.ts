@@ -1,5 +1,5 @@
 import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
-import type { FanoutEvents, MemberMode, MemberRequest } from "./subscription.js";
+import type { FanoutEvents, MemberMode, MemberRequest, RotationCause } from "./subscription.js";
 
 export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
@@ -22,6 +22,11 @@ export interface SharedStreamOptions {
   readonly onClosed: () => void;
   /** Where the stream puts each shared element's bytes while it hands the element to a member. */
   readonly delivering: DeliverySlot;
+  /**
+   * How long before its token expires the shared call moves onto a member's token that expires
+   * later (the ledger ends a call when its token expires).
+   */
+  readonly rotateBeforeExpiryMs: number;
 }
 
 /**
@@ -72,6 +77,8 @@ class Member {
   renewals: Subscription | undefined;
   /** The token its calls are opened with: its request's, or the latest it renewed to. */
   token: string | undefined;
+  /** When the ledger stops accepting `token` (epoch ms; never: infinity). */
+  expiresAt: number;
   /** In shared mode and not ready: skipped, and replayed from the history when it drains. */
   lagging = false;
 
@@ -81,6 +88,7 @@ class Member {
   ) {
     this.last = request.share.begin;
     this.token = request.token;
+    this.expiresAt = request.source.expiryOf(request.token) ?? Number.POSITIVE_INFINITY;
   }
 }
 
@@ -109,6 +117,10 @@ class Member {
  *   and reopened from the shared position on another member's token once the members that leave
  *   in the same turn are gone (a client closing many sockets costs one reopen); the members see
  *   nothing of it.
+ * - The ledger ends a call when the token it was opened with expires: the upstream moves (is
+ *   reopened from the shared position) onto its owner's renewed token, and, shortly before the
+ *   owner's token expires, onto the member's token that expires last, if later. The members see
+ *   nothing of it either.
  */
 export class SharedStream {
   readonly #options: SharedStreamOptions;
@@ -135,6 +147,8 @@ export class SharedStream {
   /** The lowest offset of a lagging member or an admission being asked: the history keeps the elements after it. */
   #floor = Number.POSITIVE_INFINITY;
   #handoverScheduled = false;
+  /** Due shortly before the owner's token expires (see #rotateBeforeExpiry). */
+  #expiryTimer: NodeJS.Timeout | undefined;
   #closed = false;
   #opened = false;
 
@@ -206,6 +220,7 @@ export class SharedStream {
       error: (error: unknown) => this.#fail(member, error),
     });
     member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
+    this.#rotateBeforeExpiry();
     return () => this.#leave(member);
   }
 
@@ -221,6 +236,48 @@ export class SharedStream {
       error: (error: unknown) => this.#upstreamFailed(error),
       complete: () => this.#upstreamCompleted(),
     });
+    this.#rotateBeforeExpiry();
+  }
+
+  /** Cancels the upstream and reopens it from the shared position on `owner`'s token. */
+  #rotate(owner: Member, cause: RotationCause): void {
+    this.#upstream?.unsubscribe();
+    this.#options.events.rotated?.(this.#endpoint, cause);
+    this.#open(owner);
+  }
+
+  /**
+   * Within `rotateBeforeExpiryMs` of the owner's expiry, the upstream moves onto the member
+   * whose token expires last, if that is later; before, a timer comes back then. Asked again
+   * when a member joins, splices in or renews: it may be the later one.
+   */
+  #rotateBeforeExpiry(): void {
+    clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    const owner = this.#owner;
+    if (owner === undefined || this.#upstream === undefined || this.#closed) return;
+    if (owner.expiresAt === Number.POSITIVE_INFINITY) return;
+    const wait = owner.expiresAt - this.#options.rotateBeforeExpiryMs - Date.now();
+    if (wait > 0) {
+      // setTimeout's limit is 2^31 - 1 ms: a later expiry is looked at again then.
+      this.#expiryTimer = setTimeout(() => this.#rotateBeforeExpiry(), Math.min(wait, 2 ** 31 - 1));
+      this.#expiryTimer.unref();
+      return;
+    }
+    const later = this.#lastToExpire();
+    if (later !== undefined && later.expiresAt > owner.expiresAt) this.#rotate(later, "expiry");
+  }
+
+  /** The shared member whose token expires last (the newest of those alike), else any member's. */
+  #lastToExpire(): Member | undefined {
+    let shared: Member | undefined;
+    let any: Member | undefined;
+    for (const member of this.#members) {
+      if (any === undefined || member.expiresAt >= any.expiresAt) any = member;
+      if (member.mode === "shared" && (shared === undefined || member.expiresAt >= shared.expiresAt))
+        shared = member;
+    }
+    return shared ?? any;
   }
 
   #shared(text: string): void {
@@ -394,6 +451,7 @@ export class SharedStream {
     this.#setMode(member, "shared", member.mode);
     this.#options.events.joined?.(member.request.endpoint, "splice");
     this.#rebalance();
+    this.#rotateBeforeExpiry();
   }
 
   #readiness(member: Member, ready: boolean): void {
@@ -475,12 +533,10 @@ export class SharedStream {
    */
   #renewed(member: Member, token: string): void {
     member.token = token;
+    member.expiresAt = member.request.source.expiryOf(token) ?? Number.POSITIVE_INFINITY;
     if (this.#closed) return;
-    if (member === this.#owner && this.#upstream !== undefined) {
-      this.#upstream.unsubscribe();
-      this.#options.events.rotated?.(this.#endpoint);
-      this.#open(member);
-    }
+    if (member === this.#owner && this.#upstream !== undefined) this.#rotate(member, "renewal");
+    else this.#rotateBeforeExpiry();
     if (member.own !== undefined) {
       const { mode } = member;
       const registered = member.buffer !== undefined;
@@ -524,26 +580,11 @@ export class SharedStream {
     setImmediate(() => {
       this.#handoverScheduled = false;
       if (this.#closed || this.#upstream !== undefined) return;
-      const next = this.#nextOwner();
+      const next = this.#lastToExpire();
       if (next === undefined) return;
       this.#options.events.handover?.(this.#endpoint);
       this.#open(next);
     });
-  }
-
-  /**
-   * The newest shared member (else the newest member): its token is the one presented last, so
-   * most likely the furthest from its expiry, and members that joined together tend to leave in
-   * the order they came, so the newest hands over least often.
-   */
-  #nextOwner(): Member | undefined {
-    let shared: Member | undefined;
-    let any: Member | undefined;
-    for (const member of this.#members) {
-      any = member;
-      if (member.mode === "shared") shared = member;
-    }
-    return shared ?? any;
   }
 
   #upstreamFailed(error: unknown): void {
@@ -581,6 +622,7 @@ export class SharedStream {
   #close(reason: "last_member_left" | "completed" | "error"): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#expiryTimer);
     this.#upstream?.unsubscribe();
     this.#upstream = undefined;
     this.#owner = undefined;

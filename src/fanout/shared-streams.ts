@@ -21,6 +21,11 @@ export interface SharedStreamsOptions {
    * hard limit (websocket-config.hard-limit). Default 16 MiB.
    */
   lagBytes?: number;
+  /**
+   * How long before its token expires a shared call moves onto a member's token that expires
+   * later. Default 10 s: ample for a reopen, and short against the 5 minutes of Canton's tokens.
+   */
+  rotateBeforeExpiryMs?: number;
   events?: FanoutEvents;
 }
 
@@ -38,6 +43,7 @@ export class SharedStreams {
   readonly #catchUpBuffer: number;
   readonly #history: number;
   readonly #lagBytes: number;
+  readonly #rotateBeforeExpiryMs: number;
   readonly #events: FanoutEvents;
   readonly #delivering = new DeliverySlot();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
@@ -47,6 +53,7 @@ export class SharedStreams {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
     this.#history = options.history ?? 1024;
     this.#lagBytes = options.lagBytes ?? 16 * 1024 * 1024;
+    this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs ?? 10_000;
     this.#events = options.events ?? {};
   }
 
@@ -147,6 +154,7 @@ export class SharedStreams {
         catchUpBuffer: this.#catchUpBuffer,
         history: this.#history,
         lagBytes: this.#lagBytes,
+        rotateBeforeExpiryMs: this.#rotateBeforeExpiryMs,
         events: this.#events,
         delivering: this.#delivering,
         onClosed: () => {

@@ -40,6 +40,8 @@ export interface UpstreamSource {
    * the shared call, the owner's error alone, not every member's.
    */
   isTokenRefusal(error: unknown): boolean;
+  /** When the ledger stops accepting the token (its `exp`, epoch ms); undefined: never. */
+  expiryOf(token: string | undefined): number | undefined;
 }
 
 /** One subscriber as the transport sees it. */
@@ -68,6 +70,14 @@ export type AdmissionOutcome = "admitted" | "refused";
 
 /** Why a shared upstream ended. */
 export type UpstreamCloseReason = "last_member_left" | "completed" | "error";
+
+/**
+ * Why the upstream moved onto another token: its owner renewed its own, or the owner's was about
+ * to expire and another member's expires later.
+ */
+export type RotationCause = "renewal" | "expiry";
+
+export const ROTATION_CAUSES: readonly RotationCause[] = ["renewal", "expiry"];
 
 /** Members by what they read from. */
 export type MemberMode = "shared" | "catching_up" | "own";
@@ -100,6 +110,6 @@ export interface FanoutEvents {
   admission?(endpoint: string, outcome: AdmissionOutcome): void;
   /** A member over its high-water mark was moved onto its own call. */
   detached?(endpoint: string): void;
-  /** The upstream was reopened on its owner's renewed token. */
-  rotated?(endpoint: string): void;
+  /** The upstream was reopened on a token that expires later (see RotationCause). */
+  rotated?(endpoint: string, cause: RotationCause): void;
 }

@@ -68,6 +68,8 @@ export class Http2Connection {
   private headerLimitSource = "ledger.max-metadata-bytes";
   /** Calls waiting for the ledger's SETTINGS (whenReady). */
   private readonly waiting = new Set<() => void>();
+  /** Told when the ledger closes the session gracefully (see onDrain). */
+  private readonly draining = new Set<() => void>();
 
   constructor(
     private readonly options: Http2ConnectionOptions,
@@ -124,6 +126,7 @@ export class Http2Connection {
       this.tooManyPings =
         code === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM && TOO_MANY_PINGS.equals(data ?? NO_DATA);
       this.gone("The ledger closed the connection (GOAWAY)");
+      for (const listener of [...this.draining]) listener();
     });
     session.once("close", () => {
       this.gone("Connection closed");
@@ -197,6 +200,16 @@ export class Http2Connection {
       return metadataTooLargeError(bytes, this.headerLimit, this.headerLimitSource);
     }
     return this.session.request(headers);
+  }
+
+  /**
+   * `listener` is told when the ledger sends GOAWAY: the calls open on the session go on for
+   * its grace period, but a long stream is cut at its end, so it may move onto a new session
+   * (the channel's next) before that. Returns the removal.
+   */
+  onDrain(listener: () => void): () => void {
+    this.draining.add(listener);
+    return () => this.draining.delete(listener);
   }
 
   /** A call opened a stream on this session. */

@@ -31,6 +31,9 @@ const { NGHTTP2_CANCEL } = http2.constants;
  * what the ledger sends meanwhile. Messages of a chunk read before the pause wait here and come
  * first after `resume()`, and an OK status waits for them and for `resume()`; an error waits for
  * them only, as grpc-js's does. `cancel()` resets the stream (CANCEL) and emits nothing more.
+ * 'draining' tells that the ledger is closing the call's connection gracefully (GOAWAY), with the
+ * UNAVAILABLE the call would end with: it goes on for the ledger's grace period, and the consumer
+ * may move it elsewhere first.
  */
 export class ServerStreamCall<Res> extends EventEmitter {
   private stream: ClientHttp2Stream | undefined;
@@ -46,6 +49,8 @@ export class ServerStreamCall<Res> extends EventEmitter {
   private outcome: ServiceError | null | undefined;
   /** Nothing more is emitted: the outcome went out, or the consumer cancelled. */
   private done = false;
+  /** Stops listening to the connection's GOAWAY. */
+  private undrain: (() => void) | undefined;
 
   constructor(
     private readonly decode: (bytes: Buffer) => Res,
@@ -59,6 +64,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
   override on(event: "data", listener: (message: Res) => void): this;
   override on(event: "error", listener: (error: ServiceError) => void): this;
   override on(event: "end", listener: () => void): this;
+  override on(event: "draining", listener: (closing: ServiceError) => void): this;
   override on(event: string, listener: Parameters<EventEmitter["on"]>[1]): this {
     return super.on(event, listener);
   }
@@ -92,6 +98,12 @@ export class ServerStreamCall<Res> extends EventEmitter {
     this.stream = stream;
     this.connection = connection;
     connection.callStarted();
+    this.undrain = connection.onDrain(() =>
+      this.emit(
+        "draining",
+        callError(GrpcStatus.UNAVAILABLE, "The ledger is closing the connection (GOAWAY)"),
+      ),
+    );
     if (this.paused) stream.pause();
     const status = watchStatus(stream);
     let streamError: (Error & { code?: string }) | undefined;
@@ -114,6 +126,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
       // Refused before any answer: the ledger never saw it. After one, messages may have come.
       if (retry && status.httpStatus === 0 && wasRefused(stream)) {
         connection.callEnded();
+        this.undrain?.();
         this.stream = undefined;
         this.connection = undefined;
         return retry();
@@ -184,6 +197,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
   private endCall(outcome: ServiceError | null): void {
     if (this.callEnded) return;
     this.callEnded = true;
+    this.undrain?.();
     if (this.stream !== undefined && this.connection !== undefined) {
       this.connection.callEnded();
       if (!this.stream.closed) this.stream.close(NGHTTP2_CANCEL);

@@ -10,6 +10,7 @@ import {
   CATCH_UP_CAUSES,
   type FanoutEvents,
   MEMBER_MODES,
+  ROTATION_CAUSES,
   UPSTREAM_CLOSE_REASONS,
 } from "../fanout/subscription.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
@@ -195,8 +196,8 @@ export class GatewayMetrics {
 
   readonly fanoutRotations = new Counter({
     name: "ledger_gateway_fanout_rotations_total",
-    help: "Shared calls reopened on their owner's renewed token, by endpoint",
-    labelNames: ["endpoint"] as const,
+    help: "Shared calls reopened on a token that expires later, by endpoint and cause (renewal: the owner's renewed token; expiry: the owner's was about to expire, another member's expires later)",
+    labelNames: ["endpoint", "cause"] as const,
     registers: [this.registry],
   });
 
@@ -309,7 +310,7 @@ export class GatewayMetrics {
     this.fanoutUpstreams.set({ endpoint }, 0);
     this.fanoutDetaches.inc({ endpoint }, 0);
     this.fanoutHandovers.inc({ endpoint }, 0);
-    this.fanoutRotations.inc({ endpoint }, 0);
+    for (const cause of ROTATION_CAUSES) this.fanoutRotations.inc({ endpoint, cause }, 0);
     for (const mode of MEMBER_MODES) this.fanoutSubscribers.set({ endpoint, mode }, 0);
     for (const how of ["direct", "splice"]) this.fanoutJoins.inc({ endpoint, how }, 0);
     for (const cause of CATCH_UP_CAUSES) this.fanoutCatchUps.inc({ endpoint, cause }, 0);
@@ -326,7 +327,7 @@ export class GatewayMetrics {
         this.fanoutUpstreamCloses.inc({ endpoint, reason });
       },
       handover: (endpoint) => this.fanoutHandovers.inc({ endpoint }),
-      rotated: (endpoint) => this.fanoutRotations.inc({ endpoint }),
+      rotated: (endpoint, cause) => this.fanoutRotations.inc({ endpoint, cause }),
       memberMode: (endpoint, mode, previous) => {
         if (previous !== undefined) this.fanoutSubscribers.dec({ endpoint, mode: previous });
         if (mode !== undefined) this.fanoutSubscribers.inc({ endpoint, mode });

@@ -23,6 +23,13 @@ export interface ResumeOnLossOptions<T> {
   windowMs: number;
   /** Told once a reopened call held (an element, or no failure for the longest retry delay). */
   onResume?(lost: unknown, downMs: number): void;
+  /**
+   * Asks for the call to be moved now: cancelled and reopened after the last element, with no
+   * error in between (`open` may use another token by then). A value is the loss the move
+   * forestalls (the ledger closing the connection: GOAWAY), told to `onResume` once the new call
+   * holds; undefined is a plain move (a renewed token). Ignored while a reopen waits for its retry.
+   */
+  moves$?: Observable<unknown>;
   /** For tests (TestScheduler) and virtual time; defaults to `asyncScheduler`. */
   scheduler?: SchedulerLike;
 }
@@ -44,6 +51,9 @@ const LONGEST_RETRY_MS = 1_000;
  * A reopened call that fails at once (the ledger still away: the channel fails fast) continues
  * the same loss; one that held for the longest retry delay or delivered an element was a resume,
  * and a later failure is a new loss with a window of its own.
+ *
+ * `moves$` reopens it the same way before anything is lost: onto a renewed token, or off a
+ * connection the ledger is closing gracefully, while the old call still works.
  */
 export function resumeOnLoss<T>(
   open: (after: StreamPosition | undefined) => Observable<T>,
@@ -65,6 +75,15 @@ export function resumeOnLoss<T>(
       timer?.unsubscribe();
       options.onResume?.(loss.error, startedAt - loss.since);
       loss = undefined;
+    };
+
+    /** The next call starts after the last element delivered; its first ones may repeat it. */
+    const reopenAfterLast = (): void => {
+      if (last !== undefined) {
+        after = options.position(last.element) ?? after;
+        last = undefined;
+      }
+      skipping = after !== undefined;
     };
 
     const subscribe = (): void => {
@@ -100,11 +119,7 @@ export function resumeOnLoss<T>(
             subscriber.error(error);
             return;
           }
-          if (last !== undefined) {
-            after = options.position(last.element) ?? after;
-            last = undefined;
-          }
-          skipping = after !== undefined;
+          reopenAfterLast();
           const delay = Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** loss.retries, left);
           loss.retries += 1;
           timer = scheduler.schedule(subscribe, delay);
@@ -113,8 +128,17 @@ export function resumeOnLoss<T>(
       });
     };
 
+    const moves = options.moves$?.subscribe((lost) => {
+      if (loss !== undefined && call?.closed) return;
+      call?.unsubscribe();
+      timer?.unsubscribe();
+      if (lost !== undefined) loss ??= { error: lost, since: scheduler.now(), retries: 0 };
+      reopenAfterLast();
+      subscribe();
+    });
     subscribe();
     return () => {
+      moves?.unsubscribe();
       timer?.unsubscribe();
       call?.unsubscribe();
     };

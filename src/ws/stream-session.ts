@@ -12,11 +12,13 @@ import {
   isLedgerLost,
   isTokenRefusal,
   queryFrameTimeoutBody,
+  renewalNotSupportedError,
   renewalRefusedFrameText,
   type StreamEndReason,
   shuttingDownError,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
+import { decodeTokenClaims } from "../jwt/bearer-token.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
 import { streamEnd } from "../streams/streamEnd.js";
@@ -105,7 +107,9 @@ export class StreamSession {
   message(text: string): void {
     if (this.#queried) {
       const token = renewalToken(text);
-      if (token !== undefined && this.#subscription !== undefined) this.#renewals.next(token);
+      if (token === undefined || this.#subscription === undefined) return;
+      if (this.#options.endpoint.renewable) this.#renewals.next(token);
+      else this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
       return;
     }
     this.#queried = true;
@@ -134,10 +138,7 @@ export class StreamSession {
               this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
               this.#renewed.next(renewed);
             },
-            refused: (error) => {
-              this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "refused" });
-              this.#sink.errorFrame(renewalRefusedFrameText(error));
-            },
+            refused: (error) => this.#renewalRefused(error),
           },
         }),
         streamEnd((end) => {
@@ -157,11 +158,19 @@ export class StreamSession {
       });
   }
 
+  /** A renewal frame refused: the stream goes on, on the token it has. */
+  #renewalRefused(error: unknown): void {
+    const endpoint = this.#options.endpoint.path;
+    this.#options.metrics?.wsTokenRenewals.inc({ endpoint, outcome: "refused" });
+    this.#sink.errorFrame(renewalRefusedFrameText(error));
+  }
+
   /** The endpoint's own call, or a membership of the shared stream of its request. */
   #open(request: unknown): Observable<string> {
     const { endpoint, token, fanout } = this.#options;
     const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token) : undefined;
-    if (fanout === undefined || share === undefined) return endpoint.open(request, token, this.#sink.demand$);
+    if (fanout === undefined || share === undefined)
+      return endpoint.open(request, token, this.#sink.demand$, this.#renewed);
     const offsetOf = endpoint.offsetOf;
     return fanout.open({
       endpoint: endpoint.path,
@@ -177,6 +186,7 @@ export class StreamSession {
         },
         isCheckpoint: isOffsetCheckpoint,
         isTokenRefusal,
+        expiryOf: (token) => (token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs),
       },
     });
   }

@@ -4,6 +4,7 @@ import WebSocket from "ws";
 import { tickCommands } from "../../bench/lib/tick-commands.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { gatewayOnSandbox } from "../support/gateway-on-sandbox.js";
 import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { tokenFor } from "../support/tokens.js";
@@ -89,13 +90,8 @@ describe("WebSocket streams across a lost ledger connection", () => {
   });
 
   /** The sum of the /v2/updates series of a gateway metric whose labels include `labels`. */
-  const metric = async (name: string, ...labels: string[]): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
-    const wanted = ['endpoint="/v2/updates"', ...labels];
-    return [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))]
-      .filter((m) => wanted.every((label) => (m[1] as string).split(",").includes(label)))
-      .reduce((sum, m) => sum + Number(m[2]), 0);
-  };
+  const metric = (name: string, ...labels: string[]): Promise<number> =>
+    gatewayMetric(`http://127.0.0.1:${gateway.port}`, name, 'endpoint="/v2/updates"', ...labels);
   const submitTicks = async (from: number, count: number): Promise<void> => {
     for (let seq = from; seq < from + count; seq++) {
       const res = await fetch(`http://127.0.0.1:${direct.port}/v2/commands/submit-and-wait`, {

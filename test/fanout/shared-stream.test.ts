@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BehaviorSubject, Observable, type Subscription } from "rxjs";
+import { BehaviorSubject, Observable, Subject, type Subscription } from "rxjs";
 import { SharedStreams } from "../../src/fanout/shared-streams.js";
 import type {
   FanoutEvents,
@@ -8,6 +8,7 @@ import type {
   ShareSpec,
   UpstreamSource,
 } from "../../src/fanout/subscription.js";
+import { until } from "../support/until.js";
 
 /**
  * SharedStream against a fake ledger: every call the fan-out opens is recorded (its offset, its
@@ -67,6 +68,12 @@ class FakeLedger implements UpstreamSource {
     return [7, 16].includes((error as { code?: number }).code ?? 0);
   }
 
+  /** `expires-<epoch ms>` expires then; any other token never. */
+  expiryOf(token: string | undefined): number | undefined {
+    const at = /^expires-(\d+)$/.exec(token ?? "")?.[1];
+    return at === undefined ? undefined : Number(at);
+  }
+
   /** Calls not cancelled. */
   open$(): Call[] {
     return this.calls.filter((c) => !c.cancelled);
@@ -101,7 +108,12 @@ interface TestMember {
   completed: boolean;
 }
 
-function fixture(options: { history: number; lagBytes?: number; admission?: Admission }) {
+function fixture(options: {
+  history: number;
+  lagBytes?: number;
+  admission?: Admission;
+  rotateBeforeExpiryMs?: number;
+}) {
   const ledger = new FakeLedger();
   const counts: Record<string, number> = {};
   const count =
@@ -115,13 +127,17 @@ function fixture(options: { history: number; lagBytes?: number; admission?: Admi
     detached: count("detached"),
     catchUp: (_e, cause) => count(`catchUp:${cause}`)(),
     joined: (_e, how) => count(`joined:${how}`)(),
+    rotated: (_e, cause) => count(`rotated:${cause}`)(),
   };
   const fanout = new SharedStreams({
     history: options.history,
     ...(options.lagBytes !== undefined ? { lagBytes: options.lagBytes } : {}),
+    ...(options.rotateBeforeExpiryMs !== undefined
+      ? { rotateBeforeExpiryMs: options.rotateBeforeExpiryMs }
+      : {}),
     events,
   });
-  const join = (begin: number, token = "t"): TestMember => {
+  const join = (begin: number, token = "t", renewed$?: Observable<string>): TestMember => {
     const demand = new BehaviorSubject(true);
     const share: ShareSpec = {
       key: "k",
@@ -130,7 +146,14 @@ function fixture(options: { history: number; lagBytes?: number; admission?: Admi
       // Admitted at once unless the test answers the admissions itself.
       admit: options.admission?.admit ?? (() => Promise.resolve()),
     };
-    const request: MemberRequest = { endpoint: "/e", share, source: ledger, token, demand$: demand };
+    const request: MemberRequest = {
+      endpoint: "/e",
+      share,
+      source: ledger,
+      token,
+      demand$: demand,
+      ...(renewed$ ? { renewed$ } : {}),
+    };
     const member: TestMember = {
       received: [],
       demand,
@@ -335,5 +358,53 @@ describe("SharedStream", () => {
     await settle();
     assert.equal(ledger.calls.length, 2);
     assert.equal(ledger.open$().length, 0);
+  });
+
+  it("moves the shared call onto the token that expires last shortly before its owner's expires", async () => {
+    const { ledger, join, counts } = fixture({ history: 10, rotateBeforeExpiryMs: 10_000 });
+    const soon = `expires-${Date.now() + 10_200}`;
+    const owner = join(0, soon);
+    const never = join(0, "never");
+    const later = join(0, `expires-${Date.now() + 60_000}`);
+    await settle();
+    const first = ledger.calls[0] as Call;
+    first.emit(...txs(1, 3));
+    assert.equal(ledger.calls.length, 1, "the owner's token is good for 10.2 s yet");
+
+    // 200 ms later the owner's token is within 10 s of its expiry: the call moves to the token
+    // that never expires (later than any `exp`), from the shared position.
+    await until(() => ledger.calls.length === 2);
+    const second = ledger.calls[1] as Call;
+    assert.equal(first.cancelled, true);
+    assert.deepEqual({ from: second.from, token: second.token }, { from: 3, token: "never" });
+    assert.equal(counts["rotated:expiry"], 1);
+    second.emit(...txs(4, 5));
+    for (const member of [owner, never, later]) assert.deepEqual(member.received, range(1, 5));
+  });
+
+  it("stays on its owner's token when no member's expires later", async () => {
+    const { ledger, join, counts } = fixture({ history: 10, rotateBeforeExpiryMs: 10_000 });
+    join(0, `expires-${Date.now() + 10_100}`);
+    join(0, `expires-${Date.now() + 5_000}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(ledger.calls.length, 1);
+    assert.equal(counts["rotated:expiry"], undefined);
+  });
+
+  it("moves the shared call onto its owner's renewed token, and a member's renewal onto its own call", async () => {
+    const { ledger, join, counts } = fixture({ history: 0 });
+    const renewals = new Subject<string>();
+    const owner = join(0, "owner-1", renewals);
+    const other = join(0, "other");
+    await settle();
+    const first = ledger.calls[0] as Call;
+    first.emit(...txs(1, 2));
+    renewals.next("owner-2");
+    const second = ledger.calls[1] as Call;
+    assert.equal(first.cancelled, true);
+    assert.deepEqual({ from: second.from, token: second.token }, { from: 2, token: "owner-2" });
+    assert.equal(counts["rotated:renewal"], 1);
+    second.emit(...txs(2, 4));
+    for (const member of [owner, other]) assert.deepEqual(member.received, range(1, 4));
   });
 });

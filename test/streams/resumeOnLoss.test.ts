@@ -137,4 +137,59 @@ describe("resumeOnLoss", () => {
       expectObservable(resumeOnLoss(open, { position: (e) => e, isLoss, windowMs: 0 })).toBe("a#", E, LOST);
     });
   });
+
+  it("moves the call on request: reopened at once after the last element, nothing lost or repeated", () => {
+    let afters: (StreamPosition | undefined)[] = [];
+    const resumes: unknown[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // The first call would go on (c, d) but is moved at 3 ms, after b; the second repeats b.
+      const made = calls([cold("a-b-c-d|", E), cold("b-c-d|", E)]);
+      afters = made.afters;
+      const moves$ = hot("---m", { m: undefined });
+      expectObservable(
+        resumeOnLoss(made.open, {
+          position: (e) => e,
+          isLoss,
+          windowMs: 1000,
+          moves$,
+          onResume: (lost) => resumes.push(lost),
+        }),
+      ).toBe("a-b-- c-d|", E);
+    });
+    deepStrictEqual(afters, [undefined, E.b]);
+    // A plain move (a renewed token) is no resume.
+    deepStrictEqual(resumes, []);
+  });
+
+  it("counts a move off a closing connection as a resume once the new call delivers", () => {
+    const resumes: { lost: unknown; downMs: number }[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      const { open } = calls([cold("a-b-c|", E), cold("--b-c|", E)]);
+      const moves$ = hot("---g", { g: LOST });
+      expectObservable(
+        resumeOnLoss(open, {
+          position: (e) => e,
+          isLoss,
+          windowMs: 1000,
+          moves$,
+          onResume: (lost, downMs) => resumes.push({ lost, downMs }),
+        }),
+      ).toBe("a-b----c|", E);
+    });
+    deepStrictEqual(resumes, [{ lost: LOST, downMs: 0 }]);
+  });
+
+  it("leaves a reopen waiting for its retry alone when asked to move", () => {
+    let afters: (StreamPosition | undefined)[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      const made = calls([cold("a#", E, LOST), cold("b|", E)]);
+      afters = made.afters;
+      const moves$ = hot("----m", { m: undefined });
+      expectObservable(resumeOnLoss(made.open, { position: (e) => e, isLoss, windowMs: 1000, moves$ })).toBe(
+        "a 100ms b|",
+        E,
+      );
+    });
+    deepStrictEqual(afters, [undefined, E.a]);
+  });
 });
