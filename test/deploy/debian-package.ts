@@ -21,6 +21,8 @@ export async function debianBinary(
   return (await which(binary)) ?? { skip: `${debianPackage} installed no ${binary}` };
 }
 
+const APT_LOCK = "/tmp/ledger-json-gateway-apt.lock";
+
 /**
  * Installs Debian packages with apt-get (root only), refreshing the package lists once if a
  * first try fails. Resolves true, or with `{ skip }` naming the packages and why they cannot be had.
@@ -29,14 +31,16 @@ export async function debianPackages(packages: readonly string[]): Promise<true 
   const line = `apt-get install ${packages.join(" ")}`;
   if (process.getuid?.() !== 0) return { skip: `this test is not root: ${line}` };
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const install = () =>
-    run("apt-get", ["install", "-y", "--no-install-recommends", ...packages], { env, timeout: 600_000 });
+  // One apt-get at a time: test files run two at once, and a second apt-get fails on the lock.
+  const aptGet = (...args: string[]) =>
+    run("flock", [APT_LOCK, "apt-get", ...args], { env, timeout: 600_000 });
+  const install = () => aptGet("install", "-y", "--no-install-recommends", ...packages);
   try {
     await install();
   } catch {
     try {
       // A fresh machine's package lists may be empty or stale.
-      await run("apt-get", ["update"], { env, timeout: 600_000 });
+      await aptGet("update");
       await install();
     } catch (error) {
       return { skip: `${line} failed: ${(error as Error).message.slice(0, 500)}` };
