@@ -18,6 +18,8 @@ export interface UpdateSubscription {
   elements(n: number): Promise<void>;
   /** Resolves true once an element at or past `offset` arrived, false if the socket closes first. */
   reaches(offset: number): Promise<boolean>;
+  /** Sends a renewal frame (`{"token": ...}`). */
+  renew(token: string): void;
   close(): void;
 }
 
@@ -91,6 +93,7 @@ export function subscribeUpdates(
     },
     reaches: (offset) =>
       until(() => (offsets.some((o) => o >= offset) ? true : closeSeen !== undefined ? false : undefined)),
+    renew: (token) => socket.send(JSON.stringify({ token })),
     close: () => socket.close(1000),
   };
 }
