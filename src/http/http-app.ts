@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { canonicalPath } from "../endpoints/request-path.js";
 import type { Answer, HttpMethod, RequestContext, Route } from "../endpoints/route.js";
 import {
   ambiguousFramingError,
@@ -153,7 +154,7 @@ function serve(
   const rawMethod = req.getCaseSensitiveMethod().toUpperCase();
   const head = rawMethod === "HEAD";
   const method = (head ? "GET" : rawMethod) as HttpMethod;
-  const url = req.getUrl();
+  const url = canonicalPath(req.getUrl());
   const rawQuery = req.getQuery() ?? "";
   const authorization = req.getHeader("authorization");
   const framing = requestFraming(req);

@@ -8,6 +8,7 @@ import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { canonicalPath } from "../endpoints/request-path.js";
 import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type ErrorAnswer, errorAnswer, missingTokenError } from "../errors/index.js";
@@ -55,6 +56,7 @@ export interface WsStreamsHandle {
 }
 
 interface SocketData {
+  endpoint: StreamEndpoint;
   token: string | undefined;
   session?: StreamSession;
 }
@@ -84,49 +86,59 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     ...(options.fanoutHistoryElements !== undefined ? { history: options.fanoutHistoryElements } : {}),
     lagBytes: options.limits.hardLimit,
   });
+  const endpoints = new Map<string, StreamEndpoint>();
   for (const endpoint of options.endpoints) {
     options.validator.prepare(endpoint.requestSchema);
-    app.ws<SocketData>(`${options.pathPrefix}${endpoint.path}`, {
-      compression: uWS.DISABLED,
-      maxPayloadLength: options.maxQueryBytes,
-      // Liveness is the pings' and the write deadline's job; an idle open-ended stream is legitimate.
-      idleTimeout: 0,
-      maxBackpressure: options.limits.hardLimit + ERROR_FRAME_HEADROOM,
-      sendPingsAutomatically: false,
-      upgrade: (res, req, context) => upgrade(res, req, context, endpoint, options),
-      open: (ws) => {
-        sockets.add(ws);
-        pinger.add(ws);
-        ws.getUserData().session = new StreamSession(ws, {
-          endpoint,
-          token: ws.getUserData().token,
-          validator: options.validator,
-          limits: options.limits,
-          metrics: options.metrics,
-          log: options.log,
-          fanout,
-          recheckIntervalMs: options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS,
-          queryFrameTimeoutMs: options.queryFrameTimeoutMs ?? 0,
-        });
-      },
-      message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),
-      drain: (ws) => ws.getUserData().session?.drained(),
-      pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
-      close: (ws, code, message) => {
-        // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
-        // UTF-8), which the client is not told.
-        if (code === ABNORMAL && message.byteLength > 0) {
-          options.log.info(
-            { endpoint: endpoint.path, reason: Buffer.from(message).toString("utf8") },
-            "WebSocket closed by uWS",
-          );
-        }
-        sockets.delete(ws);
-        pinger.delete(ws);
-        ws.getUserData().session?.closed(code);
-      },
-    });
+    endpoints.set(`${options.pathPrefix}${endpoint.path}`, endpoint);
   }
+  // One route for every path: the endpoint is found as the HTTP routes find theirs, with empty
+  // path segments skipped (`//v2/updates`, as clients that join an origin ending in a slash send
+  // it). An upgrade anywhere else goes on to the HTTP routes (uWS's yield), as it always did.
+  app.ws<SocketData>("/*", {
+    compression: uWS.DISABLED,
+    maxPayloadLength: options.maxQueryBytes,
+    // Liveness is the pings' and the write deadline's job; an idle open-ended stream is legitimate.
+    idleTimeout: 0,
+    maxBackpressure: options.limits.hardLimit + ERROR_FRAME_HEADROOM,
+    sendPingsAutomatically: false,
+    upgrade: (res, req, context) => {
+      const endpoint = endpoints.get(canonicalPath(req.getUrl()).replace(/(.)\/$/, "$1"));
+      if (endpoint === undefined) req.setYield(true);
+      else upgrade(res, req, context, endpoint, options);
+    },
+    open: (ws) => {
+      sockets.add(ws);
+      pinger.add(ws);
+      const { endpoint, token } = ws.getUserData();
+      ws.getUserData().session = new StreamSession(ws, {
+        endpoint,
+        token,
+        validator: options.validator,
+        limits: options.limits,
+        metrics: options.metrics,
+        log: options.log,
+        fanout,
+        recheckIntervalMs: options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS,
+        queryFrameTimeoutMs: options.queryFrameTimeoutMs ?? 0,
+      });
+    },
+    message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),
+    drain: (ws) => ws.getUserData().session?.drained(),
+    pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
+    close: (ws, code, message) => {
+      // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
+      // UTF-8), which the client is not told.
+      if (code === ABNORMAL && message.byteLength > 0) {
+        options.log.info(
+          { endpoint: ws.getUserData().endpoint.path, reason: Buffer.from(message).toString("utf8") },
+          "WebSocket closed by uWS",
+        );
+      }
+      sockets.delete(ws);
+      pinger.delete(ws);
+      ws.getUserData().session?.closed(code);
+    },
+  });
   return {
     open: () => sockets.size,
     buffered: () => {
@@ -178,7 +190,7 @@ function upgrade(
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
     // uWS prints its corking warning on stderr.
-    res.upgrade<SocketData>({ token: auth.token }, key, auth.protocol, extensions, context);
+    res.upgrade<SocketData>({ endpoint, token: auth.token }, key, auth.protocol, extensions, context);
   });
 }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 import { until } from "../support/until.js";
 
@@ -129,16 +130,8 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
       },
     },
   });
-  const metric = async (name: string, labels: Record<string, string>): Promise<number> => {
-    const text = await (await fetch(`${stack.url}/metrics`)).text();
-    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-    for (const line of text.split("\n")) {
-      if (!line.startsWith(`${name}{`)) continue;
-      const set = line.slice(name.length + 1, line.indexOf("}")).split(",");
-      if (wanted.every((w) => set.includes(w))) return Number(line.slice(line.indexOf("}") + 2));
-    }
-    return 0;
-  };
+  const metric = (name: string, labels: Record<string, string>): Promise<number> =>
+    gatewayMetric(stack.url, name, ...Object.entries(labels).map(([k, v]) => `${k}="${v}"`));
   const sharedMembers = () =>
     metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" });
   const upstreams = () => metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES });
@@ -187,11 +180,13 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     await allGone();
   });
 
-  it("hands the shared call over without a gap when the token of the subscriber it runs on expires", {
+  it("moves the shared call onto the other subscriber's token before the one it runs on expires, without a gap", {
     timeout: 30_000,
   }, async () => {
     const handovers = () => metric("ledger_gateway_fanout_handovers_total", { endpoint: UPDATES });
-    const handoversBefore = await handovers();
+    const rotations = () =>
+      metric("ledger_gateway_fanout_rotations_total", { endpoint: UPDATES, cause: "expiry" });
+    const [handoversBefore, rotationsBefore] = [await handovers(), await rotations()];
     const request = await live();
     // The expiring subscriber comes first: the shared call runs on its token.
     const owner = new Subscriber(stack, request, token("expiring", Math.floor(Date.now() / 1000) + 3));
@@ -199,17 +194,19 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     const other = new Subscriber(stack, request, token("steady"));
     await until(async () => (await sharedMembers()) === 2);
     assert.equal(await upstreams(), 1);
+    // Within 10 s of the owner's expiry: the call moves onto the later token as it joins.
+    await until(async () => (await rotations()) === rotationsBefore + 1);
 
     const first = await commit();
     await Promise.all([owner.received(first), other.received(first)]);
     assert.equal(await owner.closed, 1000);
     assert.equal(owner.frames.at(-1)?.code, "ACCESS_TOKEN_EXPIRED", JSON.stringify(owner.frames.at(-1)));
-    // Committed once the owner's token is gone: read on the other's token, from where the call was.
     const second = await commit();
     const third = await commit();
     await other.received(third);
 
-    assert.equal(await handovers(), handoversBefore + 1);
+    // Moved before the ledger ended the owner's call: no handover after it.
+    assert.equal(await handovers(), handoversBefore);
     assert.deepEqual(other.updateIds, [first, second, third]);
     assert.deepEqual(owner.updateIds, [first]);
     assert.equal(await upstreams(), 1);
