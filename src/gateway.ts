@@ -5,6 +5,7 @@ import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { docsRoutes } from "./docs/docs-routes.js";
 import { BodyValidator } from "./endpoints/body-validator.js";
+import { CorsPolicy } from "./endpoints/cors-policy.js";
 import { ledgerStreamEndpoints } from "./endpoints/ledger-streams.js";
 import type { Route } from "./endpoints/route.js";
 import type { RouteDeps } from "./endpoints/route-deps.js";
@@ -149,6 +150,7 @@ export async function startGateway(
   const auth = gatewayAuth(config.auth, log);
   const app = uWS.App();
   const validator = new BodyValidator(components);
+  const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
   const http = attachHttpRoutes(app, {
     routes,
     pathPrefix: config.server.pathPrefix,
@@ -158,6 +160,7 @@ export async function startGateway(
     log,
     ...(metrics ? { metrics } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
+    ...(cors ? { cors } : {}),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,
@@ -177,6 +180,7 @@ export async function startGateway(
     log,
     ...(metrics ? { metrics } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
+    ...(cors ? { cors } : {}),
   });
 
   let listenSocket: uWS.us_listen_socket;

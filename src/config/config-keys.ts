@@ -45,6 +45,26 @@ export const CONFIG_KEYS = {
     default: undefined,
     doc: "uWS apps in worker threads sharing the port (SO_REUSEPORT), each with its own ledger channel; 1 = one thread; default: the machine's cores (os.availableParallelism())",
   },
+  "server.cors.allowed-origins": {
+    type: { kind: "string" },
+    default: "",
+    doc: "comma-separated origins (scheme://host[:port]) from which browsers may call the gateway, `*` for any; their preflights are answered and their WebSocket upgrades accepted (an upgrade whose Origin is not listed is refused 403). Empty: CORS off, WebSocket origins unchecked",
+  },
+  "server.cors.allowed-methods": {
+    type: { kind: "string" },
+    default: "GET, POST, PUT, PATCH, DELETE",
+    doc: "Access-Control-Allow-Methods of an answered preflight",
+  },
+  "server.cors.allowed-headers": {
+    type: { kind: "string" },
+    default: "Authorization, Content-Type",
+    doc: "Access-Control-Allow-Headers of an answered preflight",
+  },
+  "server.cors.max-age": {
+    type: { kind: "duration" },
+    default: "10m",
+    doc: "Access-Control-Max-Age of an answered preflight: how long browsers may cache it",
+  },
   "server.max-body-bytes": {
     type: int(1, 2 ** 31 - 1),
     default: 64 * 1024 * 1024,

@@ -38,6 +38,15 @@ export interface GatewayConfig {
     maxBodyBytes: number;
     /** uWS apps in worker threads on one port; 1: the gateway runs on the main thread alone. */
     workers: number;
+    /** Browser origins that may call the gateway (server.cors.*); undefined: none listed, CORS off. */
+    cors:
+      | {
+          allowedOrigins: string[];
+          allowedMethods: string;
+          allowedHeaders: string;
+          maxAgeSeconds: number;
+        }
+      | undefined;
   };
   websocket: {
     httpListMaxElementsLimit: number;

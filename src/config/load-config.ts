@@ -270,6 +270,12 @@ function build(settings: Settings): GatewayConfig {
       bodyReadTimeoutMs: parseDuration(str("server.body-read-timeout")) as number,
       maxBodyBytes: num("server.max-body-bytes"),
       workers: (get("server.workers") as number | undefined) ?? availableParallelism(),
+      cors: corsSettings(
+        str("server.cors.allowed-origins"),
+        str("server.cors.allowed-methods"),
+        str("server.cors.allowed-headers"),
+        parseDuration(str("server.cors.max-age")) as number,
+      ),
     },
     websocket: {
       httpListMaxElementsLimit: num("websocket-config.http-list-max-elements-limit"),
@@ -345,6 +351,30 @@ function authFiles(
     return value === undefined ? [] : [[field, value] as const];
   });
   return Object.fromEntries(entries);
+}
+
+/**
+ * server.cors.*: undefined when no origin is listed. An origin is what browsers send in `Origin`
+ * (`scheme://host[:port]`, no path), or `*`; anything else could never match and is refused here.
+ */
+function corsSettings(
+  origins: string,
+  allowedMethods: string,
+  allowedHeaders: string,
+  maxAgeMs: number,
+): GatewayConfig["server"]["cors"] {
+  const allowedOrigins = origins
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== "");
+  if (allowedOrigins.length === 0) return undefined;
+  for (const origin of allowedOrigins) {
+    if (origin !== "*" && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+$/i.test(origin))
+      throw new ConfigError(
+        `server.cors.allowed-origins: '${origin}' is no origin (scheme://host[:port], as browsers send it, or *)`,
+      );
+  }
+  return { allowedOrigins, allowedMethods, allowedHeaders, maxAgeSeconds: Math.round(maxAgeMs / 1000) };
 }
 
 function normalisePrefix(prefix: string): string {

@@ -42,6 +42,19 @@ export function routeNotFoundError(method: string, url: string): CantonHttpError
   );
 }
 
+/**
+ * A browser's request from an origin not in server.cors.allowed-origins: its CORS preflight, or
+ * its WebSocket upgrade (browsers leave the Origin check of a WebSocket to the server): 403.
+ */
+export function corsOriginNotAllowedError(origin: string): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+    "CORS_ORIGIN_NOT_ALLOWED",
+    `The origin ${JSON.stringify(origin)} is not one of server.cors.allowed-origins`,
+    { httpStatus: 403 },
+  );
+}
+
 /** A route at this path, but not for this method: 405. */
 export function methodNotAllowedError(method: string): CantonHttpError {
   return gatewayError(

@@ -30,6 +30,7 @@ export {
   accessTokenExpiredError,
   ambiguousFramingError,
   bodyTimeoutError,
+  corsOriginNotAllowedError,
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
   methodNotAllowedError,

@@ -2,11 +2,13 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
 import type { Answer, HttpMethod, RequestContext, Route } from "../endpoints/route.js";
 import {
   ambiguousFramingError,
   bodyTimeoutError,
+  corsOriginNotAllowedError,
   errorAnswer,
   INTERNAL_ERROR_CODE,
   InvalidValueError,
@@ -35,6 +37,8 @@ export interface HttpAppOptions {
    * Absent: the ledger judges every token, and a request without one, as Canton's JSON API does.
    */
   tokenRefusal?: GatewayTokenRefusal;
+  /** Browser origins that may call (server.cors.*); absent: no CORS headers, preflights unanswered. */
+  cors?: CorsPolicy;
   metrics?: GatewayMetrics;
   log: Logger;
 }
@@ -158,6 +162,8 @@ function serve(
   const rawQuery = req.getQuery() ?? "";
   const authorization = req.getHeader("authorization");
   const framing = requestFraming(req);
+  const origin = req.getHeader("origin");
+  const preflight = rawMethod === "OPTIONS" && req.getHeader("access-control-request-method") !== "";
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
   const exchange = new Exchange(res, head, state, gauge);
@@ -168,6 +174,12 @@ function serve(
     exchange.abandon(() => reader?.abort());
   });
 
+  const { cors } = options;
+  if (cors?.allows(origin)) exchange.headers.push(...cors.answerHeaders(origin));
+  if (cors !== undefined && preflight) {
+    answerPreflight(exchange, cors, origin, options);
+    return;
+  }
   if (framing.kind === "ambiguous") {
     refuseFraming(exchange, framing, methodLabel, options);
     return;
@@ -280,6 +292,25 @@ function refuseFraming(
   );
 }
 
+/**
+ * A CORS preflight (OPTIONS with Access-Control-Request-Method), whatever its path: 204 with what
+ * a listed origin may send (the request itself gets its own answer, a 404 included), else 403.
+ * Counted as the unmatched OPTIONS requests always were.
+ */
+function answerPreflight(
+  exchange: Exchange,
+  cors: CorsPolicy,
+  origin: string,
+  options: HttpAppOptions,
+): void {
+  if (origin === "" || !cors.allows(origin)) {
+    answerError(exchange, corsOriginNotAllowedError(origin), UNMATCHED_ROUTE, "OTHER", options);
+    return;
+  }
+  exchange.headers.push(...cors.preflightHeaders());
+  finish(exchange, { kind: "empty", status: 204 }, UNMATCHED_ROUTE, "OTHER", options);
+}
+
 function routeLabel(match: ReturnType<PathMatcher["match"]>): string {
   return match.kind === "found" ? match.route.path : UNMATCHED_ROUTE;
 }
@@ -344,6 +375,7 @@ function bodyError(error: unknown): unknown {
 
 const STATUS_TEXT: Record<number, string> = {
   200: "200 OK",
+  204: "204 No Content",
   400: "400 Bad Request",
   401: "401 Unauthorized",
   403: "403 Forbidden",

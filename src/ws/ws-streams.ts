@@ -8,10 +8,16 @@ import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
 import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
-import { type ErrorAnswer, errorAnswer, missingTokenError } from "../errors/index.js";
+import {
+  corsOriginNotAllowedError,
+  type ErrorAnswer,
+  errorAnswer,
+  missingTokenError,
+} from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
@@ -41,6 +47,11 @@ export interface WsStreamsOptions {
   log: Logger;
   /** The gateway's own token verification (auth.mode), run before the upgrade too. */
   tokenRefusal?: GatewayTokenRefusal;
+  /**
+   * Browser origins that may open streams (server.cors.*): browsers send any page's Origin with a
+   * WebSocket upgrade and leave the check to the server. Absent: unchecked.
+   */
+  cors?: CorsPolicy;
 }
 
 export interface WsStreamsHandle {
@@ -168,6 +179,11 @@ function upgrade(
   const auth = wsAuth(req.getHeader("authorization"), req.getHeader("sec-websocket-protocol"));
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
+  const origin = req.getHeader("origin");
+  if (options.cors !== undefined && !options.cors.allows(origin)) {
+    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)));
+    return;
+  }
   if (auth === undefined) {
     refuse(res, endpoint, options, missingTokenAnswer());
     return;

@@ -21,6 +21,7 @@ describe("loadConfig", () => {
       bodyReadTimeoutMs: 60_000,
       maxBodyBytes: 64 * 1024 * 1024,
       workers: availableParallelism(),
+      cors: undefined,
     });
     assert.deepEqual(config.websocket, {
       httpListMaxElementsLimit: 1024,
@@ -74,6 +75,25 @@ describe("loadConfig", () => {
     assert.throws(
       () => loadConfig({ argv: ["--server.drain-delay", "soon"], env: {} }),
       (error: Error) => error instanceof ConfigError && /server\.drain-delay/.test(error.message),
+    );
+  });
+
+  it("reads server.cors.*: none by default, a list of origins, and refuses what is no origin", () => {
+    assert.equal(loadConfig({ argv: [], env: {} }).server.cors, undefined);
+    const config = loadConfig({
+      argv: ["--server.cors.allowed-origins", " https://wallet.example,http://localhost:3000 ,"],
+      env: { LEDGER_GATEWAY_SERVER_CORS_MAX_AGE: "1h" },
+    });
+    assert.deepEqual(config.server.cors, {
+      allowedOrigins: ["https://wallet.example", "http://localhost:3000"],
+      allowedMethods: "GET, POST, PUT, PATCH, DELETE",
+      allowedHeaders: "Authorization, Content-Type",
+      maxAgeSeconds: 3600,
+    });
+    assert.throws(
+      () => loadConfig({ argv: ["--server.cors.allowed-origins", "https://wallet.example/app"], env: {} }),
+      (error: Error) =>
+        error instanceof ConfigError && /'https:\/\/wallet\.example\/app' is no origin/.test(error.message),
     );
   });
 
