@@ -176,6 +176,7 @@ export async function startGateway(
     queryFrameTimeoutMs: config.websocket.queryFrameTimeoutMs,
     recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
     fanoutHistoryElements: config.websocket.fanoutHistoryElements,
+    compression: config.websocket.compression,
     maxQueryBytes: config.websocket.maxQueryFrameBytes,
     log,
     ...(metrics ? { metrics } : {}),

@@ -1,4 +1,4 @@
-import { GATEWAY_AUTH_MODES } from "./gateway-config.js";
+import { GATEWAY_AUTH_MODES, WS_COMPRESSION_MODES } from "./gateway-config.js";
 
 /**
  * Every configuration key the gateway knows, with its type and default. Key names follow
@@ -124,6 +124,11 @@ export const CONFIG_KEYS = {
     type: { kind: "duration" },
     default: "30s",
     doc: "how long an update or completion stream (WebSocket or list twin) is reopened from its last delivered offset after the ledger connection is lost (GOAWAY, reset, keepalive, restart) before the client gets the error frame with its resume offset; 0s: never",
+  },
+  "websocket-config.compression": {
+    type: { kind: "enum", values: WS_COMPRESSION_MODES },
+    default: "off",
+    doc: "permessage-deflate on WebSocket streams for clients that offer it (`on`: each message deflated on its own, no memory per socket); `off`: frames as Canton sends them",
   },
   "websocket-config.fanout-history-elements": {
     type: int(0, 2 ** 31 - 1),

@@ -9,6 +9,15 @@ export const GATEWAY_AUTH_MODES = ["none", "unsafe-decode", "hs256", "rs256", "e
 
 export type GatewayAuthMode = (typeof GATEWAY_AUTH_MODES)[number];
 
+/**
+ * permessage-deflate on WebSocket streams (websocket-config.compression), for clients that offer
+ * it: `on` deflates each message on its own, with no memory per socket (uWS's shared
+ * compressor). uWS's compressors with a window per socket gave larger frames here (README).
+ */
+export const WS_COMPRESSION_MODES = ["off", "on"] as const;
+
+export type WsCompressionMode = (typeof WS_COMPRESSION_MODES)[number];
+
 /** The gateway's own token check (src/auth/gateway-auth.ts). */
 export interface GatewayAuthConfig extends Omit<TokenVerificationFiles, "mode"> {
   readonly mode: GatewayAuthMode;
@@ -68,6 +77,7 @@ export interface GatewayConfig {
     resumeWindowMs: number;
     /** Latest elements each shared stream keeps for subscribers admitted within them (0: none). */
     fanoutHistoryElements: number;
+    compression: WsCompressionMode;
   };
   ledger: LedgerTarget;
   /** The one HTTP/2 connection to the ledger, whatever its target. */

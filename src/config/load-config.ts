@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { parse as parseYaml } from "yaml";
 import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
-import type { GatewayAuthMode, GatewayConfig, LedgerTarget } from "./gateway-config.js";
+import type { GatewayAuthMode, GatewayConfig, LedgerTarget, WsCompressionMode } from "./gateway-config.js";
 import { type Candidate, didYouMean, nearestNames } from "./nearest-name.js";
 
 /** A configuration mistake, reported at start-up with the source that made it. */
@@ -294,6 +294,7 @@ function build(settings: Settings): GatewayConfig {
       ) as number,
       resumeWindowMs: parseDuration(str("websocket-config.resume-window")) as number,
       fanoutHistoryElements: num("websocket-config.fanout-history-elements"),
+      compression: str("websocket-config.compression") as WsCompressionMode,
     },
     ledger,
     ledgerConnection: {

@@ -16,7 +16,7 @@ export interface FrameSocket {
    * (uWS encodes them to UTF-8 natively) or UTF-8 bytes (one Buffer shared by every member of a
    * shared stream).
    */
-  send(message: string | Uint8Array): number;
+  send(message: string | Uint8Array, isBinary?: boolean, compress?: boolean): number;
   getBufferedAmount(): number;
   /** A ping frame; the client answers it with a pong carrying the same payload once it read it. */
   ping(message: string): number;
@@ -55,6 +55,11 @@ export interface SocketSinkOptions {
   /** Demand went false: a backpressure pause. */
   onPause?: () => void;
   onSlowConsumer?: (cause: SlowConsumerCause) => void;
+  /**
+   * The socket negotiated permessage-deflate: a frame is smaller on the wire than its text, so
+   * what left uWS's buffer is counted in the bytes each send added to it.
+   */
+  compressed?: boolean;
 }
 
 /** A last error frame that names the offset to resume after, and the close that follows it. */
@@ -326,14 +331,16 @@ export class SocketSink {
       this.#slowConsumer("hard_limit");
       return;
     }
-    const status = this.#socket.send(item);
+    const before = this.#options.compressed ? this.#socket.getBufferedAmount() : 0;
+    // Deflated when the socket negotiated permessage-deflate; uWS ignores the flag otherwise.
+    const status = this.#socket.send(item, false, true);
     if (status === SEND_DROPPED) {
       this.#slowConsumer("dropped");
       return;
     }
     this.#sent += 1;
     this.#sentBytes += bytes;
-    this.#written += bytes;
+    this.#written += this.#wireBytes(bytes, before);
     this.#ends.push(this.#written);
     this.#byteEnds.push(this.#sentBytes);
     this.#lastElement = item;
@@ -344,9 +351,19 @@ export class SocketSink {
 
   /** One of the sink's own text frames (error, slow consumer), counted in #written. */
   #sendText(text: string): number {
-    const status = this.#socket.send(text);
-    if (status !== SEND_DROPPED) this.#written += Buffer.byteLength(text);
+    const before = this.#options.compressed ? this.#socket.getBufferedAmount() : 0;
+    const status = this.#socket.send(text, false, true);
+    if (status !== SEND_DROPPED) this.#written += this.#wireBytes(Buffer.byteLength(text), before);
     return status;
+  }
+
+  /**
+   * What a frame of `bytes` added to #written: its size, or, compressed, what it added to uWS's
+   * buffer (`before` the send): the part the kernel took at once has left already.
+   */
+  #wireBytes(bytes: number, before: number): number {
+    if (!this.#options.compressed) return bytes;
+    return Math.max(0, this.#socket.getBufferedAmount() - before);
   }
 
   #setLevel(level: number): void {

@@ -43,6 +43,8 @@ export interface StreamSessionOptions {
   recheckIntervalMs: number;
   /** How long the socket may wait for its query frame (0: no limit). */
   queryFrameTimeoutMs?: number;
+  /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
+  compressed?: boolean;
 }
 
 type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
@@ -75,6 +77,7 @@ export class StreamSession {
     const metrics = options.metrics;
     this.#sink = new SocketSink(socket, {
       ...options.limits,
+      ...(options.compressed ? { compressed: true } : {}),
       ...(options.endpoint.offsetOf ? { offsetOf: (e: string) => options.endpoint.offsetOf?.(e) } : {}),
       onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
       onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),

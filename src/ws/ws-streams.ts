@@ -7,6 +7,7 @@ import uWS, {
 import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
+import type { WsCompressionMode } from "../config/gateway-config.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
@@ -36,6 +37,8 @@ export interface WsStreamsOptions {
   recheckIntervalMs?: number;
   /** Latest elements each shared stream keeps for late joiners within them (0: none; default 1024). */
   fanoutHistoryElements?: number;
+  /** permessage-deflate for clients that offer it (websocket-config.compression); default off. */
+  compression?: WsCompressionMode;
   /**
    * Largest query frame accepted. uWS refuses a larger one on its header, before reading it, by
    * closing the connection (the client sees 1006: no close frame on that path in uWS 3.0.6).
@@ -69,6 +72,8 @@ export interface WsStreamsHandle {
 interface SocketData {
   endpoint: StreamEndpoint;
   token: string | undefined;
+  /** The client offered permessage-deflate and the route has it on: uWS negotiated it. */
+  compressed: boolean;
   session?: StreamSession;
 }
 
@@ -78,6 +83,8 @@ interface SocketData {
  * must not be the one that is refused.
  */
 const ERROR_FRAME_HEADROOM = 64 * 1024;
+
+const COMPRESSORS: Record<WsCompressionMode, number> = { off: uWS.DISABLED, on: uWS.SHARED_COMPRESSOR };
 
 const GOING_AWAY = 1001;
 /** uWS's code for a connection that ended without a close frame. */
@@ -106,7 +113,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   // path segments skipped (`//v2/updates`, as clients that join an origin ending in a slash send
   // it). An upgrade anywhere else goes on to the HTTP routes (uWS's yield), as it always did.
   app.ws<SocketData>("/*", {
-    compression: uWS.DISABLED,
+    compression: COMPRESSORS[options.compression ?? "off"],
     maxPayloadLength: options.maxQueryBytes,
     // Liveness is the pings' and the write deadline's job; an idle open-ended stream is legitimate.
     idleTimeout: 0,
@@ -120,10 +127,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     open: (ws) => {
       sockets.add(ws);
       pinger.add(ws);
-      const { endpoint, token } = ws.getUserData();
+      const { endpoint, token, compressed } = ws.getUserData();
       ws.getUserData().session = new StreamSession(ws, {
         endpoint,
         token,
+        compressed,
         validator: options.validator,
         limits: options.limits,
         metrics: options.metrics,
@@ -206,7 +214,14 @@ function upgrade(
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
     // uWS prints its corking warning on stderr.
-    res.upgrade<SocketData>({ endpoint, token: auth.token }, key, auth.protocol, extensions, context);
+    const compressed = (options.compression ?? "off") !== "off" && /permessage-deflate/i.test(extensions);
+    res.upgrade<SocketData>(
+      { endpoint, token: auth.token, compressed },
+      key,
+      auth.protocol,
+      extensions,
+      context,
+    );
   });
 }
 

@@ -36,6 +36,7 @@ describe("loadConfig", () => {
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,
       fanoutHistoryElements: 1024,
+      compression: "off",
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
     assert.deepEqual(config.ledgerConnection, {

@@ -34,6 +34,8 @@ class FakeSocket implements FrameSocket {
   readonly refused: string[] = [];
   corks = 0;
   closed: { code: number; reason: string } | undefined;
+  /** permessage-deflate negotiated: a frame takes this share of its bytes on the wire. */
+  deflate = 1;
 
   send(message: string | Uint8Array): number {
     const text = typeof message === "string" ? message : Buffer.from(message).toString("utf8");
@@ -45,7 +47,8 @@ class FakeSocket implements FrameSocket {
     this.messages.push(message);
     if (this.reading) return 1;
     // uWS buffers bytes: a string's UTF-8 length, a view's byteLength (frame headers left out).
-    this.buffered += typeof message === "string" ? Buffer.byteLength(message) : message.byteLength;
+    const bytes = typeof message === "string" ? Buffer.byteLength(message) : message.byteLength;
+    this.buffered += Math.ceil(bytes * this.deflate);
     return 0;
   }
 
@@ -154,6 +157,19 @@ describe("SocketSink", () => {
     deepStrictEqual(events.sent, [[3, 3 * ELEMENT_BYTES]]);
     equal(sink.delivered, 3);
     deepStrictEqual(demand, [true]);
+  });
+
+  it("counts what left the buffer in wire bytes when the socket deflates its frames", async () => {
+    const { socket, sink, events } = setup({ compressed: true, highWaterMark: 1000, hardLimit: 10_000 });
+    socket.deflate = 0.5;
+    send(sink, 1, 4);
+    await turn();
+    equal(socket.buffered, 4 * (ELEMENT_BYTES / 2));
+    // Two frames' worth of wire bytes read: two elements out, not the three their text would make.
+    socket.read(2 * (ELEMENT_BYTES / 2));
+    sink.drained();
+    equal(sink.delivered, 2);
+    deepStrictEqual(events.sent, [[2, 2 * ELEMENT_BYTES]]);
   });
 
   it("turns demand false above the high-water mark and true again on drain at or below the low-water mark", async () => {
