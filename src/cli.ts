@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { ConfigError, describeKeys, loadConfig, parseDuration } from "./config/load-config.js";
 import { didYouMean, nearestNames } from "./config/nearest-name.js";
@@ -15,7 +14,7 @@ import {
 import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
 import { readVerificationFiles } from "./jwt/token-verifier.js";
 import { startGatewayWorkers } from "./workers/gateway-workers.js";
-import { gatewayLogOptions } from "./workers/log-options.js";
+import { gatewayLogger } from "./workers/log-options.js";
 
 const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires-in DURATION] [--alg HS256|RS256|ES256]
                            [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]
@@ -183,7 +182,7 @@ interface RunningCliGateway {
 
 async function serve(config: GatewayConfig): Promise<void> {
   const workers = config.server.workers;
-  const log = pino(gatewayLogOptions(config.log.level, workers > 1 ? "main" : undefined));
+  const log = gatewayLogger(config.log.level, workers > 1 ? "main" : undefined);
   let gateway: RunningCliGateway | undefined;
   let stopSandbox: (() => Promise<void>) | undefined;
   let stopping = false;

@@ -1,5 +1,5 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import {
@@ -11,7 +11,7 @@ import {
 } from "../gateway.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
-import { gatewayLogOptions } from "./log-options.js";
+import { gatewayLogger } from "./log-options.js";
 
 /**
  * server.workers > 1: N uWS apps in worker threads on one port (SO_REUSEPORT among our own
@@ -219,7 +219,7 @@ function workerBootstrap(moduleUrl: string): string {
 async function runInWorker(data: WorkerData): Promise<void> {
   const port = parentPort!;
   const post = (message: FromWorker) => port.postMessage(message);
-  const log = pino(gatewayLogOptions(data.config.log.level, data.id));
+  const log = gatewayLogger(data.config.log.level, data.id);
   let nextScrape = 0;
   const scrapes = new Map<number, (message: Extract<ToWorker, { type: "scraped" }>) => void>();
   let gateway: RunningGateway | undefined;
