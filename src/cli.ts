@@ -13,8 +13,8 @@ import {
 } from "./gateway.js";
 import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
 import { readVerificationFiles } from "./jwt/token-verifier.js";
+import { gatewayLogger } from "./workers/gateway-logger.js";
 import { startGatewayWorkers } from "./workers/gateway-workers.js";
-import { gatewayLogger } from "./workers/log-options.js";
 
 const TOKEN_USAGE = `  ledger-json-gateway token [--user ID] [--secret S] [--expires-in DURATION] [--alg HS256|RS256|ES256]
                            [--key PRIVATE_KEY_PEM_FILE] [--audience AUD] [--issuer ISS] [--kid KID]

@@ -1,11 +1,12 @@
-import { type MonoTypeOperatorFunction, Observable, of, type Subscriber } from "rxjs";
+import { type MonoTypeOperatorFunction, Observable, of } from "rxjs";
 import {
   accessTokenExpiredError,
   isTokenRefusal,
   staleStreamAuthorizationError,
   tokenOfAnotherUserError,
 } from "../errors/index.js";
-import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
+import { expiryTimer } from "../jwt/expiry-timer.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 /**
@@ -52,9 +53,6 @@ export interface SubscriberAuthorizationOptions {
 /** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
 export const DEFAULT_RECHECK_INTERVAL_MS = 5000;
 
-/** setTimeout's limit; a later expiry is waited for in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * The subscriber's element stream under its own authorization. The source is subscribed at once
  * (its own call, or its share of another's, runs while the ledger is asked), but its elements
@@ -81,10 +79,11 @@ export function authorizeSubscriber(
       /** The newest element delivered: the re-check asks from its offset. */
       let last: string | undefined;
 
-      const ask = (): Promise<void> => {
+      /** The ledger asked whether `asked` (the subscriber's token, or a renewal's) may read from `last`. */
+      const ask = (asked = current): Promise<void> => {
         const controller = new AbortController();
         probes.add(controller);
-        return probeSubscriber(endpoint, request, current, last, controller.signal).finally(() =>
+        return probeSubscriber(endpoint, request, asked, last, controller.signal).finally(() =>
           probes.delete(controller),
         );
       };
@@ -93,9 +92,19 @@ export function authorizeSubscriber(
         subscriber.next(element);
       };
 
-      let expiry = token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;
-      const expiryTimers = new Set<NodeJS.Timeout>();
-      if (expiry !== undefined) watchExpiry(expiry, now, expiryTimers, subscriber);
+      let expiry: number | undefined;
+      let expiryWatch: { clear(): void } | undefined;
+      /** At the token's `exp` the subscriber ends with ACCESS_TOKEN_EXPIRED. */
+      const watchExpiry = (watched: string | undefined) => {
+        expiryWatch?.clear();
+        expiry = tokenExpiryMs(watched);
+        const at = expiry;
+        expiryWatch =
+          at === undefined
+            ? undefined
+            : expiryTimer(at, () => subscriber.error(accessTokenExpiredError(at, now())), now);
+      };
+      watchExpiry(token);
 
       let checking = false;
       const recheck = () => {
@@ -146,24 +155,17 @@ export function authorizeSubscriber(
           renewals.refused(tokenOfAnotherUserError());
           return;
         }
-        const controller = new AbortController();
-        probes.add(controller);
-        probeSubscriber(endpoint, request, candidate, last, controller.signal)
-          .finally(() => probes.delete(controller))
-          .then(
-            () => {
-              if (subscriber.closed) return;
-              current = candidate;
-              for (const timer of expiryTimers) clearTimeout(timer);
-              expiryTimers.clear();
-              expiry = decodeTokenClaims(candidate)?.expiresAtMs;
-              if (expiry !== undefined) watchExpiry(expiry, now, expiryTimers, subscriber);
-              renewals.renewed(candidate);
-            },
-            (error: unknown) => {
-              if (!subscriber.closed) renewals.refused(error);
-            },
-          );
+        ask(candidate).then(
+          () => {
+            if (subscriber.closed) return;
+            current = candidate;
+            watchExpiry(candidate);
+            renewals.renewed(candidate);
+          },
+          (error: unknown) => {
+            if (!subscriber.closed) renewals.refused(error);
+          },
+        );
       });
 
       const sourceSubscription = source.subscribe({
@@ -181,36 +183,12 @@ export function authorizeSubscriber(
       return () => {
         sourceSubscription.unsubscribe();
         renewalSubscription?.unsubscribe();
-        for (const timer of [...timers, ...expiryTimers]) clearTimeout(timer);
+        for (const timer of timers) clearTimeout(timer);
+        expiryWatch?.clear();
         for (const controller of probes) controller.abort();
         held = [];
       };
     });
-}
-
-/** Ends the subscriber with ACCESS_TOKEN_EXPIRED at `expiry` (epoch ms). */
-function watchExpiry(
-  expiry: number,
-  now: () => number,
-  timers: Set<NodeJS.Timeout>,
-  subscriber: Subscriber<unknown>,
-): void {
-  const wait = () => {
-    const left = expiry - now();
-    if (left <= 0) {
-      subscriber.error(accessTokenExpiredError(expiry, now()));
-      return;
-    }
-    const timer = setTimeout(
-      () => {
-        timers.delete(timer);
-        wait();
-      },
-      Math.min(left, MAX_TIMER_MS),
-    );
-    timers.add(timer);
-  };
-  wait();
 }
 
 /**

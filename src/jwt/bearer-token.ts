@@ -31,3 +31,8 @@ export function decodeTokenClaims(token: string): TokenClaims | undefined {
     return undefined;
   }
 }
+
+/** When the ledger stops accepting `token` (its `exp`, epoch ms); undefined: none, or not a JWT. */
+export function tokenExpiryMs(token: string | undefined): number | undefined {
+  return token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;
+}

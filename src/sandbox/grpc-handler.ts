@@ -1,9 +1,9 @@
 import type * as grpc from "@grpc/grpc-js";
 import { Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { expiryTimer } from "../jwt/expiry-timer.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer, Requirement } from "./auth/authorization.js";
-import { expiryTimer } from "./auth/stream-expiry.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
 import { errors } from "./errors.js";
 import { isRedacted, SandboxError, toServiceError } from "./sandbox-error.js";

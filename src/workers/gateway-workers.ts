@@ -11,7 +11,7 @@ import {
 } from "../gateway.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
-import { gatewayLogger } from "./log-options.js";
+import { gatewayLogger } from "./gateway-logger.js";
 
 /**
  * server.workers > 1: N uWS apps in worker threads on one port (SO_REUSEPORT among our own

@@ -18,7 +18,7 @@ import {
   shuttingDownError,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
 import { streamEnd } from "../streams/streamEnd.js";
@@ -189,7 +189,7 @@ export class StreamSession {
         },
         isCheckpoint: isOffsetCheckpoint,
         isTokenRefusal,
-        expiryOf: (token) => (token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs),
+        expiryOf: tokenExpiryMs,
       },
     });
   }

@@ -15,7 +15,7 @@ export interface AuthenticatedCaller {
   readonly userId?: string;
   /** The participant the token is restricted to (its `aud`), when it names one. */
   readonly participantId?: string;
-  /** The token's `exp` (epoch seconds): its streams end there (stream-expiry.ts). */
+  /** The token's `exp` (epoch seconds): its streams end there (src/jwt/expiry-timer.ts). */
   readonly expiresAt?: number;
   /** Set when the token's issuer is an identity provider configuration's: the user lives there. */
   readonly identityProviderId?: string;
