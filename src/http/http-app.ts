@@ -162,8 +162,11 @@ function serve(
   const rawQuery = req.getQuery() ?? "";
   const authorization = req.getHeader("authorization");
   const framing = requestFraming(req);
-  const origin = req.getHeader("origin");
-  const preflight = rawMethod === "OPTIONS" && req.getHeader("access-control-request-method") !== "";
+  // Read only when CORS is on: two header lookups per request the default configuration never needs.
+  const { cors } = options;
+  const origin = cors === undefined ? "" : req.getHeader("origin");
+  const preflight =
+    cors !== undefined && rawMethod === "OPTIONS" && req.getHeader("access-control-request-method") !== "";
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
   const exchange = new Exchange(res, head, state, gauge);
@@ -174,9 +177,8 @@ function serve(
     exchange.abandon(() => reader?.abort());
   });
 
-  const { cors } = options;
   if (cors?.allows(origin)) exchange.headers.push(...cors.answerHeaders(origin));
-  if (cors !== undefined && preflight) {
+  if (preflight) {
     answerPreflight(exchange, cors, origin, options);
     return;
   }
