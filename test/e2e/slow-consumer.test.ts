@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import WebSocket from "ws";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
@@ -118,12 +119,8 @@ function pauseReading(socket: WebSocket, ms: number): void {
   setTimeout(() => socket.resume(), ms);
 }
 
-async function backpressurePauses(stack: Stack): Promise<number> {
-  const text = await (await stack.request("/metrics", { token: null })).text();
-  return [...text.matchAll(/^ledger_gateway_ws_backpressure_pauses_total\{[^}]*\} (\d+)/gm)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
+function backpressurePauses(stack: Stack): Promise<number> {
+  return gatewayMetric(stack.url, "ledger_gateway_ws_backpressure_pauses_total");
 }
 
 /**
@@ -197,11 +194,8 @@ describe("a consumer stalled past the write deadline", () => {
   });
 });
 
-async function streamElementsSent(stack: Stack): Promise<number> {
-  const text = await (await stack.request("/metrics", { token: null })).text();
-  return [
-    ...text.matchAll(/^ledger_gateway_stream_elements_sent_total\{[^}]*transport="ws"[^}]*\} (\d+)/gm),
-  ].reduce((sum, m) => sum + Number(m[1]), 0);
+function streamElementsSent(stack: Stack): Promise<number> {
+  return gatewayMetric(stack.url, "ledger_gateway_stream_elements_sent_total", 'transport="ws"');
 }
 
 /**

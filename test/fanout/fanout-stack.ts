@@ -3,6 +3,7 @@ import WebSocket from "ws";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { tokenFor } from "../support/tokens.js";
 
 /** Gateway + sandbox on ephemeral ports, with the sandbox at hand (its call counter). */
@@ -82,15 +83,8 @@ export async function startFanoutStack(
     joins(endpoint, how) {
       return stack.metric("ledger_gateway_fanout_joins_total", { endpoint, how });
     },
-    async metric(name, labels) {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-      for (const line of text.split("\n")) {
-        if (!line.startsWith(`${name}{`)) continue;
-        const set = line.slice(name.length + 1, line.indexOf("}"));
-        if (wanted.every((w) => set.split(",").includes(w))) return Number(line.slice(line.indexOf("}") + 2));
-      }
-      return 0;
+    metric(name, labels) {
+      return gatewayMetric(url, name, ...Object.entries(labels).map(([k, v]) => `${k}="${v}"`));
     },
     async stop() {
       await gateway.stop(500);

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { tickCommands } from "../../bench/lib/tick-commands.js";
 import type { RunningGateway } from "../../src/gateway.js";
 import { nettyLedgerBuild } from "../support/netty-ledger-build.js";
-import { type NettyStack, startNettyStack } from "../support/netty-stack.js";
+import { goawayResumes, type NettyStack, startNettyStack } from "../support/netty-stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
 import { subscribeUpdates } from "../support/update-subscription.js";
@@ -81,16 +81,8 @@ describe(`a WebSocket stream through GOAWAY cycles (${AGE_S} s, grace ${GRACE_S}
     assert.deepEqual(transactions.slice(5), created, seen);
     assert.equal(new Set(elements).size, elements.length, `a duplicate: ${seen}`);
     assert.deepEqual(stream.errors, [], seen);
-    const resumes = await (await stack.request("/metrics", { token: null })).text();
-    const goaways = Number(
-      /^ledger_gateway_stream_resumes_total\{endpoint="\/v2\/updates",cause="goaway"\} (\d+)/m.exec(
-        resumes,
-      )?.[1],
-    );
-    assert.ok(
-      goaways >= 2,
-      `resumed after at least two GOAWAYs: ${resumes.match(/^ledger_gateway_stream_resumes.*$/gm)}`,
-    );
+    const goaways = await goawayResumes(stack);
+    assert.ok(goaways >= 2, `resumed after at least two GOAWAYs: ${goaways}`);
     stream.close();
   });
 });
@@ -115,12 +107,7 @@ describe("a WebSocket stream on a Netty ledger that closes connections after 2 s
   it("moves the stream onto a new connection at the GOAWAY, with nothing lost or repeated", async () => {
     const stream = subscribeUpdates(stack.url, stack.party);
     await stream.elements(5);
-    const goaways = async () =>
-      Number(
-        /^ledger_gateway_stream_resumes_total\{endpoint="\/v2\/updates",cause="goaway"\} (\d+)/m.exec(
-          await (await stack.request("/metrics", { token: null })).text(),
-        )?.[1],
-      );
+    const goaways = () => goawayResumes(stack);
     // Before the change, the stream stayed on the closing connection until the grace ended.
     await until(async () => (await goaways()) >= 1, { observed: async () => `${await goaways()} moves` });
     const created = [await stack.createTick(1), await stack.createTick(2)];

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { gatewayMetric } from "../support/gateway-metric.js";
 import { nettyLedgerBuild } from "../support/netty-ledger-build.js";
-import { type NettyStack, startNettyStack } from "../support/netty-stack.js";
+import { goawayResumes, type NettyStack, startNettyStack } from "../support/netty-stack.js";
 import { until } from "../support/until.js";
 import { subscribeUpdates } from "../support/update-subscription.js";
 
@@ -32,13 +31,7 @@ describe("a WebSocket stream from a gateway pinging every 500 ms to a Netty ledg
   it("outlives the too_many_pings GOAWAY with every transaction once, in order", async () => {
     const stream = subscribeUpdates(stack.url, stack.party);
     await stream.elements(5);
-    const goaways = () =>
-      gatewayMetric(
-        stack.url,
-        "ledger_gateway_stream_resumes_total",
-        'endpoint="/v2/updates"',
-        'cause="goaway"',
-      );
+    const goaways = () => goawayResumes(stack);
     // 500 ms is too often for a 2 s permit (1 s passes here: grpc-java forgives a ping
     // strike whenever it sends the stream something, an offset checkpoint included).
     await until(async () => (await goaways()) >= 1, {

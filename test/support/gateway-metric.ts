@@ -1,9 +1,10 @@
 /**
- * The sum of a gateway metric's series (from its /metrics) whose labels include every one of
- * `labels` (written as in the exposition: `endpoint="/v2/updates"`).
+ * The sum of a gateway metric's series (from its /metrics, under the base URL's path prefix)
+ * whose labels include every one of `labels` (written as in the exposition:
+ * `endpoint="/v2/updates"`); every series of the metric without any.
  */
 export async function gatewayMetric(gatewayUrl: string, name: string, ...labels: string[]): Promise<number> {
-  const text = await (await fetch(`${new URL(gatewayUrl).origin}/metrics`)).text();
+  const text = await (await fetch(`${gatewayUrl.replace(/\/$/, "")}/metrics`)).text();
   return [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))]
     .filter((m) => labels.every((label) => (m[1] as string).split(",").includes(label)))
     .reduce((sum, m) => sum + Number(m[2]), 0);

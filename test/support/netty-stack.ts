@@ -4,6 +4,7 @@ import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.js";
+import { gatewayMetric } from "./gateway-metric.js";
 import { type NettyLedger, type NettyLedgerOptions, startNettyLedger } from "./netty-ledger.js";
 import { tokenFor } from "./tokens.js";
 
@@ -127,4 +128,14 @@ export function paddedToken(bytes: number, user = "participant_admin"): string {
   let token = tokenFor(user, { pad: "x".repeat(pad) });
   while (token.length < bytes) token = tokenFor(user, { pad: "x".repeat(++pad) });
   return token;
+}
+
+/** The gateway's /v2/updates streams reopened because the ledger closed their connection (GOAWAY). */
+export function goawayResumes(stack: NettyStack): Promise<number> {
+  return gatewayMetric(
+    stack.url,
+    "ledger_gateway_stream_resumes_total",
+    'endpoint="/v2/updates"',
+    'cause="goaway"',
+  );
 }
