@@ -1,6 +1,6 @@
 import { defer, lastValueFrom, map, merge, type Observable, of, Subject, switchMap, toArray } from "rxjs";
 import type { Transcode } from "../codec/index.js";
-import { isLedgerLost, ledgerLossCause } from "../errors/index.js";
+import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
@@ -26,6 +26,8 @@ export interface LedgerStreamSpec {
   toElement?: (json: unknown) => unknown;
   idleByDefault: (request: unknown) => boolean;
   offsetOf?: (element: string) => string | number | undefined;
+  /** See StreamEndpoint.startAfter; default for streams with a `position`: `beginExclusive` = the id. */
+  startAfter?: (request: unknown, id: string) => unknown;
   /**
    * Open-ended requests of this endpoint share one call per distinct request (src/fanout).
    * `updates`: a subscriber joins a running stream after an empty-range probe of its own
@@ -53,6 +55,18 @@ const startingAfter = (request: unknown, offset: number): unknown => ({
   ...(request as Json),
   beginExclusive: offset,
 });
+
+/** An offset a client names by the element id it last had (`Last-Event-ID`). */
+function offsetNamed(id: string): number {
+  const offset = /^\d{1,16}$/.test(id) ? Number(id) : Number.NaN;
+  if (!Number.isSafeInteger(offset)) {
+    throw new InvalidValueError(
+      "header Last-Event-ID",
+      `expected an offset this stream sent, got ${JSON.stringify(id)}`,
+    );
+  }
+  return offset;
+}
 
 /**
  * A server-streaming gRPC method as a StreamEndpoint: request JSON -> gRPC request (with the
@@ -135,6 +149,11 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
             );
           });
 
+  const startAfter =
+    spec.startAfter ??
+    (position === undefined
+      ? undefined
+      : (request: unknown, id: string) => startingAfter(request, offsetNamed(id)));
   return {
     path: spec.path,
     summary: spec.summary,
@@ -142,6 +161,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     responseSchema: spec.responseSchema,
     ...(spec.deprecated ? { deprecated: true } : {}),
     ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
+    ...(startAfter ? { startAfter } : {}),
     idleByDefault: spec.idleByDefault,
     open,
     ...(position ? { renewable: true } : {}),

@@ -50,6 +50,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       // The snapshot resumes from a continuation token, not an offset.
       offsetOf: (element) =>
         (JSON.parse(element) as { streamContinuationToken?: string }).streamContinuationToken,
+      startAfter: (request, id) => ({ ...(request as object), streamContinuationToken: id }),
     }),
     updates("/v2/updates", "The ledger's updates as the update format selects them", false),
     updates("/v2/updates/flats", "Flat transactions (deprecated: use /v2/updates)", true),

@@ -1,3 +1,5 @@
+import type { Observable } from "rxjs";
+
 /**
  * The declarative description of one HTTP endpoint, free of any server: the route table is a
  * list of these; src/http serves it, src/docs documents it, and metrics label by its paths.
@@ -20,7 +22,8 @@ export type BodySpec =
 
 export type ResponseSpec =
   | { readonly kind: "json"; readonly schema: string }
-  | { readonly kind: "json-array"; readonly schema: string }
+  /** `streamed`: also as NDJSON and server-sent events, one element at a time, when Accept asks. */
+  | { readonly kind: "json-array"; readonly schema: string; readonly streamed?: true }
   /** `contentType`: the Content-Type of a success, text/plain (UTF-8) unless said. */
   | { readonly kind: "text"; readonly contentType?: string }
   | { readonly kind: "bytes" }
@@ -37,6 +40,8 @@ export interface RequestContext {
   readonly token: string | undefined;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /** The request headers the route asked for (`Route.headers`, lower case); absent ones are "". */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export type Answer =
@@ -45,7 +50,23 @@ export type Answer =
   | { readonly kind: "json-bytes"; readonly chunks: readonly Uint8Array[]; readonly length: number }
   | { readonly kind: "text"; readonly text: string; readonly status?: number; readonly contentType?: string }
   | { readonly kind: "bytes"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
-  | { readonly kind: "empty"; readonly status?: number };
+  | { readonly kind: "empty"; readonly status?: number }
+  | StreamedAnswer;
+
+/**
+ * A body written as its elements arrive (NDJSON, SSE), the socket's backpressure pausing the
+ * source. The status goes with the first chunk (or with the end of a stream that had none): an
+ * error before it is answered as any request's error is, one after it ends the body with
+ * `errorChunk`, as the status is already 200.
+ */
+export interface StreamedAnswer {
+  readonly kind: "stream";
+  readonly contentType: string;
+  /** Framed chunks; cold; a false on `demand$` asks it to pause. */
+  readonly chunks: (demand$: Observable<boolean>) => Observable<string>;
+  /** The final chunk that tells the client why the stream failed. */
+  readonly errorChunk: (error: unknown) => string;
+}
 
 export interface Route {
   readonly method: HttpMethod;
@@ -61,6 +82,8 @@ export interface Route {
   /** `none`: health, docs and metrics answer without a token. */
   readonly auth: "token" | "none";
   readonly deprecated?: boolean;
+  /** Request headers the handler reads (lower case): read only for the routes that ask. */
+  readonly headers?: readonly string[];
   /**
    * `false`: not counted in the requests-in-flight gauge. For /metrics, whose scrape would
    * otherwise always find itself in flight.

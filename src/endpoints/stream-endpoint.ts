@@ -76,6 +76,12 @@ export interface StreamEndpoint {
    */
   offsetOf?(element: string): string | number | undefined;
   /**
+   * The request that continues after the element whose `offsetOf` was `id` (a server-sent
+   * events client reconnecting with `Last-Event-ID`). Throws an InvalidValueError for an `id`
+   * no element of this stream has.
+   */
+  startAfter?(request: unknown, id: string): unknown;
+  /**
    * For open-ended streams whose subscribers can share one gRPC call (src/fanout): the request's
    * share key, offset and re-offset form; undefined when this request is not shared (bounded,
    * or a form the call will refuse). Absent: every subscriber gets its own call.

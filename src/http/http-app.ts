@@ -4,7 +4,7 @@ import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
-import type { Answer, HttpMethod, RequestContext, Route } from "../endpoints/route.js";
+import type { Answer, HttpMethod, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import {
   ambiguousFramingError,
   bodyTimeoutError,
@@ -24,6 +24,7 @@ import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } fro
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import { type RequestFraming, requestFraming } from "./request-framing.js";
+import { writeStreamed } from "./streamed-response.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
@@ -75,6 +76,8 @@ export interface HttpRoutesHandle {
 interface AppState {
   inFlight: number;
   draining: boolean;
+  /** Streamed answers being written: each ends with this error when the gateway drains. */
+  readonly streams: Set<(error: unknown) => void>;
 }
 
 /**
@@ -87,13 +90,14 @@ export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): Ht
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
   const matcher = new PathMatcher(options.routes, options.pathPrefix);
-  const state: AppState = { inFlight: 0, draining: false };
+  const state: AppState = { inFlight: 0, draining: false, streams: new Set() };
   const budget = new BodyBudget(BODY_BUDGET_BODIES * options.maxBodyBytes);
   app.any("/*", (res, req) => serve(res, req, matcher, options, state, budget));
   return {
     inFlight: () => state.inFlight,
     drain: () => {
       state.draining = true;
+      for (const stop of state.streams) stop(shuttingDownError());
     },
   };
 }
@@ -138,6 +142,12 @@ class Exchange {
     return this.closeConnection || this.state.draining;
   }
 
+  /** Registers a streamed answer's `stop` until the answer ends; returns the unregistering. */
+  streaming(stop: (error: unknown) => void): () => void {
+    this.state.streams.add(stop);
+    return () => this.state.streams.delete(stop);
+  }
+
   settle(): void {
     if (!this.counted) return;
     this.counted = false;
@@ -172,6 +182,7 @@ function serve(
   const exchange = new Exchange(res, head, state, gauge);
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
+  const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
   let reader: BodyReader | undefined;
   res.onAborted(() => {
     exchange.abandon(() => reader?.abort());
@@ -215,7 +226,19 @@ function serve(
       budget,
     });
   }
-  void respond(exchange, route, match.path, rawQuery, token, method, reader, options);
+  void respond(exchange, route, match.path, rawQuery, token, headers, method, reader, options);
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+function readHeaders(
+  req: HttpRequest,
+  names: readonly string[] | undefined,
+): Readonly<Record<string, string>> {
+  if (names === undefined) return NO_HEADERS;
+  const headers: Record<string, string> = {};
+  for (const name of names) headers[name] = req.getHeader(name);
+  return headers;
 }
 
 /**
@@ -228,6 +251,7 @@ async function respond(
   pathValues: Readonly<Record<string, string>>,
   rawQuery: string,
   token: string | undefined,
+  headers: Readonly<Record<string, string>>,
   method: HttpMethod,
   body: BodyReader | undefined,
   options: HttpAppOptions,
@@ -253,6 +277,7 @@ async function respond(
       query,
       body: decoded,
       token,
+      headers,
       get signal() {
         return exchange.signal;
       },
@@ -273,7 +298,44 @@ async function respond(
     fail(exchange, error, route, options);
     return;
   }
-  finish(exchange, answer, route.path, method, options);
+  if (answer.kind === "stream") stream(exchange, answer, route, options);
+  else finish(exchange, answer, route.path, method, options);
+}
+
+/**
+ * A streamed answer: counted in flight until its end, its request's duration taken when its
+ * status goes out (time to the first element), ended with SERVICE_NOT_RUNNING when the gateway
+ * drains.
+ */
+function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, options: HttpAppOptions): void {
+  const { res } = exchange;
+  let over = false;
+  let unregister = (): void => {};
+  const stop = writeStreamed(
+    {
+      res,
+      signal: exchange.signal,
+      closes: () => exchange.closes,
+      writeHead: () => {
+        const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
+        options.metrics?.recordHttp(route.path, route.method, 200, seconds);
+        res.writeStatus(STATUS_TEXT[200] as string);
+        for (const [name, value] of exchange.headers) res.writeHeader(name, value);
+        res.writeHeader("Content-Type", answer.contentType);
+        // Proxies pass each element on as it comes (nginx buffers answers unless told).
+        res.writeHeader("Cache-Control", "no-cache");
+        res.writeHeader("X-Accel-Buffering", "no");
+      },
+      fail: (error) => fail(exchange, error, route, options),
+      ended: () => {
+        over = true;
+        unregister();
+        exchange.settle();
+      },
+    },
+    answer,
+  );
+  if (!over) unregister = exchange.streaming(stop);
 }
 
 /**

@@ -1,14 +1,15 @@
-import { EMPTY, identity, type Observable } from "rxjs";
+import { concat, defer, EMPTY, identity, ignoreElements, map, type Observable, take, tap } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
-import type { Answer, RequestContext, Route } from "../endpoints/route.js";
+import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import { confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
-import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
+import { errorFrameText, InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/elementLimit.js";
 import { idleTimeout } from "../streams/idleTimeout.js";
 import { streamEnd } from "../streams/streamEnd.js";
 import { JsonArrayBytes } from "./json-array-bytes.js";
+import { STREAM_FRAMINGS, type StreamFormat, streamFormatOf } from "./stream-formats.js";
 
 export interface ListTwinConfig {
   /** websocket-config.http-list-max-elements-limit */
@@ -28,6 +29,8 @@ export interface ListTwinConfig {
  * - the array is written from the elements' JSON texts as they arrive, straight into the answer's
  *   bytes (never re-serialised, never held twice);
  * - a client that goes away unsubscribes, which cancels the gRPC call.
+ * A client whose `Accept` prefers NDJSON or server-sent events gets the elements streamed
+ * instead (streamedAnswer below).
  */
 export function listTwinRoute(
   endpoint: StreamEndpoint,
@@ -45,13 +48,16 @@ export function listTwinRoute(
       { name: "stream_idle_timeout_ms", type: "int64" },
     ],
     body: { kind: "json", schema: endpoint.requestSchema },
-    response: { kind: "json-array", schema: endpoint.responseSchema },
+    response: { kind: "json-array", schema: endpoint.responseSchema, streamed: true },
     auth: "token",
+    headers: ["accept", "last-event-id"],
     ...(endpoint.deprecated ? { deprecated: true } : {}),
     handle: async (ctx): Promise<Answer> => {
       const limit = nonNegative(ctx, "limit");
       const idleMs = nonNegative(ctx, "stream_idle_timeout_ms");
       const wait = idleMs ?? (endpoint.idleByDefault(ctx.body) ? config.httpListWaitTimeMs : undefined);
+      const format = streamFormatOf(ctx.headers.accept ?? "");
+      if (format !== undefined) return streamedAnswer(endpoint, ctx, format, limit, wait, metrics);
       const started = process.hrtime.bigint();
       let reason: StreamEndReason = "completed";
       const record = (elements: number, bytes: number): void => {
@@ -85,6 +91,67 @@ export function listTwinRoute(
       return { kind: "json-bytes", chunks, length };
     },
   };
+}
+
+/**
+ * The list twin streamed (NDJSON or server-sent events): the same elements, each written as it
+ * arrives and paused by the socket's backpressure. The node's element limit does not apply (it
+ * bounds what a list holds, and nothing is held here); `limit` and the idle wait do. A server-
+ * sent events client reconnecting with `Last-Event-ID` continues after that element.
+ */
+function streamedAnswer(
+  endpoint: StreamEndpoint,
+  ctx: RequestContext,
+  format: StreamFormat,
+  limit: number | undefined,
+  wait: number | undefined,
+  metrics: GatewayMetrics | undefined,
+): StreamedAnswer {
+  const framing = STREAM_FRAMINGS[format];
+  const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
+  const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
+  const idOf = format === "sse" ? endpoint.offsetOf : undefined;
+  return {
+    kind: "stream",
+    contentType: framing.contentType,
+    errorChunk: (error) => framing.errorFrame(errorFrameText(error)),
+    chunks: (demand$) =>
+      defer(() => {
+        const started = process.hrtime.bigint();
+        let reason: StreamEndReason = "completed";
+        let elements = 0;
+        let bytes = 0;
+        const elements$ = endpoint.open(request, ctx.token, demand$).pipe(
+          limit === undefined ? identity : take<string>(limit),
+          wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
+          tap((text) => {
+            elements += 1;
+            bytes += Buffer.byteLength(text);
+          }),
+          streamEnd<string>((end) => {
+            if (end.reason !== "completed") reason = end.reason;
+            const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+            metrics?.recordStreamSent(endpoint.path, format, elements, bytes);
+            metrics?.recordStreamEnd(endpoint.path, format, reason, seconds);
+          }),
+          map((text) => framing.frame(text, idOf?.(text))),
+        );
+        // An empty answer is a 200 only once the ledger admitted the reader (as the list's).
+        const verdict = defer(async () => {
+          if ((reason as StreamEndReason) === "idle" && elements === 0) {
+            await confirmEmptyAnswer(endpoint, request, ctx.token, ctx.signal);
+          }
+        }).pipe(ignoreElements());
+        return concat(elements$, verdict);
+      }),
+  };
+}
+
+function startAfter(endpoint: StreamEndpoint, request: unknown, id: string): unknown {
+  if (endpoint.startAfter === undefined) {
+    throw new InvalidValueError("header Last-Event-ID", `${endpoint.path} cannot continue after an element`);
+  }
+  return endpoint.startAfter(request, id);
 }
 
 function nonNegative(ctx: RequestContext, name: string): number | undefined {

@@ -18,10 +18,10 @@ import type { CallOutcome } from "../ledger/ledger-client.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
 
-/** How a stream was served: a WebSocket or an HTTP list twin. */
-export type StreamTransport = "ws" | "http";
+/** How a stream was served: a WebSocket, an HTTP list twin's one array, or a list twin streamed. */
+export type StreamTransport = "ws" | "http" | "ndjson" | "sse";
 
-const STREAM_TRANSPORTS: readonly StreamTransport[] = ["ws", "http"];
+const STREAM_TRANSPORTS: readonly StreamTransport[] = ["ws", "http", "ndjson", "sse"];
 
 /** The classes the gateway answers with (no 1xx or 3xx: upgrades are not counted as requests). */
 const STATUS_CLASSES = ["2xx", "4xx", "5xx"] as const;
@@ -131,7 +131,7 @@ export class GatewayMetrics {
 
   readonly streamElements = new Counter({
     name: "ledger_gateway_stream_elements_sent_total",
-    help: "Stream elements sent to clients, by endpoint and transport (ws, http list twin)",
+    help: "Stream elements sent to clients, by endpoint and transport (ws, http list twin, ndjson and sse: a list twin streamed)",
     labelNames: ["endpoint", "transport"] as const,
     registers: [this.registry],
   });
