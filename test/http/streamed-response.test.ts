@@ -7,7 +7,7 @@ import type { StreamedAnswer } from "../../src/endpoints/route.js";
 import { writeStreamed } from "../../src/http/streamed-response.js";
 import { until } from "../support/until.js";
 
-const CHUNK = "x".repeat(256 * 1024 - 1) + "\n";
+const CHUNK = `${"x".repeat(256 * 1024 - 1)}\n`;
 
 /**
  * The writer over a real socket, with a source that emits while the writer asks for more and
