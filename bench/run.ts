@@ -15,7 +15,8 @@
  * request-cost (issue 10) runs the update streams (1 and `--batch` events per transaction) and
  * submit-and-wait as above, plus submit-and-wait-for-transaction and GET /v2/state/ledger-end,
  * reading the gateway's CPU from /proc over each measured window: its CPU per request and per
- * streamed element, and its peak RSS while it answers the whole range as one list twin. There
+ * streamed element, and its peak RSS while it answers the whole range as one list twin, and the
+ * list twin streamed as NDJSON (its rate against direct gRPC, its first element's delay). There
  * each measured kind has a gateway of its own (bench/scenarios/request-cost.ts says why).
  * submit-and-wait's gateway (in both scenarios) answers `--warm-up` commands before its window,
  * as request-cost's other unary gateways do.
@@ -156,21 +157,28 @@ async function withGateway<T>(ledger: Ledger, body: (gateway: GatewayProcess) =>
  * element; else one gateway for both, what a client of one gateway sees (make bench's table).
  */
 const streamOf = (phase: string, ledger: Ledger, cost: boolean) => {
-  const read = (webSocketGateway: GatewayProcess, listGateway: GatewayProcess) =>
+  const read = (
+    webSocketGateway: GatewayProcess,
+    listGateway: GatewayProcess,
+    ndjsonGateway: GatewayProcess,
+  ) =>
     updateStream({
       cost,
       progress: progress(phase),
       sandboxPort: ledger.sandbox.port,
       webSocketGateway,
       listGateway,
+      ndjsonGateway,
       party: ledger.sandbox.tickParty,
       lastOffset: ledger.sandbox.lastOffset,
       token: ledger.token,
       runs: Number(values.runs),
     });
   return cost
-    ? withGateway(ledger, (ws) => withGateway(ledger, (list) => read(ws, list)))
-    : withGateway(ledger, (gateway) => read(gateway, gateway));
+    ? withGateway(ledger, (ws) =>
+        withGateway(ledger, (list) => withGateway(ledger, (ndjson) => read(ws, list, ndjson))),
+      )
+    : withGateway(ledger, (gateway) => read(gateway, gateway, gateway));
 };
 
 /** submit-and-wait through a gateway of its own, after `--warm-up` commands on each path. */
@@ -220,6 +228,8 @@ const CPU_PER_GET_TARGET_MS = 0.1;
 const SUBMIT_TARGET = 0.9;
 const COST_WS_TARGET = 0.95;
 const LIST_TARGET = 0.8;
+const NDJSON_TARGET = 0.9;
+const NDJSON_FIRST_ELEMENT_TARGET_MS = 100;
 const LIST_RSS_TARGET = 2;
 
 /** request-cost: the gateway's CPU per request and per element, with its throughput ratios. */
@@ -295,6 +305,17 @@ async function requestCost() {
         single.stream.ratioToDirect.gatewayHttpList,
         batchedStream.ratioToDirect.gatewayHttpList,
       ]),
+      ndjsonVsDirect: ratiosAtLeast(NDJSON_TARGET, [
+        single.stream.ratioToDirect.gatewayNdjson ?? Number.NaN,
+        batchedStream.ratioToDirect.gatewayNdjson ?? Number.NaN,
+      ]),
+      ndjsonFirstElement: {
+        maxMs: NDJSON_FIRST_ELEMENT_TARGET_MS,
+        elements: list?.elements,
+        ms: single.stream.ndjsonFirstElementMs,
+        met:
+          (single.stream.ndjsonFirstElementMs ?? Number.POSITIVE_INFINITY) <= NDJSON_FIRST_ELEMENT_TARGET_MS,
+      },
       listTwinPeakRss: {
         elements: list?.elements,
         maxTimesAnswer: LIST_RSS_TARGET,
@@ -522,8 +543,11 @@ if (requestCostResult) {
   const stream = (u: UpdateStreamResult) => ({
     "WS µs/element": u.gatewayCost?.cpuMicrosPerElement.webSocket,
     "list µs/element": u.gatewayCost?.cpuMicrosPerElement.httpList,
+    "NDJSON µs/element": u.gatewayCost?.cpuMicrosPerElement.ndjson,
     "WS vs direct": u.ratioToDirect.gatewayWebSocket,
     "list vs direct": u.ratioToDirect.gatewayHttpList,
+    "NDJSON vs direct": u.ratioToDirect.gatewayNdjson,
+    "NDJSON first ms": u.ndjsonFirstElementMs,
   });
   console.table({
     "submit-and-wait": {

@@ -1,5 +1,6 @@
 import { DirectLedger, grpcUpdatesRequest } from "../lib/grpc-direct.js";
 import { BenchHttpClient } from "../lib/http-client.js";
+import { readNdjson } from "../lib/ndjson-reader.js";
 import { processCpuSeconds, processRssBytes } from "../lib/proc-stats.js";
 import { median, round, secondsSince } from "../lib/stats.js";
 import { readWebSocketStream } from "../lib/ws-reader.js";
@@ -17,8 +18,16 @@ import { updatesRequest } from "./fanout.js";
 export interface UpdateStreamResult {
   events: number;
   runs: number;
-  eventsPerSecond: { directGrpc: number; gatewayWebSocket: number; gatewayHttpList: number };
-  ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number };
+  eventsPerSecond: {
+    directGrpc: number;
+    gatewayWebSocket: number;
+    gatewayHttpList: number;
+    /** The list twin streamed (`Accept: application/x-ndjson`), each line parsed as it arrives. */
+    gatewayNdjson?: number;
+  };
+  ratioToDirect: { gatewayWebSocket: number; gatewayHttpList: number; gatewayNdjson?: number };
+  /** Median over the counted runs of the ms from the NDJSON request to its first element parsed. */
+  ndjsonFirstElementMs?: number;
   /**
    * Peak resident memory of the WebSocket's gateway over its WebSocket runs: with the list-twin
    * answers before them when one gateway serves both, without them when each has its own.
@@ -35,8 +44,8 @@ export interface GatewayStreamCost {
    * Median over the counted runs of the gateway's CPU over one read / elements read; each window
    * holds one read of its transport, from the start of its request to the last element parsed.
    */
-  cpuMicrosPerElement: { webSocket: number; httpList: number };
-  cpuMicrosPerEvent: { webSocket: number; httpList: number };
+  cpuMicrosPerElement: { webSocket: number; httpList: number; ndjson?: number };
+  cpuMicrosPerEvent: { webSocket: number; httpList: number; ndjson?: number };
   /** Elements (updates) of one read, and the bytes of one list-twin answer. */
   elements: number;
   listAnswerBytes: number;
@@ -56,9 +65,10 @@ export interface GatewayProcess {
 
 export interface UpdateStreamSetup {
   sandboxPort: number;
-  /** The gateway read over its WebSocket and the one read over its list twin: the same or two. */
+  /** The gateways read over their WebSocket, list twin and NDJSON: the same or one each. */
   webSocketGateway: GatewayProcess;
   listGateway: GatewayProcess;
+  ndjsonGateway: GatewayProcess;
   party: string;
   lastOffset: number;
   token: string;
@@ -78,6 +88,9 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
   const direct: number[] = [];
   const ws: number[] = [];
   const http: number[] = [];
+  const ndjson: number[] = [];
+  const ndjsonFirst: number[] = [];
+  const ndjsonCpu: number[] = [];
   let events = 0;
   let updates = 0;
   const wsPid = setup.webSocketGateway.pid;
@@ -186,10 +199,41 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       if (counted) http.push(rate);
       report(run, "gateway HTTP list twin", rate, { seconds: cpuSeconds, elements: elements.length });
     }
+    {
+      const pid = setup.ndjsonGateway.pid;
+      const started = process.hrtime.bigint();
+      const cpuBefore = processCpuSeconds(pid);
+      let seen = 0;
+      const read = await readNdjson(
+        `http://127.0.0.1:${setup.ndjsonGateway.port}/v2/updates`,
+        token,
+        jsonRequest,
+        (element) => {
+          seen += countEvents(element);
+        },
+      );
+      const cpuSeconds = processCpuSeconds(pid) - cpuBefore;
+      if (seen !== events) throw new Error(`NDJSON delivered ${seen} events, gRPC ${events}`);
+      const rate = seen / secondsSince(started);
+      if (counted) {
+        ndjson.push(rate);
+        ndjsonFirst.push(read.firstElementMs);
+        ndjsonCpu.push(cpuSeconds);
+      }
+      report(run, `gateway NDJSON (first element after ${round(read.firstElementMs, 1)} ms)`, rate, {
+        seconds: cpuSeconds,
+        elements: read.elements,
+      });
+    }
   }
   ledger.close();
   listClient.close();
-  const rates = { directGrpc: median(direct), gatewayWebSocket: median(ws), gatewayHttpList: median(http) };
+  const rates = {
+    directGrpc: median(direct),
+    gatewayWebSocket: median(ws),
+    gatewayHttpList: median(http),
+    gatewayNdjson: median(ndjson),
+  };
   return {
     events,
     runs: setup.runs,
@@ -197,10 +241,13 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
       directGrpc: Math.round(rates.directGrpc),
       gatewayWebSocket: Math.round(rates.gatewayWebSocket),
       gatewayHttpList: Math.round(rates.gatewayHttpList),
+      gatewayNdjson: Math.round(rates.gatewayNdjson),
     },
+    ndjsonFirstElementMs: round(median(ndjsonFirst), 1),
     ratioToDirect: {
       gatewayWebSocket: round(rates.gatewayWebSocket / rates.directGrpc, 3),
       gatewayHttpList: round(rates.gatewayHttpList / rates.directGrpc, 3),
+      gatewayNdjson: round(rates.gatewayNdjson / rates.directGrpc, 3),
     },
     gatewayPeakRssBytes: peakRss,
     gatewayFirstWebSocketRssBytes: firstWsRss,
@@ -209,10 +256,12 @@ export async function updateStream(setup: UpdateStreamSetup): Promise<UpdateStre
         cpuMicrosPerElement: {
           webSocket: round((median(wsCpu) * 1e6) / updates, 2),
           httpList: round((median(httpCpu) * 1e6) / updates, 2),
+          ndjson: round((median(ndjsonCpu) * 1e6) / updates, 2),
         },
         cpuMicrosPerEvent: {
           webSocket: round((median(wsCpu) * 1e6) / events, 2),
           httpList: round((median(httpCpu) * 1e6) / events, 2),
+          ndjson: round((median(ndjsonCpu) * 1e6) / events, 2),
         },
         elements: updates,
         listAnswerBytes,
