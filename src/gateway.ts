@@ -156,11 +156,13 @@ export async function startGateway(
     pathPrefix: config.server.pathPrefix,
     maxBodyBytes: config.server.maxBodyBytes,
     bodyReadTimeoutMs: config.server.bodyReadTimeoutMs,
+    streamHighWater: config.websocket.highWaterMark,
     validator,
     log,
     ...(metrics ? { metrics } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
+    ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,

@@ -65,6 +65,16 @@ export const CONFIG_KEYS = {
     default: "10m",
     doc: "Access-Control-Max-Age of an answered preflight: how long browsers may cache it",
   },
+  "server.http-compression": {
+    type: { kind: "enum", values: ["off", "on"] },
+    default: "on",
+    doc: "HTTP answers of at least server.http-compression-min-bytes go out brotli- (quality 1) or gzip-compressed (level 1) to clients whose Accept-Encoding takes one, brotli first; streamed list twins and package downloads as they are; `off`: every answer as is",
+  },
+  "server.http-compression-min-bytes": {
+    type: int(0, 2 ** 31 - 1),
+    default: 4096,
+    doc: "smallest answer compressed: below it the fixed cost of compressing (about 20 µs) buys less than 2 KB",
+  },
   "server.max-body-bytes": {
     type: int(1, 2 ** 31 - 1),
     default: 64 * 1024 * 1024,

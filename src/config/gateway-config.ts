@@ -47,6 +47,8 @@ export interface GatewayConfig {
     maxBodyBytes: number;
     /** uWS apps in worker threads on one port; 1: the gateway runs on the main thread alone. */
     workers: number;
+    /** server.http-compression: the smallest answer compressed; undefined: compression off. */
+    httpCompression: { minBytes: number } | undefined;
     /** Browser origins that may call the gateway (server.cors.*); undefined: none listed, CORS off. */
     cors:
       | {

@@ -270,6 +270,10 @@ function build(settings: Settings): GatewayConfig {
       bodyReadTimeoutMs: parseDuration(str("server.body-read-timeout")) as number,
       maxBodyBytes: num("server.max-body-bytes"),
       workers: (get("server.workers") as number | undefined) ?? availableParallelism(),
+      httpCompression:
+        str("server.http-compression") === "on"
+          ? { minBytes: num("server.http-compression-min-bytes") }
+          : undefined,
       cors: corsSettings(
         str("server.cors.allowed-origins"),
         str("server.cors.allowed-methods"),

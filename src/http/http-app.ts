@@ -19,6 +19,7 @@ import {
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { type ContentCoding, codingAccepted, compressed } from "./answer-compression.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
 import { PathMatcher } from "./path-matcher.js";
@@ -40,6 +41,16 @@ export interface HttpAppOptions {
   tokenRefusal?: GatewayTokenRefusal;
   /** Browser origins that may call (server.cors.*); absent: no CORS headers, preflights unanswered. */
   cors?: CorsPolicy;
+  /**
+   * server.http-compression: answers of at least `minBytes` go out compressed to clients that
+   * accept brotli or gzip. Absent: every answer as is.
+   */
+  compression?: { minBytes: number };
+  /**
+   * Bytes a streamed answer may have waiting in the gateway for a slow client before its ledger
+   * call is paused (websocket-config.high-water-mark, as for a WebSocket).
+   */
+  streamHighWater: number;
   metrics?: GatewayMetrics;
   log: Logger;
 }
@@ -111,6 +122,8 @@ class Exchange {
   /** Answer with `Connection: close` (an unread body, a draining gateway, ambiguous framing). */
   closeConnection = false;
   readonly headers: [string, string][] = [];
+  /** The coding the client accepts, when answers are compressed (never for a HEAD). */
+  coding: ContentCoding | undefined;
   private counted = true;
 
   constructor(
@@ -180,6 +193,7 @@ function serve(
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
   const exchange = new Exchange(res, head, state, gauge);
+  if (options.compression && !head) exchange.coding = codingAccepted(req.getHeader("accept-encoding"));
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
@@ -334,6 +348,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
       },
     },
     answer,
+    options.streamHighWater,
   );
   if (!over) unregister = exchange.streaming(stop);
 }
@@ -466,6 +481,12 @@ function finish(
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds);
+  const body =
+    exchange.coding && options.compression ? compressible(answer, options.compression.minBytes) : undefined;
+  if (body !== undefined) {
+    void sendCompressed(exchange, status, body, exchange.coding as ContentCoding, options.log);
+    return;
+  }
   exchange.settle();
   if (exchange.aborted) return;
   const { res } = exchange;
@@ -491,6 +512,63 @@ function finish(
         else res.end(undefined, exchange.closes);
         break;
     }
+  });
+}
+
+/** A body worth compressing: JSON or text of at least `minBytes` (package bytes are zips already). */
+interface CompressibleBody {
+  contentType: string;
+  chunks: readonly Uint8Array[];
+  length: number;
+}
+
+function compressible(answer: Answer, minBytes: number): CompressibleBody | undefined {
+  switch (answer.kind) {
+    case "json-bytes":
+      return answer.length < minBytes ? undefined : { contentType: "application/json", ...answer };
+    case "json":
+    case "text": {
+      const text = answer.kind === "json" ? JSON.stringify(answer.body) : answer.text;
+      // Characters count at most the bytes: a text that short is short enough.
+      if (text.length < minBytes) return undefined;
+      const bytes = Buffer.from(text);
+      const contentType =
+        answer.kind === "json" ? "application/json" : (answer.contentType ?? "text/plain; charset=utf-8");
+      return { contentType, chunks: [bytes], length: bytes.byteLength };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The answer compressed (on the thread pool when large), then sent as a list twin's bytes are.
+ * The exchange stays in flight until then; a failure to compress sends it as is.
+ */
+async function sendCompressed(
+  exchange: Exchange,
+  status: number,
+  body: CompressibleBody,
+  coding: ContentCoding,
+  log: Logger,
+): Promise<void> {
+  let out: { chunks: readonly Uint8Array[]; length: number } = body;
+  let encoded = true;
+  try {
+    out = await compressed(coding, body.chunks, body.length);
+  } catch (error) {
+    log.error({ err: error }, "compressing an answer failed: sent as is");
+    encoded = false;
+  }
+  exchange.settle();
+  if (exchange.aborted) return;
+  const { res } = exchange;
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
+    for (const [name, value] of exchange.headers) res.writeHeader(name, value);
+    if (encoded) res.writeHeader("Content-Encoding", coding);
+    res.writeHeader("Vary", "Accept-Encoding");
+    sendBytes(exchange, body.contentType, out.chunks, out.length);
   });
 }
 

@@ -19,15 +19,21 @@ export interface StreamedExchange {
 
 /**
  * Writes a streamed answer as its chunks arrive. Chunks arriving together (one gRPC read) are
- * written in one go; a write the socket does not take whole pauses the source (demand false)
- * until uWS reports the socket writable again, so a slow client holds one write's remainder in
- * uWS and what was in flight when the source paused, never the stream. A client that takes
- * nothing for 10 s after a write it did not take is cut by uWS (its HTTP timeout); the source is
- * then cancelled.
+ * written in one go. After a write the socket did not take whole, chunks wait in the gateway
+ * until uWS reports the socket writable again, and past `highWater` characters waiting the source
+ * is paused (demand false) until they are written: a client that falls behind for a moment costs
+ * nothing, a slow one holds the gateway to about `highWater`, one write's remainder in uWS and
+ * what was in flight when the source paused, never the stream. A client that takes nothing for
+ * 10 s after a write it did not take is cut by uWS (its HTTP timeout); the source is then
+ * cancelled.
  *
  * Returns `stop`: end the stream now with `error` (the gateway shutting down).
  */
-export function writeStreamed(exchange: StreamedExchange, answer: StreamedAnswer): (error: unknown) => void {
+export function writeStreamed(
+  exchange: StreamedExchange,
+  answer: StreamedAnswer,
+  highWater: number,
+): (error: unknown) => void {
   const { res } = exchange;
   if (exchange.signal.aborted) {
     exchange.ended();
@@ -35,6 +41,8 @@ export function writeStreamed(exchange: StreamedExchange, answer: StreamedAnswer
   }
   const demand = new BehaviorSubject(true);
   let pending: string[] = [];
+  /** Characters in `pending`: its bytes for JSON's ASCII, fewer for other text. */
+  let pendingLength = 0;
   let received = false;
   let headWritten = false;
   let flushScheduled = false;
@@ -56,15 +64,13 @@ export function writeStreamed(exchange: StreamedExchange, answer: StreamedAnswer
   const takePending = (): string => {
     const text = pending.length === 1 ? (pending[0] as string) : pending.join("");
     pending = [];
+    pendingLength = 0;
     return text;
   };
   const flush = (): void => {
     flushScheduled = false;
     if (done || blocked || pending.length === 0) return;
-    if (!write(takePending())) {
-      blocked = true;
-      demand.next(false);
-    }
+    blocked = !write(takePending());
   };
   const finish = (last: string): void => {
     if (done) return;
@@ -103,9 +109,9 @@ export function writeStreamed(exchange: StreamedExchange, answer: StreamedAnswer
     res.cork(() => {
       if (pending.length > 0) taken = res.write(takePending());
     });
-    if (taken && blocked) {
+    if (taken) {
       blocked = false;
-      demand.next(true);
+      if (!demand.value) demand.next(true);
     }
     return taken;
   });
@@ -124,7 +130,10 @@ export function writeStreamed(exchange: StreamedExchange, answer: StreamedAnswer
     next: (chunk) => {
       received = true;
       pending.push(chunk);
-      if (!flushScheduled && !blocked) {
+      pendingLength += chunk.length;
+      if (blocked) {
+        if (pendingLength > highWater && demand.value) demand.next(false);
+      } else if (!flushScheduled) {
         flushScheduled = true;
         queueMicrotask(flush);
       }

@@ -21,6 +21,7 @@ describe("loadConfig", () => {
       bodyReadTimeoutMs: 60_000,
       maxBodyBytes: 64 * 1024 * 1024,
       workers: availableParallelism(),
+      httpCompression: { minBytes: 4096 },
       cors: undefined,
     });
     assert.deepEqual(config.websocket, {

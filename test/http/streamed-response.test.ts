@@ -2,62 +2,84 @@ import uWS from "uWebSockets.js";
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
-import { Observable } from "rxjs";
+import { concat, from, NEVER, Observable } from "rxjs";
 import type { StreamedAnswer } from "../../src/endpoints/route.js";
 import { writeStreamed } from "../../src/http/streamed-response.js";
 import { until } from "../support/until.js";
 
 const CHUNK = `${"x".repeat(256 * 1024 - 1)}\n`;
+/** 12 MiB: more than loopback's socket buffers hold (4 MiB sent, 6 MiB received at most). */
+const BURST = 48;
+
+/** What the server's chunks were, from the raw HTTP/1.1 answer (chunked transfer coding). */
+function payloadOf(answer: string): string {
+  const body = answer.slice(answer.indexOf("\r\n\r\n") + 4);
+  return body.replace(/\r\n[0-9a-f]+\r\n/g, "").replace(/^[0-9a-f]+\r\n/, "");
+}
 
 /**
- * The writer over a real socket, with a source that emits while the writer asks for more and
- * then goes quiet without ending: what the client gets is exactly what the writer was given.
+ * The writer over a real socket, with sources that go quiet without ending: what the client gets
+ * is exactly what the writer was given, though nothing is written after it.
  */
 describe("a streamed answer's writer", () => {
-  let app: uWS.TemplatedApp;
   let listen: uWS.us_listen_socket;
   let port: number;
   let emitted = 0;
   let pauses = 0;
+  const serve = (chunks: StreamedAnswer["chunks"]) => (res: uWS.HttpResponse) => {
+    const abort = new AbortController();
+    res.onAborted(() => abort.abort());
+    const answer: StreamedAnswer = {
+      kind: "stream",
+      contentType: "application/x-ndjson",
+      errorChunk: () => "error\n",
+      chunks,
+    };
+    const exchange = {
+      res,
+      signal: abort.signal,
+      closes: () => false,
+      writeHead: () => res.writeStatus("200 OK"),
+      fail: () => {},
+      ended: () => {},
+    };
+    writeStreamed(exchange, answer, 1024 * 1024);
+  };
   before(async () => {
-    app = uWS.App().get("/*", (res) => {
-      const abort = new AbortController();
-      res.onAborted(() => abort.abort());
-      const answer: StreamedAnswer = {
-        kind: "stream",
-        contentType: "application/x-ndjson",
-        errorChunk: () => "error\n",
-        chunks: (demand$) =>
-          new Observable<string>((subscriber) => {
-            let ready = true;
-            const demand = demand$.subscribe((next) => {
-              if (ready && !next) pauses += 1;
-              ready = next;
-            });
-            // One chunk per turn while the writer wants more; quiet (not ended) after the first pause.
-            const timer = setInterval(() => {
-              if (!ready || pauses > 0) return;
-              emitted += CHUNK.length;
-              subscriber.next(CHUNK);
-            }, 0);
-            return () => {
-              clearInterval(timer);
-              demand.unsubscribe();
-            };
-          }),
-      };
-      writeStreamed(
-        {
-          res,
-          signal: abort.signal,
-          closes: () => false,
-          writeHead: () => res.writeStatus("200 OK"),
-          fail: () => {},
-          ended: () => {},
-        },
-        answer,
+    const app = uWS
+      .App()
+      // All at once, then quiet: one write the socket takes a third of.
+      .get(
+        "/burst",
+        serve(() => {
+          emitted = BURST * CHUNK.length;
+          return concat(from(Array<string>(BURST).fill(CHUNK)), NEVER);
+        }),
+      )
+      // One chunk per turn while the writer wants more; quiet after the first pause.
+      .get(
+        "/paced",
+        serve(
+          (demand$) =>
+            new Observable<string>((subscriber) => {
+              let ready = true;
+              const demand = demand$.subscribe((next) => {
+                if (ready && !next) pauses += 1;
+                ready = next;
+              });
+              emitted = 0;
+              const timer = setInterval(() => {
+                if (!ready || pauses > 0) return;
+                emitted += CHUNK.length;
+                subscriber.next(CHUNK);
+              }, 0);
+              return () => {
+                clearInterval(timer);
+                demand.unsubscribe();
+              };
+            }),
+        ),
       );
-    });
     await new Promise<void>((resolve) =>
       app.listen("127.0.0.1", 0, (socket) => {
         listen = socket;
@@ -68,32 +90,33 @@ describe("a streamed answer's writer", () => {
   });
   after(() => uWS.us_listen_socket_close(listen));
 
-  it("pauses its source at the socket's backpressure and delivers all it had once the client reads", async () => {
+  /** GETs `path` without reading until `ready`, then reads until the payload has `emitted` bytes. */
+  async function readLate(path: string, ready: () => boolean): Promise<string> {
     const socket = net.connect(port, "127.0.0.1");
-    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
     socket.pause();
-    let body = "";
-    let bodyStart = -1;
-    // Paused until the source has gone quiet: the writer holds what the socket did not take.
-    await until(() => pauses > 0, { budgetMs: 10_000 });
+    await until(ready, { budgetMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 200));
+    let answer = "";
     socket.setEncoding("latin1");
     socket.on("data", (text: string) => {
-      body += text;
-      if (bodyStart < 0) bodyStart = body.indexOf("\r\n\r\n") + 4;
+      answer += text;
     });
     socket.resume();
-    // Every chunk arrives whole, though nothing was written after the pause: what the socket had
-    // refused went out when it became writable.
-    const payload = () =>
-      body
-        .slice(bodyStart)
-        .replace(/\r\n[0-9a-f]+\r\n/g, "")
-        .replace(/^[0-9a-f]+\r\n/, "");
-    await until(() => bodyStart > 0 && payload().length >= emitted, { budgetMs: 5_000 }).catch(() => {});
+    await until(() => payloadOf(answer).length >= emitted, { budgetMs: 5_000 }).catch(() => {});
     socket.destroy();
+    return payloadOf(answer);
+  }
+
+  it("sends all of a write the socket refused once the client reads, with nothing written after it", async () => {
+    const payload = await readLate("/burst", () => emitted > 0);
+    assert.equal(payload.length, BURST * CHUNK.length);
+  });
+
+  it("pauses its source past the high-water mark and delivers all it had once the client reads", async () => {
+    const payload = await readLate("/paced", () => pauses > 0);
     assert.ok(emitted > 4 * CHUNK.length, `${emitted} bytes emitted before the pause`);
-    assert.equal(payload().length, emitted);
+    assert.equal(payload.length, emitted);
     assert.equal(pauses, 1);
   });
 });

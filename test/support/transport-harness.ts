@@ -52,6 +52,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     pathPrefix: "",
     maxBodyBytes: 1024 * 1024,
     bodyReadTimeoutMs: 60_000,
+    streamHighWater: 1024 * 1024,
     validator,
     metrics,
     log,

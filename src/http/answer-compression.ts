@@ -1,0 +1,77 @@
+import zlib from "node:zlib";
+
+/**
+ * Content codings for HTTP answers (server.http-compression). Brotli at quality 1 first: on the
+ * gateway's JSON it is both the cheapest and the smallest of those measured (a 1.3 MB list of
+ * updates: 1.25 µs of CPU per KB to 3.8% of the bytes; gzip level 1: 3.8 µs to 5.3%, level 6:
+ * 7.4 µs to 4.5%; brotli 4: 8.7 µs to 3.8%), then gzip level 1 for clients without brotli.
+ */
+export type ContentCoding = "br" | "gzip";
+
+/** Bodies up to this size are compressed on the event loop; larger ones on libuv's thread pool. */
+const SYNC_BYTES = 64 * 1024;
+
+const BROTLI = (sizeHint: number): zlib.BrotliOptions => ({
+  params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
+    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint,
+  },
+});
+const GZIP: zlib.ZlibOptions = { level: 1 };
+
+/**
+ * The coding an `Accept-Encoding` header accepts, brotli before gzip whatever their weights (both
+ * are what the client says it reads; brotli costs less here), or undefined: the answer as is.
+ */
+export function codingAccepted(acceptEncoding: string): ContentCoding | undefined {
+  if (acceptEncoding === "") return undefined;
+  let gzip = false;
+  let any = false;
+  for (const item of acceptEncoding.split(",")) {
+    const [name = "", ...params] = item.split(";");
+    const coding = name.trim().toLowerCase();
+    if (refused(params)) continue;
+    if (coding === "br") return "br";
+    if (coding === "gzip" || coding === "x-gzip") gzip = true;
+    if (coding === "*") any = true;
+  }
+  return gzip || any ? "gzip" : undefined;
+}
+
+function refused(params: readonly string[]): boolean {
+  return params.some((param) => {
+    const [name, value] = param.split("=");
+    return name?.trim().toLowerCase() === "q" && Number(value) === 0;
+  });
+}
+
+/** The body compressed, as chunks and their length; small bodies synchronously. */
+export async function compressed(
+  coding: ContentCoding,
+  chunks: readonly Uint8Array[],
+  length: number,
+): Promise<{ chunks: Buffer[]; length: number }> {
+  if (length <= SYNC_BYTES) {
+    const body = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, length);
+    const out = coding === "br" ? zlib.brotliCompressSync(body, BROTLI(length)) : zlib.gzipSync(body, GZIP);
+    return { chunks: [out], length: out.byteLength };
+  }
+  // A stream: the answer's chunks go in as they are, never concatenated (a list twin's may be
+  // hundreds of MB), and the compressed ones come out a few percent of that.
+  const stream = coding === "br" ? zlib.createBrotliCompress(BROTLI(length)) : zlib.createGzip(GZIP);
+  const out: Buffer[] = [];
+  let outLength = 0;
+  stream.on("data", (chunk: Buffer) => {
+    out.push(chunk);
+    outLength += chunk.byteLength;
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on("end", resolve);
+    stream.on("error", reject);
+  });
+  for (const chunk of chunks) stream.write(chunk);
+  stream.end();
+  await done;
+  return { chunks: out, length: outLength };
+}
