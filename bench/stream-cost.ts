@@ -1,7 +1,8 @@
 /**
  * Gateway CPU per streamed element, alone: a sandbox of `--ticks` ticks (`--per-tx` per
  * transaction), a gateway in front, then the update stream [0, end] read to its end over the
- * WebSocket (`ws`), the HTTP list twin (`list`) or, for the ratio, straight from the sandbox
+ * WebSocket (`ws`), the HTTP list twin (`list`), the list twin streamed (`ndjson`, each line
+ * parsed as it arrives) or, for the ratio, straight from the sandbox
  * with grpc-js (`direct`, decoded objects, as bench/scenarios/update-stream.ts reads it), a
  * warm-up and `--runs` times. Prints the gateway's CPU (from /proc) per element of each run,
  * then the medians per element of each process's CPU (sandbox, gateway, this client) and of the
@@ -13,11 +14,12 @@
  * read after a list-twin answer, a WebSocket window also pays for that answer's garbage (and the
  * other way round), which hides what either costs. Short enough to alternate two builds on a
  * shared machine:
- *   node dist/bench/stream-cost.js ws|list|direct [--per-tx 1] [--ticks 50000] [--runs 4] [--cpu-prof DIR]
+ *   node dist/bench/stream-cost.js ws|list|ndjson|direct [--per-tx 1] [--ticks 50000] [--runs 4] [--cpu-prof DIR]
  */
 import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
 import { DirectLedger, grpcUpdatesRequest } from "./lib/grpc-direct.js";
+import { readNdjson } from "./lib/ndjson-reader.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { readWebSocketStream } from "./lib/ws-reader.js";
@@ -33,7 +35,9 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const what = positionals[0] ?? "ws";
-if (what !== "ws" && what !== "list" && what !== "direct") throw new Error(`ws, list or direct, not ${what}`);
+if (what !== "ws" && what !== "list" && what !== "ndjson" && what !== "direct") {
+  throw new Error(`ws, list, ndjson or direct, not ${what}`);
+}
 const ticks = Number(values.ticks);
 const sandbox = await startSandboxProcess(ticks, 64, Number(values["per-tx"]));
 const gateway = await startGatewayProcess(
@@ -55,6 +59,11 @@ async function read(): Promise<{ elements: number; head?: bigint }> {
       elements: (await readWebSocketStream(`ws://127.0.0.1:${gateway.port}/v2/updates`, token, request))
         .elements,
     };
+  }
+  if (what === "ndjson") {
+    const started = process.hrtime.bigint();
+    const read = await readNdjson(`http://127.0.0.1:${gateway.port}/v2/updates`, token, request, () => {});
+    return { elements: read.elements, head: started + BigInt(Math.round(read.firstElementMs * 1e6)) };
   }
   if (what === "direct") {
     let elements = 0;
@@ -114,7 +123,7 @@ try {
     `${what}, ${values["per-tx"]} events/tx, ${sandbox.lastOffset} offsets: µs gateway CPU per element ${runs.map((r) => r.gateway.toFixed(1)).join(", ")}`,
   );
   console.log(
-    `  medians, µs per element: CPU sandbox ${median("sandbox")}, gateway ${median("gateway")}, client ${median("client")}; wall ${median("wall")}${what === "list" ? ` (head after ${median("head")})` : ""}`,
+    `  medians, µs per element: CPU sandbox ${median("sandbox")}, gateway ${median("gateway")}, client ${median("client")}; wall ${median("wall")}${what === "list" || what === "ndjson" ? ` (${what === "list" ? "head" : "first element"} after ${median("head")})` : ""}`,
   );
   const gcAfter = await majorGcs();
   console.log(

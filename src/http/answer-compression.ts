@@ -75,3 +75,50 @@ export async function compressed(
   await done;
   return { chunks: out, length: outLength };
 }
+
+/** A streamed body's coding: text in, compressed bytes out, each write flushed so it can be read. */
+export interface StreamEncoder {
+  /** Compresses `text` and flushes it: `onBytes` gets all of it, maybe later. */
+  write(text: string): void;
+  /** Compresses `text` as the last, then `onEnd` after the last `onBytes`. */
+  end(text: string): void;
+  destroy(): void;
+}
+
+/**
+ * The window of a streamed answer's compressor: each open stream holds one. Brotli's 4 MiB
+ * default would be that much memory per subscriber; 64 KiB spans dozens of elements.
+ */
+const STREAM_WINDOW_BITS = 16;
+
+export function streamEncoder(
+  coding: ContentCoding,
+  onBytes: (bytes: Buffer) => void,
+  onEnd: () => void,
+  onError: (error: unknown) => void,
+): StreamEncoder {
+  const stream =
+    coding === "br"
+      ? zlib.createBrotliCompress({
+          params: {
+            [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
+            [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+            [zlib.constants.BROTLI_PARAM_LGWIN]: STREAM_WINDOW_BITS,
+          },
+        })
+      : zlib.createGzip(GZIP);
+  const flushKind = coding === "br" ? zlib.constants.BROTLI_OPERATION_FLUSH : zlib.constants.Z_SYNC_FLUSH;
+  stream.on("data", onBytes);
+  stream.on("end", onEnd);
+  stream.on("error", onError);
+  return {
+    write: (text) => {
+      stream.write(text);
+      stream.flush(flushKind);
+    },
+    end: (text) => {
+      stream.end(text);
+    },
+    destroy: () => stream.destroy(),
+  };
+}

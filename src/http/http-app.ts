@@ -336,6 +336,10 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
         res.writeStatus(STATUS_TEXT[200] as string);
         for (const [name, value] of exchange.headers) res.writeHeader(name, value);
         res.writeHeader("Content-Type", answer.contentType);
+        if (exchange.coding !== undefined) {
+          res.writeHeader("Content-Encoding", exchange.coding);
+          res.writeHeader("Vary", "Accept-Encoding");
+        }
         // Proxies pass each element on as it comes (nginx buffers answers unless told).
         res.writeHeader("Cache-Control", "no-cache");
         res.writeHeader("X-Accel-Buffering", "no");
@@ -349,6 +353,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
     },
     answer,
     options.streamHighWater,
+    exchange.coding,
   );
   if (!over) unregister = exchange.streaming(stop);
 }

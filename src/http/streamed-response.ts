@@ -1,6 +1,7 @@
 import type { HttpResponse } from "uWebSockets.js";
 import { BehaviorSubject, type Subscription } from "rxjs";
 import type { StreamedAnswer } from "../endpoints/route.js";
+import { type ContentCoding, streamEncoder } from "./answer-compression.js";
 
 /** What the writer needs of the exchange it answers. */
 export interface StreamedExchange {
@@ -27,12 +28,15 @@ export interface StreamedExchange {
  * 10 s after a write it did not take is cut by uWS (its HTTP timeout); the source is then
  * cancelled.
  *
+ * With a `coding`, what goes to the socket is the chunks compressed, each turn's flushed.
+ *
  * Returns `stop`: end the stream now with `error` (the gateway shutting down).
  */
 export function writeStreamed(
   exchange: StreamedExchange,
   answer: StreamedAnswer,
   highWater: number,
+  coding?: ContentCoding,
 ): (error: unknown) => void {
   const { res } = exchange;
   if (exchange.signal.aborted) {
@@ -40,65 +44,115 @@ export function writeStreamed(
     return () => {};
   }
   const demand = new BehaviorSubject(true);
-  let pending: string[] = [];
-  /** Characters in `pending`: its bytes for JSON's ASCII, fewer for other text. */
-  let pendingLength = 0;
+  /** Chunks of this event-loop turn, handed on together after it. */
+  let texts: string[] = [];
+  /** What waits for the socket: text, or with a coding its bytes. */
+  let out: (string | Buffer)[] = [];
+  /** Characters or bytes in `out` (the same for JSON's ASCII). */
+  let outLength = 0;
   let received = false;
   let headWritten = false;
-  let flushScheduled = false;
+  let handOnScheduled = false;
   let blocked = false;
+  /** The source ended: what is left goes out with the response's end. */
+  let ending = false;
   let done = false;
   let subscription: Subscription | undefined;
 
-  const write = (text: string): boolean => {
+  const takeOut = (): string | Buffer => {
+    const data =
+      out.length === 0
+        ? ""
+        : out.length === 1
+          ? (out[0] as string | Buffer)
+          : coding === undefined
+            ? out.join("")
+            : Buffer.concat(out as Buffer[]);
+    out = [];
+    outLength = 0;
+    return data;
+  };
+  const head = (): void => {
+    if (headWritten) return;
+    headWritten = true;
+    exchange.writeHead();
+  };
+  const write = (data: string | Buffer): boolean => {
     let taken = true;
     res.cork(() => {
-      if (!headWritten) {
-        headWritten = true;
-        exchange.writeHead();
-      }
-      taken = res.write(text);
+      head();
+      taken = res.write(data);
     });
     return taken;
   };
-  const takePending = (): string => {
-    const text = pending.length === 1 ? (pending[0] as string) : pending.join("");
-    pending = [];
-    pendingLength = 0;
-    return text;
-  };
-  const flush = (): void => {
-    flushScheduled = false;
-    if (done || blocked || pending.length === 0) return;
-    blocked = !write(takePending());
-  };
-  const finish = (last: string): void => {
+  const endResponse = (): void => {
     if (done) return;
     done = true;
-    subscription?.unsubscribe();
-    demand.complete();
-    const text = takePending() + last;
+    const data = takeOut();
     res.cork(() => {
-      if (!headWritten) {
-        headWritten = true;
-        exchange.writeHead();
-      }
+      head();
       // Whatever uWS still holds goes out before the end, then the connection is free.
-      res.end(text, exchange.closes());
+      res.end(data, exchange.closes());
     });
     exchange.ended();
   };
-  const fail = (error: unknown): void => {
+  /** Text or its bytes for the socket, now or once it takes more. */
+  const toSocket = (data: string | Buffer): void => {
     if (done) return;
+    out.push(data);
+    outLength += data.length;
+    if (ending) return;
+    if (!blocked) blocked = !write(takeOut());
+    else if (outLength > highWater && demand.value) demand.next(false);
+  };
+  const encoder =
+    coding === undefined
+      ? undefined
+      : streamEncoder(coding, toSocket, endResponse, () => {
+          // Past the head nothing else can tell the client: its answer ends short, unterminated.
+          abandon();
+          res.close();
+        });
+  const handOn = (): void => {
+    handOnScheduled = false;
+    if (done || ending || texts.length === 0) return;
+    const text = texts.length === 1 ? (texts[0] as string) : texts.join("");
+    texts = [];
+    if (encoder) encoder.write(text);
+    else toSocket(text);
+  };
+  const stopSource = (): void => {
+    subscription?.unsubscribe();
+    demand.complete();
+  };
+  const finish = (last: string): void => {
+    if (done || ending) return;
+    ending = true;
+    stopSource();
+    const tail = texts.join("") + last;
+    texts = [];
+    if (encoder) {
+      encoder.end(tail);
+      return;
+    }
+    out.push(tail);
+    endResponse();
+  };
+  const abandon = (): void => {
+    if (done) return;
+    done = true;
+    stopSource();
+    encoder?.destroy();
+    exchange.ended();
+  };
+  const fail = (error: unknown): void => {
+    if (done || ending) return;
     if (received) {
       finish(answer.errorChunk(error));
       return;
     }
-    done = true;
-    subscription?.unsubscribe();
-    demand.complete();
+    abandon();
     exchange.fail(error);
-    exchange.ended();
   };
 
   res.onWritable(() => {
@@ -107,40 +161,29 @@ export function writeStreamed(
     // its own while a writable handler is set): the cork carries it out, pending chunks or none.
     let taken = true;
     res.cork(() => {
-      if (pending.length > 0) taken = res.write(takePending());
+      if (out.length > 0) taken = res.write(takeOut());
     });
     if (taken) {
       blocked = false;
-      if (!demand.value) demand.next(true);
+      if (!ending && !demand.value) demand.next(true);
     }
     return taken;
   });
-  exchange.signal.addEventListener(
-    "abort",
-    () => {
-      if (done) return;
-      done = true;
-      subscription?.unsubscribe();
-      demand.complete();
-      exchange.ended();
-    },
-    { once: true },
-  );
+  exchange.signal.addEventListener("abort", abandon, { once: true });
   subscription = answer.chunks(demand).subscribe({
     next: (chunk) => {
       received = true;
-      pending.push(chunk);
-      pendingLength += chunk.length;
-      if (blocked) {
-        if (pendingLength > highWater && demand.value) demand.next(false);
-      } else if (!flushScheduled) {
-        flushScheduled = true;
-        queueMicrotask(flush);
+      texts.push(chunk);
+      if (!handOnScheduled) {
+        handOnScheduled = true;
+        // One write per event-loop turn: a ledger read's worth of elements arrives in one turn
+        // (not one microtask), and one syscall for all of them is what keeps up with gRPC.
+        setImmediate(handOn);
       }
     },
     error: fail,
     complete: () => finish(""),
   });
-  if (done) subscription.unsubscribe();
+  if (done || ending) subscription.unsubscribe();
   return fail;
 }

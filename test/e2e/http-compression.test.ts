@@ -108,6 +108,48 @@ describe("HTTP answers compressed for clients that accept it", () => {
     assert.equal(off.headers["content-encoding"], undefined);
   });
 
+  it("compresses a streamed list twin as it goes: each element readable when it was sent", async () => {
+    const ndjson = { ...auth, accept: "application/x-ndjson" };
+    const identity = await raw(stack, "POST", "/v2/updates", ndjson, request);
+    for (const coding of ["br", "gzip"] as const) {
+      const whole = await raw(
+        stack,
+        "POST",
+        "/v2/updates",
+        { ...ndjson, "accept-encoding": coding },
+        request,
+      );
+      assert.equal(whole.headers["content-encoding"], coding);
+      assert.equal(whole.headers["transfer-encoding"], "chunked");
+      assert.equal(decoded(whole), identity.body.toString());
+      assert.ok(whole.body.length * 3 < identity.body.length, `${coding}: ${whole.body.length} bytes`);
+    }
+    // Open-ended with a minute's idle wait: its first lines decode long before it could end.
+    const open = { ...(request as Record<string, unknown>), endInclusive: undefined };
+    const firstLine = await new Promise<string>((resolve, reject) => {
+      const req = http.request(
+        `${stack.url}/v2/updates?stream_idle_timeout_ms=60000`,
+        { method: "POST", headers: { ...ndjson, "accept-encoding": "br" }, agent: false },
+        (res) => {
+          let text = "";
+          const decoder = zlib.createBrotliDecompress();
+          res.pipe(decoder);
+          decoder.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+            if (text.includes("\n")) {
+              resolve(text.slice(0, text.indexOf("\n")));
+              res.destroy();
+            }
+          });
+          decoder.on("error", () => {});
+        },
+      );
+      req.on("error", reject);
+      req.end(JSON.stringify(open));
+    });
+    assert.equal(firstLine, identity.body.toString().split("\n")[0]);
+  });
+
   it("compresses what Prometheus scrapes", async () => {
     const metrics = await raw(stack, "GET", "/metrics", { "accept-encoding": "gzip" });
     assert.equal(metrics.headers["content-encoding"], "gzip");
