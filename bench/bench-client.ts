@@ -2,10 +2,12 @@
  * The bench's load client, a process of its own so that its CPU is never the gateway's
  * (bench/lib/bench-client-process.ts starts it). One JSON command line on stdin per job, one
  * JSON line on stdout per step:
- *   {"kind":"subscribe","url","token","request","n","until"?}  opens n WebSockets, says
- *       {"ready"}; on "go" sends the one request on all of them and, once all closed, reports
- *       deliveries and first/last offsets. With `until` (an open-ended request) each socket
- *       closes itself with 1000 once a frame names that offset
+ *   {"kind":"subscribe","url","token","request","n","until"?,"deflate"?}  opens n WebSockets
+ *       (offering permessage-deflate with `deflate`), says {"ready"}; on "go" sends the one
+ *       request on all of them and, once all closed, reports deliveries, first/last offsets and
+ *       the bytes read: off the TCP sockets (`wireBytes`) and as messages (`textBytes`). With
+ *       `until` (an open-ended request) each socket closes itself with 1000 once a frame names
+ *       that offset
  *   {"kind":"idle","url","token","n"}  opens n WebSockets and sends nothing: {"ready"}; on
  *       "close" closes them: {"closed"}
  *   {"kind":"http","url","token","body","concurrency","seconds"}  POSTs the body back to back
@@ -19,7 +21,15 @@ import { createInterface } from "node:readline";
 import WebSocket from "ws";
 
 type Job =
-  | { kind: "subscribe"; url: string; token: string; request: unknown; n: number; until?: number }
+  | {
+      kind: "subscribe";
+      url: string;
+      token: string;
+      request: unknown;
+      n: number;
+      until?: number;
+      deflate?: boolean;
+    }
   | { kind: "idle"; url: string; token: string; n: number }
   | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number }
   | {
@@ -40,31 +50,38 @@ const nextLine = async (): Promise<string> => {
   return next.value as string;
 };
 
-function open(url: string, token: string): Promise<WebSocket> {
+function open(url: string, token: string, deflate = false): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`], { perMessageDeflate: false });
+    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`], { perMessageDeflate: deflate });
     socket.once("open", () => resolve(socket));
     socket.once("error", reject);
   });
 }
 
 /** Opens n sockets, a few hundred at a time (a burst of 10,000 SYNs overflows the backlog). */
-async function openMany(url: string, token: string, n: number): Promise<WebSocket[]> {
+async function openMany(url: string, token: string, n: number, deflate = false): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];
   for (let i = 0; i < n; i += 200) {
     const batch = Math.min(200, n - i);
-    sockets.push(...(await Promise.all(Array.from({ length: batch }, () => open(url, token)))));
+    sockets.push(...(await Promise.all(Array.from({ length: batch }, () => open(url, token, deflate)))));
   }
   return sockets;
 }
+
+/** What a socket read off its TCP connection (the upgrade's answer included). */
+const bytesRead = (socket: WebSocket): number =>
+  (socket as unknown as { _socket: { bytesRead: number } })._socket.bytesRead;
 
 const offsetOf = (text: string | undefined) =>
   text === undefined ? undefined : Number(/"offset":(\d+)/.exec(text)?.[1] ?? Number.NaN);
 
 async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void> {
-  const sockets = await openMany(job.url, job.token, job.n);
+  const sockets = await openMany(job.url, job.token, job.n, job.deflate);
   say({ ready: sockets.length });
   await nextLine();
+  const wireBefore = sockets.reduce((sum, socket) => sum + bytesRead(socket), 0);
+  let textBytes = 0;
+  let wireBytes = 0;
   const frame = JSON.stringify(job.request);
   // The frame at `until`: a transaction's or checkpoint's offset field, the digits ending there.
   const untilNeedles =
@@ -88,10 +105,12 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
             first ??= data;
             last = data;
             deliveries++;
+            textBytes += data.byteLength;
             for (const needle of untilNeedles) if (data.includes(needle)) socket.close(1000);
           });
           socket.once("close", (code) => {
             if (code !== 1000) errors++;
+            wireBytes += bytesRead(socket);
             firsts[i] = offsetOf(first?.toString("utf8"));
             lasts[i] = offsetOf(last?.toString("utf8"));
             resolve();
@@ -104,6 +123,8 @@ async function subscribe(job: Extract<Job, { kind: "subscribe" }>): Promise<void
   say({
     deliveries,
     errors,
+    textBytes,
+    wireBytes: wireBytes - wireBefore,
     firstOffsets: [...new Set(known(firsts))],
     lastOffsets: [...new Set(known(lasts))],
   });

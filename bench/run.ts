@@ -2,13 +2,15 @@
  * `make bench`: the gateway against direct gRPC on the same preloaded sandbox, in one run.
  *   node dist/bench/run.js [--ticks 100000] [--payload 64] [--runs 3] [--commands 2000]
  *                          [--concurrency 16] [--batch 10] [--warm-up 4000]
- *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers,request-cost]
+ *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers,request-cost,ws-compression]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
  *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
  *                          [--gateway-cpu-prof DIR]
  * `--scenarios` picks some, for a short run (`make bench ARGS="--scenarios fanout"`). The wave-2
- * ones (fanout, idle, workers) run their clients in a separate process (bench/bench-client.ts)
+ * ones (fanout, idle, workers; ws-compression, not run unless named: the fan-out's subscribers
+ * offering permessage-deflate at N = 1 and 100, against websocket-config.compression off and on)
+ * run their clients in a separate process (bench/bench-client.ts)
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
  * results file. Their targets are printed, never asserted in tests. `--gateway-cpu-prof DIR`
  * runs every gateway under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
@@ -83,7 +85,15 @@ const { values } = parseArgs({
     "gateway-cpu-prof": { type: "string" },
   },
 });
-const SCENARIOS = ["update-stream", "submit-and-wait", "fanout", "idle", "workers", "request-cost"] as const;
+const SCENARIOS = [
+  "update-stream",
+  "submit-and-wait",
+  "fanout",
+  "idle",
+  "workers",
+  "request-cost",
+  "ws-compression",
+] as const;
 const picked = new Set(values.scenarios.split(",").map((name) => name.trim()));
 for (const name of picked)
   if (!(SCENARIOS as readonly string[]).includes(name))
@@ -335,7 +345,7 @@ const WORKERS_TARGET = 1.7;
 
 /** fanout, idle, workers: one preloaded sandbox, a gateway per scenario, the client process. */
 async function wave2(): Promise<Wave2Result | undefined> {
-  if (!runs("fanout") && !runs("idle") && !runs("workers")) return undefined;
+  if (!runs("fanout") && !runs("idle") && !runs("workers") && !runs("ws-compression")) return undefined;
   const fanoutTicks = Number(values["fanout-ticks"]);
   const say = progress("wave 2");
   say(`starting the sandbox, preloading ${fanoutTicks} ticks of ${payloadBytes} B ...`);
@@ -346,10 +356,11 @@ async function wave2(): Promise<Wave2Result | undefined> {
     workers: number,
     body: (gateway: GatewayUnderTest) => Promise<T>,
     ledger: RunningSandbox = sandbox,
+    args: string[] = [],
   ) => {
     const running = await startGatewayProcess(
       ledger.port,
-      ["--websocket-config.http-list-max-elements-limit", String(fanoutTicks + 1000)],
+      ["--websocket-config.http-list-max-elements-limit", String(fanoutTicks + 1000), ...args],
       {
         workers,
         raiseFdLimit: true,
@@ -397,6 +408,45 @@ async function wave2(): Promise<Wave2Result | undefined> {
         }
         return { upstreamCallsCountedBy: UPSTREAM_CALLS_SOURCE, gatewayWorkers: 1, points };
       });
+    }
+    if (runs("ws-compression")) {
+      // Subscribers that offer permessage-deflate, against a gateway that declines it (off) and
+      // one that accepts it (on): bytes, CPU and memory per delivery and per connection.
+      result.wsCompression = {};
+      for (const mode of ["off", "on"] as const) {
+        result.wsCompression[mode] = await withGateway(
+          1,
+          async (gateway) => {
+            say(`ws-compression ${mode}: warm-up (10 subscribers, 1000 elements) ...`);
+            await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, 10, 1000, true);
+            const points: FanoutPoint[] = [];
+            for (const [n, elements] of [
+              [1, Math.min(sandbox.lastOffset, 20_000)],
+              [100, Math.min(sandbox.lastOffset, 2_000)],
+            ] as const) {
+              const point = await fanoutPoint(
+                client,
+                gateway,
+                sandbox.tickParty,
+                sandbox.lastOffset,
+                n,
+                elements,
+                true,
+              );
+              const c = point.compression;
+              say(
+                `ws-compression ${mode} N=${n} x ${elements}: ${point.gatewayCpuMicrosPerDelivery} µs gateway CPU per delivery, ` +
+                  `${c?.wireBytesPerDelivery} B on the wire per delivery (text ${c?.textBytesPerDelivery} B), ` +
+                  `${c?.rssPerConnectionBytes} B RSS per connection, peak RSS +${Math.round((c?.peakRssGrowthBytes ?? 0) / 1024)} KiB`,
+              );
+              points.push(point);
+            }
+            return points;
+          },
+          sandbox,
+          ["--websocket-config.compression", mode],
+        );
+      }
     }
     if (runs("idle")) {
       const n = Number(values["idle-connections"]);

@@ -112,6 +112,8 @@ export interface Wave2Result {
   };
   idleConnections?: IdleResult;
   workers?: { scenario: string; points: WorkersPoint[]; ratio?: number };
+  /** Subscribers offering permessage-deflate, websocket-config.compression off and on (N = 1, 100). */
+  wsCompression?: { off?: FanoutPoint[]; on?: FanoutPoint[] };
 }
 
 interface UpdateFigures {

@@ -44,6 +44,20 @@ export interface FanoutPoint {
   getUpdatesCalls: number;
   firstOffsets: number[];
   lastOffsets: number[];
+  /** With `deflate` (the subscribers offered permessage-deflate): what compression did and cost. */
+  compression?: CompressionFigures;
+}
+
+export interface CompressionFigures {
+  /** Whether the gateway accepted the offer (websocket-config.compression on). */
+  negotiated: boolean;
+  /** Bytes the subscribers read off their TCP sockets per delivery, and the messages' own. */
+  wireBytesPerDelivery: number;
+  textBytesPerDelivery: number;
+  /** Gateway RSS once the N sockets were open (before the stream) less before they opened, per socket. */
+  rssPerConnectionBytes: number;
+  /** Peak gateway RSS over the stream (sampled every 50 ms) less before the sockets opened. */
+  peakRssGrowthBytes: number;
 }
 
 /** Updates after `begin`, to `end` when given; without it the stream is open-ended (shared). */
@@ -123,7 +137,9 @@ export async function fanoutPoint(
   lastOffset: number,
   subscribers: number,
   elements: number,
+  deflate?: boolean,
 ): Promise<FanoutPoint> {
+  const rssBefore = deflate === undefined ? 0 : processRssBytes(gateway.pid);
   // Open-ended, as live subscribers ask (a bounded range is never shared): each client closes
   // its socket with 1000 once it has the element at `lastOffset`, the ledger's end.
   const request = updatesRequest(party, lastOffset - elements, undefined);
@@ -134,8 +150,17 @@ export async function fanoutPoint(
     request,
     n: subscribers,
     until: lastOffset,
+    ...(deflate === undefined ? {} : { deflate }),
   });
   await client.next<{ ready: number }>();
+  const rssOpen = deflate === undefined ? 0 : processRssBytes(gateway.pid);
+  let rssPeak = rssOpen;
+  const sampler =
+    deflate === undefined
+      ? undefined
+      : setInterval(() => {
+          rssPeak = Math.max(rssPeak, processRssBytes(gateway.pid));
+        }, 50);
   const countsBefore = counters(await gateway.metrics());
   const cpuBefore = processCpuSeconds(gateway.pid);
   const started = process.hrtime.bigint();
@@ -143,10 +168,13 @@ export async function fanoutPoint(
   const result = await client.next<{
     deliveries: number;
     errors: number;
+    textBytes: number;
+    wireBytes: number;
     firstOffsets: number[];
     lastOffsets: number[];
   }>();
   const seconds = secondsSince(started);
+  clearInterval(sampler);
   const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
   // A stream's call is counted when it ends: give the last ones a moment to report.
   await new Promise((r) => setTimeout(r, 300));
@@ -163,6 +191,15 @@ export async function fanoutPoint(
     ...counts,
     firstOffsets: result.firstOffsets,
     lastOffsets: result.lastOffsets,
+    ...(deflate !== undefined && {
+      compression: {
+        negotiated: result.wireBytes < result.textBytes,
+        wireBytesPerDelivery: Math.round(result.wireBytes / Math.max(1, result.deliveries)),
+        textBytesPerDelivery: Math.round(result.textBytes / Math.max(1, result.deliveries)),
+        rssPerConnectionBytes: Math.round((rssOpen - rssBefore) / subscribers),
+        peakRssGrowthBytes: rssPeak - rssBefore,
+      },
+    }),
   };
 }
 
