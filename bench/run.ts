@@ -420,9 +420,12 @@ async function wave2(): Promise<Wave2Result | undefined> {
             say(`ws-compression ${mode}: warm-up (10 subscribers, 1000 elements) ...`);
             await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, 10, 1000, true);
             const points: FanoutPoint[] = [];
+            // N=100 reads 1000 elements: within the shared stream's history (1024), so that every
+            // subscriber reads the one shared call; past it late joiners catch up on calls of their
+            // own, which measures issue 23's replay crowd, not compression.
             for (const [n, elements] of [
               [1, Math.min(sandbox.lastOffset, 20_000)],
-              [100, Math.min(sandbox.lastOffset, 2_000)],
+              [100, Math.min(sandbox.lastOffset, 1_000)],
             ] as const) {
               const point = await fanoutPoint(
                 client,
