@@ -142,6 +142,23 @@ function streamedContent(element: string): object {
   };
 }
 
+/** A paged answer's streamed forms: its pages' elements, the one asked for and every later one. */
+function pagesStreamedContent(item: string): object {
+  const text =
+    "Every element of the page asked for and of every page after it, one by one as the pages arrive; " +
+    "an error after the first element is the last one, a JsCantonError.";
+  return {
+    "application/x-ndjson": {
+      schema: ref(item),
+      "x-ledger-json-gateway-streaming": `One element per line. ${text}`,
+    },
+    "text/event-stream": {
+      schema: { type: "string" },
+      "x-ledger-json-gateway-streaming": `One event per element (schema ${item}), without ids. ${text}`,
+    },
+  };
+}
+
 function requestBody(route: Route): object {
   const body = route.body;
   if (body?.kind === "bytes") {
@@ -157,7 +174,13 @@ function success(route: Route): object {
   const r = route.response;
   switch (r.kind) {
     case "json":
-      return { description: "", content: { "application/json": { schema: ref(r.schema) } } };
+      return {
+        description: "",
+        content: {
+          "application/json": { schema: ref(r.schema) },
+          ...(r.streamedItems ? pagesStreamedContent(r.streamedItems) : {}),
+        },
+      };
     case "json-array":
       return {
         description: "",

@@ -1,6 +1,16 @@
+import { Observable } from "rxjs";
 import { operationId } from "./operation-id.js";
-import type { Answer, BodySpec, HttpMethod, ParamSpec, RequestContext, Route } from "./route.js";
+import type {
+  Answer,
+  BodySpec,
+  HttpMethod,
+  ParamSpec,
+  RequestContext,
+  Route,
+  StreamedAnswer,
+} from "./route.js";
 import type { RouteDeps } from "./route-deps.js";
+import { type StreamFormat, streamFormatOf } from "./stream-format.js";
 import { wireTranscoder } from "./wire-codec.js";
 
 /** `Req`: the gRPC request in proto-loader's input shape (`X` from src/proto/ledger-api-types.ts). */
@@ -23,6 +33,13 @@ export interface GrpcRouteSpec<Req extends object = object> {
   /** Reshapes the JSON of the gRPC response (legacy shapes such as transaction trees). */
   toAnswer?: (json: unknown) => unknown;
   deprecated?: boolean;
+  /**
+   * A paged answer: `items`, the JSON field of a page's elements (of component schema
+   * `itemSchema`), and `nextPageToken` the next page's token, "" on the last. A client whose
+   * Accept prefers NDJSON or server-sent events gets every element of every page from the one it
+   * asked for on, streamed page after page.
+   */
+  pages?: { items: string; itemSchema: string };
 }
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
@@ -57,13 +74,27 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
     ...(spec.query ? { query: spec.query } : {}),
     ...(spec.body ? { body: spec.body } : {}),
     ...(spec.deprecated ? { deprecated: true } : {}),
-    response: { kind: "json", schema: spec.responseSchema },
+    response: {
+      kind: "json",
+      schema: spec.responseSchema,
+      ...(spec.pages ? { streamedItems: spec.pages.itemSchema } : {}),
+    },
     auth: "token",
+    ...(spec.pages ? { headers: ["accept"] } : {}),
     handle: async (ctx): Promise<Answer> => {
       // The codec builds the message of `requestType`, which is what `Req` names.
       const fromJson = (json: unknown) =>
         deps.json.fromJson(requestType, json ?? {}, ctx.token) as Promise<Req>;
       const request = await toRequest(ctx, fromJson);
+      const format = spec.pages ? streamFormatOf(ctx.headers.accept ?? "") : undefined;
+      if (spec.pages && format !== undefined) {
+        const page = async (token: string | undefined): Promise<Record<string, unknown>> => {
+          const pageRequest = token === undefined ? request : { ...request, pageToken: token };
+          const response = await deps.ledger.unary(spec.service, spec.rpc, pageRequest, ctx.token);
+          return (await deps.json.toJson(responseType, response, ctx.token)) as Record<string, unknown>;
+        };
+        return pagesStreamed(format, spec.pages.items, page);
+      }
       if (answerText) {
         const bytes = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token, {
           rawResponse: true,
@@ -78,5 +109,46 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
           : await deps.json.toJson(responseType, response, ctx.token);
       return { kind: "json", body: toAnswer ? toAnswer(json) : json };
     },
+  };
+}
+
+/**
+ * Every element of every page, from the first page asked for on: the next page is asked only
+ * when the client takes more (demand), and once the last has no next page token, the stream ends.
+ */
+function pagesStreamed(
+  format: StreamFormat,
+  items: string,
+  page: (token: string | undefined) => Promise<Record<string, unknown>>,
+): StreamedAnswer {
+  return {
+    kind: "stream",
+    format,
+    elements: (demand$) =>
+      new Observable<string>((subscriber) => {
+        let ready = true;
+        let resume: (() => void) | undefined;
+        const demand = demand$.subscribe((next) => {
+          ready = next;
+          if (next) resume?.();
+        });
+        const walk = async (): Promise<void> => {
+          let token: string | undefined;
+          do {
+            while (!ready && !subscriber.closed) await new Promise<void>((resolve) => (resume = resolve));
+            if (subscriber.closed) return;
+            const answer = await page(token);
+            for (const item of (answer[items] as unknown[] | undefined) ?? [])
+              subscriber.next(JSON.stringify(item));
+            token = typeof answer.nextPageToken === "string" ? answer.nextPageToken : "";
+          } while (token !== "" && !subscriber.closed);
+          subscriber.complete();
+        };
+        walk().catch((error: unknown) => subscriber.error(error));
+        return () => {
+          demand.unsubscribe();
+          resume?.();
+        };
+      }),
   };
 }

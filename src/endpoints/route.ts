@@ -1,4 +1,5 @@
 import type { Observable } from "rxjs";
+import type { StreamFormat } from "./stream-format.js";
 
 /**
  * The declarative description of one HTTP endpoint, free of any server: the route table is a
@@ -21,7 +22,8 @@ export type BodySpec =
   | { readonly kind: "bytes"; readonly contentType: "application/octet-stream" };
 
 export type ResponseSpec =
-  | { readonly kind: "json"; readonly schema: string }
+  /** `streamedItems`: the schema of the elements the answer also streams, page after page, when Accept asks. */
+  | { readonly kind: "json"; readonly schema: string; readonly streamedItems?: string }
   /** `streamed`: also as NDJSON and server-sent events, one element at a time, when Accept asks. */
   | { readonly kind: "json-array"; readonly schema: string; readonly streamed?: true }
   /** `contentType`: the Content-Type of a success, text/plain (UTF-8) unless said. */
@@ -55,17 +57,17 @@ export type Answer =
 
 /**
  * A body written as its elements arrive (NDJSON, SSE), the socket's backpressure pausing the
- * source. The status goes with the first chunk (or with the end of a stream that had none): an
- * error before it is answered as any request's error is, one after it ends the body with
- * `errorChunk`, as the status is already 200.
+ * source. The status goes with the first element (or with the end of a stream that had none):
+ * an error before it is answered as any request's error is, one after it ends the body with the
+ * error as a last element, as the status is already 200.
  */
 export interface StreamedAnswer {
   readonly kind: "stream";
-  readonly contentType: string;
-  /** Framed chunks; cold; a false on `demand$` asks it to pause. */
-  readonly chunks: (demand$: Observable<boolean>) => Observable<string>;
-  /** The final chunk that tells the client why the stream failed. */
-  readonly errorChunk: (error: unknown) => string;
+  readonly format: StreamFormat;
+  /** The elements' JSON texts; cold; a false on `demand$` asks it to pause. */
+  readonly elements: (demand$: Observable<boolean>) => Observable<string>;
+  /** Where a reconnect continues after an element (SSE's `id:`), when it says. */
+  readonly idOf?: (element: string) => string | number | undefined;
 }
 
 export interface Route {

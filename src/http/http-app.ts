@@ -25,6 +25,7 @@ import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } fro
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import { type RequestFraming, requestFraming } from "./request-framing.js";
+import { STREAM_FRAMINGS } from "./stream-framing.js";
 import { writeStreamed } from "./streamed-response.js";
 
 export interface HttpAppOptions {
@@ -333,9 +334,8 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
       writeHead: () => {
         const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
         options.metrics?.recordHttp(route.path, route.method, 200, seconds);
-        res.writeStatus(STATUS_TEXT[200] as string);
-        for (const [name, value] of exchange.headers) res.writeHeader(name, value);
-        res.writeHeader("Content-Type", answer.contentType);
+        writeStatusAndHeaders(exchange, 200);
+        res.writeHeader("Content-Type", STREAM_FRAMINGS[answer.format].contentType);
         if (exchange.coding !== undefined) {
           res.writeHeader("Content-Encoding", exchange.coding);
           res.writeHeader("Vary", "Accept-Encoding");
@@ -496,8 +496,7 @@ function finish(
   if (exchange.aborted) return;
   const { res } = exchange;
   res.cork(() => {
-    res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
-    for (const [name, value] of exchange.headers) res.writeHeader(name, value);
+    writeStatusAndHeaders(exchange, status);
     switch (answer.kind) {
       case "json":
         send(exchange, "application/json", JSON.stringify(answer.body));
@@ -569,12 +568,17 @@ async function sendCompressed(
   if (exchange.aborted) return;
   const { res } = exchange;
   res.cork(() => {
-    res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
-    for (const [name, value] of exchange.headers) res.writeHeader(name, value);
+    writeStatusAndHeaders(exchange, status);
     if (encoded) res.writeHeader("Content-Encoding", coding);
     res.writeHeader("Vary", "Accept-Encoding");
     sendBytes(exchange, body.contentType, out.chunks, out.length);
   });
+}
+
+/** The status line and the headers every answer of this exchange carries (CORS). */
+function writeStatusAndHeaders(exchange: Exchange, status: number): void {
+  exchange.res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
+  for (const [name, value] of exchange.headers) exchange.res.writeHeader(name, value);
 }
 
 const CHUNK_BYTES = 64 * 1024;

@@ -1,15 +1,15 @@
-import { concat, defer, EMPTY, identity, ignoreElements, map, type Observable, take, tap } from "rxjs";
+import { concat, defer, EMPTY, identity, ignoreElements, type Observable, take, tap } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import { confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
-import { errorFrameText, InvalidValueError, type StreamEndReason } from "../errors/index.js";
+import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
+import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/elementLimit.js";
 import { idleTimeout } from "../streams/idleTimeout.js";
 import { streamEnd } from "../streams/streamEnd.js";
 import { JsonArrayBytes } from "./json-array-bytes.js";
-import { STREAM_FRAMINGS, type StreamFormat, streamFormatOf } from "./stream-formats.js";
 
 export interface ListTwinConfig {
   /** websocket-config.http-list-max-elements-limit */
@@ -107,15 +107,13 @@ function streamedAnswer(
   wait: number | undefined,
   metrics: GatewayMetrics | undefined,
 ): StreamedAnswer {
-  const framing = STREAM_FRAMINGS[format];
   const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
   const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
-  const idOf = format === "sse" ? endpoint.offsetOf : undefined;
   return {
     kind: "stream",
-    contentType: framing.contentType,
-    errorChunk: (error) => framing.errorFrame(errorFrameText(error)),
-    chunks: (demand$) =>
+    format,
+    ...(format === "sse" && endpoint.offsetOf ? { idOf: endpoint.offsetOf } : {}),
+    elements: (demand$) =>
       defer(() => {
         const started = process.hrtime.bigint();
         let reason: StreamEndReason = "completed";
@@ -134,7 +132,6 @@ function streamedAnswer(
             metrics?.recordStreamSent(endpoint.path, format, elements, bytes);
             metrics?.recordStreamEnd(endpoint.path, format, reason, seconds);
           }),
-          map((text) => framing.frame(text, idOf?.(text))),
         );
         // An empty answer is a 200 only once the ledger admitted the reader (as the list's).
         const verdict = defer(async () => {

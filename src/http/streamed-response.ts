@@ -1,7 +1,9 @@
 import type { HttpResponse } from "uWebSockets.js";
 import { BehaviorSubject, type Subscription } from "rxjs";
 import type { StreamedAnswer } from "../endpoints/route.js";
+import { errorFrameText } from "../errors/index.js";
 import { type ContentCoding, streamEncoder } from "./answer-compression.js";
+import { STREAM_FRAMINGS } from "./stream-framing.js";
 
 /** What the writer needs of the exchange it answers. */
 export interface StreamedExchange {
@@ -12,15 +14,15 @@ export interface StreamedExchange {
   closes(): boolean;
   /** Writes the status line and headers of the 200 (called inside a cork). */
   writeHead(): void;
-  /** The stream failed before its first chunk: answered as any request's error is. */
+  /** The stream failed before its first element: answered as any request's error is. */
   fail(error: unknown): void;
   /** The answer is over (ended, failed or abandoned): settles the exchange. Idempotent. */
   ended(): void;
 }
 
 /**
- * Writes a streamed answer as its chunks arrive. Chunks arriving together (one gRPC read) are
- * written in one go. After a write the socket did not take whole, chunks wait in the gateway
+ * Writes a streamed answer as its elements arrive, framed as its format says, those of one event-loop turn (a ledger read's
+ * worth) in one write. After a write the socket did not take whole, chunks wait in the gateway
  * until uWS reports the socket writable again, and past `highWater` characters waiting the source
  * is paused (demand false) until they are written: a client that falls behind for a moment costs
  * nothing, a slow one holds the gateway to about `highWater`, one write's remainder in uWS and
@@ -43,8 +45,10 @@ export function writeStreamed(
     exchange.ended();
     return () => {};
   }
+  const framing = STREAM_FRAMINGS[answer.format];
+  const { idOf } = answer;
   const demand = new BehaviorSubject(true);
-  /** Chunks of this event-loop turn, handed on together after it. */
+  /** Framed elements of this event-loop turn, handed on together after it. */
   let texts: string[] = [];
   /** What waits for the socket: text, or with a coding its bytes. */
   let out: (string | Buffer)[] = [];
@@ -148,7 +152,7 @@ export function writeStreamed(
   const fail = (error: unknown): void => {
     if (done || ending) return;
     if (received) {
-      finish(answer.errorChunk(error));
+      finish(framing.errorFrame(errorFrameText(error)));
       return;
     }
     abandon();
@@ -170,10 +174,10 @@ export function writeStreamed(
     return taken;
   });
   exchange.signal.addEventListener("abort", abandon, { once: true });
-  subscription = answer.chunks(demand).subscribe({
-    next: (chunk) => {
+  subscription = answer.elements(demand).subscribe({
+    next: (element) => {
       received = true;
-      texts.push(chunk);
+      texts.push(framing.frame(element, idOf?.(element)));
       if (!handOnScheduled) {
         handOnScheduled = true;
         // One write per event-loop turn: a ledger read's worth of elements arrives in one turn

@@ -7,7 +7,9 @@ import type { StreamedAnswer } from "../../src/endpoints/route.js";
 import { writeStreamed } from "../../src/http/streamed-response.js";
 import { until } from "../support/until.js";
 
-const CHUNK = `${"x".repeat(256 * 1024 - 1)}\n`;
+/** An element; the writer frames it as an NDJSON line, a byte more. */
+const ELEMENT = "x".repeat(256 * 1024 - 1);
+const LINE = ELEMENT.length + 1;
 /** 12 MiB: more than loopback's socket buffers hold (4 MiB sent, 6 MiB received at most). */
 const BURST = 48;
 
@@ -26,15 +28,10 @@ describe("a streamed answer's writer", () => {
   let port: number;
   let emitted = 0;
   let pauses = 0;
-  const serve = (chunks: StreamedAnswer["chunks"]) => (res: uWS.HttpResponse) => {
+  const serve = (elements: StreamedAnswer["elements"]) => (res: uWS.HttpResponse) => {
     const abort = new AbortController();
     res.onAborted(() => abort.abort());
-    const answer: StreamedAnswer = {
-      kind: "stream",
-      contentType: "application/x-ndjson",
-      errorChunk: () => "error\n",
-      chunks,
-    };
+    const answer: StreamedAnswer = { kind: "stream", format: "ndjson", elements };
     const exchange = {
       res,
       signal: abort.signal,
@@ -52,26 +49,26 @@ describe("a streamed answer's writer", () => {
       .get(
         "/burst",
         serve(() => {
-          emitted = BURST * CHUNK.length;
-          return concat(from(Array<string>(BURST).fill(CHUNK)), NEVER);
+          emitted = BURST * LINE;
+          return concat(from(Array<string>(BURST).fill(ELEMENT)), NEVER);
         }),
       )
       // One chunk per turn while the writer wants more; quiet after the first pause.
       .get(
         "/paced",
         serve(
-          (demand$) =>
+          (demand$: Observable<boolean>) =>
             new Observable<string>((subscriber) => {
               let ready = true;
-              const demand = demand$.subscribe((next) => {
+              const demand = demand$.subscribe((next: boolean) => {
                 if (ready && !next) pauses += 1;
                 ready = next;
               });
               emitted = 0;
               const timer = setInterval(() => {
                 if (!ready || pauses > 0) return;
-                emitted += CHUNK.length;
-                subscriber.next(CHUNK);
+                emitted += LINE;
+                subscriber.next(ELEMENT);
               }, 0);
               return () => {
                 clearInterval(timer);
@@ -110,12 +107,12 @@ describe("a streamed answer's writer", () => {
 
   it("sends all of a write the socket refused once the client reads, with nothing written after it", async () => {
     const payload = await readLate("/burst", () => emitted > 0);
-    assert.equal(payload.length, BURST * CHUNK.length);
+    assert.equal(payload.length, BURST * LINE);
   });
 
   it("pauses its source past the high-water mark and delivers all it had once the client reads", async () => {
     const payload = await readLate("/paced", () => pauses > 0);
-    assert.ok(emitted > 4 * CHUNK.length, `${emitted} bytes emitted before the pause`);
+    assert.ok(emitted > 4 * LINE, `${emitted} bytes emitted before the pause`);
     assert.equal(payload.length, emitted);
     assert.equal(pauses, 1);
   });

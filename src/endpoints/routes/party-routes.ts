@@ -22,6 +22,7 @@ export function partyRoutes(deps: RouteDeps): Route[] {
         { name: "pageToken", type: "string" },
       ],
       responseSchema: "ListKnownPartiesResponse",
+      pages: { items: "partyDetails", itemSchema: "PartyDetails" },
       toRequest: ({ query }) => ({
         identityProviderId: query["identity-provider-id"] ?? "",
         filterParty: query["filter-party"] ?? "",

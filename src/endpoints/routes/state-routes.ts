@@ -54,6 +54,7 @@ export function stateRoutes(deps: RouteDeps): Route[] {
         rpc: "GetActiveContractsPage",
         body: { kind: "json", schema: "GetActiveContractsPageRequest" },
         responseSchema: "JsGetActiveContractsPageResponse",
+        pages: { items: "activeContracts", itemSchema: "JsGetActiveContractsResponse" },
       }),
     ),
   ];

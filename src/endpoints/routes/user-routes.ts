@@ -28,6 +28,7 @@ export function userRoutes(deps: RouteDeps): Route[] {
         { name: "pageToken", type: "string" },
       ],
       responseSchema: "ListUsersResponse",
+      pages: { items: "users", itemSchema: "User" },
       toRequest: ({ query }) => ({
         pageSize: query.pageSize ?? 0,
         pageToken: query.pageToken ?? "",

@@ -1,32 +1,10 @@
 /**
- * The two ways a list twin streams its elements instead of answering one array, chosen by the
- * client's `Accept`: NDJSON (one element per line) and server-sent events (one event per
- * element, its offset as the event's id, so that a reconnect resumes after it).
+ * The two ways a list twin or a paged endpoint streams its elements instead of answering them
+ * in one JSON document, chosen by the client's `Accept`: NDJSON (one element per line) and
+ * server-sent events (one event per element, with where a reconnect continues after it as the
+ * event's id when the element has one). Framed by src/http/stream-framing.ts.
  */
 export type StreamFormat = "ndjson" | "sse";
-
-export interface StreamFraming {
-  readonly contentType: string;
-  /** One element's text as the format carries it; `id`: where a reconnect resumes after it. */
-  frame(text: string, id: string | number | undefined): string;
-  /** The stream's last chunk when it failed: its JsCantonError text framed. */
-  errorFrame(errorText: string): string;
-}
-
-export const STREAM_FRAMINGS: Readonly<Record<StreamFormat, StreamFraming>> = {
-  ndjson: {
-    contentType: "application/x-ndjson",
-    frame: (text) => `${text}\n`,
-    errorFrame: (errorText) => `${errorText}\n`,
-  },
-  sse: {
-    contentType: "text/event-stream",
-    // Elements are compact JSON: no line breaks inside, so one `data:` line each.
-    frame: (text, id) =>
-      id === undefined || id === "" ? `data: ${text}\n\n` : `id: ${id}\ndata: ${text}\n\n`,
-    errorFrame: (errorText) => `event: JsCantonError\ndata: ${errorText}\n\n`,
-  },
-};
 
 const MEDIA_TYPES: Readonly<Record<string, StreamFormat | "json">> = {
   "application/x-ndjson": "ndjson",
