@@ -90,7 +90,9 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
       if (spec.pages && format !== undefined) {
         const page = async (token: string | undefined): Promise<Record<string, unknown>> => {
           const pageRequest = token === undefined ? request : { ...request, pageToken: token };
-          const response = await deps.ledger.unary(spec.service, spec.rpc, pageRequest, ctx.token);
+          const response = await deps.ledger.unary(spec.service, spec.rpc, pageRequest, ctx.token, {
+            trace: ctx.trace,
+          });
           return (await deps.json.toJson(responseType, response, ctx.token)) as Record<string, unknown>;
         };
         return pagesStreamed(format, spec.pages.items, page);
@@ -98,10 +100,13 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
       if (answerText) {
         const bytes = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token, {
           rawResponse: true,
+          trace: ctx.trace,
         });
         return { kind: "text", contentType: "application/json", text: await answerText(bytes, ctx.token) };
       }
-      const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token);
+      const response = await deps.ledger.unary(spec.service, spec.rpc, request, ctx.token, {
+        trace: ctx.trace,
+      });
       // Without a package to load first (the hot path), the answer is written without a Promise.
       const json =
         deps.json.missingPackages(responseType, response).length === 0

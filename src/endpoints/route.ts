@@ -1,4 +1,5 @@
 import type { Observable } from "rxjs";
+import type { TraceContext } from "../ledger/trace-context.js";
 import type { StreamFormat } from "./stream-format.js";
 
 /**
@@ -44,6 +45,8 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** The request headers the route asked for (`Route.headers`, lower case); absent ones are "". */
   readonly headers: Readonly<Record<string, string>>;
+  /** The client's W3C trace context, or a fresh one: every ledger call for the request carries it. */
+  readonly trace: TraceContext;
 }
 
 export type Answer =

@@ -18,6 +18,7 @@ import {
   shuttingDownError,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
+import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { type ContentCoding, codingAccepted, compressed } from "./answer-compression.js";
 import { BodyBudget } from "./body-budget.js";
@@ -126,15 +127,24 @@ class Exchange {
   /** The coding the client accepts, when answers are compressed (never for a HEAD). */
   coding: ContentCoding | undefined;
   private counted = true;
+  #trace: TraceContext | undefined;
 
   constructor(
     readonly res: HttpResponse,
     readonly head: boolean,
     private readonly state: AppState,
     private readonly gauge: GatewayMetrics | undefined,
+    /** The request's `traceparent` and `tracestate` headers ("" when absent). */
+    private readonly traceHeaders: readonly [string, string],
   ) {
     state.inFlight++;
     gauge?.httpInFlight.inc();
+  }
+
+  /** Made when first asked for: a request answered before any ledger call or error needs none. */
+  get trace(): TraceContext {
+    this.#trace ??= traceContextOf(...this.traceHeaders);
+    return this.#trace;
   }
 
   get signal(): AbortSignal {
@@ -193,7 +203,10 @@ function serve(
     cors !== undefined && rawMethod === "OPTIONS" && req.getHeader("access-control-request-method") !== "";
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
-  const exchange = new Exchange(res, head, state, gauge);
+  const exchange = new Exchange(res, head, state, gauge, [
+    req.getHeader("traceparent"),
+    req.getHeader("tracestate"),
+  ]);
   if (options.compression && !head) exchange.coding = codingAccepted(req.getHeader("accept-encoding"));
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
@@ -296,11 +309,17 @@ async function respond(
       get signal() {
         return exchange.signal;
       },
+      get trace() {
+        return exchange.trace;
+      },
     };
     if (!options.tokenRefusal && token !== undefined && options.log.isLevelEnabled("debug")) {
       // Nobody verified this token here (auth.mode none): what it claims is not who sent it.
       const unverifiedUser = decodeTokenClaims(token)?.subject;
-      options.log.debug({ route: route.path, method, unverifiedUser }, "request");
+      options.log.debug(
+        { route: route.path, method, unverifiedUser, traceId: exchange.trace.traceId },
+        "request",
+      );
     }
     answer = await route.handle(ctx);
   } catch (error) {
@@ -408,12 +427,18 @@ function allowHeader(allowed: readonly HttpMethod[]): string {
 
 function answerError(
   exchange: Exchange,
-  error: { httpStatus: number; body: unknown },
+  error: { httpStatus: number; body: { traceId: string | null } },
   route: string,
   method: string,
   options: HttpAppOptions,
 ): void {
-  finish(exchange, { kind: "json", status: error.httpStatus, body: error.body }, route, method, options);
+  const body = traced(exchange, error.body);
+  finish(exchange, { kind: "json", status: error.httpStatus, body }, route, method, options);
+}
+
+/** An error body naming the request's trace: the ledger's name the trace it got, the gateway's get it here. */
+function traced<Body extends { traceId: string | null }>(exchange: Exchange, body: Body): Body {
+  return body.traceId === null ? { ...body, traceId: exchange.trace.traceId } : body;
 }
 
 function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValidator): unknown {
@@ -440,13 +465,14 @@ function fail(exchange: Exchange, error: unknown, route: Route, options: HttpApp
     return;
   }
   const answer = errorAnswer(bodyError(error));
+  const { traceId } = exchange.trace;
   if (answer.kind === "json" && answer.status >= 500 && answer.body.code === INTERNAL_ERROR_CODE) {
-    options.log.error({ err: error, route: route.path }, "request failed in the gateway");
+    options.log.error({ err: error, route: route.path, traceId }, "request failed in the gateway");
   }
   const http: Answer =
     answer.kind === "text"
       ? { kind: "text", status: answer.status, text: answer.text }
-      : { kind: "json", status: answer.status, body: answer.body };
+      : { kind: "json", status: answer.status, body: traced(exchange, answer.body) };
   finish(exchange, http, route.path, route.method, options);
 }
 

@@ -10,6 +10,7 @@ import type { RefusedCallReason } from "./http2-connection.js";
 import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
 import { ServerStreamCall } from "./server-stream-call.js";
+import type { TraceContext } from "./trace-context.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
 export type LedgerService = string;
@@ -54,6 +55,8 @@ export interface UnaryOptions {
    * callers that transcode the wire bytes themselves.
    */
   rawResponse?: boolean;
+  /** The trace of the request the call is made for (traceparent, tracestate). */
+  trace?: TraceContext;
 }
 
 export interface ServerStreamOptions {
@@ -62,6 +65,8 @@ export interface ServerStreamOptions {
    * object: for callers that transcode the wire bytes themselves (codec/stream-transcoder).
    */
   rawResponses?: boolean;
+  /** The trace of the request the call is made for (traceparent, tracestate). */
+  trace?: TraceContext;
 }
 
 const API_PACKAGE = "com.daml.ledger.api.v2";
@@ -150,6 +155,7 @@ export class LedgerClient {
       authorization: prepared.authorization,
       deadline: Date.now() + this.options.deadlineMs,
       maxReceiveBytes: MAX_MESSAGE_BYTES,
+      ...(options.trace ? { trace: options.trace } : {}),
     };
     return new Promise<Res | Buffer>((resolve, reject) => {
       this.channel.unary(call, (error, message) => {
@@ -198,7 +204,13 @@ export class LedgerClient {
       call.fail(frame);
       return call;
     }
-    const streamRequest = { path: definition.path, frame, authorization, maxReceiveBytes: MAX_MESSAGE_BYTES };
+    const streamRequest = {
+      path: definition.path,
+      frame,
+      authorization,
+      maxReceiveBytes: MAX_MESSAGE_BYTES,
+      ...(options.trace ? { trace: options.trace } : {}),
+    };
     this.channel.stream(streamRequest, call);
     return call;
   }

@@ -5,6 +5,7 @@ import { errorOfStatus, errorWithoutStatus, wasRefused, watchStatus } from "./ca
 import { callError } from "./grpc-call-error.js";
 import { GrpcMessageReader } from "./grpc-message-reader.js";
 import type { Http2Connection } from "./http2-connection.js";
+import { type TraceContext, traceHeaders } from "./trace-context.js";
 
 export interface StreamRequest {
   /** `/package.Service/Method` */
@@ -14,6 +15,8 @@ export interface StreamRequest {
   /** `Bearer <token>`, for this call only. */
   authorization: string | undefined;
   maxReceiveBytes: number;
+  /** The request's trace, for the ledger's logs and errors. */
+  trace?: TraceContext;
 }
 
 const { NGHTTP2_CANCEL } = http2.constants;
@@ -83,7 +86,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
     if (this.callEnded) return;
     let stream: ClientHttp2Stream;
     try {
-      const opened = connection.openCall(request.path, request.authorization);
+      const opened = connection.openCall(request.path, request.authorization, traceHeaders(request.trace));
       // Refused before sending (headers over the ledger's limit): no other session would take it.
       if (opened instanceof Error) {
         this.fail(opened);

@@ -4,6 +4,7 @@ import { errorOfStatus, errorWithoutStatus, wasRefused, watchStatus } from "./ca
 import { callError } from "./grpc-call-error.js";
 import { frameLength, PREFIX_BYTES, unframeMessage } from "./grpc-frame.js";
 import type { Http2Connection } from "./http2-connection.js";
+import { type TraceContext, traceHeaders } from "./trace-context.js";
 
 export interface UnaryRequest {
   /** `/package.Service/Method` */
@@ -15,6 +16,8 @@ export interface UnaryRequest {
   /** Epoch milliseconds. */
   deadline: number;
   maxReceiveBytes: number;
+  /** The request's trace, for the ledger's logs and errors. */
+  trace?: TraceContext;
 }
 
 /**
@@ -45,6 +48,7 @@ export function startUnaryCall(connection: Http2Connection, request: UnaryReques
   try {
     const opened = connection.openCall(request.path, request.authorization, {
       "grpc-timeout": grpcTimeout(remainingMs),
+      ...traceHeaders(request.trace),
     });
     // Refused before sending (headers over the ledger's limit): no other session would take it.
     if (opened instanceof Error) {

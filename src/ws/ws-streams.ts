@@ -20,6 +20,7 @@ import {
   missingTokenError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
+import { traceContextOf } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
 import type { SessionLimits } from "./stream-session.js";
@@ -188,12 +189,13 @@ function upgrade(
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");
+  const trace = [req.getHeader("traceparent"), req.getHeader("tracestate")] as const;
   if (options.cors !== undefined && !options.cors.allows(origin)) {
-    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)));
+    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)), trace);
     return;
   }
   if (auth === undefined) {
-    refuse(res, endpoint, options, missingTokenAnswer());
+    refuse(res, endpoint, options, missingTokenAnswer(), trace);
     return;
   }
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
@@ -204,7 +206,7 @@ function upgrade(
   void admission(auth.token, endpoint, options).then((refusal) => {
     if (aborted) return;
     if (refusal !== undefined) {
-      res.cork(() => refuse(res, endpoint, options, refusal));
+      res.cork(() => refuse(res, endpoint, options, refusal, trace));
       return;
     }
     // Not inside res.cork, although uWS asks for it: uWebSockets.js 3.0.6's cork() does not
@@ -230,17 +232,25 @@ function missingTokenAnswer(): ErrorAnswer {
   return { kind: "json", status: error.httpStatus, body: error.body };
 }
 
-/** A plain HTTP answer instead of the upgrade: no socket. */
+/**
+ * A plain HTTP answer instead of the upgrade: no socket. A JsCantonError without a trace of the
+ * ledger's names the upgrade request's (its `traceparent` and `tracestate`, or a fresh trace).
+ */
 function refuse(
   res: HttpResponse,
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   answer: ErrorAnswer,
+  trace: readonly [string, string],
 ): void {
   options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0);
   res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
   if (answer.kind === "json") {
-    res.writeHeader("Content-Type", "application/json").end(JSON.stringify(answer.body));
+    const body =
+      answer.body.traceId === null
+        ? { ...answer.body, traceId: traceContextOf(...trace).traceId }
+        : answer.body;
+    res.writeHeader("Content-Type", "application/json").end(JSON.stringify(body));
   } else {
     res.writeHeader("Content-Type", "text/plain; charset=utf-8").end(answer.text);
   }

@@ -25,7 +25,7 @@ const refusal = (cause: RegExp) => ({
   code: "REQUEST_HEADERS_TOO_LARGE",
   cause,
   correlationId: null,
-  traceId: null,
+  traceId: "(the request's)",
   context: {},
   resources: [],
   errorCategory: 8,
@@ -36,9 +36,11 @@ const refusal = (cause: RegExp) => ({
 
 function assertRefusal(status: number, body: unknown, cause: RegExp): void {
   assert.equal(status, 431, JSON.stringify(body));
-  const { cause: text, ...rest } = body as { cause: string };
-  const { cause: _, ...expected } = refusal(cause);
+  const { cause: text, traceId, ...rest } = body as { cause: string; traceId: unknown };
+  const { cause: _, traceId: __, ...expected } = refusal(cause);
   assert.deepEqual(rest, expected);
+  // The gateway's own error names the request's trace (a fresh one: the request sent none).
+  assert.match(String(traceId), /^[0-9a-f]{32}$/);
   assert.match(text, cause);
   assert.ok(!text.includes("ppppp"), "the token is not in the answer");
 }

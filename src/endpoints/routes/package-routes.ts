@@ -36,9 +36,9 @@ export function packageRoutes(deps: RouteDeps): Route[] {
       body: OCTET_STREAM,
       response: { kind: "empty" },
       auth: "token",
-      handle: async ({ body, query, token }) => {
+      handle: async ({ body, query, token, trace }) => {
         const request = { darFile: body ?? Buffer.alloc(0), synchronizerId: query.synchronizerId ?? "" };
-        await deps.ledger.unary(MANAGEMENT, "ValidateDarFile", request, token);
+        await deps.ledger.unary(MANAGEMENT, "ValidateDarFile", request, token, { trace });
         // Canton's endpoint declares no output; every 2xx JSON answer of ours carries a body,
         // so clients that parse every answer (Canton's TypeScript client does) get `{}`.
         return { kind: "json", body: {} };
@@ -53,12 +53,13 @@ export function packageRoutes(deps: RouteDeps): Route[] {
       pathParams: PACKAGE_ID,
       response: { kind: "bytes" },
       auth: "token",
-      handle: async ({ path, token }) => {
+      handle: async ({ path, token, trace }) => {
         const response = await deps.ledger.unary<GetPackageResponse__Output>(
           PACKAGES,
           "GetPackage",
           { packageId: path["package-id"] },
           token,
+          { trace },
         );
         // The description's header name and the one Canton's clients read carry the same hash.
         const hash = sha256Hex(response.archivePayload);
@@ -99,7 +100,7 @@ function darUpload(deps: RouteDeps, path: string, summary: string, deprecated: b
     response: { kind: "json", schema: "UploadDarFileResponse" },
     auth: "token",
     ...(deprecated ? { deprecated: true } : {}),
-    handle: async ({ body, query, token }) => {
+    handle: async ({ body, query, token, trace }) => {
       const request = {
         darFile: body ?? Buffer.alloc(0),
         // As Canton's JSON API: vetting unless vetAllPackages=false.
@@ -109,7 +110,7 @@ function darUpload(deps: RouteDeps, path: string, summary: string, deprecated: b
             : "VETTING_CHANGE_VET_ALL_PACKAGES",
         synchronizerId: query.synchronizerId ?? "",
       };
-      await deps.ledger.unary(MANAGEMENT, "UploadDarFile", request, token);
+      await deps.ledger.unary(MANAGEMENT, "UploadDarFile", request, token, { trace });
       return { kind: "json", body: {} };
     },
   };

@@ -1,0 +1,52 @@
+import { randomBytes } from "node:crypto";
+
+/**
+ * The W3C trace context (https://www.w3.org/TR/trace-context/) a request carries to every ledger
+ * call made for it, as Canton's JSON API maps `traceparent` and `tracestate` onto its calls: the
+ * participant logs under that trace and puts its id in the errors it answers (`traceId`).
+ */
+export interface TraceContext {
+  readonly traceparent: string;
+  /** Vendors' entries, passed on as the client sent them; only with the client's traceparent. */
+  readonly tracestate?: string;
+  /** 32 lower-case hex digits: what errors and logs name. */
+  readonly traceId: string;
+}
+
+/** version 00: exactly four fields; a later version: at least these, more after a dash. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const ZERO_TRACE = "0".repeat(32);
+const ZERO_SPAN = "0".repeat(16);
+
+/**
+ * The client's trace context when its `traceparent` is valid, else a fresh trace (and its
+ * `tracestate` dropped, as the W3C says for an invalid parent): a request always has one.
+ */
+export function traceContextOf(traceparent: string, tracestate: string): TraceContext {
+  const match = TRACEPARENT.exec(traceparent.trim());
+  const [, version, traceId, spanId, , rest] = match ?? [];
+  const valid =
+    match !== null &&
+    version !== "ff" &&
+    traceId !== ZERO_TRACE &&
+    spanId !== ZERO_SPAN &&
+    (version !== "00" || rest === undefined);
+  if (!valid || traceId === undefined) return freshTraceContext();
+  const state = tracestate.trim();
+  return { traceparent: traceparent.trim(), traceId, ...(state === "" ? {} : { tracestate: state }) };
+}
+
+/** A new trace, not sampled: the ledger may start its own sampling from it. */
+export function freshTraceContext(): TraceContext {
+  const ids = randomBytes(24).toString("hex");
+  const traceId = ids.slice(0, 32);
+  return { traceparent: `00-${traceId}-${ids.slice(32)}-00`, traceId };
+}
+
+/** The headers of a ledger call that carries `trace`. */
+export function traceHeaders(trace: TraceContext | undefined): Record<string, string> | undefined {
+  if (trace === undefined) return undefined;
+  return trace.tracestate === undefined
+    ? { traceparent: trace.traceparent }
+    : { traceparent: trace.traceparent, tracestate: trace.tracestate };
+}

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
+import { traceContextOf } from "../../src/ledger/trace-context.js";
+import { type Stack, startStack } from "../support/stack.js";
+
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
+
+interface ErrorBody {
+  code: string;
+  traceId: string | null;
+}
+
+/**
+ * Issue 21 item 1, HTTP requests: the client's W3C trace context goes with the ledger calls made
+ * for it, as Canton's JSON API maps it, so the ledger's errors name the client's trace; the
+ * gateway's own errors (and a refused WebSocket upgrade's) name it too, and a request without
+ * one gets a fresh trace.
+ */
+describe("the client's trace context on HTTP requests", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(() => stack.stop());
+
+  const errorOf = async (path: string, headers: Record<string, string>, init: RequestInit = {}) => {
+    const reply = await stack.request(path, { ...init, headers });
+    assert.ok(reply.status >= 400, `${path}: ${reply.status}`);
+    return (await reply.json()) as ErrorBody;
+  };
+
+  it("answers the ledger's error under the client's trace id (the issue's USER_NOT_FOUND)", async () => {
+    const body = await errorOf("/v2/users/nosuchuser", { traceparent: TRACEPARENT });
+    assert.equal(body.code, "USER_NOT_FOUND");
+    assert.equal(body.traceId, TRACE_ID);
+  });
+
+  it("gives a request without one, or with an invalid one, a fresh trace of its own", async () => {
+    const ids = new Set<string>();
+    const cases: Record<string, string>[] = [
+      {},
+      {},
+      { traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` },
+      { traceparent: "garbage" },
+    ];
+    for (const headers of cases) {
+      const body = await errorOf("/v2/users/nosuchuser", headers);
+      assert.match(body.traceId ?? "", /^[0-9a-f]{32}$/);
+      assert.notEqual(body.traceId, TRACE_ID);
+      ids.add(body.traceId as string);
+    }
+    assert.equal(ids.size, 4);
+  });
+
+  it("names the client's trace in the gateway's own errors", async () => {
+    const notFound = await errorOf("/v2/no-such-route", { traceparent: TRACEPARENT });
+    assert.equal(notFound.traceId, TRACE_ID);
+    const denied = await stack.request("/v2/users/nosuchuser", {
+      token: null,
+      headers: { traceparent: TRACEPARENT },
+    });
+    assert.equal(denied.status, 401);
+    assert.equal(((await denied.json()) as ErrorBody).traceId, TRACE_ID);
+  });
+
+  it("names the client's trace in the refusal of a WebSocket upgrade", async () => {
+    const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, {
+      headers: { traceparent: TRACEPARENT },
+    });
+    const body = await new Promise<ErrorBody>((resolve, reject) => {
+      socket.on("unexpected-response", (_req, res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve(JSON.parse(text) as ErrorBody));
+      });
+      socket.on("open", () => reject(new Error("upgraded without a token")));
+      socket.on("error", () => {});
+    });
+    assert.equal(body.traceId, TRACE_ID);
+  });
+
+  it("reads traceparent as the W3C says", () => {
+    assert.equal(traceContextOf(TRACEPARENT, " congo=t61rcWkgMzE ").tracestate, "congo=t61rcWkgMzE");
+    assert.equal(traceContextOf(TRACEPARENT, "").tracestate, undefined);
+    // A later version may add fields; version 00 may not; ff is never valid.
+    assert.equal(traceContextOf(`01-${TRACE_ID}-00f067aa0ba902b7-01-extra`, "").traceId, TRACE_ID);
+    assert.notEqual(traceContextOf(`${TRACEPARENT}-extra`, "").traceId, TRACE_ID);
+    assert.notEqual(traceContextOf(`ff-${TRACE_ID}-00f067aa0ba902b7-01`, "").traceId, TRACE_ID);
+    // An invalid parent drops the client's tracestate with it.
+    assert.equal(traceContextOf("garbage", "congo=t61rcWkgMzE").tracestate, undefined);
+    assert.match(traceContextOf("", "").traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  });
+});
