@@ -4,6 +4,7 @@ import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/inde
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
+import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/mapInOrder.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resumeOnLoss.js";
 import type { RouteDeps } from "./route-deps.js";
@@ -94,6 +95,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     request: unknown,
     token: string | undefined,
     demand$: Observable<boolean>,
+    trace: TraceContext | undefined,
     draining?: (closing: unknown) => void,
   ): Observable<string> => {
     const { transcoder, signatures } = wireCodec(deps);
@@ -102,7 +104,10 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     return request$(request, token).pipe(
       switchMap((grpcRequest) =>
         serverStream(() => {
-          const opened = deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, RAW);
+          const opened = deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
+            ...RAW,
+            ...(trace ? { trace } : {}),
+          });
           if (draining !== undefined) opened.on("draining", draining);
           return opened;
         }, demand$),
@@ -119,8 +124,8 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
    */
   const open: StreamEndpoint["open"] =
     position === undefined
-      ? (request, token, demand$) => call(request, token, demand$)
-      : (request, token, demand$, renewed$) =>
+      ? (request, token, demand$, _renewed$, trace) => call(request, token, demand$, trace)
+      : (request, token, demand$, renewed$, trace) =>
           defer(() => {
             let current = token;
             const drains = new Subject<unknown>();
@@ -136,6 +141,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
                   after === undefined ? request : startingAfter(request, after.offset),
                   current,
                   demand$,
+                  trace,
                   resume.windowMs > 0 ? (closing) => drains.next(closing) : undefined,
                 ),
               {

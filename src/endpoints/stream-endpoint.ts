@@ -1,5 +1,6 @@
 import type { Observable } from "rxjs";
 import type { ShareSpec } from "../fanout/subscription.js";
+import type { TraceContext } from "../ledger/trace-context.js";
 
 /**
  * One streaming endpoint of the JSON API (completions, active contracts, updates, ...), written
@@ -41,6 +42,7 @@ export interface StreamEndpoint {
    * - `renewed$`: tokens that replace `token`, each already admitted by the ledger (a WebSocket
    *   client renewing in band); the ledger ends a call when its token expires, so a `renewable`
    *   endpoint moves its call onto each, from where it is.
+   * - `trace`: the W3C trace context of the request the stream serves; its calls carry it.
    * Emits one JSON text per element, sent as is (no re-serialisation). Errors with a gRPC
    * `ServiceError` or a gateway error (`CantonHttpError`, `InvalidValueError`); the serving
    * layer turns them into the final JsCantonError frame / HTTP answer through src/errors.
@@ -50,6 +52,7 @@ export interface StreamEndpoint {
     token: string | undefined,
     demand$: Observable<boolean>,
     renewed$?: Observable<string>,
+    trace?: TraceContext,
   ): Observable<string>;
   /**
    * Whether a stream can move onto a renewed token (`renewed$`): its elements say where it

@@ -9,22 +9,33 @@ import { gatewayError, type JsCantonError } from "./js-canton-error.js";
  * frame (400 text over HTTP) becomes an INVALID_ARGUMENT JsCantonError carrying the same
  * `Invalid value for: body (...)` cause.
  */
-export function errorFrameBody(error: unknown): JsCantonError {
+export function errorFrameBody(error: unknown, traceId?: string): JsCantonError {
   const answer = errorAnswer(error);
-  if (answer.kind === "json") return answer.body;
-  return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "INVALID_ARGUMENT", answer.text).body;
+  const body =
+    answer.kind === "json"
+      ? answer.body
+      : gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "INVALID_ARGUMENT", answer.text).body;
+  return traced(body, traceId);
 }
 
-export function errorFrameText(error: unknown): string {
-  return JSON.stringify(errorFrameBody(error));
+/**
+ * `body` naming the stream's trace (`traceId`) when it names none: the ledger's errors name the
+ * trace their call carried, the gateway's own get the stream's here.
+ */
+export function traced(body: JsCantonError, traceId: string | undefined): JsCantonError {
+  return body.traceId === null && traceId !== undefined ? { ...body, traceId } : body;
+}
+
+export function errorFrameText(error: unknown, traceId?: string): string {
+  return JSON.stringify(errorFrameBody(error, traceId));
 }
 
 /**
  * The frame that answers a refused token renewal: the refusal's JsCantonError, marked
  * `token_renewal: refused` in its context. Not the stream's end: it goes on, on the old token.
  */
-export function renewalRefusedFrameText(error: unknown): string {
-  const body = errorFrameBody(error);
+export function renewalRefusedFrameText(error: unknown, traceId?: string): string {
+  const body = errorFrameBody(error, traceId);
   return JSON.stringify({ ...body, context: { ...body.context, token_renewal: "refused" } });
 }
 

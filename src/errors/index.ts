@@ -16,6 +16,7 @@ export {
   type SlowConsumerCause,
   slowConsumerBody,
   slowConsumerCloseReason,
+  traced,
   withResumeOffset,
 } from "./error-frames.js";
 export {

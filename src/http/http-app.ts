@@ -349,6 +349,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
     {
       res,
       signal: exchange.signal,
+      traceId: exchange.trace.traceId,
       closes: () => exchange.closes,
       writeHead: () => {
         const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;

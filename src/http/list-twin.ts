@@ -67,7 +67,7 @@ export function listTwinRoute(
       };
       // The demand never goes false: the element limit bounds what is held, and the answer is
       // written once.
-      const source = endpoint.open(ctx.body, ctx.token, EMPTY).pipe(
+      const source = endpoint.open(ctx.body, ctx.token, EMPTY, undefined, ctx.trace).pipe(
         elementLimit<string>(config.httpListMaxElementsLimit, limit),
         wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
         streamEnd<string>((end) => {
@@ -119,7 +119,7 @@ function streamedAnswer(
         let reason: StreamEndReason = "completed";
         let elements = 0;
         let bytes = 0;
-        const elements$ = endpoint.open(request, ctx.token, demand$).pipe(
+        const elements$ = endpoint.open(request, ctx.token, demand$, undefined, ctx.trace).pipe(
           limit === undefined ? identity : take<string>(limit),
           wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
           tap((text) => {

@@ -10,6 +10,8 @@ export interface StreamedExchange {
   readonly res: HttpResponse;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /** The request's trace: a failure after the first element names it, if the ledger's error did not. */
+  readonly traceId: string;
   /** Whether the answer ends the connection. */
   closes(): boolean;
   /** Writes the status line and headers of the 200 (called inside a cork). */
@@ -152,7 +154,7 @@ export function writeStreamed(
   const fail = (error: unknown): void => {
     if (done || ending) return;
     if (received) {
-      finish(framing.errorFrame(errorFrameText(error)));
+      finish(framing.errorFrame(errorFrameText(error, exchange.traceId)));
       return;
     }
     abandon();

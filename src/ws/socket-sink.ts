@@ -5,6 +5,7 @@ import {
   type SlowConsumerCause,
   slowConsumerBody,
   slowConsumerCloseReason,
+  traced,
   withResumeOffset,
 } from "../errors/index.js";
 import { DemandGate } from "../streams/demandGate.js";
@@ -34,6 +35,8 @@ export const CLOSE_SLOW_CONSUMER = 1008;
 export const READ_RECEIPT = "ledger-json-gateway: last frame";
 
 export interface SocketSinkOptions {
+  /** The stream's trace: the frames the sink makes itself (slow consumer) name it. */
+  traceId?: string;
   /** Buffered bytes above which demand goes false (the gRPC call pauses). */
   highWaterMark: number;
   /** Buffered bytes at or below which demand comes back (hysteresis). */
@@ -310,7 +313,8 @@ export class SocketSink {
     }
     if (item instanceof ResumableEnd) {
       const offset = this.#resumeOffset();
-      if (this.#sendText(JSON.stringify(withResumeOffset(item.body, offset))) === SEND_DROPPED) {
+      const body = traced(withResumeOffset(item.body, offset), this.#options.traceId);
+      if (this.#sendText(JSON.stringify(body)) === SEND_DROPPED) {
         this.#slowConsumer("dropped");
         return;
       }
@@ -386,7 +390,9 @@ export class SocketSink {
     this.#options.onSlowConsumer?.(cause);
     const offset = this.#resumeOffset();
     // The socket keeps headroom above the hard limit (see ws-streams.ts) for this last frame.
-    this.#sendText(JSON.stringify(slowConsumerBody(cause, this.#sent, offset)));
+    this.#sendText(
+      JSON.stringify(traced(slowConsumerBody(cause, this.#sent, offset), this.#options.traceId)),
+    );
     this.#closing = { code: CLOSE_SLOW_CONSUMER, reason: slowConsumerCloseReason(cause, offset) };
     this.#gate.close();
     this.#clearDeadline();

@@ -16,9 +16,11 @@ import {
   renewalRefusedFrameText,
   type StreamEndReason,
   shuttingDownError,
+  traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
+import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/errorFrame.js";
 import { streamEnd } from "../streams/streamEnd.js";
@@ -45,6 +47,8 @@ export interface StreamSessionOptions {
   queryFrameTimeoutMs?: number;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
+  /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
+  trace: TraceContext;
 }
 
 type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
@@ -77,6 +81,7 @@ export class StreamSession {
     const metrics = options.metrics;
     this.#sink = new SocketSink(socket, {
       ...options.limits,
+      traceId: options.trace.traceId,
       ...(options.compressed ? { compressed: true } : {}),
       ...(options.endpoint.offsetOf ? { offsetOf: (e: string) => options.endpoint.offsetOf?.(e) } : {}),
       onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
@@ -95,7 +100,7 @@ export class StreamSession {
       this.#queryTimer = setTimeout(() => {
         this.#queried = true;
         this.#reason = "error";
-        this.#sink.errorFrame(JSON.stringify(queryFrameTimeoutBody(wait)));
+        this.#sink.errorFrame(JSON.stringify(traced(queryFrameTimeoutBody(wait), options.trace.traceId)));
         this.#sink.complete();
       }, wait);
       this.#queryTimer.unref();
@@ -123,7 +128,7 @@ export class StreamSession {
       request = parseStreamRequest(text, endpoint.requestSchema, validator);
     } catch (error) {
       this.#reason = "error";
-      this.#sink.errorFrame(errorFrameText(error));
+      this.#sink.errorFrame(errorFrameText(error, this.#options.trace.traceId));
       this.#sink.complete();
       return;
     }
@@ -165,15 +170,15 @@ export class StreamSession {
   #renewalRefused(error: unknown): void {
     const endpoint = this.#options.endpoint.path;
     this.#options.metrics?.wsTokenRenewals.inc({ endpoint, outcome: "refused" });
-    this.#sink.errorFrame(renewalRefusedFrameText(error));
+    this.#sink.errorFrame(renewalRefusedFrameText(error, this.#options.trace.traceId));
   }
 
   /** The endpoint's own call, or a membership of the shared stream of its request. */
   #open(request: unknown): Observable<string> {
-    const { endpoint, token, fanout } = this.#options;
+    const { endpoint, token, fanout, trace } = this.#options;
     const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token) : undefined;
     if (fanout === undefined || share === undefined)
-      return endpoint.open(request, token, this.#sink.demand$, this.#renewed);
+      return endpoint.open(request, token, this.#sink.demand$, this.#renewed, trace);
     const offsetOf = endpoint.offsetOf;
     return fanout.open({
       endpoint: endpoint.path,
@@ -182,7 +187,8 @@ export class StreamSession {
       renewed$: this.#renewed,
       demand$: this.#sink.demand$,
       source: {
-        open: (request, token, demand$) => endpoint.open(request, token, demand$),
+        // The shared call carries the trace of the subscriber whose source opens it.
+        open: (request, token, demand$) => endpoint.open(request, token, demand$, undefined, trace),
         offsetOf: (element) => {
           const offset = Number(offsetOf?.(element));
           return Number.isFinite(offset) ? offset : undefined;
@@ -196,10 +202,11 @@ export class StreamSession {
 
   /** A failed stream's last frame: one it resumes from when the ledger went away. */
   #lastFrame(error: unknown): void {
+    const { traceId } = this.#options.trace;
     if (isLedgerLost(error)) {
-      this.#sink.resumableEnd(errorFrameBody(error), CLOSE_TRY_AGAIN_LATER, "ledger unavailable");
+      this.#sink.resumableEnd(errorFrameBody(error, traceId), CLOSE_TRY_AGAIN_LATER, "ledger unavailable");
     } else {
-      this.#sink.errorFrame(errorFrameText(error));
+      this.#sink.errorFrame(errorFrameText(error, traceId));
     }
   }
 
@@ -209,7 +216,8 @@ export class StreamSession {
    */
   goAway(): void {
     this.#subscription?.unsubscribe();
-    this.#sink.endNow(shuttingDownError().body, CLOSE_GOING_AWAY, "gateway shutting down");
+    const body = traced(shuttingDownError().body, this.#options.trace.traceId);
+    this.#sink.endNow(body, CLOSE_GOING_AWAY, "gateway shutting down");
   }
 
   /** uWS `drain`. */

@@ -20,7 +20,7 @@ import {
   missingTokenError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { traceContextOf } from "../ledger/trace-context.js";
+import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Pinger } from "./pinger.js";
 import type { SessionLimits } from "./stream-session.js";
@@ -73,6 +73,8 @@ export interface WsStreamsHandle {
 interface SocketData {
   endpoint: StreamEndpoint;
   token: string | undefined;
+  /** The upgrade request's trace context, or a fresh one. */
+  trace: TraceContext;
   /** The client offered permessage-deflate and the route has it on: uWS negotiated it. */
   compressed: boolean;
   session?: StreamSession;
@@ -128,11 +130,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     open: (ws) => {
       sockets.add(ws);
       pinger.add(ws);
-      const { endpoint, token, compressed } = ws.getUserData();
+      const { endpoint, token, compressed, trace } = ws.getUserData();
       ws.getUserData().session = new StreamSession(ws, {
         endpoint,
         token,
         compressed,
+        trace,
         validator: options.validator,
         limits: options.limits,
         metrics: options.metrics,
@@ -218,7 +221,7 @@ function upgrade(
     // uWS prints its corking warning on stderr.
     const compressed = (options.compression ?? "off") !== "off" && /permessage-deflate/i.test(extensions);
     res.upgrade<SocketData>(
-      { endpoint, token: auth.token, compressed },
+      { endpoint, token: auth.token, compressed, trace: traceContextOf(...trace) },
       key,
       auth.protocol,
       extensions,

@@ -3,6 +3,8 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { traceContextOf } from "../../src/ledger/trace-context.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { tokenFor } from "../support/tokens.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
@@ -79,6 +81,35 @@ describe("the client's trace context on HTTP requests", () => {
       socket.on("error", () => {});
     });
     assert.equal(body.traceId, TRACE_ID);
+  });
+
+  /** The frames of a stream opened with the issue's traceparent, after `query`, to its close. */
+  const wsFrames = (token: string, query: string) =>
+    new Promise<ErrorBody[]>((resolve, reject) => {
+      const socket = new WebSocket(
+        `${stack.url.replace(/^http/, "ws")}/v2/updates`,
+        ["daml.ws.auth", `jwt.token.${token}`],
+        {
+          headers: { traceparent: TRACEPARENT },
+        },
+      );
+      const frames: ErrorBody[] = [];
+      socket.on("open", () => socket.send(query));
+      socket.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString()) as ErrorBody));
+      socket.on("close", () => resolve(frames));
+      socket.on("error", reject);
+    });
+
+  it("names the client's trace in WebSocket error frames, the ledger's and the gateway's", async () => {
+    // The ledger refuses the request (an end offset must be positive): its error, under the client's trace.
+    const refused = await wsFrames(tokenFor(), JSON.stringify(updatesRequest(partyFilter("anyone"), 0, 0)));
+    assert.equal(refused.length, 1, JSON.stringify(refused));
+    assert.equal(refused[0]?.code, "OFFSET_OUT_OF_RANGE");
+    assert.equal(refused[0]?.traceId, TRACE_ID);
+    // A query frame the gateway refuses itself: its frame, under the client's trace.
+    const malformed = await wsFrames(tokenFor(), "{not json");
+    assert.equal(malformed[0]?.code, "INVALID_ARGUMENT");
+    assert.equal(malformed[0]?.traceId, TRACE_ID);
   });
 
   it("reads traceparent as the W3C says", () => {

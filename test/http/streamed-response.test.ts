@@ -35,6 +35,7 @@ describe("a streamed answer's writer", () => {
     const exchange = {
       res,
       signal: abort.signal,
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
       closes: () => false,
       writeHead: () => res.writeStatus("200 OK"),
       fail: () => {},
