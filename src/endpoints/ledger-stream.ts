@@ -171,11 +171,11 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     idleByDefault: spec.idleByDefault,
     open,
     ...(position ? { renewable: true } : {}),
-    admit: (token) => admitCaller(deps, token),
+    admit: (token, trace) => admitCaller(deps, token, trace),
     ...(spec.share
       ? {
-          share: (request: unknown, token: string | undefined) =>
-            shareSpec(spec, toRequest, open, request, token),
+          share: (request: unknown, token: string | undefined, trace?: TraceContext) =>
+            shareSpec(spec, toRequest, open, request, token, trace),
         }
       : {}),
   };
@@ -188,6 +188,7 @@ function shareSpec(
   open: StreamEndpoint["open"],
   request: unknown,
   token: string | undefined,
+  trace: TraceContext | undefined,
 ): ShareSpec | undefined {
   let normalized: Json;
   try {
@@ -206,9 +207,13 @@ function shareSpec(
     spec.share === "updates" && begin > 0
       ? () =>
           lastValueFrom(
-            open({ ...(request as Json), beginExclusive: begin, endInclusive: begin }, token, of(true)).pipe(
-              toArray(),
-            ),
+            open(
+              { ...(request as Json), beginExclusive: begin, endInclusive: begin },
+              token,
+              of(true),
+              undefined,
+              trace,
+            ).pipe(toArray()),
           ).then(() => undefined)
       : undefined;
   return {
@@ -229,8 +234,8 @@ function shareSpec(
  * deactivated user, other identity provider: PERMISSION_DENIED). The ledger decides; no rule of
  * its is copied here.
  */
-async function admitCaller(deps: RouteDeps, token: string): Promise<void> {
-  await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token);
+async function admitCaller(deps: RouteDeps, token: string, trace?: TraceContext): Promise<void> {
+  await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token, trace ? { trace } : {});
 }
 
 /**

@@ -7,6 +7,7 @@ import {
 } from "../errors/index.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
 import { expiryTimer } from "../jwt/expiry-timer.js";
+import type { TraceContext } from "../ledger/trace-context.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 /**
@@ -48,6 +49,8 @@ export interface SubscriberAuthorizationOptions {
     renewed(token: string): void;
     refused(error: unknown): void;
   };
+  /** The stream's trace: the probes' calls carry it. */
+  readonly trace?: TraceContext;
 }
 
 /** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
@@ -83,7 +86,7 @@ export function authorizeSubscriber(
       const ask = (asked = current): Promise<void> => {
         const controller = new AbortController();
         probes.add(controller);
-        return probeSubscriber(endpoint, request, asked, last, controller.signal).finally(() =>
+        return probeSubscriber(endpoint, request, asked, last, controller.signal, options.trace).finally(() =>
           probes.delete(controller),
         );
       };
@@ -240,6 +243,7 @@ export function probeSubscriber(
   token: string | undefined,
   last: string | undefined,
   signal?: AbortSignal,
+  trace?: TraceContext,
 ): Promise<void> {
   const kind = probeKind(endpoint);
   if (kind === undefined) return Promise.resolve();
@@ -255,7 +259,7 @@ export function probeSubscriber(
     delete probe.endInclusive;
     settleMs = OPEN_ENDED_PROBE_SETTLE_MS;
   }
-  return firstAnswer(endpoint.open(probe, token, of(true)), settleMs, signal);
+  return firstAnswer(endpoint.open(probe, token, of(true), undefined, trace), settleMs, signal);
 }
 
 /** Whether a request of `kind` read after `from` can be asked over an empty range (an end must be positive). */
@@ -311,10 +315,11 @@ export async function confirmEmptyAnswer(
   request: unknown,
   token: string | undefined,
   signal: AbortSignal,
+  trace?: TraceContext,
 ): Promise<void> {
   if (hasEmptyRange(probeKind(endpoint), Number((request as JsonObject).beginExclusive ?? 0))) {
-    await probeSubscriber(endpoint, request, token, undefined, signal);
+    await probeSubscriber(endpoint, request, token, undefined, signal, trace);
   } else if (token !== undefined) {
-    await endpoint.admit?.(token);
+    await endpoint.admit?.(token, trace);
   }
 }

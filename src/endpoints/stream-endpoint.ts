@@ -65,7 +65,7 @@ export interface StreamEndpoint {
    * upgrades, so a refused caller gets a plain HTTP answer and no socket. Rejects with the
    * ledger's error; whether the caller may read what it asks for is the stream's own call.
    */
-  admit?(token: string): Promise<void>;
+  admit?(token: string, trace?: TraceContext): Promise<void>;
   /**
    * Whether the list twin waits for more with an idle timeout when the client gave no
    * `stream_idle_timeout_ms`: Canton's rule is open-ended streams only (updates without
@@ -89,5 +89,5 @@ export interface StreamEndpoint {
    * share key, offset and re-offset form; undefined when this request is not shared (bounded,
    * or a form the call will refuse). Absent: every subscriber gets its own call.
    */
-  share?(request: unknown, token: string | undefined): ShareSpec | undefined;
+  share?(request: unknown, token: string | undefined, trace?: TraceContext): ShareSpec | undefined;
 }

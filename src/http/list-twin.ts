@@ -79,7 +79,7 @@ export function listTwinRoute(
         await collect(source, ctx.signal, array);
         // `reason` is set by the operators' callbacks, which the compiler cannot see.
         if ((reason as StreamEndReason) === "idle" && array.elements === 0) {
-          await confirmEmptyAnswer(endpoint, ctx.body, ctx.token, ctx.signal);
+          await confirmEmptyAnswer(endpoint, ctx.body, ctx.token, ctx.signal, ctx.trace);
         }
       } catch (error) {
         record(0, 0);
@@ -136,7 +136,7 @@ function streamedAnswer(
         // An empty answer is a 200 only once the ledger admitted the reader (as the list's).
         const verdict = defer(async () => {
           if ((reason as StreamEndReason) === "idle" && elements === 0) {
-            await confirmEmptyAnswer(endpoint, request, ctx.token, ctx.signal);
+            await confirmEmptyAnswer(endpoint, request, ctx.token, ctx.signal, ctx.trace);
           }
         }).pipe(ignoreElements());
         return concat(elements$, verdict);

@@ -138,6 +138,7 @@ export class StreamSession {
         // Per subscriber, whoever's call its elements come from: its expiry and re-checks. Its
         // admission is the source's: its own call, or the fan-out's (own call first, or probe).
         authorizeSubscriber(endpoint, request, token, {
+          trace: this.#options.trace,
           recheckIntervalMs,
           sourceAdmits: true,
           renewals: {
@@ -176,7 +177,7 @@ export class StreamSession {
   /** The endpoint's own call, or a membership of the shared stream of its request. */
   #open(request: unknown): Observable<string> {
     const { endpoint, token, fanout, trace } = this.#options;
-    const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token) : undefined;
+    const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token, trace) : undefined;
     if (fanout === undefined || share === undefined)
       return endpoint.open(request, token, this.#sink.demand$, this.#renewed, trace);
     const offsetOf = endpoint.offsetOf;

@@ -18,6 +18,7 @@ import {
   type ErrorAnswer,
   errorAnswer,
   missingTokenError,
+  traced,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
@@ -192,7 +193,7 @@ function upgrade(
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");
-  const trace = [req.getHeader("traceparent"), req.getHeader("tracestate")] as const;
+  const trace = traceContextOf(req.getHeader("traceparent"), req.getHeader("tracestate"));
   if (options.cors !== undefined && !options.cors.allows(origin)) {
     refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)), trace);
     return;
@@ -206,7 +207,7 @@ function upgrade(
   res.onAborted(() => {
     aborted = true;
   });
-  void admission(auth.token, endpoint, options).then((refusal) => {
+  void admission(auth.token, endpoint, options, trace).then((refusal) => {
     if (aborted) return;
     if (refusal !== undefined) {
       res.cork(() => refuse(res, endpoint, options, refusal, trace));
@@ -221,7 +222,7 @@ function upgrade(
     // uWS prints its corking warning on stderr.
     const compressed = (options.compression ?? "off") !== "off" && /permessage-deflate/i.test(extensions);
     res.upgrade<SocketData>(
-      { endpoint, token: auth.token, compressed, trace: traceContextOf(...trace) },
+      { endpoint, token: auth.token, compressed, trace },
       key,
       auth.protocol,
       extensions,
@@ -244,15 +245,12 @@ function refuse(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   answer: ErrorAnswer,
-  trace: readonly [string, string],
+  trace: TraceContext,
 ): void {
   options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0);
   res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
   if (answer.kind === "json") {
-    const body =
-      answer.body.traceId === null
-        ? { ...answer.body, traceId: traceContextOf(...trace).traceId }
-        : answer.body;
+    const body = traced(answer.body, trace.traceId);
     res.writeHeader("Content-Type", "application/json").end(JSON.stringify(body));
   } else {
     res.writeHeader("Content-Type", "text/plain; charset=utf-8").end(answer.text);
@@ -269,11 +267,12 @@ async function admission(
   token: string,
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
+  trace: TraceContext,
 ): Promise<ErrorAnswer | undefined> {
   const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
   if (refused !== undefined) return { kind: "json", status: refused.httpStatus, body: refused.body };
   try {
-    await endpoint.admit?.(token);
+    await endpoint.admit?.(token, trace);
     return undefined;
   } catch (error) {
     return errorAnswer(error);

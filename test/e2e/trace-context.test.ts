@@ -67,20 +67,27 @@ describe("the client's trace context on HTTP requests", () => {
     assert.equal(((await denied.json()) as ErrorBody).traceId, TRACE_ID);
   });
 
-  it("names the client's trace in the refusal of a WebSocket upgrade", async () => {
-    const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, {
-      headers: { traceparent: TRACEPARENT },
-    });
-    const body = await new Promise<ErrorBody>((resolve, reject) => {
+  /** The JSON answer to a WebSocket upgrade the gateway refuses, sent with the issue's traceparent. */
+  const refusedUpgrade = (protocols: string[]) =>
+    new Promise<ErrorBody>((resolve, reject) => {
+      const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, protocols, {
+        headers: { traceparent: TRACEPARENT },
+      });
       socket.on("unexpected-response", (_req, res) => {
         let text = "";
         res.on("data", (chunk: Buffer) => (text += chunk.toString()));
         res.on("end", () => resolve(JSON.parse(text) as ErrorBody));
       });
-      socket.on("open", () => reject(new Error("upgraded without a token")));
+      socket.on("open", () => reject(new Error("upgraded")));
       socket.on("error", () => {});
     });
-    assert.equal(body.traceId, TRACE_ID);
+
+  it("names the client's trace in the refusal of a WebSocket upgrade, the gateway's and the ledger's", async () => {
+    // No token: the gateway's 401.
+    assert.equal((await refusedUpgrade([])).traceId, TRACE_ID);
+    // A user the ledger does not know: its admission call carried the trace, its 403 names it.
+    const unknown = await refusedUpgrade(["daml.ws.auth", `jwt.token.${tokenFor("nobody-at-all")}`]);
+    assert.equal(unknown.traceId, TRACE_ID);
   });
 
   /** The frames of a stream opened with the issue's traceparent, after `query`, to its close. */
