@@ -32,9 +32,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, relative } from "node:path";
-import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
 import { projectRoot } from "../src/proto/project-root.js";
+import { commandLine } from "./lib/command-line.js";
 import {
   type RunningSandbox,
   startBenchClient,
@@ -63,27 +63,25 @@ import { type GatewayProcess, type UpdateStreamResult, updateStream } from "./sc
 
 const WS_TARGET = 0.8;
 
-const { values } = parseArgs({
-  options: {
-    ticks: { type: "string", default: "100000" },
-    payload: { type: "string", default: "64" },
-    runs: { type: "string", default: "3" },
-    commands: { type: "string", default: "2000" },
-    concurrency: { type: "string", default: "16" },
-    batch: { type: "string", default: "10" },
-    "warm-up": { type: "string", default: "4000" },
-    scenarios: { type: "string", default: "update-stream,submit-and-wait,fanout,idle,workers" },
-    "fanout-ticks": { type: "string", default: "20000" },
-    subscribers: { type: "string", default: "1,10,100,1000" },
-    deliveries: { type: "string", default: "200000" },
-    "idle-connections": { type: "string", default: "10000" },
-    "workers-seconds": { type: "string", default: "10" },
-    "workers-ticks": { type: "string", default: "20000" },
-    "workers-batch": { type: "string", default: "10" },
-    "workers-concurrency": { type: "string", default: "16" },
-    note: { type: "string" },
-    "gateway-cpu-prof": { type: "string" },
-  },
+const { values } = commandLine("run.js", {
+  ticks: { type: "string", default: "100000" },
+  payload: { type: "string", default: "64" },
+  runs: { type: "string", default: "3" },
+  commands: { type: "string", default: "2000" },
+  concurrency: { type: "string", default: "16" },
+  batch: { type: "string", default: "10" },
+  "warm-up": { type: "string", default: "4000" },
+  scenarios: { type: "string", default: "update-stream,submit-and-wait,fanout,idle,workers" },
+  "fanout-ticks": { type: "string", default: "20000" },
+  subscribers: { type: "string", default: "1,10,100,1000" },
+  deliveries: { type: "string", default: "200000" },
+  "idle-connections": { type: "string", default: "10000" },
+  "workers-seconds": { type: "string", default: "10" },
+  "workers-ticks": { type: "string", default: "20000" },
+  "workers-batch": { type: "string", default: "10" },
+  "workers-concurrency": { type: "string", default: "16" },
+  note: { type: "string" },
+  "gateway-cpu-prof": { type: "string" },
 });
 const SCENARIOS = [
   "update-stream",
@@ -95,9 +93,12 @@ const SCENARIOS = [
   "ws-compression",
 ] as const;
 const picked = new Set(values.scenarios.split(",").map((name) => name.trim()));
-for (const name of picked)
-  if (!(SCENARIOS as readonly string[]).includes(name))
-    throw new Error(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+for (const name of picked) {
+  if (!(SCENARIOS as readonly string[]).includes(name)) {
+    console.error(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+    process.exit(2);
+  }
+}
 const runs = (name: (typeof SCENARIOS)[number]) => picked.has(name);
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);

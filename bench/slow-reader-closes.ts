@@ -8,18 +8,16 @@
  * the last frame, about 1 read in 30 ended 1006 (5 in 6 with 1 s pings):
  *   node --import tsx bench/slow-reader-closes.ts [--reads 300] [--every 100] [--ping-interval 1s]
  */
-import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { mintToken } from "../src/jwt/mint-token.js";
+import { commandLine } from "./lib/command-line.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { updatesRequest } from "./scenarios/fanout.js";
 
-const { values } = parseArgs({
-  options: {
-    reads: { type: "string", default: "300" },
-    every: { type: "string", default: "100" },
-    "ping-interval": { type: "string", default: "1s" },
-  },
+const { values } = commandLine("slow-reader-closes.js", {
+  reads: { type: "string", default: "300" },
+  every: { type: "string", default: "100" },
+  "ping-interval": { type: "string", default: "1s" },
 });
 const every = Number(values.every);
 const sandbox = await startSandboxProcess(2000, 4096);

@@ -16,8 +16,8 @@
  * shared machine:
  *   node dist/bench/stream-cost.js ws|list|ndjson|direct [--per-tx 1] [--ticks 50000] [--runs 4] [--cpu-prof DIR]
  */
-import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
+import { commandLine } from "./lib/command-line.js";
 import { DirectLedger, grpcUpdatesRequest } from "./lib/grpc-direct.js";
 import { readNdjson } from "./lib/ndjson-reader.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
@@ -25,15 +25,16 @@ import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { readWebSocketStream } from "./lib/ws-reader.js";
 import { updatesRequest } from "./scenarios/fanout.js";
 
-const { values, positionals } = parseArgs({
-  options: {
+const { values, positionals } = commandLine(
+  "stream-cost.js",
+  {
     "per-tx": { type: "string", default: "1" },
     ticks: { type: "string", default: "50000" },
     runs: { type: "string", default: "4" },
     "cpu-prof": { type: "string" },
   },
-  allowPositionals: true,
-});
+  "ws|list|ndjson|direct",
+);
 const what = positionals[0] ?? "ws";
 if (what !== "ws" && what !== "list" && what !== "ndjson" && what !== "direct") {
   throw new Error(`ws, list, ndjson or direct, not ${what}`);

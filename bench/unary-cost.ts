@@ -9,17 +9,18 @@
  * For a profile, give many more requests than the default: the process's start-up (proto
  * loading, schema compilation, protobufjs's code generation on first use) is in the profile too.
  */
-import { parseArgs } from "node:util";
 import { mintToken } from "../src/jwt/mint-token.js";
+import { commandLine } from "./lib/command-line.js";
 import { BenchHttpClient } from "./lib/http-client.js";
 import { processCpuSeconds } from "./lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "./lib/processes.js";
 import { tickCommands } from "./lib/tick-commands.js";
 
-const { values, positionals } = parseArgs({
-  options: { "cpu-prof": { type: "string" }, requests: { type: "string" } },
-  allowPositionals: true,
-});
+const { values, positionals } = commandLine(
+  "unary-cost.js",
+  { "cpu-prof": { type: "string" }, requests: { type: "string" } },
+  "get|submit",
+);
 const what = positionals[0] ?? "get";
 if (what !== "get" && what !== "submit") throw new Error(`get or submit, not ${what}`);
 const sandbox = await startSandboxProcess(10, 64, 1);

@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { projectRoot } from "../../src/proto/project-root.js";
+
+const ROOT = projectRoot();
+
+/** A bench tool run as a user runs it, from its source. */
+const tool = (name: string, ...args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", name), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+
+describe("the bench tools' command lines", () => {
+  it("print their usage for --help, with the defaults, and exit 0", () => {
+    const run = tool("run.ts", "--help");
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^usage: node dist\/bench\/run\.js .*\[--ticks 100000\]/);
+    const unary = tool("unary-cost.ts", "--help");
+    assert.equal(unary.status, 0, unary.stderr);
+    assert.match(unary.stdout, /^usage: node dist\/bench\/unary-cost\.js get\|submit /);
+  });
+
+  it("refuse an unknown flag, a missing value or an unknown scenario with a usage line and exit 2", () => {
+    const unknown = tool("run.ts", "--bogus", "1");
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: node dist\/bench\/run\.js /);
+    assert.doesNotMatch(unknown.stderr, /\n\s+at /, "no stack trace");
+    const missing = tool("stream-cost.ts", "--ticks");
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /argument missing\nusage: node dist\/bench\/stream-cost\.js /);
+    const scenario = tool("run.ts", "--scenarios", "nope");
+    assert.equal(scenario.status, 2);
+    assert.match(scenario.stderr, /unknown scenario nope; known: update-stream/);
+  });
+});
