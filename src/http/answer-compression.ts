@@ -11,11 +11,12 @@ export type ContentCoding = "br" | "gzip";
 /** Bodies up to this size are compressed on the event loop; larger ones on libuv's thread pool. */
 const SYNC_BYTES = 64 * 1024;
 
-const BROTLI = (sizeHint: number): zlib.BrotliOptions => ({
+/** Brotli at quality 1 for JSON text, with one more parameter (a size hint, or a window). */
+const BROTLI = (param: number, value: number): zlib.BrotliOptions => ({
   params: {
     [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
     [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint,
+    [param]: value,
   },
 });
 const GZIP: zlib.ZlibOptions = { level: 1 };
@@ -54,12 +55,18 @@ export async function compressed(
 ): Promise<{ chunks: Buffer[]; length: number }> {
   if (length <= SYNC_BYTES) {
     const body = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, length);
-    const out = coding === "br" ? zlib.brotliCompressSync(body, BROTLI(length)) : zlib.gzipSync(body, GZIP);
+    const out =
+      coding === "br"
+        ? zlib.brotliCompressSync(body, BROTLI(zlib.constants.BROTLI_PARAM_SIZE_HINT, length))
+        : zlib.gzipSync(body, GZIP);
     return { chunks: [out], length: out.byteLength };
   }
   // A stream: the answer's chunks go in as they are, never concatenated (a list twin's may be
   // hundreds of MB), and the compressed ones come out a few percent of that.
-  const stream = coding === "br" ? zlib.createBrotliCompress(BROTLI(length)) : zlib.createGzip(GZIP);
+  const stream =
+    coding === "br"
+      ? zlib.createBrotliCompress(BROTLI(zlib.constants.BROTLI_PARAM_SIZE_HINT, length))
+      : zlib.createGzip(GZIP);
   const out: Buffer[] = [];
   let outLength = 0;
   stream.on("data", (chunk: Buffer) => {
@@ -99,13 +106,7 @@ export function streamEncoder(
 ): StreamEncoder {
   const stream =
     coding === "br"
-      ? zlib.createBrotliCompress({
-          params: {
-            [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
-            [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-            [zlib.constants.BROTLI_PARAM_LGWIN]: STREAM_WINDOW_BITS,
-          },
-        })
+      ? zlib.createBrotliCompress(BROTLI(zlib.constants.BROTLI_PARAM_LGWIN, STREAM_WINDOW_BITS))
       : zlib.createGzip(GZIP);
   const flushKind = coding === "br" ? zlib.constants.BROTLI_OPERATION_FLUSH : zlib.constants.Z_SYNC_FLUSH;
   stream.on("data", onBytes);

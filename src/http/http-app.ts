@@ -12,10 +12,12 @@ import {
   errorAnswer,
   INTERNAL_ERROR_CODE,
   InvalidValueError,
+  type JsCantonError,
   methodNotAllowedError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,
+  traced,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
@@ -124,10 +126,9 @@ class Exchange {
   /** Answer with `Connection: close` (an unread body, a draining gateway, ambiguous framing). */
   closeConnection = false;
   readonly headers: [string, string][] = [];
-  /** The coding the client accepts, when answers are compressed (never for a HEAD). */
-  coding: ContentCoding | undefined;
   private counted = true;
   #trace: TraceContext | undefined;
+  #coding: { value: ContentCoding | undefined } | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -136,9 +137,20 @@ class Exchange {
     private readonly gauge: GatewayMetrics | undefined,
     /** The request's `traceparent` and `tracestate` headers ("" when absent). */
     private readonly traceHeaders: readonly [string, string],
+    /** Its `Accept-Encoding`; undefined when answers are not compressed (off, or a HEAD). */
+    private readonly acceptEncoding: string | undefined,
   ) {
     state.inFlight++;
     gauge?.httpInFlight.inc();
+  }
+
+  /**
+   * The coding the client accepts for a compressed answer, read when first asked for: most
+   * answers are too small to be compressed and never ask.
+   */
+  get coding(): ContentCoding | undefined {
+    this.#coding ??= { value: this.acceptEncoding ? codingAccepted(this.acceptEncoding) : undefined };
+    return this.#coding.value;
   }
 
   /** Made when first asked for: a request answered before any ledger call or error needs none. */
@@ -203,11 +215,14 @@ function serve(
     cors !== undefined && rawMethod === "OPTIONS" && req.getHeader("access-control-request-method") !== "";
   const match = METHODS.has(method) ? matcher.match(method, url) : ({ kind: "not-found" } as const);
   const gauge = match.kind === "found" && match.route.countsInFlight === false ? undefined : options.metrics;
-  const exchange = new Exchange(res, head, state, gauge, [
-    req.getHeader("traceparent"),
-    req.getHeader("tracestate"),
-  ]);
-  if (options.compression && !head) exchange.coding = codingAccepted(req.getHeader("accept-encoding"));
+  const exchange = new Exchange(
+    res,
+    head,
+    state,
+    gauge,
+    [req.getHeader("traceparent"), req.getHeader("tracestate")],
+    options.compression && !head ? req.getHeader("accept-encoding") : undefined,
+  );
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
@@ -342,7 +357,7 @@ async function respond(
  * drains.
  */
 function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, options: HttpAppOptions): void {
-  const { res } = exchange;
+  const { res, coding } = exchange;
   let over = false;
   let unregister = (): void => {};
   const stop = writeStreamed(
@@ -356,10 +371,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
         options.metrics?.recordHttp(route.path, route.method, 200, seconds);
         writeStatusAndHeaders(exchange, 200);
         res.writeHeader("Content-Type", STREAM_FRAMINGS[answer.format].contentType);
-        if (exchange.coding !== undefined) {
-          res.writeHeader("Content-Encoding", exchange.coding);
-          res.writeHeader("Vary", "Accept-Encoding");
-        }
+        if (coding !== undefined) writeCoding(exchange, coding);
         // Proxies pass each element on as it comes (nginx buffers answers unless told).
         res.writeHeader("Cache-Control", "no-cache");
         res.writeHeader("X-Accel-Buffering", "no");
@@ -373,7 +385,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
     },
     answer,
     options.streamHighWater,
-    exchange.coding,
+    coding,
   );
   if (!over) unregister = exchange.streaming(stop);
 }
@@ -428,18 +440,13 @@ function allowHeader(allowed: readonly HttpMethod[]): string {
 
 function answerError(
   exchange: Exchange,
-  error: { httpStatus: number; body: { traceId: string | null } },
+  error: { httpStatus: number; body: JsCantonError },
   route: string,
   method: string,
   options: HttpAppOptions,
 ): void {
-  const body = traced(exchange, error.body);
+  const body = traced(error.body, exchange.trace.traceId);
   finish(exchange, { kind: "json", status: error.httpStatus, body }, route, method, options);
-}
-
-/** An error body naming the request's trace: the ledger's name the trace it got, the gateway's get it here. */
-function traced<Body extends { traceId: string | null }>(exchange: Exchange, body: Body): Body {
-  return body.traceId === null ? { ...body, traceId: exchange.trace.traceId } : body;
 }
 
 function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValidator): unknown {
@@ -473,7 +480,7 @@ function fail(exchange: Exchange, error: unknown, route: Route, options: HttpApp
   const http: Answer =
     answer.kind === "text"
       ? { kind: "text", status: answer.status, text: answer.text }
-      : { kind: "json", status: answer.status, body: traced(exchange, answer.body) };
+      : { kind: "json", status: answer.status, body: traced(answer.body, traceId) };
   finish(exchange, http, route.path, route.method, options);
 }
 
@@ -513,30 +520,34 @@ function finish(
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds);
-  const body =
-    exchange.coding && options.compression ? compressible(answer, options.compression.minBytes) : undefined;
-  if (body !== undefined) {
-    void sendCompressed(exchange, status, body, exchange.coding as ContentCoding, options.log);
-    return;
+  // JSON is serialised here, once, whether it goes out compressed or not.
+  const written: Exclude<Answer, { kind: "json" }> =
+    answer.kind === "json"
+      ? { kind: "text", text: JSON.stringify(answer.body), contentType: "application/json" }
+      : answer;
+  const minBytes = options.compression?.minBytes;
+  if (minBytes !== undefined && isCompressible(written) && sizeOf(written) >= minBytes) {
+    const { coding } = exchange;
+    if (coding !== undefined) {
+      void sendCompressed(exchange, status, compressible(written), coding, options.log);
+      return;
+    }
   }
   exchange.settle();
   if (exchange.aborted) return;
   const { res } = exchange;
   res.cork(() => {
     writeStatusAndHeaders(exchange, status);
-    switch (answer.kind) {
-      case "json":
-        send(exchange, "application/json", JSON.stringify(answer.body));
-        break;
+    switch (written.kind) {
       case "json-bytes":
-        sendBytes(exchange, "application/json", answer.chunks, answer.length);
+        sendBytes(exchange, "application/json", written.chunks, written.length);
         break;
       case "text":
-        send(exchange, answer.contentType ?? "text/plain; charset=utf-8", answer.text);
+        send(exchange, written.contentType ?? "text/plain; charset=utf-8", written.text);
         break;
       case "bytes":
-        for (const [name, value] of Object.entries(answer.headers)) res.writeHeader(name, value);
-        sendChunked(exchange, "application/octet-stream", answer.body);
+        for (const [name, value] of Object.entries(written.headers)) res.writeHeader(name, value);
+        sendChunked(exchange, "application/octet-stream", written.body);
         break;
       case "empty":
         if (exchange.head) endHead(exchange, 0);
@@ -553,23 +564,26 @@ interface CompressibleBody {
   length: number;
 }
 
-function compressible(answer: Answer, minBytes: number): CompressibleBody | undefined {
-  switch (answer.kind) {
-    case "json-bytes":
-      return answer.length < minBytes ? undefined : { contentType: "application/json", ...answer };
-    case "json":
-    case "text": {
-      const text = answer.kind === "json" ? JSON.stringify(answer.body) : answer.text;
-      // Characters count at most the bytes: a text that short is short enough.
-      if (text.length < minBytes) return undefined;
-      const bytes = Buffer.from(text);
-      const contentType =
-        answer.kind === "json" ? "application/json" : (answer.contentType ?? "text/plain; charset=utf-8");
-      return { contentType, chunks: [bytes], length: bytes.byteLength };
-    }
-    default:
-      return undefined;
-  }
+/** The answers compression applies to: JSON and text (package bytes are zips already). */
+type CompressibleAnswer = Extract<Answer, { kind: "json-bytes" | "text" }>;
+
+function isCompressible(answer: Answer): answer is CompressibleAnswer {
+  return answer.kind === "text" || answer.kind === "json-bytes";
+}
+
+/** An answer's size as compression weighs it: a text's characters count at most its bytes. */
+function sizeOf(answer: CompressibleAnswer): number {
+  return answer.kind === "text" ? answer.text.length : answer.length;
+}
+
+function compressible(answer: CompressibleAnswer): CompressibleBody {
+  if (answer.kind === "json-bytes") return { contentType: "application/json", ...answer };
+  const bytes = Buffer.from(answer.text);
+  return {
+    contentType: answer.contentType ?? "text/plain; charset=utf-8",
+    chunks: [bytes],
+    length: bytes.byteLength,
+  };
 }
 
 /**
@@ -596,10 +610,16 @@ async function sendCompressed(
   const { res } = exchange;
   res.cork(() => {
     writeStatusAndHeaders(exchange, status);
-    if (encoded) res.writeHeader("Content-Encoding", coding);
-    res.writeHeader("Vary", "Accept-Encoding");
+    if (encoded) writeCoding(exchange, coding);
+    else res.writeHeader("Vary", "Accept-Encoding");
     sendBytes(exchange, body.contentType, out.chunks, out.length);
   });
+}
+
+/** The headers of an answer compressed for the client's Accept-Encoding. */
+function writeCoding(exchange: Exchange, coding: ContentCoding): void {
+  exchange.res.writeHeader("Content-Encoding", coding);
+  exchange.res.writeHeader("Vary", "Accept-Encoding");
 }
 
 /** The status line and the headers every answer of this exchange carries (CORS). */
