@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { loadConfig } from "../../src/config/load-config.js";
 import { drainBoundMs } from "../../src/gateway.js";
 import { projectRoot } from "../../src/proto/project-root.js";
@@ -15,6 +16,9 @@ import { debianBinary } from "./debian-package.js";
  * against the Kubernetes schemas (kubernetes-models' validators). The objects agree with
  * each other and with the gateway: selectors, probes under the path prefix, the config file
  * the gateway itself accepts, the Secret it reads its keys from, the grace period its drain needs.
+ * deploy/kubernetes/monitoring, apart from base (which must apply without the Prometheus
+ * Operator's CRDs), is the alerting rules of deploy/prometheus as a PrometheusRule: valid against
+ * the operator's schema (@kubernetes-models/prometheus-operator), its groups those of the rules file.
  */
 const ROOT = projectRoot();
 const run = promisify(execFile);
@@ -34,12 +38,18 @@ async function render(kubectl: string, dir: string): Promise<K8sObject[]> {
     .filter((o): o is K8sObject => o !== null);
 }
 
+/** Where the models of API groups outside Kubernetes' own live. */
+const CRD_MODELS: Record<string, string> = {
+  "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
+};
+
 /** The kubernetes-models class of an object, by apiVersion and kind. */
 async function validateAgainstSchema(object: K8sObject): Promise<void> {
   const [group, version] = object.apiVersion.includes("/")
     ? object.apiVersion.split("/")
     : [undefined, object.apiVersion];
-  const module = `kubernetes-models/${group ? `${group}/` : ""}${version}/${object.kind}`;
+  const library = (group && CRD_MODELS[group]) || "kubernetes-models";
+  const module = `${library}/${group ? `${group}/` : ""}${version}/${object.kind}`;
   const models = (await import(module)) as Record<string, new (data: unknown) => { validate(): void }>;
   const Model = models[object.kind];
   assert.ok(Model, `${module} exports no ${object.kind}`);
@@ -82,12 +92,31 @@ describe("Kubernetes manifests (deploy/kubernetes)", { skip }, () => {
     });
   }
 
+  it("deploy/kubernetes/monitoring renders the alerting rules as a valid PrometheusRule, groups as in deploy/prometheus", async () => {
+    const objects = await render(kubectl as string, "deploy/kubernetes/monitoring");
+    assert.deepEqual(
+      objects.map((o) => `${o.apiVersion} ${o.kind}`),
+      ["monitoring.coreos.com/v1 PrometheusRule"],
+    );
+    const [rule] = objects as [K8sObject];
+    await assert.doesNotReject(validateAgainstSchema(rule), `PrometheusRule ${rule.metadata.name}`);
+    assert.equal(rule.metadata.labels?.["app.kubernetes.io/name"], "ledger-json-gateway");
+    const rulesFile = parse(
+      readFileSync(join(ROOT, "deploy", "prometheus", "ledger-json-gateway.rules.yml"), "utf8"),
+    ) as { groups: unknown[] };
+    assert.ok(rulesFile.groups.length > 0);
+    assert.deepEqual(rule.spec.groups, rulesFile.groups, "the PrometheusRule's groups are the rules file's");
+  });
+
   it("the schema validation catches a broken object", async () => {
     const [deployment] = (await render(kubectl as string, "deploy/kubernetes/base")).filter(
       (o) => o.kind === "Deployment",
     );
     deployment!.spec.template.spec.containers[0].ports[0].containerPort = "http";
     await assert.rejects(validateAgainstSchema(deployment!), /containerPort must be integer/);
+    const [rule] = await render(kubectl as string, "deploy/kubernetes/monitoring");
+    rule!.spec.groups[0].rules[0].for = "two minutes";
+    await assert.rejects(validateAgainstSchema(rule!), /for must match pattern/);
   });
 
   it("the example overlay's objects fit together and fit the gateway", async () => {
