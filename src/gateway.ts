@@ -108,11 +108,12 @@ export async function startGateway(
       ),
     ...(metrics
       ? {
-          onCallEnd: (outcome) => metrics.recordCall(outcome),
+          observer: metrics.ledgerCalls(),
           onCallRefused: (reason) => metrics.recordRefusedCall(reason),
         }
       : {}),
   });
+  metrics?.probeLedger(() => ledger.isReady(LEDGER_READY_PROBE_MS));
   const signatures = new PackageSignatureCache({ ledger });
   const json = new LedgerJson(protos.root, signatures, signatures.codec);
   const components = schemaComponents();
@@ -244,6 +245,8 @@ export function drainBoundMs(config: GatewayConfig): number {
 }
 
 const LEDGER_CHECK_TIMEOUT_MS = 5_000;
+/** The scrape's probe: well within a scrape's timeout (Prometheus: 10 s by default). */
+const LEDGER_READY_PROBE_MS = 2_000;
 const LEDGER_RETRY_MAX_MS = 30_000;
 
 /**

@@ -4,6 +4,7 @@ import type protobuf from "protobufjs";
 import { CONFIG_KEYS } from "../config/config-keys.js";
 import { parseDuration } from "../config/load-config.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import type { CallObserver, WatchedCall } from "./call-observer.js";
 import { callError } from "./grpc-call-error.js";
 import { frameMessage } from "./grpc-frame.js";
 import type { RefusedCallReason } from "./http2-connection.js";
@@ -15,22 +16,14 @@ import type { TraceContext } from "./trace-context.js";
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
 export type LedgerService = string;
 
-export interface CallOutcome {
-  service: string;
-  method: string;
-  /** gRPC status name, e.g. OK, NOT_FOUND. */
-  code: string;
-  seconds: number;
-}
-
 export interface LedgerClientOptions {
   /** host:port */
   target: string;
   tls?: { caCert?: string; clientCert?: string; clientKey?: string };
   /** Deadline of unary calls. */
   deadlineMs: number;
-  /** Told the outcome of every call, for metrics. */
-  onCallEnd?: (outcome: CallOutcome) => void;
+  /** Watches every call (metrics, spans); not the readiness probes, which are no client's calls. */
+  observer?: CallObserver;
   /**
    * Interval of HTTP/2 pings while calls are open, and how long a ping may wait for its answer
    * before the connection is dropped and made anew (`ledger.keepalive-interval` and `-timeout`;
@@ -145,22 +138,24 @@ export class LedgerClient {
       return Promise.reject(error);
     }
     const { definition, frame } = prepared;
+    const watched = this.watch(service, method, false, options.trace, frame);
     if (!Buffer.isBuffer(frame)) {
-      this.report(service, method, frame.code, started);
+      this.report(watched, frame.code, started, 0);
       return Promise.reject(frame);
     }
+    const trace = watched ? watched.trace : options.trace;
     const call = {
       path: definition.path,
       frame,
       authorization: prepared.authorization,
       deadline: Date.now() + this.options.deadlineMs,
       maxReceiveBytes: MAX_MESSAGE_BYTES,
-      ...(options.trace ? { trace: options.trace } : {}),
+      ...(trace ? { trace } : {}),
     };
     return new Promise<Res | Buffer>((resolve, reject) => {
       this.channel.unary(call, (error, message) => {
         if (error || message === undefined) {
-          this.report(service, method, error?.code ?? grpc.status.INTERNAL, started);
+          this.report(watched, error?.code ?? grpc.status.INTERNAL, started, 0);
           return reject(error);
         }
         let response: Res | Buffer;
@@ -172,10 +167,10 @@ export class LedgerClient {
             grpc.status.INTERNAL,
             `Response message parsing error: ${(cause as Error).message}`,
           );
-          this.report(service, method, failure.code, started);
+          this.report(watched, failure.code, started, message.length);
           return reject(failure);
         }
-        this.report(service, method, grpc.status.OK, started);
+        this.report(watched, grpc.status.OK, started, message.length);
         resolve(response);
       });
     });
@@ -195,9 +190,11 @@ export class LedgerClient {
     // Throws before the call: the Observable around it (server-stream.ts) errors with it.
     const { definition, frame, authorization } = this.prepare(service, method, request, token);
     const started = process.hrtime.bigint();
+    const watched = this.watch(service, method, true, options.trace, frame);
+    const trace = watched ? watched.trace : options.trace;
     const call = new ServerStreamCall<Res>(
       (options.rawResponses ? rawBytes : definition.responseDeserialize) as (bytes: Buffer) => Res,
-      (code) => this.report(service, method, code, started),
+      (code, receivedBytes) => this.report(watched, code, started, receivedBytes),
       MAX_MESSAGE_BYTES,
     );
     if (!Buffer.isBuffer(frame)) {
@@ -209,7 +206,7 @@ export class LedgerClient {
       frame,
       authorization,
       maxReceiveBytes: MAX_MESSAGE_BYTES,
-      ...(options.trace ? { trace: options.trace } : {}),
+      ...(trace ? { trace } : {}),
     };
     this.channel.stream(streamRequest, call);
     return call;
@@ -221,7 +218,7 @@ export class LedgerClient {
    * or the session is dead. It asks the standard gRPC health service, which Canton's Ledger API
    * serves without a token (SERVING while its own health checks pass); a ledger without it
    * answers UNIMPLEMENTED, an answer all the same. No token, so no auth failure in the ledger's
-   * log per probe. Not reported to `onCallEnd`: probes are not the clients' calls.
+   * log per probe. Not told to the observer: probes are not the clients' calls.
    */
   isReady(timeoutMs: number): Promise<boolean> {
     const probe = {
@@ -278,9 +275,26 @@ export class LedgerClient {
     return known;
   }
 
-  private report(service: string, method: string, code: grpc.status, started: bigint): void {
+  private watch(
+    service: string,
+    method: string,
+    streaming: boolean,
+    trace: TraceContext | undefined,
+    frame: Buffer | grpc.ServiceError,
+  ): WatchedCall | undefined {
+    const sentBytes = Buffer.isBuffer(frame) ? frame.length : 0;
+    return this.options.observer?.({ service, method, streaming, trace, sentBytes });
+  }
+
+  private report(
+    watched: WatchedCall | undefined,
+    code: grpc.status,
+    started: bigint,
+    receivedBytes: number,
+  ): void {
+    if (watched === undefined) return;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.options.onCallEnd?.({ service, method, code: grpc.status[code] ?? String(code), seconds });
+    watched.end({ code: grpc.status[code] ?? String(code), seconds, receivedBytes });
   }
 }
 

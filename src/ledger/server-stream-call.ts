@@ -54,10 +54,12 @@ export class ServerStreamCall<Res> extends EventEmitter {
   private done = false;
   /** Stops listening to the connection's GOAWAY. */
   private undrain: (() => void) | undefined;
+  /** Response messages' bytes, told to `onEnd`. */
+  private receivedBytes = 0;
 
   constructor(
     private readonly decode: (bytes: Buffer) => Res,
-    private readonly onEnd: (code: GrpcStatus) => void,
+    private readonly onEnd: (code: GrpcStatus, receivedBytes: number) => void,
     maxReceiveBytes: number,
   ) {
     super();
@@ -165,6 +167,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
   private readonly receive = (message: Buffer): void => {
     // Ended while this chunk was being read: by a message that did not decode, or a cancel.
     if (this.done) return;
+    this.receivedBytes += message.length;
     if (this.paused || this.queueHead < this.queue.length) this.queue.push(message);
     else this.deliver(message);
   };
@@ -205,7 +208,7 @@ export class ServerStreamCall<Res> extends EventEmitter {
       this.connection.callEnded();
       if (!this.stream.closed) this.stream.close(NGHTTP2_CANCEL);
     }
-    this.onEnd(outcome?.code ?? GrpcStatus.OK);
+    this.onEnd(outcome?.code ?? GrpcStatus.OK, this.receivedBytes);
     this.outcome = outcome;
     this.emitOutcome();
   }

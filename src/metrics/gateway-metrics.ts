@@ -13,8 +13,9 @@ import {
   ROTATION_CAUSES,
   UPSTREAM_CLOSE_REASONS,
 } from "../fanout/subscription.js";
+import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
-import type { CallOutcome } from "../ledger/ledger-client.js";
+import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
 
@@ -70,8 +71,8 @@ export interface KnownLabels {
   readonly routes: readonly { readonly route: string; readonly method: string }[];
   /** Path templates of the stream endpoints (WebSocket and list twin share them). */
   readonly streamEndpoints: readonly string[];
-  /** `Service/Method` of every gRPC method the gateway may call. */
-  readonly grpcMethods: readonly string[];
+  /** Every gRPC method the gateway may call. */
+  readonly grpcMethods: readonly GrpcMethodLabel[];
 }
 
 /**
@@ -113,6 +114,27 @@ export class GatewayMetrics {
     labelNames: ["method", "code"] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
     registers: [this.registry],
+  });
+
+  readonly ledgerStreamsOpen = new Gauge({
+    name: "ledger_gateway_ledger_streams_open",
+    help: "Server-streaming calls open on the ledger, by method: what the gateway takes of the participant's stream budget (Canton's max-streams, shared by all its clients)",
+    labelNames: ["method"] as const,
+    registers: [this.registry],
+  });
+
+  /** Asks the ledger whether it serves; set by {@link probeLedger}. */
+  #ledgerProbe: (() => Promise<boolean>) | undefined;
+
+  readonly ledgerReady = new Gauge({
+    name: "ledger_gateway_ledger_ready",
+    help: "1 when the ledger answered the gateway's health probe made at this scrape (as /readyz asks it), else 0; with worker threads, the least of theirs",
+    // Every thread has its own connection to the ledger: one that lost it makes the gateway unready.
+    aggregator: "min",
+    registers: [this.registry],
+    collect: async () => {
+      if (this.#ledgerProbe) this.ledgerReady.set((await this.#ledgerProbe()) ? 1 : 0);
+    },
   });
 
   readonly ledgerRefusedCalls = new Counter({
@@ -285,7 +307,10 @@ export class GatewayMetrics {
         this.httpRequests.inc({ route, method, status_class: statusClass }, 0);
       this.httpDuration.zero({ route, method });
     }
-    for (const method of known.grpcMethods) this.grpcDuration.zero({ method, code: "OK" });
+    for (const { label, streaming } of known.grpcMethods) {
+      this.grpcDuration.zero({ method: label, code: "OK" });
+      if (streaming) this.ledgerStreamsOpen.set({ method: label }, 0);
+    }
     for (const reason of REFUSED_CALL_REASONS) this.ledgerRefusedCalls.inc({ reason }, 0);
     for (const endpoint of known.streamEndpoints) {
       this.wsStreamsOpen.set({ endpoint }, 0);
@@ -339,23 +364,42 @@ export class GatewayMetrics {
     };
   }
 
+  /** `ledger_gateway_ledger_ready` asks `probe` at every scrape (LedgerClient.isReady). */
+  probeLedger(probe: () => Promise<boolean>): void {
+    this.#ledgerProbe = probe;
+  }
+
+  /** The ledger calls' series: duration by method and code, server streams open. */
+  ledgerCalls(): CallObserver {
+    return (call) => {
+      const method = `${call.service}/${call.method}`;
+      if (call.streaming) this.ledgerStreamsOpen.inc({ method });
+      return {
+        trace: call.trace,
+        end: (outcome) => {
+          if (call.streaming) this.ledgerStreamsOpen.dec({ method });
+          this.#callSeries(method, outcome.code).observe(outcome.seconds);
+        },
+      };
+    };
+  }
+
   /**
    * Label lookups cost more than the observation itself (prom-client hashes the label object on
    * every call): each series is bound once, on its first call, and reused.
    */
-  recordCall(outcome: CallOutcome): void {
-    const name = `${outcome.service}/${outcome.method}`;
-    let codes = this.#calls.get(name);
+  #callSeries(method: string, code: string): Histogram.Internal<"method" | "code"> {
+    let codes = this.#calls.get(method);
     if (codes === undefined) {
       codes = new Map();
-      this.#calls.set(name, codes);
+      this.#calls.set(method, codes);
     }
-    let series = codes.get(outcome.code);
+    let series = codes.get(code);
     if (series === undefined) {
-      series = this.grpcDuration.labels({ method: name, code: outcome.code });
-      codes.set(outcome.code, series);
+      series = this.grpcDuration.labels({ method, code });
+      codes.set(code, series);
     }
-    series.observe(outcome.seconds);
+    return series;
   }
 
   recordRefusedCall(reason: RefusedCallReason): void {

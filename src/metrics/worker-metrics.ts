@@ -22,17 +22,18 @@ const sumOf = (metrics: WorkerMetricsJson, name: string): number =>
  *
  * The one place a worker label matters is how the load spreads over the threads (SO_REUSEPORT
  * hashes connections, not requests): `ledger_gateway_worker_http_requests_total{worker}` and
- * `ledger_gateway_worker_ws_streams_open{worker}`, taken from each worker's own series at scrape.
+ * `ledger_gateway_worker_ws_streams_open{worker}`, taken from each worker's own series at scrape,
+ * and `ledger_gateway_worker_up{worker}`, 0 for a worker that did not answer the scrape in time
+ * (its series are then missing from the sums).
  *
- * @param perWorker index i is worker i + 1's metrics
+ * @param perWorker index i is worker i + 1's metrics; undefined: that worker did not answer
  */
 export async function mergedWorkerExposition(
-  perWorker: readonly WorkerMetricsJson[],
+  perWorker: readonly (WorkerMetricsJson | undefined)[],
   processRegistry: Registry,
 ): Promise<{ contentType: string; text: string }> {
-  const merged = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(
-    perWorker as WorkerMetricsJson[],
-  );
+  const answered = perWorker.filter((metrics): metrics is WorkerMetricsJson => metrics !== undefined);
+  const merged = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(answered);
   const byWorker = new Registry();
   const requests = new Counter({
     name: "ledger_gateway_worker_http_requests_total",
@@ -46,8 +47,16 @@ export async function mergedWorkerExposition(
     labelNames: ["worker"] as const,
     registers: [byWorker],
   });
+  const up = new Gauge({
+    name: "ledger_gateway_worker_up",
+    help: "1 when the worker thread (server.workers) answered this scrape, 0 when it did not in time: stuck or gone",
+    labelNames: ["worker"] as const,
+    registers: [byWorker],
+  });
   perWorker.forEach((metrics, i) => {
     const worker = String(i + 1);
+    up.set({ worker }, metrics === undefined ? 0 : 1);
+    if (metrics === undefined) return;
     requests.inc({ worker }, sumOf(metrics, "ledger_gateway_http_requests_total"));
     streams.set({ worker }, sumOf(metrics, "ledger_gateway_ws_streams_open"));
   });

@@ -97,11 +97,9 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   const scrape = async (requester: Worker, scrapeId: number) => {
     const id = nextCollect++;
     const results: (WorkerMetricsJson | undefined)[] = new Array(workers.length);
-    const all = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error("a worker did not answer the metrics scrape")),
-        SCRAPE_TIMEOUT_MS,
-      );
+    // A worker that does not answer in time is reported down, not the whole scrape failed.
+    const all = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SCRAPE_TIMEOUT_MS);
       collecting.set(id, {
         results,
         left: workers.length,
@@ -114,10 +112,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     for (const worker of workers) send(worker, { type: "collect", id });
     try {
       await all;
-      const { text, contentType } = await mergedWorkerExposition(
-        results.map((r) => r ?? []),
-        processRegistry,
-      );
+      const { text, contentType } = await mergedWorkerExposition(Array.from(results), processRegistry);
       send(requester, { type: "scraped", id: scrapeId, text, contentType });
     } catch (error) {
       send(requester, { type: "scraped", id: scrapeId, error: String(error) });

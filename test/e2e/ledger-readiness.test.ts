@@ -24,6 +24,8 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
   let url: string;
   const token = tokenFor();
   const readyz = async () => (await fetch(`${url}/readyz`)).status;
+  const readyMetric = async () =>
+    /^ledger_gateway_ledger_ready (\d)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1];
   const version = async () =>
     (await fetch(`${url}/v2/version`, { headers: { authorization: `Bearer ${token}` } })).status;
 
@@ -44,15 +46,18 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
 
   it("answers /readyz 503 while the ledger is frozen (SIGSTOP) and 200 again after SIGCONT", async () => {
     ok((await pollUntil(async () => (await readyz()) === 200, 20_000)) !== undefined, "ready at first");
+    ok((await readyMetric()) === "1", "ledger_gateway_ledger_ready 1");
     sandbox.child.kill("SIGSTOP");
     try {
       // The connection stays open while the process is stopped: only a live round trip notices.
       const frozen = await pollUntil(async () => (await readyz()) === 503, 15_000);
       ok(frozen !== undefined, "/readyz must say 503 while the ledger answers nothing");
+      ok((await readyMetric()) === "0", "and ledger_gateway_ledger_ready 0");
     } finally {
       sandbox.child.kill("SIGCONT");
     }
     ok((await pollUntil(async () => (await readyz()) === 200, 20_000)) !== undefined, "ready after SIGCONT");
+    ok((await readyMetric()) === "1", "ledger_gateway_ledger_ready 1 again");
   });
 
   it("serves again within seconds of a ledger restarted on the same port", async () => {

@@ -5,8 +5,9 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { BehaviorSubject, type Observable, take } from "rxjs";
 import { jsCantonErrorOfGrpc } from "../../src/errors/error-mapping.js";
+import type { CallEnd, CallStart } from "../../src/ledger/call-observer.js";
 import { frameMessage } from "../../src/ledger/grpc-frame.js";
-import { type CallOutcome, LedgerClient } from "../../src/ledger/ledger-client.js";
+import { LedgerClient } from "../../src/ledger/ledger-client.js";
 import { serverStream } from "../../src/ledger/server-stream.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import {
@@ -91,7 +92,7 @@ const answerOpen = (body: Buffer) => (stream: ServerHttp2Stream) => {
 describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire-level gRPC server", () => {
   let ledger: WireLedger;
   let client: LedgerClient;
-  const outcomes: CallOutcome[] = [];
+  const outcomes: (CallStart & CallEnd)[] = [];
   const updates = (source = client, token?: string) =>
     serverStream(() =>
       source.serverStream<Buffer>("UpdateService", "GetUpdates", {}, token, { rawResponses: true }),
@@ -102,7 +103,7 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
     client = new LedgerClient({
       target: `127.0.0.1:${ledger.port}`,
       deadlineMs: 10_000,
-      onCallEnd: (outcome) => outcomes.push(outcome),
+      observer: (call) => ({ trace: call.trace, end: (end) => outcomes.push({ ...call, ...end }) }),
     });
   });
   after(() => {
@@ -133,8 +134,22 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
     // Streams have no deadline: they last as long as their consumer wants them.
     strictEqual(headers["grpc-timeout"], undefined);
     deepStrictEqual(
-      outcomes.map(({ service, method, code }) => ({ service, method, code })),
-      [{ service: "UpdateService", method: "GetUpdates", code: "OK" }],
+      outcomes.map(({ service, method, streaming, code, receivedBytes }) => ({
+        service,
+        method,
+        streaming,
+        code,
+        receivedBytes,
+      })),
+      [
+        {
+          service: "UpdateService",
+          method: "GetUpdates",
+          streaming: true,
+          code: "OK",
+          receivedBytes: 60_004,
+        },
+      ],
     );
   });
 

@@ -4,7 +4,8 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { errorAnswer, isGrpcError } from "../../src/errors/error-mapping.js";
 import { isOversizedMessage } from "../../src/errors/http-status.js";
-import { type CallOutcome, LedgerClient } from "../../src/ledger/ledger-client.js";
+import type { CallEnd, CallStart } from "../../src/ledger/call-observer.js";
+import { LedgerClient } from "../../src/ledger/ledger-client.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import {
   decodeStatusDetails,
@@ -29,7 +30,7 @@ async function failure(call: Promise<unknown>): Promise<grpc.ServiceError> {
 describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level gRPC server", () => {
   let ledger: WireLedger;
   let client: LedgerClient;
-  const outcomes: CallOutcome[] = [];
+  const outcomes: (CallStart & CallEnd)[] = [];
   const ledgerEnd = (token?: string) =>
     client.unary<{ offset: string }>("StateService", "GetLedgerEnd", {}, token);
 
@@ -38,7 +39,7 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
     client = new LedgerClient({
       target: `127.0.0.1:${ledger.port}`,
       deadlineMs: 10_000,
-      onCallEnd: (outcome) => outcomes.push(outcome),
+      observer: (call) => ({ trace: call.trace, end: (end) => outcomes.push({ ...call, ...end }) }),
     });
   });
   after(() => {
@@ -67,7 +68,17 @@ describe("LedgerClient.unary over the lean HTTP/2 channel, against a wire-level 
     strictEqual(outcomes.length, 1);
     deepStrictEqual(
       { ...outcomes[0], seconds: 0 },
-      { service: "StateService", method: "GetLedgerEnd", code: "OK", seconds: 0 },
+      {
+        service: "StateService",
+        method: "GetLedgerEnd",
+        streaming: false,
+        trace: undefined,
+        // The framed request (an empty message: the 5-byte prefix) and the answer's message.
+        sentBytes: 5,
+        code: "OK",
+        seconds: 0,
+        receivedBytes: 2,
+      },
     );
   });
 

@@ -6,7 +6,7 @@ import WebSocket from "ws";
 import { STREAM_END_REASONS } from "../../src/errors/index.js";
 import { DROPPED_DEFAULT_METRICS } from "../../src/metrics/gateway-metrics.js";
 import { debianBinary } from "../deploy/debian-package.js";
-import { type Stack, startStack } from "../support/stack.js";
+import { jsonBody, type Stack, startStack } from "../support/stack.js";
 
 const STREAM_ENDPOINTS = [
   "/v2/updates",
@@ -85,6 +85,41 @@ describe("/metrics", () => {
       ),
       0,
     );
+  });
+
+  it("says the ledger is ready and no ledger stream is open, every streaming method at zero", () => {
+    assert.equal(sample(first, "ledger_gateway_ledger_ready"), 1);
+    for (const method of ["UpdateService/GetUpdates", "CommandCompletionService/CompletionStream"])
+      assert.equal(sample(first, `ledger_gateway_ledger_streams_open{method="${method}"}`), 0, method);
+    assert.equal(
+      sample(first, 'ledger_gateway_ledger_streams_open{method="VersionService/GetLedgerApiVersion"}'),
+      undefined,
+    );
+  });
+
+  it("counts the ledger streams a WebSocket stream holds open, and none once it closed", async () => {
+    const series = 'ledger_gateway_ledger_streams_open{method="CommandCompletionService/CompletionStream"}';
+    const scrape = async () =>
+      sample(await (await stack.request("/metrics", { token: null })).text(), series);
+    const until = async (value: number) => {
+      let seen = await scrape();
+      for (let i = 0; i < 100 && seen !== value; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        seen = await scrape();
+      }
+      return seen;
+    };
+    const allocated = await stack.request("/v2/parties", jsonBody("POST", { partyIdHint: "metricsAlice" }));
+    const party = ((await allocated.json()) as { partyDetails: { party: string } }).partyDetails.party;
+    const url = `${stack.url.replace("http", "ws")}/v2/commands/completions`;
+    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${stack.token}`]);
+    const closed = once(socket, "close");
+    await once(socket, "open");
+    socket.send(JSON.stringify({ userId: "participant_admin", parties: [party], beginExclusive: 0 }));
+    assert.equal(await until(1), 1);
+    socket.close(1000);
+    await closed;
+    assert.equal(await until(0), 0);
   });
 
   it("does not count the scrape itself as a request in flight", () => {

@@ -7,7 +7,7 @@ import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
 const KNOWN = {
   routes: [{ route: "/livez", method: "GET" }],
   streamEndpoints: ["/v2/updates"],
-  grpcMethods: ["UpdateService/GetUpdates"],
+  grpcMethods: [{ label: "UpdateService/GetUpdates", streaming: true }],
 };
 
 const value = (text: string, series: string): number => {
@@ -64,5 +64,46 @@ describe("metrics of several workers", () => {
       1,
     );
     assert.equal(text.includes("nodejs_active_handles_total"), false);
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="1"}'), 1);
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="2"}'), 1);
+  });
+
+  it("reports a worker that did not answer the scrape as down and sums the others", async () => {
+    const [one, two] = [
+      new GatewayMetrics({ processMetrics: false }),
+      new GatewayMetrics({ processMetrics: false }),
+    ];
+    for (const metrics of [one, two]) metrics.declare(KNOWN);
+    one.recordHttp("/livez", "GET", 200, 0.001);
+    two.recordHttp("/livez", "GET", 200, 0.001);
+    const { text } = await mergedWorkerExposition(
+      [undefined, await two.registry.getMetricsAsJSON()],
+      new Registry(),
+    );
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="1"}'), 0);
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="2"}'), 1);
+    assert.equal(
+      value(text, 'ledger_gateway_http_requests_total{route="/livez",method="GET",status_class="2xx"}'),
+      1,
+    );
+    assert.equal(text.includes('ledger_gateway_worker_http_requests_total{worker="1"}'), false);
+  });
+
+  it("says the ledger is ready only when every worker's probe got an answer", async () => {
+    const probed = [true, false].map((ready) => {
+      const metrics = new GatewayMetrics({ processMetrics: false });
+      metrics.probeLedger(async () => ready);
+      return metrics;
+    });
+    const both = await Promise.all(probed.map((m) => m.registry.getMetricsAsJSON()));
+    assert.equal(
+      value((await mergedWorkerExposition(both, new Registry())).text, "ledger_gateway_ledger_ready"),
+      0,
+    );
+    const first = both.slice(0, 1);
+    assert.equal(
+      value((await mergedWorkerExposition(first, new Registry())).text, "ledger_gateway_ledger_ready"),
+      1,
+    );
   });
 });
