@@ -16,12 +16,14 @@ import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
 import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/listen-exclusive.js";
+import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { grpcMethodLabels } from "./metrics/grpc-method-labels.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
+import { startTracing } from "./tracing/start-tracing.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
 export { type HeldPort, ListenError } from "./http/listen-exclusive.js";
@@ -62,6 +64,8 @@ export interface GatewayOptions {
   processMetrics?: boolean;
   /** What GET /metrics serves instead of this gateway's registry (a worker: all workers' merge). */
   metricsExposition?: () => Promise<{ contentType: string; text: string }>;
+  /** The worker thread this gateway is (server.workers > 1): its spans say which. */
+  worker?: number;
 }
 
 export interface RunningGateway {
@@ -92,8 +96,11 @@ export async function startGateway(
   const metrics = config.metrics.enabled
     ? new GatewayMetrics({ processMetrics: options.processMetrics !== false })
     : undefined;
+  // The OTEL_* environment, as the OpenTelemetry SDK reads it.
+  const tracing = await startTracing(process.env, options.worker);
   const protos = ledgerApiProtos();
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
+  const observers = [metrics?.ledgerCalls(), tracing?.ledgerCalls].filter((o) => o !== undefined);
   const { keepaliveIntervalMs, keepaliveTimeoutMs, maxMetadataBytes } = config.ledgerConnection;
   const ledger = new LedgerClient({
     target: ledgerTarget,
@@ -106,12 +113,8 @@ export async function startGateway(
         { ledger: ledgerTarget, keepaliveIntervalMs: intervalMs },
         `the ledger closed the connection for too many pings (GOAWAY too_many_pings): pinging every ${intervalMs} ms on new connections`,
       ),
-    ...(metrics
-      ? {
-          observer: metrics.ledgerCalls(),
-          onCallRefused: (reason) => metrics.recordRefusedCall(reason),
-        }
-      : {}),
+    ...(observers.length > 0 ? { observer: observers.reduce(observeBoth) } : {}),
+    ...(metrics ? { onCallRefused: (reason) => metrics.recordRefusedCall(reason) } : {}),
   });
   metrics?.probeLedger(() => ledger.isReady(LEDGER_READY_PROBE_MS));
   const signatures = new PackageSignatureCache({ ledger });
@@ -161,6 +164,7 @@ export async function startGateway(
     validator,
     log,
     ...(metrics ? { metrics } : {}),
+    ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
     ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
@@ -183,6 +187,7 @@ export async function startGateway(
     maxQueryBytes: config.websocket.maxQueryFrameBytes,
     log,
     ...(metrics ? { metrics } : {}),
+    ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
   });
@@ -196,6 +201,7 @@ export async function startGateway(
   } catch (error) {
     app.close();
     ledger.close();
+    await tracing?.shutdown();
     throw error;
   }
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
@@ -219,6 +225,8 @@ export async function startGateway(
     ws.closeAll();
     app.close();
     ledger.close();
+    // The spans of what just ended go out before the process does.
+    await tracing?.shutdown();
   };
   // Once only: closing uWS's listen socket or app a second time touches what the first close
   // freed, and crashed the process (SIGSEGV) when sockets had been open.

@@ -149,8 +149,11 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
                 isLoss: isLedgerLost,
                 windowMs: resume.windowMs,
                 moves$: renewals === undefined ? drains : merge(drains, renewals),
-                onResume: (lost, downMs) =>
-                  resume.onResume?.(spec.path, ledgerLossCause(lost), downMs / 1000),
+                onResume: (lost, downMs) => {
+                  const cause = ledgerLossCause(lost);
+                  resume.onResume?.(spec.path, cause, downMs / 1000);
+                  trace?.span?.event("resume", { cause, "down.seconds": downMs / 1000 });
+                },
               },
             );
           });

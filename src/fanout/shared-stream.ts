@@ -201,11 +201,13 @@ export class SharedStream {
       this.#historyFrom = request.share.begin;
       this.#open(member);
       this.#options.events.joined?.(request.endpoint, "direct");
+      request.told?.event("fanout.join", { how: "direct" });
     } else if (admitted && this.#covers(request.share.begin, false)) {
       // Everything after its offset is at hand: the history's rest, then the shared call.
       this.#replay(member);
       this.#setMode(member, "shared", undefined);
       this.#options.events.joined?.(request.endpoint, "direct");
+      request.told?.event("fanout.join", { how: "direct" });
       this.#rebalance();
     } else {
       this.#catchUp(member, "late_join", undefined);
@@ -406,6 +408,7 @@ export class SharedStream {
   #catchUp(member: Member, cause: "late_join" | "detach" | "rejoin", previous: MemberMode | undefined): void {
     this.#setMode(member, "catching_up", previous);
     this.#options.events.catchUp?.(member.request.endpoint, cause);
+    member.request.told?.event("fanout.catch_up", { cause });
     this.#register(member);
     const { source, share, demand$ } = member.request;
     const { token } = member;
@@ -450,6 +453,7 @@ export class SharedStream {
     }
     this.#setMode(member, "shared", member.mode);
     this.#options.events.joined?.(member.request.endpoint, "splice");
+    member.request.told?.event("fanout.join", { how: "splice" });
     this.#rebalance();
     this.#rotateBeforeExpiry();
   }
@@ -469,6 +473,7 @@ export class SharedStream {
       this.#register(member);
       this.#setMode(member, "catching_up", "own");
       this.#options.events.catchUp?.(member.request.endpoint, "rejoin");
+      member.request.told?.event("fanout.catch_up", { cause: "rejoin" });
     }
     this.#rebalance();
   }
@@ -495,6 +500,7 @@ export class SharedStream {
   #detach(member: Member): void {
     this.#stopLagging(member);
     this.#options.events.detached?.(member.request.endpoint);
+    member.request.told?.event("fanout.detach");
     this.#catchUp(member, "detach", member.mode);
     // A slow reader would only fill a buffer it cannot splice from soon: it registers again
     // when it is ready.

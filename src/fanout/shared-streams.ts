@@ -144,6 +144,10 @@ export class SharedStreams {
       };
       asked.then(forget, forget);
     }
+    answer.then(
+      () => request.told?.event("admission", { outcome: "admitted", at: "fanout" }),
+      () => request.told?.event("admission", { outcome: "refused", at: "fanout" }),
+    );
     return answer;
   }
 

@@ -60,6 +60,13 @@ export interface MemberRequest {
   readonly renewed$?: Observable<string>;
   /** The subscriber's readiness (its socket below its high-water mark). */
   readonly demand$: Observable<boolean>;
+  /** Told what happens to this subscriber as it happens (its span's events). */
+  readonly told?: MemberEvents;
+}
+
+/** What the fan-out tells of one subscriber: admission, joins, catch-ups, detaches. */
+export interface MemberEvents {
+  event(name: string, attributes?: Readonly<Record<string, string | number | boolean>>): void;
 }
 
 /** How a subscriber came to be on its own call instead of the shared one. */

@@ -20,8 +20,9 @@ import {
   traced,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
-import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
+import { clientTraceContext, type TraceContext, traceContextOf } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { type ContentCoding, codingAccepted, compressed } from "./answer-compression.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
@@ -56,6 +57,8 @@ export interface HttpAppOptions {
    */
   streamHighWater: number;
   metrics?: GatewayMetrics;
+  /** Spans exported (OpenTelemetry); absent: none made. */
+  tracing?: Tracing;
   log: Logger;
 }
 
@@ -129,6 +132,10 @@ class Exchange {
   private counted = true;
   #trace: TraceContext | undefined;
   #coding: { value: ContentCoding | undefined } | undefined;
+  /** The request's span, with tracing on: made at once, so that it starts with the request. */
+  #span: GatewaySpan | undefined;
+  /** Who the token names (its subject), for the span only. */
+  user: string | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -139,9 +146,29 @@ class Exchange {
     private readonly traceHeaders: readonly [string, string],
     /** Its `Accept-Encoding`; undefined when answers are not compressed (off, or a HEAD). */
     private readonly acceptEncoding: string | undefined,
+    tracing: Tracing | undefined,
   ) {
     state.inFlight++;
     gauge?.httpInFlight.inc();
+    if (tracing !== undefined) {
+      this.#span = tracing.request(clientTraceContext(...traceHeaders));
+      this.#trace = this.#span.trace;
+    }
+  }
+
+  /** Ends the request's span, if it has one (once: a streamed answer may end after an error). */
+  endSpan(route: string, method: string, status: number): void {
+    if (this.#span === undefined) return;
+    this.#span.end(
+      `${method} ${route}`,
+      {
+        "http.request.method": method,
+        "http.route": route,
+        "http.response.status_code": status,
+        ...(this.user === undefined ? {} : { "enduser.id": this.user }),
+      },
+      status >= 500 ? String(status) : undefined,
+    );
   }
 
   /**
@@ -222,6 +249,7 @@ function serve(
     gauge,
     [req.getHeader("traceparent"), req.getHeader("tracestate")],
     options.compression && !head ? req.getHeader("accept-encoding") : undefined,
+    options.tracing,
   );
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
@@ -300,6 +328,8 @@ async function respond(
   options: HttpAppOptions,
 ): Promise<void> {
   let answer: Answer;
+  // The token's subject names the user on the span; the token itself goes nowhere.
+  if (options.tracing !== undefined && token !== undefined) exchange.user = decodeTokenClaims(token)?.subject;
   try {
     if (route.auth === "token" && options.tokenRefusal) {
       const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
@@ -381,6 +411,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
         over = true;
         unregister();
         exchange.settle();
+        exchange.endSpan(route.path, route.method, 200);
       },
     },
     answer,
@@ -520,6 +551,7 @@ function finish(
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds);
+  exchange.endSpan(routeLabel, method, status);
   // JSON is serialised here, once, whether it goes out compressed or not.
   const written: Exclude<Answer, { kind: "json" }> =
     answer.kind === "json"

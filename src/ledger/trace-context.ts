@@ -11,6 +11,13 @@ export interface TraceContext {
   readonly tracestate?: string;
   /** 32 lower-case hex digits: what errors and logs name. */
   readonly traceId: string;
+  /** The span this context names, when spans are exported: what happens to the call is told to it. */
+  readonly span?: SpanEvents;
+}
+
+/** What the layers a trace travels through may tell its span (OpenTelemetry span events). */
+export interface SpanEvents {
+  event(name: string, attributes?: Readonly<Record<string, string | number | boolean>>): void;
 }
 
 /** version 00: exactly four fields; a later version: at least these, more after a dash. */
@@ -23,6 +30,11 @@ const ZERO_SPAN = "0".repeat(16);
  * `tracestate` dropped, as the W3C says for an invalid parent): a request always has one.
  */
 export function traceContextOf(traceparent: string, tracestate: string): TraceContext {
+  return clientTraceContext(traceparent, tracestate) ?? freshTraceContext();
+}
+
+/** The client's trace context, or undefined when its `traceparent` is absent or invalid. */
+export function clientTraceContext(traceparent: string, tracestate: string): TraceContext | undefined {
   const match = TRACEPARENT.exec(traceparent.trim());
   const [, version, traceId, spanId, , rest] = match ?? [];
   const valid =
@@ -31,7 +43,7 @@ export function traceContextOf(traceparent: string, tracestate: string): TraceCo
     traceId !== ZERO_TRACE &&
     spanId !== ZERO_SPAN &&
     (version !== "00" || rest === undefined);
-  if (!valid || traceId === undefined) return freshTraceContext();
+  if (!valid || traceId === undefined) return undefined;
   const state = tracestate.trim();
   return { traceparent: traceparent.trim(), traceId, ...(state === "" ? {} : { tracestate: state }) };
 }

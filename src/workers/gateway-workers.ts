@@ -244,6 +244,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
   try {
     gateway = await startGateway(data.config, data.ledgerAddress, log, {
       listen: "shared",
+      worker: data.id,
       processMetrics: false,
       metricsExposition: () =>
         new Promise((resolve, reject) => {

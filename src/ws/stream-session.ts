@@ -31,6 +31,12 @@ export type SessionLimits = Pick<
   "highWaterMark" | "lowWaterMark" | "hardLimit" | "writeDeadlineMs"
 >;
 
+/** A subscription's span (src/tracing), its name and user already given. */
+export interface SubscriptionSpan {
+  readonly trace: TraceContext;
+  end(attributes: Readonly<Record<string, string | number | boolean>>, error?: string): void;
+}
+
 export interface StreamSessionOptions {
   endpoint: StreamEndpoint;
   /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
@@ -49,6 +55,8 @@ export interface StreamSessionOptions {
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
   trace: TraceContext;
+  /** Its span, with tracing on: ended when the socket closes, told what happened on the way. */
+  span?: SubscriptionSpan;
 }
 
 type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
@@ -74,6 +82,8 @@ export class StreamSession {
   /** Tokens of the client's renewal frames, to be judged; and those the ledger admitted. */
   readonly #renewals = new Subject<string>();
   readonly #renewed = new Subject<string>();
+  /** Where its elements come from: its own ledger call or a shared one (none before the query). */
+  #upstream: "own" | "shared" | undefined;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -88,6 +98,7 @@ export class StreamSession {
       onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
       onSlowConsumer: (cause) => {
         this.#reason ??= "slow_consumer";
+        options.trace.span?.event("slow_consumer", { cause, elements: this.#sink.sent });
         options.log.warn({ endpoint, cause, elements: this.#sink.sent }, "slow consumer disconnected");
         // Its last frame is queued behind what it has not read yet: the call has nothing more for it.
         this.#subscription?.unsubscribe();
@@ -145,6 +156,7 @@ export class StreamSession {
             tokens$: this.#renewals,
             renewed: (renewed) => {
               this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
+              this.#options.trace.span?.event("renewal", { outcome: "accepted" });
               this.#renewed.next(renewed);
             },
             refused: (error) => this.#renewalRefused(error),
@@ -171,6 +183,7 @@ export class StreamSession {
   #renewalRefused(error: unknown): void {
     const endpoint = this.#options.endpoint.path;
     this.#options.metrics?.wsTokenRenewals.inc({ endpoint, outcome: "refused" });
+    this.#options.trace.span?.event("renewal", { outcome: "refused" });
     this.#sink.errorFrame(renewalRefusedFrameText(error, this.#options.trace.traceId));
   }
 
@@ -178,6 +191,7 @@ export class StreamSession {
   #open(request: unknown): Observable<string> {
     const { endpoint, token, fanout, trace } = this.#options;
     const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token, trace) : undefined;
+    this.#upstream = share === undefined ? "own" : "shared";
     if (fanout === undefined || share === undefined)
       return endpoint.open(request, token, this.#sink.demand$, this.#renewed, trace);
     const offsetOf = endpoint.offsetOf;
@@ -187,6 +201,7 @@ export class StreamSession {
       token,
       renewed$: this.#renewed,
       demand$: this.#sink.demand$,
+      ...(trace.span ? { told: trace.span } : {}),
       source: {
         // The shared call carries the trace of the subscriber whose source opens it.
         open: (request, token, demand$) => endpoint.open(request, token, demand$, undefined, trace),
@@ -244,13 +259,23 @@ export class StreamSession {
     }
     this.#sink.socketClosed();
     this.#subscription?.unsubscribe();
+    const reason = this.#reason ?? "unsubscribed";
+    this.#options.span?.end(
+      {
+        "ledger_gateway.stream.upstream": this.#upstream ?? "none",
+        "ledger_gateway.stream.elements": this.#sink.delivered,
+        "ledger_gateway.stream.end_reason": reason,
+        "ledger_gateway.stream.close_code": code,
+      },
+      reason === "error" ? "error" : undefined,
+    );
     const endpoint = this.#options.endpoint.path;
     const metrics = this.#options.metrics;
     if (metrics === undefined) return;
     const seconds = Number(process.hrtime.bigint() - this.#started) / 1e9;
     metrics.wsStreamsOpen.dec({ endpoint });
     metrics.wsCloses.inc({ endpoint, code: closeCodeLabel(code) });
-    metrics.recordStreamEnd(endpoint, "ws", this.#reason ?? "unsubscribed", seconds);
+    metrics.recordStreamEnd(endpoint, "ws", reason, seconds);
   }
 
   #logFailure(error: unknown): void {

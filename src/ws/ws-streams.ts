@@ -21,10 +21,12 @@ import {
   traced,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { type TraceContext, traceContextOf } from "../ledger/trace-context.js";
+import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import { clientTraceContext, freshTraceContext, type TraceContext } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
-import type { SessionLimits } from "./stream-session.js";
+import type { SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { StreamSession } from "./stream-session.js";
 import { wsAuth } from "./ws-auth.js";
 
@@ -49,6 +51,8 @@ export interface WsStreamsOptions {
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs?: number;
   metrics?: GatewayMetrics;
+  /** Spans exported (OpenTelemetry): one per subscription; absent: none made. */
+  tracing?: Tracing;
   log: Logger;
   /** The gateway's own token verification (auth.mode), run before the upgrade too. */
   tokenRefusal?: GatewayTokenRefusal;
@@ -74,8 +78,10 @@ export interface WsStreamsHandle {
 interface SocketData {
   endpoint: StreamEndpoint;
   token: string | undefined;
-  /** The upgrade request's trace context, or a fresh one. */
+  /** The upgrade request's trace context, or a fresh one; its span's, with tracing on. */
   trace: TraceContext;
+  /** The subscription's span, with tracing on: from the upgrade request to the close. */
+  span: SubscriptionSpan | undefined;
   /** The client offered permessage-deflate and the route has it on: uWS negotiated it. */
   compressed: boolean;
   session?: StreamSession;
@@ -131,12 +137,13 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     open: (ws) => {
       sockets.add(ws);
       pinger.add(ws);
-      const { endpoint, token, compressed, trace } = ws.getUserData();
+      const { endpoint, token, compressed, trace, span } = ws.getUserData();
       ws.getUserData().session = new StreamSession(ws, {
         endpoint,
         token,
         compressed,
         trace,
+        ...(span ? { span } : {}),
         validator: options.validator,
         limits: options.limits,
         metrics: options.metrics,
@@ -193,13 +200,15 @@ function upgrade(
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");
-  const trace = traceContextOf(req.getHeader("traceparent"), req.getHeader("tracestate"));
+  const client = clientTraceContext(req.getHeader("traceparent"), req.getHeader("tracestate"));
+  const span = subscriptionSpan(options.tracing, client, endpoint, auth?.token);
+  const trace = span?.trace ?? client ?? freshTraceContext();
   if (options.cors !== undefined && !options.cors.allows(origin)) {
-    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)), trace);
+    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)), trace, span);
     return;
   }
   if (auth === undefined) {
-    refuse(res, endpoint, options, missingTokenAnswer(), trace);
+    refuse(res, endpoint, options, missingTokenAnswer(), trace, span);
     return;
   }
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
@@ -208,11 +217,15 @@ function upgrade(
     aborted = true;
   });
   void admission(auth.token, endpoint, options, trace).then((refusal) => {
-    if (aborted) return;
-    if (refusal !== undefined) {
-      res.cork(() => refuse(res, endpoint, options, refusal, trace));
+    if (aborted) {
+      span?.end({ "http.response.status_code": 499 });
       return;
     }
+    if (refusal !== undefined) {
+      res.cork(() => refuse(res, endpoint, options, refusal, trace, span));
+      return;
+    }
+    trace.span?.event("admission", { outcome: "admitted", at: "upgrade" });
     // Not inside res.cork, although uWS asks for it: uWebSockets.js 3.0.6's cork() does not
     // notice that its callback upgraded the socket when the poll's realloc kept its address,
     // and then runs its HTTP keep-alive logic on the WebSocket, reading the HTTP state from
@@ -222,7 +235,7 @@ function upgrade(
     // uWS prints its corking warning on stderr.
     const compressed = (options.compression ?? "off") !== "off" && /permessage-deflate/i.test(extensions);
     res.upgrade<SocketData>(
-      { endpoint, token: auth.token, compressed, trace },
+      { endpoint, token: auth.token, compressed, trace, span },
       key,
       auth.protocol,
       extensions,
@@ -246,8 +259,13 @@ function refuse(
   options: WsStreamsOptions,
   answer: ErrorAnswer,
   trace: TraceContext,
+  span: SubscriptionSpan | undefined,
 ): void {
   options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0);
+  span?.end(
+    { "http.response.status_code": answer.status },
+    answer.status >= 500 ? String(answer.status) : undefined,
+  );
   res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
   if (answer.kind === "json") {
     const body = traced(answer.body, trace.traceId);
@@ -277,4 +295,24 @@ async function admission(
   } catch (error) {
     return errorAnswer(error);
   }
+}
+
+/** A subscription's span, named by its endpoint and user (the token's subject, never the token). */
+function subscriptionSpan(
+  tracing: Tracing | undefined,
+  client: TraceContext | undefined,
+  endpoint: StreamEndpoint,
+  token: string | undefined,
+): SubscriptionSpan | undefined {
+  if (tracing === undefined) return undefined;
+  const span: GatewaySpan = tracing.subscription(client);
+  const user = token === undefined ? undefined : decodeTokenClaims(token)?.subject;
+  const named = {
+    "ledger_gateway.stream.endpoint": endpoint.path,
+    ...(user === undefined ? {} : { "enduser.id": user }),
+  };
+  return {
+    trace: span.trace,
+    end: (attributes, error) => span.end(`WebSocket ${endpoint.path}`, { ...named, ...attributes }, error),
+  };
 }
