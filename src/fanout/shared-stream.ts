@@ -222,6 +222,7 @@ export class SharedStream {
       error: (error: unknown) => this.#fail(member, error),
     });
     member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
+    request.position?.(() => ({ last: member.last, newest: this.#position }));
     this.#rotateBeforeExpiry();
     return () => this.#leave(member);
   }

@@ -60,6 +60,11 @@ export interface MemberRequest {
   readonly renewed$?: Observable<string>;
   /** The subscriber's readiness (its socket below its high-water mark). */
   readonly demand$: Observable<boolean>;
+  /**
+   * Given, once the subscriber joined, a reader of where it stands: the offset of the last
+   * element it was handed and of the upstream's last (for lag metrics, read when they are asked).
+   */
+  readonly position?: (read: () => { readonly last: number; readonly newest: number }) => void;
   /** Told what happens to this subscriber as it happens (its span's events). */
   readonly told?: MemberEvents;
 }

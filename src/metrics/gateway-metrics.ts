@@ -16,6 +16,7 @@ import {
 import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
+import { type LagSource, SubscriberLagGauges } from "./subscriber-lag.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
 
@@ -194,6 +195,9 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** How far WebSocket subscribers are behind, in bytes and offsets, measured at scrape. */
+  readonly subscriberLag = new SubscriberLagGauges(this.registry);
+
   readonly streamResumes = new Counter({
     name: "ledger_gateway_stream_resumes_total",
     help: "Ledger calls of streams reopened from their last delivered offset after the ledger connection was lost, by endpoint and cause (goaway, keepalive, connection, ledger)",
@@ -315,6 +319,7 @@ export class GatewayMetrics {
     for (const endpoint of known.streamEndpoints) {
       this.wsStreamsOpen.set({ endpoint }, 0);
       this.#declareFanout(endpoint);
+      this.subscriberLag.declare(endpoint);
       this.wsBackpressurePauses.inc({ endpoint }, 0);
       for (const cause of LEDGER_LOSS_CAUSES) this.streamResumes.inc({ endpoint, cause }, 0);
       this.streamResumeSeconds.zero({ endpoint });
@@ -362,6 +367,11 @@ export class GatewayMetrics {
       detached: (endpoint) => this.fanoutDetaches.inc({ endpoint }),
       admission: (endpoint, outcome) => this.fanoutAdmissions.inc({ endpoint, outcome }),
     };
+  }
+
+  /** A WebSocket subscriber, measured by the lag gauges at every scrape until the returned function is called. */
+  trackSubscriber(endpoint: string, source: LagSource): () => void {
+    return this.subscriberLag.track(endpoint, source);
   }
 
   /** `ledger_gateway_ledger_ready` asks `probe` at every scrape (LedgerClient.isReady). */

@@ -8,6 +8,7 @@ import {
   traced,
   withResumeOffset,
 } from "../errors/index.js";
+import type { SubscriberLag } from "../metrics/subscriber-lag.js";
 import { DemandGate } from "../streams/demandGate.js";
 
 /** What the sink needs of a uWS WebSocket: narrow, so that the socket layer stays thin. */
@@ -63,6 +64,14 @@ export interface SocketSinkOptions {
    * what left uWS's buffer is counted in the bytes each send added to it.
    */
   compressed?: boolean;
+}
+
+/** Where a subscriber stands in its stream, as a fan-out's shared stream knows it. */
+export interface SharedPosition {
+  /** The offset of the last element handed to the subscriber. */
+  readonly last: number;
+  /** The offset of the last element of the shared upstream. */
+  readonly newest: number;
 }
 
 /** A last error frame that names the offset to resume after, and the close that follows it. */
@@ -130,6 +139,10 @@ export class SocketSink {
   #head = 0;
   #delivered = 0;
   #bytes = 0;
+  /** A fan-out member's position, from its shared stream (see {@link followShared}). */
+  #shared: (() => SharedPosition) | undefined;
+  /** The last element whose offset the lag was read from, and that offset: parsed once. */
+  #measured: { element: Uint8Array | string; offset: number | undefined } | undefined;
 
   constructor(socket: FrameSocket, options: SocketSinkOptions) {
     this.#socket = socket;
@@ -150,6 +163,31 @@ export class SocketSink {
   /** Element frames handed to uWS, delivered or still buffered there. */
   get sent(): number {
     return this.#sent;
+  }
+
+  /**
+   * What the subscriber was sent and has not taken (uWS's buffer and the sink's queue), and the
+   * offset of the last element it was sent, for the lag gauges: read at scrape, so that the
+   * elements' path pays nothing for them. A fan-out member's offsets come from its shared stream,
+   * which knows them already (and its upstream's newest); another's from its last element,
+   * parsed once.
+   */
+  lag(): SubscriberLag {
+    if (this.#closed) return { bytes: 0 };
+    let bytes = this.#socket.getBufferedAmount();
+    for (const item of this.#queue) {
+      if (typeof item === "string") bytes += Buffer.byteLength(item);
+      else if (item instanceof Uint8Array) bytes += item.byteLength;
+    }
+    const shared = this.#shared?.();
+    if (shared !== undefined) return { bytes, offset: shared.last, newest: shared.newest };
+    const offset = this.#lastOffset();
+    return offset === undefined ? { bytes } : { bytes, offset };
+  }
+
+  /** The subscriber reads a fan-out's shared stream, which tells where it stands. */
+  followShared(position: () => SharedPosition): void {
+    this.#shared = position;
   }
 
   /**
@@ -396,6 +434,16 @@ export class SocketSink {
     this.#closing = { code: CLOSE_SLOW_CONSUMER, reason: slowConsumerCloseReason(cause, offset) };
     this.#gate.close();
     this.#clearDeadline();
+  }
+
+  #lastOffset(): number | undefined {
+    const last = this.#lastElement;
+    if (last === undefined) return undefined;
+    if (this.#measured?.element !== last) {
+      const offset = Number(this.#resumeOffset());
+      this.#measured = { element: last, offset: Number.isFinite(offset) ? offset : undefined };
+    }
+    return this.#measured.offset;
   }
 
   #resumeOffset(): string | number | undefined {

@@ -82,6 +82,7 @@ export class StreamSession {
   /** Tokens of the client's renewal frames, to be judged; and those the ledger admitted. */
   readonly #renewals = new Subject<string>();
   readonly #renewed = new Subject<string>();
+  readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
 
@@ -105,6 +106,7 @@ export class StreamSession {
       },
     });
     metrics?.wsStreamsOpen.inc({ endpoint });
+    this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     // A socket that never asks for anything would otherwise hold its place forever.
     const wait = options.queryFrameTimeoutMs ?? 0;
     if (wait > 0) {
@@ -201,6 +203,7 @@ export class StreamSession {
       token,
       renewed$: this.#renewed,
       demand$: this.#sink.demand$,
+      position: (read) => this.#sink.followShared(read),
       ...(trace.span ? { told: trace.span } : {}),
       source: {
         // The shared call carries the trace of the subscriber whose source opens it.
@@ -258,6 +261,7 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
+    this.#untrackLag?.();
     this.#subscription?.unsubscribe();
     const reason = this.#reason ?? "unsubscribed";
     this.#options.span?.end(

@@ -24,7 +24,8 @@ import { until } from "../support/until.js";
  * end, closed early, and read by a slow consumer that makes the gateway pause its ledger
  * call, identical open-ended subscriptions that share one ledger call: late joiners that
  * catch up and splice in, a slow one detached, the owner's leave handed over), a second
- * gateway with two worker threads serves requests for the per-worker series, Prometheus
+ * gateway with two worker threads serves requests for the per-worker series and a reader that
+ * stops reading until it is ended as a slow consumer, Prometheus
  * scrapes both every second, and every PromQL expression of every panel is
  * evaluated through Prometheus' HTTP API: each must return data, i.e. at least one series
  * with a finite value, and a rate panel a non-zero one (the load moved every counter). Grafana's variables become what Grafana would send: `$job` the job
@@ -128,7 +129,23 @@ describe("Grafana dashboard on Prometheus", {
       { observed: targets },
     );
     await load(gateway.port, sandbox, front);
-    workers = await startGatewayProcess(sandbox.port, ["--port", String(workersPort)], { workers: 2 });
+    // A short write deadline and small water marks: its stalled reader (workerLoad) is ended as a
+    // slow consumer within seconds. Not on the first gateway, whose fan-out reader must stay
+    // stopped until it is detached.
+    workers = await startGatewayProcess(
+      sandbox.port,
+      [
+        "--port",
+        String(workersPort),
+        "--websocket-config.write-deadline",
+        "1s",
+        "--websocket-config.high-water-mark",
+        "16384",
+        "--websocket-config.low-water-mark",
+        "4096",
+      ],
+      { workers: 2 },
+    );
     assert.equal(workers.port, workersPort);
     await until(async () => (await query(`count(up{job="${JOB}"} == 1)`))[0]?.value[1] === "2", {
       observed: targets,
@@ -367,7 +384,12 @@ async function submitTick(port: number, token: string, party: string, commandId:
   return res.status;
 }
 
-/** HTTP requests to the gateway with two workers, for the per-worker series. */
+/**
+ * HTTP requests to the gateway with two workers, for the per-worker series; and a reader of the
+ * whole preloaded range (some 10 MiB: more than the kernel's socket buffers take) that reads
+ * nothing: the gateway's buffer for it stays over its high-water mark past the write deadline,
+ * and it is ended as a slow consumer.
+ */
 async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> {
   const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 600 });
   for (let i = 0; i < 10; i++) {
@@ -377,6 +399,26 @@ async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> 
     await res.arrayBuffer();
     assert.equal(res.status, 200);
   }
+  const stalled = new OpenStream(`ws://127.0.0.1:${port}/v2/updates`, token, {
+    beginExclusive: 0,
+    endInclusive: sandbox.lastOffset,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  stalled.pause();
+  const ends = () =>
+    gatewayMetrics(port, 'ledger_gateway_stream_ends_total\\{[^}]*reason="slow_consumer"[^}]*\\}');
+  await until(async () => Object.values(await ends()).some((n) => n > 0), {
+    observed: async () => JSON.stringify(await ends()),
+  });
+  // Reading again, it finds the connection ended (1008, or 1006 when the gateway still held
+  // frames for it when it gave up waiting: those never reach it).
+  stalled.resume();
+  await stalled.closedWith();
 }
 
 /** The sum of a metric's series on a gateway's own /metrics. */
@@ -396,11 +438,15 @@ class OpenStream {
   readonly #socket: WebSocket;
   readonly #closed: Promise<number>;
   #transactions = 0;
+  #paused = false;
   #waiters: { count: number; resolve: () => void }[] = [];
 
   constructor(url: string, token: string, request: unknown) {
     this.#socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
-    this.#socket.on("open", () => this.#socket.send(JSON.stringify(request)));
+    this.#socket.on("open", () => {
+      this.#socket.send(JSON.stringify(request));
+      if (this.#paused) this.#socket.pause();
+    });
     this.#closed = new Promise((resolve) => this.#socket.on("close", (code) => resolve(code)));
     this.#socket.on("error", () => undefined);
     this.#socket.on("message", (data: Buffer) => {
@@ -415,13 +461,24 @@ class OpenStream {
     });
   }
 
-  /** Stops reading the socket (ws's pause: its own flow control does not resume it): the gateway's buffer for it fills up. */
+  /**
+   * Stops reading the socket (ws's pause: its own flow control does not resume it), at once or,
+   * before the socket is open (where ws ignores a pause), as it opens: the gateway's buffer for
+   * it fills up.
+   */
   pause(): void {
-    this.#socket.pause();
+    this.#paused = true;
+    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.pause();
   }
 
   resume(): void {
+    this.#paused = false;
     this.#socket.resume();
+  }
+
+  /** The close code, once the gateway closed the stream. */
+  closedWith(): Promise<number> {
+    return this.#closed;
   }
 
   /** A token renewal frame. */

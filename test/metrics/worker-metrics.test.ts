@@ -89,6 +89,28 @@ describe("metrics of several workers", () => {
     assert.equal(text.includes('ledger_gateway_worker_http_requests_total{worker="1"}'), false);
   });
 
+  it("merges the subscriber lag as the largest of the workers' maxima and the sum of their sums", async () => {
+    const [one, two] = [
+      new GatewayMetrics({ processMetrics: false }),
+      new GatewayMetrics({ processMetrics: false }),
+    ];
+    for (const metrics of [one, two]) metrics.declare(KNOWN);
+    // A fan-out member 3 offsets behind its upstream, with 100 bytes unread.
+    one.trackSubscriber("/v2/updates", { lag: () => ({ bytes: 100, offset: 7, newest: 10 }) });
+    // On their own calls: the newest offset the worker saw handed on the endpoint is 20.
+    two.trackSubscriber("/v2/updates", { lag: () => ({ bytes: 40, offset: 20 }) });
+    two.trackSubscriber("/v2/updates", { lag: () => ({ bytes: 60, offset: 15 }) });
+    const { text } = await mergedWorkerExposition(
+      [await one.registry.getMetricsAsJSON(), await two.registry.getMetricsAsJSON()],
+      new Registry(),
+    );
+    const endpoint = '{endpoint="/v2/updates"}';
+    assert.equal(value(text, `ledger_gateway_subscriber_lag_max_bytes${endpoint}`), 100);
+    assert.equal(value(text, `ledger_gateway_subscriber_lag_bytes${endpoint}`), 200);
+    assert.equal(value(text, `ledger_gateway_subscriber_lag_max_offsets${endpoint}`), 5);
+    assert.equal(value(text, `ledger_gateway_subscriber_lag_offsets${endpoint}`), 8);
+  });
+
   it("says the ledger is ready only when every worker's probe got an answer", async () => {
     const probed = [true, false].map((ready) => {
       const metrics = new GatewayMetrics({ processMetrics: false });
