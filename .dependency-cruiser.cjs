@@ -10,6 +10,7 @@
  *   endpoints, auth, metrics, docs: anything below the transports
  *   http, ws: anything but each other | gateway.ts, then workers (its threads), cli.ts on top
  *   sandbox -> lf, proto, jwt
+ *   tracing: beside metrics; its OpenTelemetry module loaded lazily and alone in importing the SDK
  */
 
 /** The folders of src/ a layer may import besides itself, as one regular expression. */
@@ -61,6 +62,26 @@ module.exports = {
         "A dynamic import, so that a gateway in front of a real participant never loads the sandbox.",
       from: { path: "^src/cli\\.ts$" },
       to: { path: "^src/sandbox/", dependencyTypesNot: ["dynamic-import"] },
+    },
+
+    // Span export costs nothing unless it is asked for.
+    {
+      name: "tracing-sdk-loaded-lazily",
+      severity: "error",
+      comment:
+        "A dynamic import, so that a gateway started without OTEL_TRACES_EXPORTER never loads the " +
+        "OpenTelemetry SDK (src/tracing/start-tracing.ts decides).",
+      from: { path: "^src/" },
+      to: { path: "^src/tracing/otel-tracing\\.ts$", dependencyTypesNot: ["dynamic-import"] },
+    },
+    {
+      name: "only-otel-tracing-imports-opentelemetry",
+      severity: "error",
+      comment:
+        "The OpenTelemetry API and SDK stay in src/tracing/otel-tracing.ts: the rest of the gateway " +
+        "speaks TraceContext and the Tracing interface.",
+      from: { path: "^src/", pathNot: "^src/tracing/otel-tracing\\.ts$" },
+      to: { path: "node_modules/@opentelemetry/" },
     },
 
     // Transports and what is beneath them.

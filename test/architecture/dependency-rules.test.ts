@@ -98,6 +98,11 @@ describe("dependency rules", () => {
       { rule: "no-unresolvable-imports", from: "src/docs/openapi-document.ts", to: "./missing.js" },
       { rule: "only-cli-imports-gateway", from: "src/endpoints/route.ts", to: "src/gateway.ts" },
       {
+        rule: "only-otel-tracing-imports-opentelemetry",
+        from: "src/tracing/tracing.ts",
+        to: "node_modules/@opentelemetry/api/build/src/index.d.ts",
+      },
+      {
         rule: "only-the-top-imports-transports",
         from: "src/auth/gateway-auth.ts",
         to: "src/http/list-twin.ts",
@@ -113,6 +118,11 @@ describe("dependency rules", () => {
         rule: "streams-imports-only-errors",
         from: "src/streams/idle-timeout.ts",
         to: "src/ledger/client.ts",
+      },
+      {
+        rule: "tracing-sdk-loaded-lazily",
+        from: "src/tracing/start-tracing.ts",
+        to: "src/tracing/otel-tracing.ts",
       },
       {
         rule: "transports-never-import-each-other",
@@ -144,9 +154,9 @@ describe("dependency rules", () => {
     );
   });
 
-  it("passes a tree that keeps the layers, including cli's lazy start of the sandbox worker", () => {
+  it("passes a tree that keeps the layers, including the lazy loads of the sandbox worker and the tracing SDK", () => {
     const run = cruise("clean");
     deepStrictEqual(run.violations, []);
-    equal(run.modules, 20);
+    equal(run.modules, 23);
   });
 });
