@@ -15,7 +15,10 @@ import {
 } from "../fanout/subscription.js";
 import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
+import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
+import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
+import { openMetricsExposition } from "./open-metrics.js";
 import { type LagSource, SubscriberLagGauges } from "./subscriber-lag.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
@@ -63,7 +66,19 @@ export function addProcessMetrics(registry: Registry): void {
 
 /** The HTTP series of one route template and method. */
 export interface HttpRecorder {
-  record(status: number, seconds: number): void;
+  /** `traceId`: the request's trace, the exemplar of the duration's bucket (OpenMetrics scrapes show it). */
+  record(status: number, seconds: number, traceId?: string): void;
+}
+
+const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const CALL_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120,
+];
+
+/** A bound series of the call histogram and its buckets' exemplars. */
+interface CallSeries {
+  readonly duration: Histogram.Internal<"method" | "code">;
+  readonly exemplars: BucketExemplars;
 }
 
 /** The label values known before the first request, for {@link GatewayMetrics.declare}. */
@@ -84,7 +99,7 @@ export interface KnownLabels {
 export class GatewayMetrics {
   readonly registry = new Registry();
   /** Bound series of gRPC calls: `Service/Method` -> code -> histogram child. */
-  readonly #calls = new Map<string, Map<string, Histogram.Internal<"method" | "code">>>();
+  readonly #calls = new Map<string, Map<string, CallSeries>>();
   /** Bound series of HTTP answers: route template -> method -> recorder. */
   readonly #http = new Map<string, Map<string, HttpRecorder>>();
 
@@ -99,8 +114,20 @@ export class GatewayMetrics {
     name: "ledger_gateway_http_request_duration_seconds",
     help: "Time from request to the last byte of the answer, by route template and method",
     labelNames: ["route", "method"] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    buckets: HTTP_BUCKETS,
     registers: [this.registry],
+  });
+
+  /**
+   * The latency histograms' exemplars (the trace of an observation, per bucket the newest), kept
+   * beside prom-client's histograms rather than in them: its exemplars need the registry to be
+   * OpenMetrics, which the Prometheus text would then no longer be, and cannot be recorded through
+   * a bound series.
+   */
+  readonly #httpExemplars = new HistogramExemplars({
+    name: "ledger_gateway_http_request_duration_seconds",
+    labelNames: ["route", "method"],
+    bounds: HTTP_BUCKETS,
   });
 
   readonly httpInFlight = new Gauge({
@@ -113,8 +140,14 @@ export class GatewayMetrics {
     name: "ledger_gateway_grpc_client_call_duration_seconds",
     help: "Duration of calls to the ledger's gRPC API, by method and gRPC status code",
     labelNames: ["method", "code"] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+    buckets: CALL_BUCKETS,
     registers: [this.registry],
+  });
+
+  readonly #callExemplars = new HistogramExemplars({
+    name: "ledger_gateway_grpc_client_call_duration_seconds",
+    labelNames: ["method", "code"],
+    bounds: CALL_BUCKETS,
   });
 
   readonly ledgerStreamsOpen = new Gauge({
@@ -388,7 +421,9 @@ export class GatewayMetrics {
         trace: call.trace,
         end: (outcome) => {
           if (call.streaming) this.ledgerStreamsOpen.dec({ method });
-          this.#callSeries(method, outcome.code).observe(outcome.seconds);
+          const series = this.#callSeries(method, outcome.code);
+          series.duration.observe(outcome.seconds);
+          if (call.trace !== undefined) series.exemplars.record(outcome.seconds, call.trace.traceId);
         },
       };
     };
@@ -398,7 +433,7 @@ export class GatewayMetrics {
    * Label lookups cost more than the observation itself (prom-client hashes the label object on
    * every call): each series is bound once, on its first call, and reused.
    */
-  #callSeries(method: string, code: string): Histogram.Internal<"method" | "code"> {
+  #callSeries(method: string, code: string): CallSeries {
     let codes = this.#calls.get(method);
     if (codes === undefined) {
       codes = new Map();
@@ -406,7 +441,10 @@ export class GatewayMetrics {
     }
     let series = codes.get(code);
     if (series === undefined) {
-      series = this.grpcDuration.labels({ method, code });
+      series = {
+        duration: this.grpcDuration.labels({ method, code }),
+        exemplars: this.#callExemplars.series({ method, code }),
+      };
       codes.set(code, series);
     }
     return series;
@@ -416,8 +454,8 @@ export class GatewayMetrics {
     this.ledgerRefusedCalls.inc({ reason });
   }
 
-  recordHttp(route: string, method: string, status: number, seconds: number): void {
-    this.httpRecorder(route, method).record(status, seconds);
+  recordHttp(route: string, method: string, status: number, seconds: number, traceId?: string): void {
+    this.httpRecorder(route, method).record(status, seconds, traceId);
   }
 
   /** The series of one route template and method, bound once: hold it for the route's requests. */
@@ -437,9 +475,10 @@ export class GatewayMetrics {
 
   #bindHttp(route: string, method: string): HttpRecorder {
     const duration = this.httpDuration.labels({ route, method });
+    const exemplars = this.#httpExemplars.series({ route, method });
     const classes = new Map<number, Counter.Internal>();
     return {
-      record: (status, seconds) => {
+      record: (status, seconds, traceId) => {
         const statusClass = Math.floor(status / 100);
         let requests = classes.get(statusClass);
         if (requests === undefined) {
@@ -448,6 +487,7 @@ export class GatewayMetrics {
         }
         requests.inc();
         duration.observe(seconds);
+        if (traceId !== undefined) exemplars.record(seconds, traceId);
       },
     };
   }
@@ -472,7 +512,20 @@ export class GatewayMetrics {
     this.streamDuration.observe({ endpoint, transport, reason }, seconds);
   }
 
-  async exposition(): Promise<{ contentType: string; text: string }> {
-    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  /**
+   * The registry's metrics as data, with the latency histograms' exemplars on their buckets: what
+   * an OpenMetrics exposition writes, and what a worker thread sends the main thread to merge.
+   */
+  async snapshot(): Promise<MetricJson[]> {
+    const metrics: MetricJson[] = await this.registry.getMetricsAsJSON();
+    this.#httpExemplars.attach(metrics);
+    this.#callExemplars.attach(metrics);
+    return metrics;
+  }
+
+  /** The /metrics text in the format the scraper asked for (see expositionFormatOf). */
+  async exposition(format: ExpositionFormat = "prometheus"): Promise<{ contentType: string; text: string }> {
+    if (format === "openmetrics") return openMetricsExposition(await this.snapshot());
+    return { contentType: EXPOSITION_CONTENT_TYPES.prometheus, text: await this.registry.metrics() };
   }
 }

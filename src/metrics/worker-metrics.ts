@@ -1,14 +1,13 @@
-import {
-  AggregatorRegistry,
-  Counter,
-  Gauge,
-  type MetricObjectWithValues,
-  type MetricValue,
-  Registry,
-} from "prom-client";
+import { AggregatorRegistry, Counter, Gauge, Registry } from "prom-client";
+import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
+import type { Exemplar, MetricJson } from "./histogram-exemplars.js";
+import { openMetricsExposition } from "./open-metrics.js";
 
-/** One worker's registry as `registry.getMetricsAsJSON()` gives it: plain data, sent between threads. */
-export type WorkerMetricsJson = MetricObjectWithValues<MetricValue<string>>[];
+/**
+ * One worker's registry as GatewayMetrics.snapshot() gives it (`getMetricsAsJSON()` with the
+ * latency histograms' exemplars): plain data, sent between threads.
+ */
+export type WorkerMetricsJson = MetricJson[];
 
 const sumOf = (metrics: WorkerMetricsJson, name: string): number =>
   metrics.find((metric) => metric.name === name)?.values.reduce((sum, { value }) => sum + value, 0) ?? 0;
@@ -26,11 +25,15 @@ const sumOf = (metrics: WorkerMetricsJson, name: string): number =>
  * and `ledger_gateway_worker_up{worker}`, 0 for a worker that did not answer the scrape in time
  * (its series are then missing from the sums).
  *
+ * In OpenMetrics (`format`), each histogram bucket keeps the newest exemplar any worker had for it
+ * (the aggregation itself drops them).
+ *
  * @param perWorker index i is worker i + 1's metrics; undefined: that worker did not answer
  */
 export async function mergedWorkerExposition(
   perWorker: readonly (WorkerMetricsJson | undefined)[],
   processRegistry: Registry,
+  format: ExpositionFormat = "prometheus",
 ): Promise<{ contentType: string; text: string }> {
   const answered = perWorker.filter((metrics): metrics is WorkerMetricsJson => metrics !== undefined);
   const merged = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(answered);
@@ -60,6 +63,38 @@ export async function mergedWorkerExposition(
     requests.inc({ worker }, sumOf(metrics, "ledger_gateway_http_requests_total"));
     streams.set({ worker }, sumOf(metrics, "ledger_gateway_ws_streams_open"));
   });
+  if (format === "openmetrics") {
+    const metrics: MetricJson[] = await merged.getMetricsAsJSON();
+    attachNewestExemplars(metrics, answered);
+    // The process registry is read as data too: written as OpenMetrics itself, prom-client would
+    // rename its live counters (see openMetricsExposition).
+    metrics.push(...(await byWorker.getMetricsAsJSON()), ...(await processRegistry.getMetricsAsJSON()));
+    return openMetricsExposition(metrics);
+  }
   const all = Registry.merge([merged, byWorker, processRegistry]);
-  return { contentType: all.contentType, text: await all.metrics() };
+  return { contentType: EXPOSITION_CONTENT_TYPES.prometheus, text: await all.metrics() };
+}
+
+/** Each histogram bucket of `merged` gets the newest of the workers' exemplars for it. */
+function attachNewestExemplars(merged: MetricJson[], perWorker: readonly WorkerMetricsJson[]): void {
+  const key = (name: string, labels: object) =>
+    `${name} ${JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+  const newest = new Map<string, Exemplar>();
+  for (const metrics of perWorker) {
+    for (const metric of metrics) {
+      for (const { exemplar, labels } of metric.values) {
+        if (exemplar == null) continue;
+        const bucket = key(metric.name, labels);
+        const known = newest.get(bucket);
+        if (known === undefined || exemplar.timestamp > known.timestamp) newest.set(bucket, exemplar);
+      }
+    }
+  }
+  if (newest.size === 0) return;
+  for (const metric of merged) {
+    for (const value of metric.values) {
+      const exemplar = newest.get(key(metric.name, value.labels));
+      if (exemplar !== undefined) value.exemplar = exemplar;
+    }
+  }
 }

@@ -9,6 +9,7 @@ import {
   type RunningGateway,
   startGateway,
 } from "../gateway.js";
+import type { ExpositionFormat } from "../metrics/exposition-format.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
 import { gatewayLogger } from "./gateway-logger.js";
@@ -60,7 +61,8 @@ type FromWorker =
       message: string;
       listen?: { address: string; port: number; reason: string; code?: string };
     }
-  | { type: "scrape"; id: number }
+  /** `format`: what the scraper's Accept asked for. */
+  | { type: "scrape"; id: number; format: ExpositionFormat }
   | { type: "collected"; id: number; metrics: WorkerMetricsJson | undefined }
   | { type: "stopped" };
 
@@ -94,7 +96,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     number,
     { results: (WorkerMetricsJson | undefined)[]; left: number; done: () => void }
   >();
-  const scrape = async (requester: Worker, scrapeId: number) => {
+  const scrape = async (requester: Worker, scrapeId: number, format: ExpositionFormat) => {
     const id = nextCollect++;
     const results: (WorkerMetricsJson | undefined)[] = new Array(workers.length);
     // A worker that does not answer in time is reported down, not the whole scrape failed.
@@ -112,7 +114,11 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     for (const worker of workers) send(worker, { type: "collect", id });
     try {
       await all;
-      const { text, contentType } = await mergedWorkerExposition(Array.from(results), processRegistry);
+      const { text, contentType } = await mergedWorkerExposition(
+        Array.from(results),
+        processRegistry,
+        format,
+      );
       send(requester, { type: "scraped", id: scrapeId, text, contentType });
     } catch (error) {
       send(requester, { type: "scraped", id: scrapeId, error: String(error) });
@@ -147,7 +153,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
               );
               break;
             case "scrape":
-              void scrape(worker, message.id);
+              void scrape(worker, message.id, message.format);
               break;
             case "collected": {
               const pending = collecting.get(message.id);
@@ -221,7 +227,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
   port.on("message", (message: ToWorker) => {
     switch (message.type) {
       case "collect":
-        void (gateway?.metrics?.registry.getMetricsAsJSON() ?? Promise.resolve(undefined)).then(
+        void (gateway?.metrics?.snapshot() ?? Promise.resolve(undefined)).then(
           (metrics) => post({ type: "collected", id: message.id, metrics }),
           () => post({ type: "collected", id: message.id, metrics: undefined }),
         );
@@ -246,7 +252,8 @@ async function runInWorker(data: WorkerData): Promise<void> {
       listen: "shared",
       worker: data.id,
       processMetrics: false,
-      metricsExposition: () =>
+      // The metrics route passes the scraper's format (GatewayOptions declares the hook without it).
+      metricsExposition: (format: ExpositionFormat = "prometheus") =>
         new Promise((resolve, reject) => {
           const id = nextScrape++;
           scrapes.set(id, (answer) =>
@@ -254,7 +261,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
               ? resolve({ text: answer.text, contentType: answer.contentType })
               : reject(new Error(answer.error ?? "metrics scrape failed")),
           );
-          post({ type: "scrape", id });
+          post({ type: "scrape", id, format });
         }),
     });
   } catch (error) {

@@ -8,7 +8,7 @@ import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
 interface Panel {
   type: string;
   title: string;
-  targets?: { expr: string }[];
+  targets?: { expr: string; exemplar?: boolean }[];
 }
 
 const dashboard = JSON.parse(readFileSync("grafana/dashboards/ledger-json-gateway.json", "utf8")) as {
@@ -40,6 +40,16 @@ describe("Grafana dashboard", () => {
       const family = families.has(name) ? name : name.replace(HISTOGRAM_SUFFIX, "");
       assert.ok(families.has(family), `${name} is not exposed by the gateway`);
     }
+  });
+
+  it("shows the exemplars of the latency histograms that carry them (the trace of a request or call)", () => {
+    const quantiles = dashboard.panels
+      .flatMap((p) => p.targets ?? [])
+      .filter((t) =>
+        /histogram_quantile\(0\.99, .*_(http_request|grpc_client_call)_duration_seconds_bucket/.test(t.expr),
+      );
+    assert.equal(quantiles.length, 2, "HTTP p99 by route, upstream call p99 by method");
+    for (const target of quantiles) assert.equal(target.exemplar, true, target.expr);
   });
 
   it("shows every metric of the gateway's own", async () => {

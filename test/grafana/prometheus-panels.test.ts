@@ -70,8 +70,10 @@ describe("Grafana dashboard on Prometheus", {
   let prom: ChildProcess;
   let promUrl: string;
   let dir: string;
+  let started: number;
 
   before(async () => {
+    started = Date.now();
     dir = mkdtempSync(join(tmpdir(), "prometheus-"));
     sandbox = await startSandboxProcess(2000, 4096);
     // Small water marks so that a slow reader pauses the ledger call within a few frames; a short
@@ -115,6 +117,8 @@ describe("Grafana dashboard on Prometheus", {
         `--storage.tsdb.path=${join(dir, "data")}`,
         `--web.listen-address=127.0.0.1:${promPort}`,
         "--log.level=warn",
+        // Exemplars (the trace ids on the latency histograms' buckets) are kept only with it.
+        "--enable-feature=exemplar-storage",
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
@@ -151,6 +155,8 @@ describe("Grafana dashboard on Prometheus", {
       observed: targets,
     });
     await workerLoad(workers.port, sandbox);
+    // Last, so that no later observation takes their buckets' exemplars before the next scrape.
+    for (const port of [gateway.port, workers.port]) await tracedRequest(port, sandbox);
     // Every counter's last step is in once both gateways were scraped again after the load (a
     // scrape interval later: what a worker thread counted reaches its gateway's registry first).
     const loadEnd = Date.now() / 1000 + 1;
@@ -183,6 +189,44 @@ describe("Grafana dashboard on Prometheus", {
     };
     assert.equal(body.status, "success", `${expr}: ${body.error}`);
     return body.data?.result ?? [];
+  }
+
+  /** The exemplars Prometheus stored for the series `selector` selects since the test began, by instance. */
+  async function exemplars(selector: string): Promise<Map<string, string[]>> {
+    const range = `start=${Math.floor(started / 1000) - 60}&end=${Math.ceil(Date.now() / 1000) + 60}`;
+    const res = await fetch(
+      `${promUrl}/api/v1/query_exemplars?query=${encodeURIComponent(selector)}&${range}`,
+    );
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data?: { seriesLabels: Record<string, string>; exemplars: { labels: Record<string, string> }[] }[];
+    };
+    assert.equal(body.status, "success", `${selector}: ${body.error}`);
+    const byInstance = new Map<string, string[]>();
+    for (const { seriesLabels, exemplars } of body.data ?? []) {
+      const instance = seriesLabels.instance ?? "";
+      const traces = byInstance.get(instance) ?? [];
+      traces.push(...exemplars.map((e) => e.labels.trace_id ?? "(none)"));
+      byInstance.set(instance, traces);
+    }
+    return byInstance;
+  }
+
+  for (const [histogram, series] of [
+    ["ledger_gateway_grpc_client_call_duration_seconds", 'method="VersionService/GetLedgerApiVersion"'],
+    ["ledger_gateway_http_request_duration_seconds", 'route="/v2/version"'],
+  ]) {
+    it(`stores exemplars of ${histogram} whose trace_id is the trace of the request sent with a traceparent`, async () => {
+      const stored = await exemplars(`${histogram}_bucket{job="${JOB}",${series}}`);
+      for (const port of [gateway.port, workers.port]) {
+        const traces = stored.get(`127.0.0.1:${port}`) ?? [];
+        assert.ok(
+          traces.includes(TRACE_ID),
+          `127.0.0.1:${port}: ${JSON.stringify(Object.fromEntries(stored))}`,
+        );
+      }
+    });
   }
 
   it("scrapes the gateways (targets up)", async () => {
@@ -361,6 +405,18 @@ async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox):
   await until(async () => (await fanout("upstreams")) === 0, { observed });
   assert.ok((await fanout("joins_total")) >= 3, `three joins; ${await observed()}`);
   assert.ok((await fanout("catch_ups_total")) >= 3, `two late joins and a detach; ${await observed()}`);
+}
+
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+/** A request with the client's trace context, whose ledger call carries it too. */
+async function tracedRequest(port: number, sandbox: RunningSandbox): Promise<void> {
+  const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "test", expiresInSeconds: 600 });
+  const res = await fetch(`http://127.0.0.1:${port}/v2/version`, {
+    headers: { authorization: `Bearer ${token}`, traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+  });
+  await res.arrayBuffer();
+  assert.equal(res.status, 200);
 }
 
 async function submitTick(port: number, token: string, party: string, commandId: string, payload: string) {

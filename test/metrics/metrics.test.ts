@@ -24,6 +24,12 @@ function sample(text: string, series: string): number | undefined {
 
 const promtool = await debianBinary("promtool", "prometheus");
 
+/** What Prometheus sends by default: OpenMetrics first. */
+const PROMETHEUS_ACCEPT =
+  "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
+
 describe("/metrics", () => {
   let stack: Stack;
   let firstScrape: Response;
@@ -163,6 +169,46 @@ describe("/metrics", () => {
     }
     assert.equal(sample(text, series), 1);
     assert.ok(!text.includes('code="4321"'));
+  });
+
+  it("answers a scraper that asks for OpenMetrics, as Prometheus does, with OpenMetrics 1.0 whose buckets carry the traces of ledger calls", async () => {
+    await (await stack.request("/v2/version", { headers: { traceparent: TRACEPARENT } })).arrayBuffer();
+    const res = await stack.request("/metrics", { token: null, headers: { accept: PROMETHEUS_ACCEPT } });
+    assert.equal(
+      res.headers.get("content-type"),
+      "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    );
+    const text = await res.text();
+    assert.ok(text.endsWith("\n# EOF\n"));
+    // The call the request made to the ledger carried its trace: the newest in its bucket.
+    const exemplars = text
+      .split("\n")
+      .filter(
+        (line) =>
+          line.startsWith('ledger_gateway_grpc_client_call_duration_seconds_bucket{le="') &&
+          line.includes('method="VersionService/GetLedgerApiVersion",code="OK"}'),
+      )
+      .map((line) => /# \{trace_id="([0-9a-f]{32})"\} [0-9.e-]+ [0-9.]+$/.exec(line)?.[1])
+      .filter((traceId) => traceId !== undefined);
+    assert.ok(exemplars.includes(TRACE_ID), text.slice(0, 200));
+  });
+
+  it("serves overlapping scrapes in the format each asked for", async () => {
+    const accepts = [PROMETHEUS_ACCEPT, "*/*", PROMETHEUS_ACCEPT, "text/plain", PROMETHEUS_ACCEPT, "*/*"];
+    const answers = await Promise.all(
+      accepts.map(async (accept) => {
+        const res = await stack.request("/metrics", { token: null, headers: { accept } });
+        return { contentType: res.headers.get("content-type"), text: await res.text() };
+      }),
+    );
+    answers.forEach(({ contentType, text }, i) => {
+      const openMetrics = accepts[i] === PROMETHEUS_ACCEPT;
+      assert.equal(contentType?.startsWith("application/openmetrics-text"), openMetrics, accepts[i]);
+      assert.equal(text.endsWith("# EOF\n"), openMetrics);
+      // Counters keep their name in the Prometheus text, whatever OpenMetrics scrapes ran beside.
+      assert.equal(text.includes("# TYPE ledger_gateway_http_requests_total counter"), !openMetrics);
+      assert.equal(text.includes("# TYPE ledger_gateway_http_requests counter"), openMetrics);
+    });
   });
 
   it("passes promtool check metrics on a live scrape", {

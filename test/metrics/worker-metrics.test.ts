@@ -111,6 +111,48 @@ describe("metrics of several workers", () => {
     assert.equal(value(text, `ledger_gateway_subscriber_lag_offsets${endpoint}`), 8);
   });
 
+  it("keeps, per histogram bucket, the newest exemplar of any worker in OpenMetrics, and none in the Prometheus text", async () => {
+    const [one, two] = [
+      new GatewayMetrics({ processMetrics: false }),
+      new GatewayMetrics({ processMetrics: false }),
+    ];
+    for (const metrics of [one, two]) metrics.declare(KNOWN);
+    const [older, newer, alone] = ["1".repeat(32), "2".repeat(32), "3".repeat(32)];
+    one.recordHttp("/livez", "GET", 200, 0.003, older);
+    // Exemplars carry the time of their observation in milliseconds: the second is later.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    two.recordHttp("/livez", "GET", 200, 0.004, newer);
+    one.recordHttp("/livez", "GET", 200, 2, alone);
+    const snapshots = await Promise.all([one.snapshot(), two.snapshot()]);
+    const merged = await mergedWorkerExposition(snapshots, new Registry(), "openmetrics");
+    assert.equal(merged.contentType, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    assert.ok(merged.text.endsWith("\n# EOF\n"));
+    const bucket = (le: string) =>
+      merged.text
+        .split("\n")
+        .find((l) =>
+          l.startsWith(
+            `ledger_gateway_http_request_duration_seconds_bucket{le="${le}",route="/livez",method="GET"} `,
+          ),
+        );
+    assert.match(bucket("0.005") ?? "", new RegExp(` 2 # \\{trace_id="${newer}"\\} 0\\.004 `));
+    assert.match(bucket("2.5") ?? "", new RegExp(` 3 # \\{trace_id="${alone}"\\} 2 `));
+    assert.ok(!(bucket("0.001") ?? "").includes("#"));
+    assert.equal(value(merged.text, 'ledger_gateway_worker_up{worker="2"}'), 1);
+    assert.equal(
+      value(
+        merged.text,
+        'ledger_gateway_http_requests_total{route="/livez",method="GET",status_class="2xx"}',
+      ),
+      3,
+    );
+
+    const plain = await mergedWorkerExposition(snapshots, new Registry());
+    assert.equal(plain.contentType, "text/plain; version=0.0.4; charset=utf-8");
+    assert.ok(!plain.text.includes("trace_id"));
+    assert.ok(plain.text.includes("# TYPE ledger_gateway_http_requests_total counter"));
+  });
+
   it("says the ledger is ready only when every worker's probe got an answer", async () => {
     const probed = [true, false].map((ready) => {
       const metrics = new GatewayMetrics({ processMetrics: false });
