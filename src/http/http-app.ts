@@ -20,7 +20,12 @@ import {
   traced,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
-import { clientTraceContext, type TraceContext, traceContextOf } from "../ledger/trace-context.js";
+import {
+  clientTraceContext,
+  sampledTraceId,
+  type TraceContext,
+  traceContextOf,
+} from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { type ContentCoding, codingAccepted, compressed } from "./answer-compression.js";
@@ -184,6 +189,15 @@ class Exchange {
   get trace(): TraceContext {
     this.#trace ??= traceContextOf(...this.traceHeaders);
     return this.#trace;
+  }
+
+  /**
+   * The trace a latency exemplar names: a sampled one, which a tracing system records. A request
+   * without a traceparent and without a span has none, and makes no trace for it.
+   */
+  get exemplarTrace(): string | undefined {
+    if (this.#trace === undefined && this.traceHeaders[0] === "") return undefined;
+    return sampledTraceId(this.trace);
   }
 
   get signal(): AbortSignal {
@@ -398,7 +412,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
       closes: () => exchange.closes,
       writeHead: () => {
         const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
-        options.metrics?.recordHttp(route.path, route.method, 200, seconds);
+        options.metrics?.recordHttp(route.path, route.method, 200, seconds, exchange.exemplarTrace);
         writeStatusAndHeaders(exchange, 200);
         res.writeHeader("Content-Type", STREAM_FRAMINGS[answer.format].contentType);
         if (coding !== undefined) writeCoding(exchange, coding);
@@ -550,7 +564,7 @@ function finish(
 ): void {
   const status = "status" in answer && answer.status !== undefined ? answer.status : 200;
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
-  options.metrics?.recordHttp(routeLabel, method, status, seconds);
+  options.metrics?.recordHttp(routeLabel, method, status, seconds, exchange.exemplarTrace);
   exchange.endSpan(routeLabel, method, status);
   // JSON is serialised here, once, whether it goes out compressed or not.
   const written: Exclude<Answer, { kind: "json" }> =

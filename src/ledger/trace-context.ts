@@ -72,6 +72,16 @@ function randomHex(bytes: number): string {
   return pool.toString("hex", poolAt - bytes, poolAt);
 }
 
+/**
+ * The trace's id when it is sampled (the lowest bit of its flags): one a tracing system records,
+ * which a metric's exemplar may name. A fresh trace of the gateway's own is not sampled.
+ */
+export function sampledTraceId(trace: TraceContext): string | undefined {
+  // version-traceid-spanid-flags: the flags are the two hex digits at 53 in every version.
+  const flags = Number.parseInt(trace.traceparent.slice(53, 55), 16);
+  return (flags & 1) === 1 ? trace.traceId : undefined;
+}
+
 /** The headers of a ledger call that carries `trace`. */
 export function traceHeaders(trace: TraceContext | undefined): Record<string, string> | undefined {
   if (trace === undefined) return undefined;

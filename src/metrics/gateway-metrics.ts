@@ -15,6 +15,7 @@ import {
 } from "../fanout/subscription.js";
 import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
+import { sampledTraceId } from "../ledger/trace-context.js";
 import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
@@ -423,7 +424,8 @@ export class GatewayMetrics {
           if (call.streaming) this.ledgerStreamsOpen.dec({ method });
           const series = this.#callSeries(method, outcome.code);
           series.duration.observe(outcome.seconds);
-          if (call.trace !== undefined) series.exemplars.record(outcome.seconds, call.trace.traceId);
+          const traceId = call.trace === undefined ? undefined : sampledTraceId(call.trace);
+          if (traceId !== undefined) series.exemplars.record(outcome.seconds, traceId);
         },
       };
     };

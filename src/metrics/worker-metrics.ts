@@ -28,12 +28,18 @@ const sumOf = (metrics: WorkerMetricsJson, name: string): number =>
  * In OpenMetrics (`format`), each histogram bucket keeps the newest exemplar any worker had for it
  * (the aggregation itself drops them).
  *
- * @param perWorker index i is worker i + 1's metrics; undefined: that worker did not answer
+ * A worker that did not answer this scrape but an earlier one is summed with what it said then
+ * (`stale`): its counters stay where they were instead of dropping out of the sums, which
+ * Prometheus would read as a counter reset (and rates and increases would jump, twice).
+ *
+ * @param perWorker index i is worker i + 1's metrics; undefined: that worker never answered
+ * @param stale the indexes of `perWorker` whose metrics are from an earlier scrape
  */
 export async function mergedWorkerExposition(
   perWorker: readonly (WorkerMetricsJson | undefined)[],
   processRegistry: Registry,
   format: ExpositionFormat = "prometheus",
+  stale: ReadonlySet<number> = new Set(),
 ): Promise<{ contentType: string; text: string }> {
   const answered = perWorker.filter((metrics): metrics is WorkerMetricsJson => metrics !== undefined);
   const merged = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(answered);
@@ -58,7 +64,7 @@ export async function mergedWorkerExposition(
   });
   perWorker.forEach((metrics, i) => {
     const worker = String(i + 1);
-    up.set({ worker }, metrics === undefined ? 0 : 1);
+    up.set({ worker }, metrics === undefined || stale.has(i) ? 0 : 1);
     if (metrics === undefined) return;
     requests.inc({ worker }, sumOf(metrics, "ledger_gateway_http_requests_total"));
     streams.set({ worker }, sumOf(metrics, "ledger_gateway_ws_streams_open"));

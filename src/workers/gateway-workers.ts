@@ -96,6 +96,8 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     number,
     { results: (WorkerMetricsJson | undefined)[]; left: number; done: () => void }
   >();
+  // What each worker said at its last answered scrape: summed for it while it does not answer.
+  const lastAnswers: (WorkerMetricsJson | undefined)[] = new Array(workers.length);
   const scrape = async (requester: Worker, scrapeId: number, format: ExpositionFormat) => {
     const id = nextCollect++;
     const results: (WorkerMetricsJson | undefined)[] = new Array(workers.length);
@@ -114,11 +116,14 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
     for (const worker of workers) send(worker, { type: "collect", id });
     try {
       await all;
-      const { text, contentType } = await mergedWorkerExposition(
-        Array.from(results),
-        processRegistry,
-        format,
-      );
+      const stale = new Set<number>();
+      const answers = workers.map((_, i) => {
+        const answer = results[i];
+        if (answer !== undefined) lastAnswers[i] = answer;
+        else stale.add(i);
+        return answer ?? lastAnswers[i];
+      });
+      const { text, contentType } = await mergedWorkerExposition(answers, processRegistry, format, stale);
       send(requester, { type: "scraped", id: scrapeId, text, contentType });
     } catch (error) {
       send(requester, { type: "scraped", id: scrapeId, error: String(error) });

@@ -22,7 +22,12 @@ import {
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { decodeTokenClaims } from "../jwt/bearer-token.js";
-import { clientTraceContext, freshTraceContext, type TraceContext } from "../ledger/trace-context.js";
+import {
+  clientTraceContext,
+  freshTraceContext,
+  sampledTraceId,
+  type TraceContext,
+} from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
@@ -261,7 +266,7 @@ function refuse(
   trace: TraceContext,
   span: SubscriptionSpan | undefined,
 ): void {
-  options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0);
+  options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
   span?.end(
     { "http.response.status_code": answer.status },
     answer.status >= 500 ? String(answer.status) : undefined,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import { traceContextOf } from "../../src/ledger/trace-context.js";
+import { sampledTraceId, traceContextOf } from "../../src/ledger/trace-context.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
@@ -129,5 +129,14 @@ describe("the client's trace context on HTTP requests", () => {
     // An invalid parent drops the client's tracestate with it.
     assert.equal(traceContextOf("garbage", "congo=t61rcWkgMzE").tracestate, undefined);
     assert.match(traceContextOf("", "").traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  });
+
+  it("names a trace in exemplars only when it is sampled", () => {
+    assert.equal(sampledTraceId(traceContextOf(TRACEPARENT, "")), TRACE_ID);
+    assert.equal(sampledTraceId(traceContextOf(`00-${TRACE_ID}-00f067aa0ba902b7-00`, "")), undefined);
+    // Other flags besides sampled, and a later version's extra fields.
+    assert.equal(sampledTraceId(traceContextOf(`01-${TRACE_ID}-00f067aa0ba902b7-03-extra`, "")), TRACE_ID);
+    // The gateway's own fresh traces are not sampled.
+    assert.equal(sampledTraceId(traceContextOf("", "")), undefined);
   });
 });

@@ -89,6 +89,30 @@ describe("metrics of several workers", () => {
     assert.equal(text.includes('ledger_gateway_worker_http_requests_total{worker="1"}'), false);
   });
 
+  it("keeps a worker that stopped answering in the sums with what it said last, so no counter drops", async () => {
+    const [one, two] = [
+      new GatewayMetrics({ processMetrics: false }),
+      new GatewayMetrics({ processMetrics: false }),
+    ];
+    for (const metrics of [one, two]) metrics.declare(KNOWN);
+    one.recordHttp("/livez", "GET", 200, 0.001);
+    two.recordHttp("/livez", "GET", 200, 0.001);
+    const lastOfOne = await one.registry.getMetricsAsJSON();
+    two.recordHttp("/livez", "GET", 200, 0.001);
+    const { text } = await mergedWorkerExposition(
+      [lastOfOne, await two.registry.getMetricsAsJSON()],
+      new Registry(),
+      "prometheus",
+      new Set([0]),
+    );
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="1"}'), 0);
+    assert.equal(value(text, 'ledger_gateway_worker_up{worker="2"}'), 1);
+    assert.equal(
+      value(text, 'ledger_gateway_http_requests_total{route="/livez",method="GET",status_class="2xx"}'),
+      3,
+    );
+  });
+
   it("merges the subscriber lag as the largest of the workers' maxima and the sum of their sums", async () => {
     const [one, two] = [
       new GatewayMetrics({ processMetrics: false }),
