@@ -4,7 +4,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { Registry } from "prom-client";
 import { parse } from "yaml";
 import { ledgerStreamEndpoints } from "../../src/endpoints/ledger-streams.js";
 import type { RouteDeps } from "../../src/endpoints/route-deps.js";
@@ -12,9 +11,9 @@ import { probeRoutes } from "../../src/endpoints/routes/probe-routes.js";
 import type { LedgerClient } from "../../src/ledger/ledger-client.js";
 import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
 import { metricsRoute } from "../../src/metrics/metrics-route.js";
-import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import { projectRoot } from "../../src/proto/project-root.js";
+import { exposedFamilies, HISTOGRAM_SUFFIX } from "../support/exposed-metrics.js";
 import { debianBinary } from "./debian-package.js";
 
 /**
@@ -60,17 +59,6 @@ const rule = (name: string): AlertRule => {
 /** The alternatives of a rule's `route!~"..."` matchers, each one's set. */
 const excludedRoutes = (expr: string): string[][] =>
   [...expr.matchAll(/route!~"([^"]*)"/g)].map((m) => (m[1] as string).split("|").sort());
-
-const HISTOGRAM_SUFFIX = /_(bucket|count|sum)$/;
-const typed = (text: string) => [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string);
-
-/** Metric families the gateway exposes, with one thread and with several (as dashboard.test.ts). */
-async function exposedFamilies(): Promise<Set<string>> {
-  const { text } = await new GatewayMetrics().exposition();
-  const worker = await new GatewayMetrics({ processMetrics: false }).registry.getMetricsAsJSON();
-  const workers = await mergedWorkerExposition([worker, worker], new Registry());
-  return new Set([...typed(text), ...typed(workers.text)]);
-}
 
 /** Routes that are not the clients' traffic: the health probes and the Prometheus exposition. */
 function probeAndMetricsRoutes(): string[] {

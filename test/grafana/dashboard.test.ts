@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { Registry } from "prom-client";
-import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
-import { mergedWorkerExposition } from "../../src/metrics/worker-metrics.js";
+import { exposedFamilies, HISTOGRAM_SUFFIX } from "../support/exposed-metrics.js";
 
 interface Panel {
   type: string;
@@ -14,20 +12,6 @@ interface Panel {
 const dashboard = JSON.parse(readFileSync("grafana/dashboards/ledger-json-gateway.json", "utf8")) as {
   panels: Panel[];
 };
-const HISTOGRAM_SUFFIX = /_(bucket|count|sum)$/;
-
-const typed = (text: string) => [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string);
-
-/**
- * Metric families the gateway exposes, as Prometheus will see them: with one thread, and with
- * several (server.workers > 1 adds the per-worker series).
- */
-async function exposedFamilies(): Promise<Set<string>> {
-  const { text } = await new GatewayMetrics().exposition();
-  const worker = await new GatewayMetrics({ processMetrics: false }).registry.getMetricsAsJSON();
-  const workers = await mergedWorkerExposition([worker, worker], new Registry());
-  return new Set([...typed(text), ...typed(workers.text)]);
-}
 
 describe("Grafana dashboard", () => {
   it("queries only metrics the gateway exposes", async () => {

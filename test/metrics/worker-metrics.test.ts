@@ -16,6 +16,19 @@ const value = (text: string, series: string): number => {
   return Number(line.slice(series.length + 1));
 };
 
+/** Two workers' metrics, declared, each having answered one GET /livez. */
+function twoWorkersWithARequestEach(): [GatewayMetrics, GatewayMetrics] {
+  const workers: [GatewayMetrics, GatewayMetrics] = [
+    new GatewayMetrics({ processMetrics: false }),
+    new GatewayMetrics({ processMetrics: false }),
+  ];
+  for (const metrics of workers) {
+    metrics.declare(KNOWN);
+    metrics.recordHttp("/livez", "GET", 200, 0.001);
+  }
+  return workers;
+}
+
 describe("metrics of several workers", () => {
   it("sums every worker's series without a worker label, keeps per-worker totals, and the process metrics once", async () => {
     const workers = [
@@ -69,13 +82,7 @@ describe("metrics of several workers", () => {
   });
 
   it("reports a worker that did not answer the scrape as down and sums the others", async () => {
-    const [one, two] = [
-      new GatewayMetrics({ processMetrics: false }),
-      new GatewayMetrics({ processMetrics: false }),
-    ];
-    for (const metrics of [one, two]) metrics.declare(KNOWN);
-    one.recordHttp("/livez", "GET", 200, 0.001);
-    two.recordHttp("/livez", "GET", 200, 0.001);
+    const [one, two] = twoWorkersWithARequestEach();
     const { text } = await mergedWorkerExposition(
       [undefined, await two.registry.getMetricsAsJSON()],
       new Registry(),
@@ -90,13 +97,7 @@ describe("metrics of several workers", () => {
   });
 
   it("keeps a worker that stopped answering in the sums with what it said last, so no counter drops", async () => {
-    const [one, two] = [
-      new GatewayMetrics({ processMetrics: false }),
-      new GatewayMetrics({ processMetrics: false }),
-    ];
-    for (const metrics of [one, two]) metrics.declare(KNOWN);
-    one.recordHttp("/livez", "GET", 200, 0.001);
-    two.recordHttp("/livez", "GET", 200, 0.001);
+    const [one, two] = twoWorkersWithARequestEach();
     const lastOfOne = await one.registry.getMetricsAsJSON();
     two.recordHttp("/livez", "GET", 200, 0.001);
     const { text } = await mergedWorkerExposition(
