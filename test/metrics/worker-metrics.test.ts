@@ -82,7 +82,7 @@ describe("metrics of several workers", () => {
   });
 
   it("reports a worker that did not answer the scrape as down and sums the others", async () => {
-    const [one, two] = twoWorkersWithARequestEach();
+    const [, two] = twoWorkersWithARequestEach();
     const { text } = await mergedWorkerExposition(
       [undefined, await two.registry.getMetricsAsJSON()],
       new Registry(),
