@@ -18,7 +18,7 @@ const xmlText = (text: string) =>
   text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 
 /** 1234567 -> "1.23M", 0.8123 -> "0.812": three significant digits. */
-export function shortNumber(value: number): string {
+function shortNumber(value: number): string {
   const abs = Math.abs(value);
   if (abs >= 1e6) return `${(value / 1e6).toPrecision(3)}M`;
   if (abs >= 1e4) return `${(value / 1e3).toPrecision(3)}k`;

@@ -48,7 +48,7 @@ export interface FanoutPoint {
   compression?: CompressionFigures;
 }
 
-export interface CompressionFigures {
+interface CompressionFigures {
   /** Whether the gateway accepted the offer (websocket-config.compression on). */
   negotiated: boolean;
   /** Bytes the subscribers read off their TCP sockets per delivery, and the messages' own. */

@@ -39,7 +39,7 @@ export interface UpdateStreamResult {
   gatewayCost?: GatewayStreamCost;
 }
 
-export interface GatewayStreamCost {
+interface GatewayStreamCost {
   /**
    * Median over the counted runs of the gateway's CPU over one read / elements read; each window
    * holds one read of its transport, from the start of its request to the last element parsed.

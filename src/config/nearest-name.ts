@@ -2,7 +2,7 @@
  * Edit distance with adjacent transpositions (optimal string alignment): `prot` is one edit
  * from `port`, as a typist would count it.
  */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
   const d: number[][] = Array.from({ length: rows }, (_, i) =>

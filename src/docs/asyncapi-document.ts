@@ -12,7 +12,7 @@ export interface WsChannelDoc {
 }
 
 /** AsyncAPI 2.6.0 of the WebSocket endpoints, built from their table and schemas/components.json. */
-export function asyncApiDocument(
+function asyncApiDocument(
   channels: readonly WsChannelDoc[],
   components: SchemaComponents,
   pathPrefix: string,

@@ -3,11 +3,7 @@ import type { ParamSpec, Route } from "../endpoints/route.js";
 import type { SchemaComponents } from "../endpoints/schema-components.js";
 
 /** OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. */
-export function openApiDocument(
-  routes: readonly Route[],
-  components: SchemaComponents,
-  pathPrefix: string,
-): object {
+function openApiDocument(routes: readonly Route[], components: SchemaComponents, pathPrefix: string): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     const path = `${pathPrefix}${route.path}`;

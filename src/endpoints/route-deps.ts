@@ -12,7 +12,7 @@ export interface RouteDeps {
   resume: StreamResume;
 }
 
-export interface StreamResume {
+interface StreamResume {
   /** How long a stream is reopened after a loss (websocket-config.resume-window); 0: never. */
   windowMs: number;
   onResume?(endpoint: string, cause: LedgerLossCause, seconds: number): void;

@@ -8,7 +8,7 @@ import type { StreamFormat } from "./stream-format.js";
  */
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
-export type ParamType = "string" | "int32" | "int64" | "boolean" | "string[]" | "date-time";
+type ParamType = "string" | "int32" | "int64" | "boolean" | "string[]" | "date-time";
 
 export interface ParamSpec {
   readonly name: string;
@@ -22,7 +22,7 @@ export type BodySpec =
   /** Raw bytes (DAR uploads). */
   | { readonly kind: "bytes"; readonly contentType: "application/octet-stream" };
 
-export type ResponseSpec =
+type ResponseSpec =
   /** `streamedItems`: the schema of the elements the answer also streams, page after page, when Accept asks. */
   | { readonly kind: "json"; readonly schema: string; readonly streamedItems?: string }
   /** `streamed`: also as NDJSON and server-sent events, one element at a time, when Accept asks. */

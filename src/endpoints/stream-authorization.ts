@@ -202,7 +202,7 @@ export function authorizeSubscriber(
  * it opens it, before it waits for anything (Canton's Authorizer fails the call before the
  * service runs; the sandbox before it reads its store): a refusal comes at once.
  */
-export const OPEN_ENDED_PROBE_SETTLE_MS = 1000;
+const OPEN_ENDED_PROBE_SETTLE_MS = 1000;
 
 type JsonObject = Record<string, unknown>;
 

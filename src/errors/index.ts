@@ -23,7 +23,6 @@ export {
   type ErrorAnswer,
   errorAnswer,
   isGatewayFault,
-  isGrpcError,
   isTokenRefusal,
   jsCantonErrorOfGrpc,
 } from "./error-mapping.js";
@@ -37,7 +36,6 @@ export {
   methodNotAllowedError,
   missingTokenError,
   renewalNotSupportedError,
-  requestHeadersTooLargeError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,
@@ -49,9 +47,7 @@ export { InvalidValueError } from "./invalid-value-error.js";
 export { CantonHttpError, type JsCantonError } from "./js-canton-error.js";
 export {
   ElementLimitExceededError,
-  endReasonOf,
   IdleTimeoutError,
   STREAM_END_REASONS,
   type StreamEndReason,
-  StreamPolicyError,
 } from "./stream-errors.js";

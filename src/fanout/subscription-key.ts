@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /** JSON with object keys sorted at every level: equal values, equal texts. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -70,7 +70,7 @@ export interface MemberRequest {
 }
 
 /** What the fan-out tells of one subscriber: admission, joins, catch-ups, detaches. */
-export interface MemberEvents {
+interface MemberEvents {
   event(name: string, attributes?: Readonly<Record<string, string | number | boolean>>): void;
 }
 

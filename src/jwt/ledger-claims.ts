@@ -11,10 +11,10 @@
  * - `sub` is required and names the ledger user; `exp` is epoch seconds when present.
  */
 
-export const LEDGER_API_SCOPE = "daml_ledger_api";
-export const PARTICIPANT_AUDIENCE_PREFIX = "https://daml.com/jwt/aud/participant/";
+const LEDGER_API_SCOPE = "daml_ledger_api";
+const PARTICIPANT_AUDIENCE_PREFIX = "https://daml.com/jwt/aud/participant/";
 
-export interface LedgerClaims {
+interface LedgerClaims {
   /** The `sub` claim: a ledger user id (or `actAs-<party>` on the sandbox). */
   readonly userId: string;
   /** The participant the token is restricted to, when it names one. */

@@ -17,7 +17,7 @@ export interface MintOptions {
 }
 
 /** Audience a Canton participant expects by default for user tokens. */
-export const DEFAULT_AUDIENCE = "https://daml.com/jwt/aud/participant/sandbox";
+const DEFAULT_AUDIENCE = "https://daml.com/jwt/aud/participant/sandbox";
 
 /** A Ledger API user token (`sub`, `aud`, `scope: daml_ledger_api`, `exp`, optional `iss`). */
 export function mintToken(options: MintOptions): string {

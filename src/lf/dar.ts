@@ -11,7 +11,7 @@ import type { PackageSignature } from "./signature-model.js";
 
 export const MANIFEST_PATH = "META-INF/MANIFEST.MF";
 
-export interface DarEntry {
+interface DarEntry {
   readonly path: string;
   readonly bytes: Uint8Array;
 }
@@ -29,9 +29,9 @@ export interface DarContents {
  * together may hold 256 MiB: damlc's largest DARs (a project with the standard library and
  * its dependencies) are a few tens of MiB.
  */
-export const MAX_DAR_CONTENT_BYTES = 256 * 1024 * 1024;
+const MAX_DAR_CONTENT_BYTES = 256 * 1024 * 1024;
 /** Entries in the zip's directory, read or not: each costs a header parse. */
-export const MAX_DAR_ENTRIES = 65_535;
+const MAX_DAR_ENTRIES = 65_535;
 
 function unzip(bytes: Uint8Array, wanted: (name: string) => boolean): Record<string, Uint8Array> {
   let entries = 0;

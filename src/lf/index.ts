@@ -1,24 +1,7 @@
 /** Daml-LF: archives, DARs, type signatures and the typed JSON <-> Value codec. */
-export { sha256Hex, type UnwrappedArchive, unwrapArchive, wrapArchive } from "./archive-decode.js";
-export {
-  type DarContents,
-  type DarEntry,
-  type DarPackage,
-  type DecodedDar,
-  decodeDar,
-  MANIFEST_PATH,
-  readDar,
-  writeDar,
-} from "./dar.js";
-export {
-  type ArchiveErrorCode,
-  DarError,
-  type DarErrorCode,
-  LfArchiveError,
-  LfEncodeError,
-  SignatureNotFoundError,
-  ValueCodecError,
-} from "./errors.js";
+export { sha256Hex, unwrapArchive, wrapArchive } from "./archive-decode.js";
+export { decodeDar, readDar, writeDar } from "./dar.js";
+export { DarError, LfArchiveError, SignatureNotFoundError, ValueCodecError } from "./errors.js";
 export {
   type ConstructorShape,
   JsonShapeCompiler,
@@ -26,19 +9,10 @@ export {
   type OptionalForm,
   type RecordFieldShape,
 } from "./json-shape-compiler.js";
-export { formatManifest, parseManifest } from "./manifest.js";
 export { decodeDalf, decodePackage } from "./package-decode.js";
-export { type EncodedPackage, type EncodeOptions, encodePackage } from "./package-encode.js";
-export { instantiatePackage } from "./package-instantiate.js";
+export { encodePackage } from "./package-encode.js";
 export { formatDate, formatTimestamp } from "./scalar-formats.js";
 export * from "./signature-model.js";
 export { PackageSignatureIndex, type SignatureResolver, typeConKey } from "./signature-resolver.js";
 export { type TypedValueCodec, ValueCodec } from "./value-codec.js";
-export type {
-  JsonValue,
-  LedgerIdentifier,
-  LedgerMapEntry,
-  LedgerRecord,
-  LedgerRecordField,
-  LedgerValue,
-} from "./value-shapes.js";
+export type { JsonValue, LedgerIdentifier, LedgerRecord, LedgerValue } from "./value-shapes.js";

@@ -8,7 +8,7 @@
 /** int64-family fields decode as a Long object when the `long` module is present. */
 export type WireLong = number | { toNumber(): number };
 
-export interface WUnit {
+interface WUnit {
   readonly _?: never;
 }
 
@@ -19,7 +19,7 @@ export interface WPackageRef {
   readonly packageImportId?: number;
 }
 
-export interface WModuleId {
+interface WModuleId {
   readonly packageId?: WPackageRef | null;
   readonly moduleNameInternedDname?: number;
 }
@@ -37,17 +37,17 @@ export interface WKind {
   readonly internedKind?: number;
 }
 
-export interface WTypeVarWithKind {
+interface WTypeVarWithKind {
   readonly varInternedStr?: number;
   readonly kind?: WKind | null;
 }
 
-export interface WFieldWithType {
+interface WFieldWithType {
   readonly fieldInternedStr?: number;
   readonly type?: WType | null;
 }
 
-export interface WVarWithType {
+interface WVarWithType {
   readonly varInternedStr?: number;
   readonly type?: WType | null;
 }
@@ -70,7 +70,7 @@ export interface WType {
   readonly tapp?: { readonly lhs?: WType | null; readonly rhs?: WType | null } | null;
 }
 
-export interface WFieldWithExpr {
+interface WFieldWithExpr {
   readonly fieldInternedStr: number;
   readonly expr: WExpr;
 }

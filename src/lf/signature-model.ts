@@ -23,7 +23,7 @@ export interface TypeConName {
 export const SELF_PACKAGE_ID = "self";
 
 /** Builtin types that take no argument. */
-export type PrimitiveName = "unit" | "bool" | "int64" | "text" | "party" | "date" | "timestamp";
+type PrimitiveName = "unit" | "bool" | "int64" | "text" | "party" | "date" | "timestamp";
 
 export type LfType =
   | { readonly kind: "var"; readonly name: string }
@@ -38,7 +38,7 @@ export type LfType =
    */
   | { readonly kind: "unserializable"; readonly description: string };
 
-export type BuiltinType =
+type BuiltinType =
   | { readonly kind: "builtin"; readonly name: PrimitiveName }
   /** `scale` is a var only inside a data type generic in its scale (`data T n = T (Numeric n)`). */
   | { readonly kind: "builtin"; readonly name: "numeric"; readonly scale: number | TypeVar }
@@ -54,7 +54,7 @@ export interface FieldSignature {
   readonly type: LfType;
 }
 
-export interface VariantConstructor {
+interface VariantConstructor {
   readonly name: string;
   readonly type: LfType;
 }
@@ -147,10 +147,6 @@ export const t = {
   variable: (name: string): TypeVar => ({ kind: "var", name }),
   con: (tycon: TypeConName, ...args: LfType[]): LfType => ({ kind: "con", tycon, args }),
 } as const;
-
-export function typeConName(packageId: string, moduleName: string, entityName: string): TypeConName {
-  return { packageId, moduleName, entityName };
-}
 
 /** `Module:Entity` (the package id is left out: it is rarely what a human needs to read). */
 export function qualifiedName(id: TypeConName): string {

@@ -1,7 +1,7 @@
 import type { MetricObjectWithValues, MetricValueWithName } from "prom-client";
 
 /** The exemplar label (Grafana's exemplar link and the OpenTelemetry/Prometheus convention name it so). */
-export const TRACE_ID_LABEL = "trace_id";
+const TRACE_ID_LABEL = "trace_id";
 
 /** What a W3C trace id looks like; anything else would make Prometheus refuse the whole scrape (OpenMetrics allows 128 characters). */
 const TRACE_ID = /^[0-9a-f]{32}$/;

@@ -97,8 +97,6 @@ export const ERROR_CATEGORIES = {
   ),
 } as const satisfies Record<string, ErrorCategory>;
 
-export type ErrorCategoryName = keyof typeof ERROR_CATEGORIES;
-
 // Id 5 names two categories; either gives the same gRPC code.
 const BY_ID = new Map<number, ErrorCategory>(Object.values(ERROR_CATEGORIES).map((c) => [c.id, c]));
 

@@ -24,7 +24,7 @@ export const PROTO_OPTIONS: Options = {
 };
 
 /** The proto files of the Ledger API v2 and google.rpc, relative to protos/. */
-export function ledgerApiProtoFiles(): string[] {
+function ledgerApiProtoFiles(): string[] {
   const roots = [join(PROTO_DIR, "com/daml/ledger/api/v2"), join(PROTO_DIR, "google/rpc")];
   return roots.flatMap((root) => walk(root)).map((file) => relative(PROTO_DIR, file));
 }

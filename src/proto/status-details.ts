@@ -10,11 +10,11 @@ import type { ErrorInfo__Output, RequestInfo__Output, ResourceInfo__Output } fro
 export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
 
 // The details as protobufjs decodes them (defaults filled in): the generated output shapes.
-export type ErrorInfo = ErrorInfo__Output;
-export type RequestInfo = RequestInfo__Output;
-export type ResourceInfo = ResourceInfo__Output;
+type ErrorInfo = ErrorInfo__Output;
+type RequestInfo = RequestInfo__Output;
+type ResourceInfo = ResourceInfo__Output;
 /** RetryInfo's Duration as whole seconds: all the JSON API shows of it. */
-export interface RetryInfo {
+interface RetryInfo {
   retryDelaySeconds: number;
 }
 

@@ -47,7 +47,7 @@ export class CallCounter {
 }
 
 /** One unary method: a plain request object in, a plain response object out (PROTO_OPTIONS shape). */
-export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Res | Promise<Res>;
+type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Res | Promise<Res>;
 
 /**
  * Where a server-streaming handler writes. `write` returns a promise only when the client's
@@ -85,7 +85,7 @@ export function acceptingPreEncoded(definition: grpc.ServiceDefinition): grpc.Se
 }
 
 /** One server-streaming method: resolves when the stream is complete, rejects with its error. */
-export type StreamHandler<Req> = (request: Req, context: CallContext, sink: StreamSink) => Promise<void>;
+type StreamHandler<Req> = (request: Req, context: CallContext, sink: StreamSink) => Promise<void>;
 
 /** A service's implementation: its fully qualified name and its methods by proto name. */
 export interface ServiceImplementation {

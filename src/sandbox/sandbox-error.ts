@@ -30,7 +30,7 @@ export function isRedacted(code: ErrorCode): boolean {
 }
 
 /** Canton's ErrorResource names, as they appear in ResourceInfo.resourceType. */
-export type ErrorResourceType =
+type ErrorResourceType =
   | "PARTY"
   | "USER"
   | "IDENTITY_PROVIDER_CONFIG"
@@ -182,6 +182,6 @@ function redactedDetails(error: SandboxError, origin: ErrorOrigin): StatusDetail
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** `text` with every lone surrogate replaced by U+FFFD, so that it has a UTF-8 form. */
-export function wellFormed(text: string): string {
+function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, "\ufffd");
 }

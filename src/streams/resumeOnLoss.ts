@@ -10,7 +10,7 @@ export interface StreamPosition {
  * Whether an element at `next` comes after `last`: a later offset, or a checkpoint at `last`'s
  * offset when `last` was not one (a checkpoint may carry the offset of the element before it).
  */
-export function isAfter(next: StreamPosition, last: StreamPosition): boolean {
+function isAfter(next: StreamPosition, last: StreamPosition): boolean {
   return next.offset > last.offset || (next.offset === last.offset && next.checkpoint && !last.checkpoint);
 }
 

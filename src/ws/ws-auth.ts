@@ -1,7 +1,7 @@
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 
 /** The subprotocol that carries the token, in Canton's spelling and the description's. */
-export const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;
+const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;
 
 const TOKEN_PREFIX = "jwt.token.";
 

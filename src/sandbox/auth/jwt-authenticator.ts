@@ -8,7 +8,7 @@ import { errors } from "../errors.js";
 import { type AuthenticatedCaller, type Authenticator, bearerTokenOf } from "./authenticator.js";
 
 /** An identity provider configuration as the auth step needs it. */
-export interface IssuerProvider {
+interface IssuerProvider {
   readonly identityProviderId: string;
   readonly isDeactivated: boolean;
 }

@@ -113,6 +113,6 @@ export class HashingError extends Error {
   }
 }
 
-export function sha256(bytes: Buffer): Buffer {
+function sha256(bytes: Buffer): Buffer {
   return createHash("sha256").update(bytes).digest();
 }

@@ -14,7 +14,7 @@ import type { StoredContract, TransactionNode } from "../ledger/ledger-records.j
 import { identifier } from "../protocol-values.js";
 
 /** The Daml-LF version the sandbox's native models stand for, as nodes and transaction carry it. */
-export const LF_VERSION = "2.1";
+const LF_VERSION = "2.1";
 
 export interface PreparationMetadata {
   readonly actAs: readonly string[];
@@ -74,7 +74,7 @@ const sorted = (parties: Iterable<string>) => [...new Set(parties)].sort();
 const value = (v: unknown) => v as Value__Output;
 const templateOf = (id: TypeConName) => identifier(id) as Identifier__Output;
 
-export function createNode(contract: StoredContract): Create__Output {
+function createNode(contract: StoredContract): Create__Output {
   return {
     lfVersion: LF_VERSION,
     contractId: contract.contractId,

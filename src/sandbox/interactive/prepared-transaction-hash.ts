@@ -214,7 +214,7 @@ function encodeFetch(out: HashEncoder, fetch: Fetch__Output): void {
 }
 
 /** Package id, then module and entity names split at dots, each as a list of strings. */
-export function encodeIdentifier(out: HashEncoder, id: LedgerIdentifier): void {
+function encodeIdentifier(out: HashEncoder, id: LedgerIdentifier): void {
   out.string(id.packageId);
   out.strings(id.moduleName.split("."));
   out.strings(id.entityName.split("."));

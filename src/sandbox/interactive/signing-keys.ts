@@ -6,7 +6,7 @@ import { createHash, createPublicKey, type KeyObject, verify } from "node:crypto
  * hashes: SHA-256 over a 4-byte hash purpose and the content, as a multihash (`0x12 0x20`).
  */
 
-export type SigningKeySpec =
+type SigningKeySpec =
   | "SIGNING_KEY_SPEC_UNSPECIFIED"
   | "SIGNING_KEY_SPEC_EC_CURVE25519"
   | "SIGNING_KEY_SPEC_EC_P256"

@@ -52,7 +52,7 @@ export interface HostingParticipant {
   readonly permission: number;
 }
 
-export type OnboardingMapping =
+type OnboardingMapping =
   | {
       readonly kind: "partyToParticipant";
       readonly party: string;
@@ -109,7 +109,7 @@ export function partyToParticipantTransaction(
   );
 }
 
-export function transactionHash(serialized: Buffer): Buffer {
+function transactionHash(serialized: Buffer): Buffer {
   return cantonHash(HASH_PURPOSE.TopologyTransactionSignature, serialized);
 }
 

@@ -42,7 +42,7 @@ export interface StoredContract {
   readonly reassignments: ReassignmentUpdate[];
 }
 
-export interface CreateNode {
+interface CreateNode {
   readonly kind: "create";
   readonly nodeId: number;
   readonly contract: StoredContract;

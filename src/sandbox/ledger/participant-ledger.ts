@@ -411,7 +411,7 @@ export class ParticipantLedger implements LedgerLookup {
 }
 
 /** The contract's reassignment counter: 0 until its first unassignment. */
-export function counterOf(contract: StoredContract, atOffset = Number.POSITIVE_INFINITY): number {
+function counterOf(contract: StoredContract, atOffset = Number.POSITIVE_INFINITY): number {
   let counter = 0;
   for (const update of contract.reassignments) {
     if (update.offset > atOffset) break;

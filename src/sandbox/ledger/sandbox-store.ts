@@ -33,7 +33,7 @@ export interface PartyRecord {
 }
 
 /** A change of a party's hosting on this participant, as a topology event shows it. */
-export type TopologyEventRecord =
+type TopologyEventRecord =
   | {
       readonly kind: "added" | "changed" | "onboarding";
       readonly partyId: string;

@@ -34,7 +34,7 @@ export interface ChoiceModel {
   body(ctx: UpdateContext, contract: ContractView, argument: JsonRecord): JsonValue;
 }
 
-export interface ContractKeyModel {
+interface ContractKeyModel {
   /** The key value in typed JSON. */
   key(argument: JsonRecord): JsonValue;
   maintainers(key: JsonValue): readonly string[];
@@ -53,7 +53,7 @@ export interface TemplateModel {
   readonly implements: readonly InterfaceInstance[];
 }
 
-export interface InterfaceInstance {
+interface InterfaceInstance {
   readonly interfaceId: TypeConName;
   view(argument: JsonRecord): JsonRecord;
 }

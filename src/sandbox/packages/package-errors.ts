@@ -59,7 +59,7 @@ const PACKAGE_ERROR_CODES = {
   ),
 } as const;
 
-export const describePackage = (p: PackageLabel): string => `${p.packageId} (${p.name} v${p.version})`;
+const describePackage = (p: PackageLabel): string => `${p.packageId} (${p.name} v${p.version})`;
 
 /**
  * The package errors of the sandbox, with Canton 3.5's codes and cause texts (PackageServiceErrors,

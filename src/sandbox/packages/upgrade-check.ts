@@ -48,7 +48,7 @@ export function checkVettingSet(vetted: Iterable<ArchivedPackage>, changed: Read
 }
 
 /** Canton's `isUtilityPackage`: every module is free of templates, interfaces and serializable types. */
-export function isUtilityPackage(signature: PackageSignature): boolean {
+function isUtilityPackage(signature: PackageSignature): boolean {
   return signature.modules.every(
     (m) => m.templates.length === 0 && m.interfaces.length === 0 && m.dataTypes.every((d) => !d.serializable),
   );
@@ -71,7 +71,7 @@ function isInvalidDamlPrimOrStdlib(p: ArchivedPackage): boolean {
 }
 
 /** Why `newer` cannot upgrade `older`, or undefined when it can (as far as checked). */
-export function upgradeViolation(older: PackageSignature, newer: PackageSignature): string | undefined {
+function upgradeViolation(older: PackageSignature, newer: PackageSignature): string | undefined {
   for (const oldModule of older.modules) {
     const newModule = newer.modules.find((m) => m.name === oldModule.name);
     if (newModule === undefined) return `module ${oldModule.name} is missing`;

@@ -14,7 +14,7 @@ export { SAMPLE_PACKAGE_NAME, SAMPLE_PACKAGE_VERSION, samplePackageDefinition } 
 const encoded = encodePackage(samplePackageDefinition, { lfVersion: "2.3" });
 
 export const SAMPLE_PACKAGE_ID: string = encoded.packageId;
-export const SAMPLE_LF_VERSION = encoded.lfVersion;
+const SAMPLE_LF_VERSION = encoded.lfVersion;
 /** The .dalf (serialized Archive) of the sample package. */
 export const sampleDalf: Uint8Array = encoded.dalf;
 /** The DAR the sandbox preloads and serves back. */

@@ -12,7 +12,7 @@ export const SANDBOX_LIMITS = {
 } as const;
 
 /** The Ledger API release the sandbox speaks (the protos are Canton 3.5's). */
-export const LEDGER_API_VERSION = "3.5.0";
+const LEDGER_API_VERSION = "3.5.0";
 
 export function versionService(): ServiceImplementation {
   const response = {

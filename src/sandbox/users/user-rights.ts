@@ -18,7 +18,7 @@ export function rightKey(right: UserRight): string {
 }
 
 /** Canton's fromProtoRight: a party right needs a valid party; an empty right is refused. */
-export function rightFromProto(proto: Right__Output): UserRight {
+function rightFromProto(proto: Right__Output): UserRight {
   switch (proto.kind) {
     case "participantAdmin":
       return { kind: "ParticipantAdmin" };

@@ -3,7 +3,7 @@ import { userErrors } from "./user-errors.js";
 import { rightKey, type UserRight } from "./user-rights.js";
 
 /** Canton's bootstrap administrator (UserManagementStore.DefaultParticipantAdminUserId). */
-export const PARTICIPANT_ADMIN_USER = "participant_admin";
+const PARTICIPANT_ADMIN_USER = "participant_admin";
 
 export interface UserRecord {
   readonly id: string;

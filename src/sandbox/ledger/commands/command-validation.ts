@@ -24,7 +24,7 @@ export interface ValidatedCommands {
 }
 
 /** Canton's participant default of `ledger-api.max-deduplication-duration`: 7 days. */
-export const MAX_DEDUPLICATION_SECONDS = 7 * 24 * 3600;
+const MAX_DEDUPLICATION_SECONDS = 7 * 24 * 3600;
 
 /**
  * Validates Commands as Canton's CommandsValidator does, in its order and wording: the user id

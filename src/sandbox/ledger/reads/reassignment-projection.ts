@@ -55,7 +55,7 @@ export function unassignedEvent(step: ReassignmentStep, offset: number, selectio
   };
 }
 
-export function assignedEvent(
+function assignedEvent(
   step: ReassignmentStep,
   offset: number,
   selection: EventSelection,

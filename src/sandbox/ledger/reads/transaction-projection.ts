@@ -3,7 +3,7 @@ import type { TransactionUpdate } from "../ledger-records.js";
 import type { CompiledEventFormat } from "./event-format.js";
 import type { EventRenderer } from "./event-renderer.js";
 
-export type TransactionShape = "ACS_DELTA" | "LEDGER_EFFECTS";
+type TransactionShape = "ACS_DELTA" | "LEDGER_EFFECTS";
 
 export interface TransactionFormat {
   readonly shape: TransactionShape;
