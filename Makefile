@@ -24,6 +24,8 @@ run: build
 typecheck: install
 	$(NPM) run --silent typecheck
 
+# biome (format, lint); knip (knip.jsonc: unused files, exports, types and dependencies);
+# the type check of scripts/ (hand-run tools, not built into dist/).
 lint: install
 	$(NPM) run --silent lint
 
