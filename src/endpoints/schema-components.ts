@@ -10,7 +10,7 @@ export interface SchemaComponents {
 let components: SchemaComponents | undefined;
 
 /**
- * schemas/components.json: the JSON shapes of the API (see src/docs/import-reference-schemas.ts),
+ * schemas/components.json: the JSON shapes of the API (see scripts/import-reference-schemas.ts),
  * read once; request validation and the published documents share them.
  */
 export function schemaComponents(): SchemaComponents {

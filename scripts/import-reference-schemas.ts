@@ -1,6 +1,7 @@
 /**
- * Development tool, run by hand when the reference specs change:
- *   node --import tsx src/docs/import-reference-schemas.ts ../shared/reference
+ * Development tool, run by hand when the reference specs change (not part of the build: tsc
+ * compiles src/, test/ and bench/ into dist/, and scripts/ only type-checks, in `make lint`):
+ *   node --import tsx scripts/import-reference-schemas.ts ../shared/reference
  * Takes the JSON shapes (facts only: types, properties, required, enums, formats) of Canton's
  * OpenAPI/AsyncAPI component schemas into schemas/components.json; prose (descriptions,
  * titles, examples) is dropped. The gateway validates request bodies against these shapes
@@ -9,7 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { projectRoot } from "../proto/project-root.js";
+import { projectRoot } from "../src/proto/project-root.js";
 
 const PROSE = new Set(["description", "title", "example", "examples"]);
 
