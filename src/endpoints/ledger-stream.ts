@@ -5,8 +5,8 @@ import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import { serverStream } from "../ledger/server-stream.js";
 import type { TraceContext } from "../ledger/trace-context.js";
-import { mapInOrder } from "../streams/mapInOrder.js";
-import { resumeOnLoss, type StreamPosition } from "../streams/resumeOnLoss.js";
+import { mapInOrder } from "../streams/map-in-order.js";
+import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
 import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import { transcodeLoading, wireCodec } from "./wire-codec.js";
@@ -41,7 +41,7 @@ export interface LedgerStreamSpec {
   /**
    * Where an element stands. Streams that have it outlive their calls: a call is reopened with
    * `beginExclusive` at the last delivered element when the ledger connection is lost or closing,
-   * or the token renewed (src/streams/resumeOnLoss.ts).
+   * or the token renewed (src/streams/resume-on-loss.ts).
    */
   position?: (element: string) => StreamPosition | undefined;
 }

@@ -8,7 +8,7 @@ export interface RouteDeps {
   ledger: LedgerClient;
   json: LedgerJson;
   protos: LedgerApiProtos;
-  /** How update and completion streams outlive a lost ledger connection (src/streams/resumeOnLoss.ts). */
+  /** How update and completion streams outlive a lost ledger connection (src/streams/resume-on-loss.ts). */
   resume: StreamResume;
 }
 

@@ -1,4 +1,4 @@
-import type { StreamPosition } from "../streams/resumeOnLoss.js";
+import type { StreamPosition } from "../streams/resume-on-loss.js";
 
 type Json = Record<string, unknown>;
 

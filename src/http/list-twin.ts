@@ -6,9 +6,9 @@ import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { elementLimit } from "../streams/elementLimit.js";
-import { idleTimeout } from "../streams/idleTimeout.js";
-import { streamEnd } from "../streams/streamEnd.js";
+import { elementLimit } from "../streams/element-limit.js";
+import { idleTimeout } from "../streams/idle-timeout.js";
+import { streamEnd } from "../streams/stream-end.js";
 import { JsonArrayBytes } from "./json-array-bytes.js";
 
 export interface ListTwinConfig {

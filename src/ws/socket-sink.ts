@@ -9,7 +9,7 @@ import {
   withResumeOffset,
 } from "../errors/index.js";
 import type { SubscriberLag } from "../metrics/subscriber-lag.js";
-import { DemandGate } from "../streams/demandGate.js";
+import { DemandGate } from "../streams/demand-gate.js";
 
 /** What the sink needs of a uWS WebSocket: narrow, so that the socket layer stays thin. */
 export interface FrameSocket {

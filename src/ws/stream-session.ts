@@ -22,8 +22,8 @@ import type { SharedStreams } from "../fanout/shared-streams.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { errorFrame } from "../streams/errorFrame.js";
-import { streamEnd } from "../streams/streamEnd.js";
+import { errorFrame } from "../streams/error-frame.js";
+import { streamEnd } from "../streams/stream-end.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<

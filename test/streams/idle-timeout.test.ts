@@ -1,7 +1,7 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { IdleTimeoutError } from "../../src/errors/index.js";
-import { idleTimeout } from "../../src/streams/idleTimeout.js";
+import { idleTimeout } from "../../src/streams/idle-timeout.js";
 import { testScheduler } from "./marbles.js";
 
 describe("idleTimeout", () => {

@@ -1,7 +1,7 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ElementLimitExceededError } from "../../src/errors/index.js";
-import { elementLimit } from "../../src/streams/elementLimit.js";
+import { elementLimit } from "../../src/streams/element-limit.js";
 import { testScheduler } from "./marbles.js";
 
 describe("elementLimit", () => {

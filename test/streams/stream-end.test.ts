@@ -2,8 +2,8 @@ import { deepStrictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
 import { take } from "rxjs";
 import { ElementLimitExceededError, IdleTimeoutError } from "../../src/errors/index.js";
-import { elementLimit } from "../../src/streams/elementLimit.js";
-import { type StreamEnd, streamEnd } from "../../src/streams/streamEnd.js";
+import { elementLimit } from "../../src/streams/element-limit.js";
+import { type StreamEnd, streamEnd } from "../../src/streams/stream-end.js";
 import { testScheduler } from "./marbles.js";
 
 function summary(ends: StreamEnd[]) {

@@ -1,7 +1,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Observable } from "rxjs";
-import { resumeOnLoss, type StreamPosition } from "../../src/streams/resumeOnLoss.js";
+import { resumeOnLoss, type StreamPosition } from "../../src/streams/resume-on-loss.js";
 import { testScheduler } from "./marbles.js";
 
 /** Elements are their positions; `c` suffix: a checkpoint. */

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
-import { errorFrame } from "../../src/streams/errorFrame.js";
+import { errorFrame } from "../../src/streams/error-frame.js";
 import { testScheduler } from "./marbles.js";
 
 describe("errorFrame", () => {

@@ -1,6 +1,6 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DemandGate } from "../../src/streams/demandGate.js";
+import { DemandGate } from "../../src/streams/demand-gate.js";
 
 describe("DemandGate", () => {
   it("replays its state to a subscriber, then emits edges only", () => {

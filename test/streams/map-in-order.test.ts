@@ -1,7 +1,7 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Subject } from "rxjs";
-import { mapInOrder } from "../../src/streams/mapInOrder.js";
+import { mapInOrder } from "../../src/streams/map-in-order.js";
 import { testScheduler } from "./marbles.js";
 
 const numbers = { a: 1, b: 2, c: 3, d: 4 };
