@@ -28,7 +28,8 @@ import {
 } from "../ledger/trace-context.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
-import { type ContentCoding, codingAccepted, compressed } from "./answer-compression.js";
+import { type ContentCoding, codingAccepted } from "./answer-compression.js";
+import { type WholeAnswer, writeAnswer, writeCoding, writeStatusAndHeaders } from "./answer-writing.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
 import { PathMatcher } from "./path-matcher.js";
@@ -536,28 +537,9 @@ function bodyError(error: unknown): unknown {
   return error;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  200: "200 OK",
-  204: "204 No Content",
-  400: "400 Bad Request",
-  401: "401 Unauthorized",
-  403: "403 Forbidden",
-  404: "404 Not Found",
-  405: "405 Method Not Allowed",
-  408: "408 Request Timeout",
-  409: "409 Conflict",
-  413: "413 Payload Too Large",
-  429: "429 Too Many Requests",
-  499: "499 Client Closed Request",
-  500: "500 Internal Server Error",
-  501: "501 Not Implemented",
-  503: "503 Service Unavailable",
-  504: "504 Gateway Timeout",
-};
-
 function finish(
   exchange: Exchange,
-  answer: Answer,
+  answer: WholeAnswer,
   routeLabel: string,
   method: string,
   options: HttpAppOptions,
@@ -566,202 +548,5 @@ function finish(
   const seconds = Number(process.hrtime.bigint() - exchange.started) / 1e9;
   options.metrics?.recordHttp(routeLabel, method, status, seconds, exchange.exemplarTrace);
   exchange.endSpan(routeLabel, method, status);
-  // JSON is serialised here, once, whether it goes out compressed or not.
-  const written: Exclude<Answer, { kind: "json" }> =
-    answer.kind === "json"
-      ? { kind: "text", text: JSON.stringify(answer.body), contentType: "application/json" }
-      : answer;
-  const minBytes = options.compression?.minBytes;
-  if (minBytes !== undefined && isCompressible(written) && sizeOf(written) >= minBytes) {
-    const { coding } = exchange;
-    if (coding !== undefined) {
-      void sendCompressed(exchange, status, compressible(written), coding, options.log);
-      return;
-    }
-  }
-  exchange.settle();
-  if (exchange.aborted) return;
-  const { res } = exchange;
-  res.cork(() => {
-    writeStatusAndHeaders(exchange, status);
-    switch (written.kind) {
-      case "json-bytes":
-        sendBytes(exchange, "application/json", written.chunks, written.length);
-        break;
-      case "text":
-        send(exchange, written.contentType ?? "text/plain; charset=utf-8", written.text);
-        break;
-      case "bytes":
-        for (const [name, value] of Object.entries(written.headers)) res.writeHeader(name, value);
-        sendChunked(exchange, "application/octet-stream", written.body);
-        break;
-      case "empty":
-        if (exchange.head) endHead(exchange, 0);
-        else res.end(undefined, exchange.closes);
-        break;
-    }
-  });
-}
-
-/** A body worth compressing: JSON or text of at least `minBytes` (package bytes are zips already). */
-interface CompressibleBody {
-  contentType: string;
-  chunks: readonly Uint8Array[];
-  length: number;
-}
-
-/** The answers compression applies to: JSON and text (package bytes are zips already). */
-type CompressibleAnswer = Extract<Answer, { kind: "json-bytes" | "text" }>;
-
-function isCompressible(answer: Answer): answer is CompressibleAnswer {
-  return answer.kind === "text" || answer.kind === "json-bytes";
-}
-
-/** An answer's size as compression weighs it: a text's characters count at most its bytes. */
-function sizeOf(answer: CompressibleAnswer): number {
-  return answer.kind === "text" ? answer.text.length : answer.length;
-}
-
-function compressible(answer: CompressibleAnswer): CompressibleBody {
-  if (answer.kind === "json-bytes") return { contentType: "application/json", ...answer };
-  const bytes = Buffer.from(answer.text);
-  return {
-    contentType: answer.contentType ?? "text/plain; charset=utf-8",
-    chunks: [bytes],
-    length: bytes.byteLength,
-  };
-}
-
-/**
- * The answer compressed (on the thread pool when large), then sent as a list twin's bytes are.
- * The exchange stays in flight until then; a failure to compress sends it as is.
- */
-async function sendCompressed(
-  exchange: Exchange,
-  status: number,
-  body: CompressibleBody,
-  coding: ContentCoding,
-  log: Logger,
-): Promise<void> {
-  let out: { chunks: readonly Uint8Array[]; length: number } = body;
-  let encoded = true;
-  try {
-    out = await compressed(coding, body.chunks, body.length);
-  } catch (error) {
-    log.error({ err: error }, "compressing an answer failed: sent as is");
-    encoded = false;
-  }
-  exchange.settle();
-  if (exchange.aborted) return;
-  const { res } = exchange;
-  res.cork(() => {
-    writeStatusAndHeaders(exchange, status);
-    if (encoded) writeCoding(exchange, coding);
-    else res.writeHeader("Vary", "Accept-Encoding");
-    sendBytes(exchange, body.contentType, out.chunks, out.length);
-  });
-}
-
-/** The headers of an answer compressed for the client's Accept-Encoding. */
-function writeCoding(exchange: Exchange, coding: ContentCoding): void {
-  exchange.res.writeHeader("Content-Encoding", coding);
-  exchange.res.writeHeader("Vary", "Accept-Encoding");
-}
-
-/** The status line and the headers every answer of this exchange carries (CORS). */
-function writeStatusAndHeaders(exchange: Exchange, status: number): void {
-  exchange.res.writeStatus(STATUS_TEXT[status] ?? `${status} Status`);
-  for (const [name, value] of exchange.headers) exchange.res.writeHeader(name, value);
-}
-
-const CHUNK_BYTES = 64 * 1024;
-
-/**
- * Binary downloads go out with `Transfer-Encoding: chunked` (uWS switches to it on `write`), as
- * the description promises for package bytes; uWS buffers what the socket cannot take yet.
- */
-function sendChunked(exchange: Exchange, contentType: string, body: Uint8Array): void {
-  const { res } = exchange;
-  res.writeHeader("Content-Type", contentType);
-  if (exchange.head) {
-    endHead(exchange, body.byteLength);
-    return;
-  }
-  for (let offset = 0; offset < body.byteLength; offset += CHUNK_BYTES) {
-    res.write(body.subarray(offset, Math.min(offset + CHUNK_BYTES, body.byteLength)));
-  }
-  res.end(undefined, exchange.closes);
-}
-
-/**
- * A large answer already in bytes (a list twin's), given to the socket as it takes them
- * (uWS tryEnd + onWritable): uWS copies none of it into its own buffer, and each chunk is
- * garbage once sent, so the answer is in memory once, and less as it leaves.
- */
-function sendBytes(
-  exchange: Exchange,
-  contentType: string,
-  chunks: readonly Uint8Array[],
-  length: number,
-): void {
-  const { res } = exchange;
-  res.writeHeader("Content-Type", contentType);
-  if (exchange.head) {
-    endHead(exchange, length);
-    return;
-  }
-  if (exchange.closes) {
-    // tryEnd cannot close the connection after the answer: end() can, with the bytes in one piece.
-    res.end(Buffer.concat(chunks, length), true);
-    return;
-  }
-  const pending: (Uint8Array | undefined)[] = [...chunks];
-  let index = 0;
-  /** Body bytes before the current chunk. */
-  let chunkStart = 0;
-  /** Writes on from the response's write offset; false when the socket takes no more for now. */
-  const pump = (): boolean => {
-    for (;;) {
-      const chunk = pending[index];
-      if (chunk === undefined) return true;
-      const sent = res.getWriteOffset() - chunkStart;
-      const [ok, done] = res.tryEnd(sent === 0 ? chunk : chunk.subarray(sent), length);
-      if (done) return true;
-      if (!ok) return false;
-      pending[index++] = undefined;
-      chunkStart += chunk.byteLength;
-    }
-  };
-  if (pump()) return;
-  res.onWritable(() => {
-    if (exchange.aborted) return true;
-    let ok = false;
-    res.cork(() => {
-      ok = pump();
-    });
-    return ok;
-  });
-}
-
-function send(exchange: Exchange, contentType: string, body: string | Uint8Array): void {
-  const { res } = exchange;
-  res.writeHeader("Content-Type", contentType);
-  if (exchange.head) {
-    endHead(exchange, typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
-  } else {
-    res.end(body, exchange.closes);
-  }
-}
-
-/**
- * The answer to a HEAD: the GET's headers, its Content-Length, no body. Not through uWS's
- * endWithoutBody(length): in uWS 20 (uwebsockets@3.0.6) that leaves the response waiting for the
- * length's bytes, and the connection's next request then finds it pending and closes the
- * connection. The header written here and endWithoutBody() without a length end it at once.
- */
-function endHead(exchange: Exchange, length: number): void {
-  const { res } = exchange;
-  res.writeHeader("Content-Length", String(length));
-  if (exchange.closes) res.writeHeader("Connection", "close");
-  res.endWithoutBody();
+  writeAnswer(exchange, status, answer, options.compression?.minBytes, options.log);
 }

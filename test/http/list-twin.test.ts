@@ -14,7 +14,8 @@ describe("HTTP list twins of stream endpoints", () => {
   const token = tokenFor("alice");
 
   before(async () => {
-    h = await startHarness({ maxElements: MAX, waitTimeMs: 200 });
+    // A wait a loaded machine cannot miss before the first element; the gaps that end lists are 5x it.
+    h = await startHarness({ maxElements: MAX, waitTimeMs: 1_000 });
   });
   after(() => h.stop());
 
@@ -87,17 +88,17 @@ describe("HTTP list twins of stream endpoints", () => {
   }
 
   it("returns what was collected when an open-ended stream goes idle (configured wait)", async () => {
-    // Open-ended: five quick elements, then a gap far longer than the 200 ms wait.
+    // Open-ended: five quick elements, then a gap far longer than the 1 s wait.
     const response = await list({ failAfter: 0, intervalMs: 0, count: 0 }, "?limit=5");
     deepStrictEqual(await seqs(response), range(5));
-    const idle = await list({ intervalMs: 2_000 });
-    // The first element comes at once, the second only after 2 s: the wait ends the list.
+    const idle = await list({ intervalMs: 5_000 });
+    // The first element comes at once, the second only after 5 s: the wait ends the list.
     deepStrictEqual({ status: idle.status, seqs: await seqs(idle) }, { status: 200, seqs: [0] });
     await waitFor("call cancelled", () => h.counter.calls.at(-1)?.cancelled === true);
   });
 
   it("applies stream_idle_timeout_ms to a bounded stream too", async () => {
-    const response = await list({ count: 3, intervalMs: 2_000 }, "?stream_idle_timeout_ms=100");
+    const response = await list({ count: 3, intervalMs: 5_000 }, "?stream_idle_timeout_ms=1000");
     deepStrictEqual({ status: response.status, seqs: await seqs(response) }, { status: 200, seqs: [0] });
   });
 
