@@ -42,8 +42,6 @@ export interface GrpcRouteSpec<Req extends object = object> {
   pages?: { items: string; itemSchema: string };
 }
 
-const API_PACKAGE = "com.daml.ledger.api.v2";
-
 /**
  * A route that is one unary gRPC call: JSON body/params -> request -> call with the caller's
  * token -> response -> JSON, through the ledger JSON codec (which loads the package
@@ -52,13 +50,10 @@ const API_PACKAGE = "com.daml.ledger.api.v2";
  * garbage; a route that reshapes the answer (`toAnswer`) works on the JSON object instead.
  */
 export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: GrpcRouteSpec<Req>): Route {
-  const service = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`);
-  const rpc = service.methods[spec.rpc];
-  if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) {
-    throw new Error(`unknown gRPC method ${spec.service}/${spec.rpc}`);
-  }
-  const requestType = rpc.resolvedRequestType.fullName.slice(1);
-  const responseType = rpc.resolvedResponseType.fullName.slice(1);
+  const { requestTypeName: requestType, responseTypeName: responseType } = deps.protos.method(
+    spec.service,
+    spec.rpc,
+  );
   const toRequest =
     spec.toRequest ??
     ((ctx: RequestContext, fromJson: (json: unknown) => Promise<Req>) => fromJson(ctx.body));

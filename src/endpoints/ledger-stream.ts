@@ -11,8 +11,6 @@ import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import { transcodeLoading, wireCodec } from "./wire-codec.js";
 
-const API_PACKAGE = "com.daml.ledger.api.v2";
-
 export interface LedgerStreamSpec {
   path: string;
   summary: string;
@@ -78,12 +76,10 @@ function offsetNamed(id: string): number {
  * appears; every other element goes through synchronously.
  */
 export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEndpoint {
-  const method = deps.protos.root.lookupService(`${API_PACKAGE}.${spec.service}`).methods[spec.rpc];
-  if (!method?.resolvedRequestType || !method.resolvedResponseType || !method.responseStream) {
+  const method = deps.protos.method(spec.service, spec.rpc);
+  if (!method.serverStreaming)
     throw new Error(`${spec.service}/${spec.rpc} is not a server-streaming method`);
-  }
-  const requestType = method.resolvedRequestType.fullName.slice(1);
-  const responseType = method.resolvedResponseType.fullName.slice(1);
+  const { requestTypeName: requestType, responseTypeName: responseType } = method;
   const toRequest = spec.toRequest ?? ((request: unknown) => request);
   const request$ = (request: unknown, token: string | undefined) =>
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));

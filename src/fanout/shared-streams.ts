@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { Observable } from "rxjs";
 import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
+import { tokenDigest } from "./subscription-key.js";
 
 export interface SharedStreamsOptions {
   /**
@@ -123,10 +123,7 @@ export class SharedStreams {
    * remembered after it (a later subscriber asks again).
    */
   #admit(request: MemberRequest, admit: () => Promise<void>): Promise<void> {
-    // A digest, never the token itself, in the key.
-    const token = createHash("sha256")
-      .update(request.token ?? "")
-      .digest("base64url");
+    const token = request.token === undefined ? "" : tokenDigest(request.token);
     const question = `${request.share.begin} ${token} ${request.share.key}`;
     let answer = this.#admissions.get(question);
     if (answer === undefined) {

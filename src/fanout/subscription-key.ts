@@ -31,7 +31,11 @@ export interface KeyParts {
  */
 export function subscriptionKey({ path, request, token }: KeyParts): string {
   const { beginExclusive: _begin, ...rest } = request;
-  const caller =
-    token === undefined ? "" : ` caller:${createHash("sha256").update(token).digest("base64url")}`;
+  const caller = token === undefined ? "" : ` caller:${tokenDigest(token)}`;
   return `${path} ${canonicalJson(rest)}${caller}`;
+}
+
+/** What keys hold of a token: a digest, never the token itself. */
+export function tokenDigest(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
 }

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
-import type protobuf from "protobufjs";
 import { CONFIG_KEYS } from "../config/config-keys.js";
 import { parseDuration } from "../config/load-config.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
@@ -62,7 +61,6 @@ export interface ServerStreamOptions {
   trace?: TraceContext;
 }
 
-const API_PACKAGE = "com.daml.ledger.api.v2";
 /**
  * HTTP/2 flow-control window per stream (and for the connection). The 64 KiB default makes a
  * busy gateway stall the ledger between window updates; 1 MiB keeps streams flowing while a
@@ -94,7 +92,6 @@ const HEALTH_SERVING = 1;
  */
 export class LedgerClient {
   private readonly channel: LedgerChannel;
-  private readonly methods = new Map<string, LedgerMethod>();
 
   constructor(private readonly options: LedgerClientOptions) {
     this.channel = new LedgerChannel({
@@ -251,28 +248,13 @@ export class LedgerClient {
     request: object,
     token: string | undefined,
   ): PreparedCall {
-    const { definition, requestType } = this.method(service, method);
+    const { definition, requestType } = ledgerApiProtos().method(service, method);
     checkRequestBounds(requestType, request);
     return {
       definition,
       frame: frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES),
       authorization: token === undefined ? undefined : `Bearer ${token}`,
     };
-  }
-
-  private method(service: LedgerService, method: string): LedgerMethod {
-    const key = `${service}/${method}`;
-    let known = this.methods.get(key);
-    if (!known) {
-      const protos = ledgerApiProtos();
-      const found = protos.service(`${API_PACKAGE}.${service}`)[method];
-      const requestType = protos.root.lookupService(`${API_PACKAGE}.${service}`).methods[method]
-        ?.resolvedRequestType;
-      if (!found || !requestType) throw new Error(`unknown gRPC method ${API_PACKAGE}.${service}/${method}`);
-      known = { definition: found as grpc.MethodDefinition<object, object>, requestType };
-      this.methods.set(key, known);
-    }
-    return known;
   }
 
   private watch(
@@ -296,12 +278,6 @@ export class LedgerClient {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     watched.end({ code: grpc.status[code] ?? String(code), seconds, receivedBytes });
   }
-}
-
-interface LedgerMethod {
-  definition: grpc.MethodDefinition<object, object>;
-  /** The request message, whose identifiers `checkRequestBounds` bounds. */
-  requestType: protobuf.Type;
 }
 
 interface PreparedCall {

@@ -1,6 +1,6 @@
 import protobuf from "protobufjs";
 
-const API_PACKAGE = "com.daml.ledger.api.v2";
+import { LEDGER_API_PACKAGE } from "../proto/ledger-api-protos.js";
 
 /** A gRPC method as the `method` label names it, and whether it streams its answers. */
 export interface GrpcMethodLabel {
@@ -28,6 +28,6 @@ export function grpcMethodLabels(root: protobuf.Root): GrpcMethodLabel[] {
       }
     }
   };
-  walk(root.lookup(API_PACKAGE) as protobuf.Namespace, "");
+  walk(root.lookup(LEDGER_API_PACKAGE) as protobuf.Namespace, "");
   return labels;
 }

@@ -37,6 +37,20 @@ function walk(dir: string): string[] {
   });
 }
 
+/** The package of the Ledger API v2's services and messages. */
+export const LEDGER_API_PACKAGE = "com.daml.ledger.api.v2";
+
+/** One RPC of the Ledger API: how grpc-js frames it, and its messages for the codec. */
+export interface LedgerApiMethod {
+  readonly definition: grpc.MethodDefinition<object, object>;
+  readonly requestType: protobuf.Type;
+  readonly responseType: protobuf.Type;
+  /** Fully qualified, without protobufjs's leading dot: `com.daml.ledger.api.v2.GetUpdatesRequest`. */
+  readonly requestTypeName: string;
+  readonly responseTypeName: string;
+  readonly serverStreaming: boolean;
+}
+
 export interface LedgerApiProtos {
   /** grpc-js constructors and service definitions, keyed by package path. */
   readonly grpc: grpc.GrpcObject;
@@ -48,6 +62,11 @@ export interface LedgerApiProtos {
   client(fullName: string): grpc.ServiceClientConstructor;
   /** A message type by fully qualified name. */
   type(fullName: string): protobuf.Type;
+  /**
+   * An RPC by its service, relative to the package (`StateService`,
+   * `admin.PartyManagementService`), and name; throws for one the protos do not have.
+   */
+  method(service: string, rpc: string): LedgerApiMethod;
 }
 
 let cached: LedgerApiProtos | undefined;
@@ -76,11 +95,36 @@ function load(): LedgerApiProtos {
       throw new Error(`unknown gRPC service ${fullName}`);
     return found as grpc.ServiceClientConstructor;
   };
+  const methods = new Map<string, LedgerApiMethod>();
+  const method = (service: string, rpc: string): LedgerApiMethod => {
+    const key = `${service}/${rpc}`;
+    let known = methods.get(key);
+    if (known === undefined) {
+      const fullName = `${LEDGER_API_PACKAGE}.${service}`;
+      const reflected = root.lookupService(fullName).methods[rpc];
+      const definition = client(fullName).service[rpc];
+      const requestType = reflected?.resolvedRequestType;
+      const responseType = reflected?.resolvedResponseType;
+      if (!definition || !requestType || !responseType)
+        throw new Error(`unknown gRPC method ${fullName}/${rpc}`);
+      known = {
+        definition: definition as grpc.MethodDefinition<object, object>,
+        requestType,
+        responseType,
+        requestTypeName: requestType.fullName.slice(1),
+        responseTypeName: responseType.fullName.slice(1),
+        serverStreaming: reflected.responseStream === true,
+      };
+      methods.set(key, known);
+    }
+    return known;
+  };
   return {
     grpc: grpcObject,
     root,
     client,
     service: (fullName) => client(fullName).service,
     type: (fullName) => root.lookupType(fullName),
+    method,
   };
 }

@@ -13,9 +13,8 @@ import {
 import { NodeSDK, resources } from "@opentelemetry/sdk-node";
 import type { CallObserver } from "../ledger/call-observer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import { LEDGER_API_PACKAGE } from "../proto/ledger-api-protos.js";
 import type { GatewaySpan, SpanAttributes, Tracing } from "./tracing.js";
-
-const API_PACKAGE = "com.daml.ledger.api.v2";
 
 /**
  * The OpenTelemetry SDK as the standard environment configures it (OTEL_TRACES_EXPORTER,
@@ -84,7 +83,7 @@ class OtelTracing implements Tracing {
 
   readonly ledgerCalls: CallObserver = (call) => {
     if (call.trace === undefined) return { trace: undefined, end: () => undefined };
-    const service = `${API_PACKAGE}.${call.service}`;
+    const service = `${LEDGER_API_PACKAGE}.${call.service}`;
     const attributes: SpanAttributes = {
       "rpc.system": "grpc",
       "rpc.service": service,

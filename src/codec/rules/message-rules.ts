@@ -1,3 +1,4 @@
+import { LEDGER_API_PACKAGE } from "../../proto/ledger-api-protos.js";
 import type {
   Command__Output,
   CreateAndExerciseCommand__Output,
@@ -82,7 +83,7 @@ export interface MessageRule<F extends string = string> {
   readonly serialized?: readonly F[];
 }
 
-const V2 = "com.daml.ledger.api.v2";
+const V2 = LEDGER_API_PACKAGE;
 
 /** A rule checked against the generated type of its message (field names). */
 const js = <M>(rule: MessageRule<Extract<keyof M, string>>): MessageRule => rule as MessageRule;
