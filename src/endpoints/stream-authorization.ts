@@ -53,9 +53,6 @@ export interface SubscriberAuthorizationOptions {
   readonly trace?: TraceContext;
 }
 
-/** Canton's user-management cache expiry (`cache-expiry-after-write-in-seconds`), its re-check interval. */
-export const DEFAULT_RECHECK_INTERVAL_MS = 5000;
-
 /**
  * The subscriber's element stream under its own authorization. The source is subscribed at once
  * (its own call, or its share of another's, runs while the ledger is asked), but its elements

@@ -12,15 +12,15 @@ export interface SharedStreamsOptions {
   /**
    * The latest shared elements each stream keeps for subscribers that join behind it (while
    * their admission was asked): replayed from them, they read the shared call at once instead of
-   * a call of their own. Default 1024.
+   * a call of their own (websocket-config.fanout-history-elements).
    */
-  history?: number;
+  history: number;
   /**
    * Bytes a stream's history may grow to while a subscriber lags (over its high-water mark) or is
    * being admitted, so that it is replayed from it instead of a call of its own: the per-socket
-   * hard limit (websocket-config.hard-limit). Default 16 MiB.
+   * hard limit (websocket-config.hard-limit).
    */
-  lagBytes?: number;
+  lagBytes: number;
   /**
    * How long before its token expires a shared call moves onto a member's token that expires
    * later. Default 10 s: ample for a reopen, and short against the 5 minutes of Canton's tokens.
@@ -34,7 +34,7 @@ export interface SharedStreamsOptions {
  * first subscriber and dropped with its last. Not a global: each app builds its own.
  *
  * @example
- * const fanout = new SharedStreams({ events: metrics.fanoutEvents() });
+ * const fanout = new SharedStreams({ history: 1024, lagBytes: hardLimit, events: metrics.fanoutEvents() });
  * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })
  *   .subscribe((text) => sink.element(fanout.bytesOf(text) ?? Buffer.from(text)));
  */
@@ -49,10 +49,10 @@ export class SharedStreams {
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
   readonly #admissions = new Map<string, Promise<void>>();
 
-  constructor(options: SharedStreamsOptions = {}) {
+  constructor(options: SharedStreamsOptions) {
     this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
-    this.#history = options.history ?? 1024;
-    this.#lagBytes = options.lagBytes ?? 16 * 1024 * 1024;
+    this.#history = options.history;
+    this.#lagBytes = options.lagBytes;
     this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs ?? 10_000;
     this.#events = options.events ?? {};
   }

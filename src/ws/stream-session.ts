@@ -50,7 +50,7 @@ export interface StreamSessionOptions {
   /** How often the ledger is asked again whether this subscriber's token may still read its request. */
   recheckIntervalMs: number;
   /** How long the socket may wait for its query frame (0: no limit). */
-  queryFrameTimeoutMs?: number;
+  queryFrameTimeoutMs: number;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -108,7 +108,7 @@ export class StreamSession {
     metrics?.wsStreamsOpen.inc({ endpoint });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     // A socket that never asks for anything would otherwise hold its place forever.
-    const wait = options.queryFrameTimeoutMs ?? 0;
+    const wait = options.queryFrameTimeoutMs;
     if (wait > 0) {
       this.#queryTimer = setTimeout(() => {
         this.#queried = true;

@@ -11,7 +11,6 @@ import type { WsCompressionMode } from "../config/gateway-config.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
-import { DEFAULT_RECHECK_INTERVAL_MS } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import {
   corsOriginNotAllowedError,
@@ -43,9 +42,9 @@ export interface WsStreamsOptions {
   /** 0: no keep-alive pings. */
   pingIntervalMs: number;
   /** How often each subscriber's token is asked about again while it streams (0: never). */
-  recheckIntervalMs?: number;
+  recheckIntervalMs: number;
   /** Latest elements each shared stream keeps for late joiners within them (0: none; default 1024). */
-  fanoutHistoryElements?: number;
+  fanoutHistoryElements: number;
   /** permessage-deflate for clients that offer it (websocket-config.compression); default off. */
   compression?: WsCompressionMode;
   /**
@@ -54,7 +53,7 @@ export interface WsStreamsOptions {
    */
   maxQueryBytes: number;
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
-  queryFrameTimeoutMs?: number;
+  queryFrameTimeoutMs: number;
   metrics?: GatewayMetrics;
   /** Spans exported (OpenTelemetry): one per subscription; absent: none made. */
   tracing?: Tracing;
@@ -116,7 +115,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const fanout = new SharedStreams({
     ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
-    ...(options.fanoutHistoryElements !== undefined ? { history: options.fanoutHistoryElements } : {}),
+    history: options.fanoutHistoryElements,
     lagBytes: options.limits.hardLimit,
   });
   const endpoints = new Map<string, StreamEndpoint>();
@@ -154,8 +153,8 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         metrics: options.metrics,
         log: options.log,
         fanout,
-        recheckIntervalMs: options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS,
-        queryFrameTimeoutMs: options.queryFrameTimeoutMs ?? 0,
+        recheckIntervalMs: options.recheckIntervalMs,
+        queryFrameTimeoutMs: options.queryFrameTimeoutMs,
       });
     },
     message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),

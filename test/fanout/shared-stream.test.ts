@@ -131,7 +131,8 @@ function fixture(options: {
   };
   const fanout = new SharedStreams({
     history: options.history,
-    ...(options.lagBytes !== undefined ? { lagBytes: options.lagBytes } : {}),
+    // The configuration's default, websocket-config.hard-limit, unless the test sets it.
+    lagBytes: options.lagBytes ?? 16 * 1024 * 1024,
     ...(options.rotateBeforeExpiryMs !== undefined
       ? { rotateBeforeExpiryMs: options.rotateBeforeExpiryMs }
       : {}),

@@ -1,5 +1,6 @@
 import uWS from "uWebSockets.js";
 import { pino } from "pino";
+import { loadConfig } from "../../src/config/load-config.js";
 import { BodyValidator } from "../../src/endpoints/body-validator.js";
 import { schemaComponents } from "../../src/endpoints/schema-components.js";
 import { attachHttpRoutes } from "../../src/http/http-app.js";
@@ -9,6 +10,8 @@ import type { SessionLimits } from "../../src/ws/stream-session.js";
 import { attachWsStreams, type WsStreamsHandle } from "../../src/ws/ws-streams.js";
 import { counterEndpoint, withTestSchemas } from "../fixtures/counter-endpoint.js";
 import { type CounterServer, startCounterServer } from "../fixtures/counter-server.js";
+
+const DEFAULTS = loadConfig({ argv: [], env: {} }).websocket;
 
 export interface Harness {
   port: number;
@@ -70,6 +73,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     pingIntervalMs: options.pingIntervalMs ?? 0,
     maxQueryBytes: 64 * 1024,
+    // The configuration's defaults.
+    recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
+    queryFrameTimeoutMs: DEFAULTS.queryFrameTimeoutMs,
+    fanoutHistoryElements: DEFAULTS.fanoutHistoryElements,
     metrics,
     log,
   });
