@@ -5,10 +5,12 @@ ARGS ?=
 
 .PHONY: install build run test test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak
 
-# node_modules is rebuilt whenever the lock file changes. `npm install` (which follows the
-# lock file) rather than `npm ci`: with this machine's omit-lockfile-registry-resolved setting,
-# npm 11 leaves other platforms' optional packages (biome's binaries) out of the lock and
-# `npm ci` then refuses it.
+# node_modules is brought up to date whenever package.json or the lock file changes. The lock is
+# committed as npm writes it, with every platform's optional packages (biome's and esbuild's
+# binaries): one without them (npm/cli#4828) is rewritten by `npm install` and refused by
+# `npm ci`. `npm install` follows this one and leaves it as it is, with this machine's npm
+# settings or none; .ci/run fails when it did not. `npm install` rather than `npm ci`, which
+# deletes node_modules first and with it node_modules/.cache.
 node_modules/.installed: package.json package-lock.json
 	$(NPM) install --no-audit --no-fund --loglevel=error
 	touch $@
