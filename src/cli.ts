@@ -1,7 +1,13 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { GatewayConfig } from "./config/gateway-config.js";
-import { ConfigError, describeKeys, loadConfig, parseDuration } from "./config/load-config.js";
+import {
+  CommandLineError,
+  ConfigError,
+  describeKeys,
+  loadConfig,
+  parseDuration,
+} from "./config/load-config.js";
 import { didYouMean, nearestNames } from "./config/nearest-name.js";
 import {
   checkAddressFree,
@@ -50,6 +56,10 @@ dotted keys), LEDGER_GATEWAY_* environment variables, command-line flags.
 Keys:
 `;
 
+/** After a command line it cannot read, under the fault: what to type instead. */
+const USAGE_LINE =
+  "usage: ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...] (--help lists the keys)";
+
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === "token") {
     const args = argv.slice(1);
@@ -65,7 +75,8 @@ async function main(argv: string[]): Promise<void> {
     config = loadConfig({ argv, env: process.env });
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`ledger-json-gateway: ${error.message}\n`);
+      const usage = error instanceof CommandLineError ? `${USAGE_LINE}\n` : "";
+      process.stderr.write(`ledger-json-gateway: ${error.message}\n${usage}`);
       process.exitCode = 2;
       return;
     }

@@ -11,6 +11,11 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** A command line the gateway cannot read: an unknown flag, a flag without its value, a positional. */
+export class CommandLineError extends ConfigError {
+  override name = "CommandLineError";
+}
+
 type Value = string | number | boolean;
 type Settings = Partial<Record<ConfigKey, Value>>;
 
@@ -88,11 +93,11 @@ function parseArgs(argv: readonly string[]): { configFile?: string; flags: Setti
   let configFile: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument '${arg}' (see --help)`);
+    if (!arg.startsWith("--")) throw new CommandLineError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined) throw new ConfigError(`flag --${name} needs a value`);
+    if (value === undefined) throw new CommandLineError(`flag --${name} needs a value`);
     if (name === "config") {
       configFile = value;
       continue;
@@ -166,7 +171,7 @@ function checkKey(key: string, source: string, form: "flag" | "file"): ConfigKey
       : keyCandidates((k) => k);
   const suggestion = didYouMean(nearestNames(key, candidates));
   const known = Object.keys(CONFIG_KEYS).join(", ");
-  throw new ConfigError(
+  throw new (form === "flag" ? CommandLineError : ConfigError)(
     `unknown configuration key '${key}' in ${source}${suggestion || `; known keys: ${known}`}`,
   );
 }
