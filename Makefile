@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak
+.PHONY: install build run test test-unit test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak
 
 # node_modules is brought up to date whenever package.json or the lock file changes. The lock is
 # committed as npm writes it, with every platform's optional packages (biome's and esbuild's
@@ -40,6 +40,25 @@ depcheck: install
 # Two test files at a time: most of a file's time is waiting on sockets and processes.
 test: install build lint depcheck
 	$(NPM) run --silent test
+
+# The tests that start no process or worker thread and open no socket, picked by what they do
+# (every test file's processes, workers, listens and connects recorded under `make test`): the
+# folders whose tests all start nothing, with any test added to them, and single files of the
+# other folders (a new one gets in by its path here). test/cli/unit-test-guard.ts fails any of
+# them that starts something, naming it, so the list cannot drift into slow tests.
+UNIT_TESTS := test/codec test/config test/endpoints test/errors test/lf test/protos test/streams \
+  test/tracing test/fanout/shared-stream.test.ts test/fuzz/judge.test.ts \
+  test/grafana/dashboard.test.ts test/http/body-budget.test.ts test/http/json-array-bytes.test.ts \
+  test/ledger/grpc-message-reader.test.ts test/ledger/request-bounds.test.ts \
+  test/metrics/exposition.test.ts test/metrics/worker-metrics.test.ts \
+  test/readme/sample-dar.test.ts test/sandbox/update-mask.test.ts \
+  test/sandbox/auth/rights-authorizer.test.ts test/sandbox/interactive/prepared-transaction-hash.test.ts \
+  test/sandbox/interactive/signing-keys.test.ts test/ws/socket-sink.test.ts
+
+# A path of UNIT_TESTS that is gone (a renamed test) fails here rather than drop out unseen.
+test-unit: install
+	files=$$(find $(UNIT_TESTS) -name '*.test.ts' | sort; exit $${PIPESTATUS[0]}) && \
+	  node --import tsx --import ./test/cli/unit-test-guard.ts --test --test-concurrency=2 $$files
 
 # The tests that start real processes and sockets (end-to-end, fan-out, WebSocket, workers, CLI,
 # Prometheus panels) REPEAT times in a row (default 20), stopping at the first failing run: for
