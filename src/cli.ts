@@ -60,10 +60,25 @@ Keys:
 const USAGE_LINE =
   "usage: ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...] (--help lists the keys)";
 
+/** The same for the token command. */
+const TOKEN_USAGE_LINE =
+  "usage: ledger-json-gateway token [--user ID] [--secret S] [--expires-in DURATION] [--alg HS256|RS256|ES256] ... (token --help lists them)";
+
+/** A command line that could not be read: an unknown option, one without its value, a positional. */
+const isCommandLineFault = (error: unknown): boolean =>
+  error instanceof CommandLineError ||
+  (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
+
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === "token") {
     const args = argv.slice(1);
-    process.stdout.write(isHelp(args) ? TOKEN_HELP : `${tokenCommand(args)}\n`);
+    try {
+      process.stdout.write(isHelp(args) ? TOKEN_HELP : `${tokenCommand(args)}\n`);
+    } catch (error) {
+      if (!isCommandLineFault(error)) throw error;
+      process.stderr.write(`ledger-json-gateway: ${(error as Error).message}\n${TOKEN_USAGE_LINE}\n`);
+      process.exitCode = 2;
+    }
     return;
   }
   if (isHelp(argv)) {
@@ -111,7 +126,7 @@ function tokenCommand(args: string[]): string {
         name,
         names.map((option) => ({ name: `--${option}`, spellings: [option] })),
       );
-      throw new ConfigError(
+      throw new CommandLineError(
         `unknown option --${name} of token${didYouMean(suggestion) || "; see token --help"}`,
       );
     }

@@ -27,7 +27,10 @@ Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
   --help                        this text
 `;
 
-/** A mistake in the command line: one line on stderr and exit code 2, no stack trace. */
+/** Under a command line it cannot read: what to type instead. */
+const USAGE_LINE = (USAGE.split("\n")[0] as string).replace(/^Usage:/, "usage:");
+
+/** A mistake in the command line: the fault and the usage line on stderr, exit code 2, no stack trace. */
 class UsageError extends Error {}
 
 const values = (() => {
@@ -36,7 +39,9 @@ const values = (() => {
   } catch (error) {
     if (!(error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")))
       throw error;
-    process.stderr.write(`sandbox: ${(error as Error).message} (--help lists the options)\n`);
+    // A flag it cannot read gets the usage line too; a bad value is its own line.
+    const usage = error instanceof UsageError ? "" : `${USAGE_LINE}\n`;
+    process.stderr.write(`sandbox: ${(error as Error).message} (--help lists the options)\n${usage}`);
     process.exit(2);
   }
 })();

@@ -136,7 +136,10 @@ describe("ledger-json-gateway CLI", () => {
       encoding: "utf8",
     });
     assert.equal(result.status, 2);
-    assert.equal(result.stderr, "ledger-json-gateway: unknown option --usr of token; did you mean --user?\n");
+    const [fault, usage, end] = result.stderr.split("\n");
+    assert.equal(fault, "ledger-json-gateway: unknown option --usr of token; did you mean --user?");
+    assert.match(usage ?? "", /^usage: ledger-json-gateway token \[--user ID\]/);
+    assert.equal(end, "");
   });
 });
 

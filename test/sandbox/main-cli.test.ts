@@ -15,10 +15,14 @@ describe("standalone sandbox command line (src/sandbox/main.ts)", () => {
       assert.ok(result.stdout.includes(option), `--help names ${option}`);
   });
 
-  it("answers an unknown option with one line and exit code 2, no stack trace", () => {
+  it("answers an unknown option with the fault and the usage line, exit code 2, no stack trace", () => {
     const result = run("--prot", "6865");
     assert.equal(result.status, 2);
-    assert.equal(result.stderr, "sandbox: Unknown option '--prot' (--help lists the options)\n");
+    assert.equal(
+      result.stderr,
+      "sandbox: Unknown option '--prot' (--help lists the options)\n" +
+        "usage: node --import tsx src/sandbox/main.ts [options]   (after a build: node dist/src/sandbox/main.js)\n",
+    );
   });
 
   it("answers a bad value with one line naming the option, before it starts anything", () => {
