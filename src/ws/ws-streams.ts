@@ -43,7 +43,7 @@ export interface WsStreamsOptions {
   pingIntervalMs: number;
   /** How often each subscriber's token is asked about again while it streams (0: never). */
   recheckIntervalMs: number;
-  /** Latest elements each shared stream keeps for late joiners within them (0: none; default 1024). */
+  /** Latest elements each shared stream keeps for late joiners within them (websocket-config.fanout-history-elements; 0: none). */
   fanoutHistoryElements: number;
   /** permessage-deflate for clients that offer it (websocket-config.compression); default off. */
   compression?: WsCompressionMode;
