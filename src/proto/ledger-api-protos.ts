@@ -41,7 +41,7 @@ function walk(dir: string): string[] {
 export const LEDGER_API_PACKAGE = "com.daml.ledger.api.v2";
 
 /** One RPC of the Ledger API: how grpc-js frames it, and its messages for the codec. */
-export interface LedgerApiMethod {
+interface LedgerApiMethod {
   readonly definition: grpc.MethodDefinition<object, object>;
   readonly requestType: protobuf.Type;
   readonly responseType: protobuf.Type;
