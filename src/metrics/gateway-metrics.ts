@@ -24,6 +24,14 @@ import { type LagSource, SubscriberLagGauges } from "./subscriber-lag.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
 
+/**
+ * How long a ledger health probe's answer serves later scrapes. A probe is a call, and a call's
+ * answer is traffic on the connection: a ledger that polices keep-alive pings (grpc-java: a
+ * ping strike is forgiven whenever it sends something) would never see a connection idle if
+ * every scrape, however frequent, made one. Scrapes come every 10-15 s in production.
+ */
+const LEDGER_PROBE_REUSE_MS = 5_000;
+
 /** How a stream was served: a WebSocket, an HTTP list twin's one array, or a list twin streamed. */
 export type StreamTransport = "ws" | "http" | "ndjson" | "sse";
 
@@ -160,15 +168,22 @@ export class GatewayMetrics {
 
   /** Asks the ledger whether it serves; set by {@link probeLedger}. */
   #ledgerProbe: (() => Promise<boolean>) | undefined;
+  /** The last probe's answer, reused by scrapes within LEDGER_PROBE_REUSE_MS of it. */
+  #ledgerProbed: { at: number; ready: Promise<boolean> } | undefined;
 
   readonly ledgerReady = new Gauge({
     name: "ledger_gateway_ledger_ready",
-    help: "1 when the ledger answered the gateway's health probe made at this scrape (as /readyz asks it), else 0; with worker threads, the least of theirs",
+    help: "1 when the ledger answered the gateway's health probe (as /readyz asks it; made at a scrape, at most every 5 s), else 0; with worker threads, the least of theirs",
     // Every thread has its own connection to the ledger: one that lost it makes the gateway unready.
     aggregator: "min",
     registers: [this.registry],
     collect: async () => {
-      if (this.#ledgerProbe) this.ledgerReady.set((await this.#ledgerProbe()) ? 1 : 0);
+      const probe = this.#ledgerProbe;
+      if (probe === undefined) return;
+      const now = Date.now();
+      if (this.#ledgerProbed === undefined || now - this.#ledgerProbed.at >= LEDGER_PROBE_REUSE_MS)
+        this.#ledgerProbed = { at: now, ready: probe() };
+      this.ledgerReady.set((await this.#ledgerProbed.ready) ? 1 : 0);
     },
   });
 
@@ -408,7 +423,7 @@ export class GatewayMetrics {
     return this.subscriberLag.track(endpoint, source);
   }
 
-  /** `ledger_gateway_ledger_ready` asks `probe` at every scrape (LedgerClient.isReady). */
+  /** `ledger_gateway_ledger_ready` asks `probe` at a scrape, at most every 5 s (LedgerClient.isReady). */
   probeLedger(probe: () => Promise<boolean>): void {
     this.#ledgerProbe = probe;
   }

@@ -46,18 +46,26 @@ describe("gateway readiness and reconnection follow the ledger (standalone sandb
 
   it("answers /readyz 503 while the ledger is frozen (SIGSTOP) and 200 again after SIGCONT", async () => {
     ok((await pollUntil(async () => (await readyz()) === 200, 20_000)) !== undefined, "ready at first");
-    ok((await readyMetric()) === "1", "ledger_gateway_ledger_ready 1");
+    ok(
+      (await pollUntil(async () => (await readyMetric()) === "1", 15_000)) !== undefined,
+      "ledger_gateway_ledger_ready 1",
+    );
     sandbox.child.kill("SIGSTOP");
     try {
       // The connection stays open while the process is stopped: only a live round trip notices.
       const frozen = await pollUntil(async () => (await readyz()) === 503, 15_000);
       ok(frozen !== undefined, "/readyz must say 503 while the ledger answers nothing");
-      ok((await readyMetric()) === "0", "and ledger_gateway_ledger_ready 0");
+      // A scrape reuses the last probe's answer for up to 5 s.
+      const unready = await pollUntil(async () => (await readyMetric()) === "0", 15_000);
+      ok(unready !== undefined, "and ledger_gateway_ledger_ready 0");
     } finally {
       sandbox.child.kill("SIGCONT");
     }
     ok((await pollUntil(async () => (await readyz()) === 200, 20_000)) !== undefined, "ready after SIGCONT");
-    ok((await readyMetric()) === "1", "ledger_gateway_ledger_ready 1 again");
+    ok(
+      (await pollUntil(async () => (await readyMetric()) === "1", 15_000)) !== undefined,
+      "ledger_gateway_ledger_ready 1 again",
+    );
   });
 
   it("serves again within seconds of a ledger restarted on the same port", async () => {
