@@ -1,5 +1,5 @@
 import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
-import type { FanoutEvents, MemberMode, MemberRequest, RotationCause } from "./subscription.js";
+import type { CatchUpCause, FanoutEvents, MemberMode, MemberRequest, RotationCause } from "./subscription.js";
 
 export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
@@ -200,14 +200,12 @@ export class SharedStream {
       this.#position = request.share.begin;
       this.#historyFrom = request.share.begin;
       this.#open(member);
-      this.#options.events.joined?.(request.endpoint, "direct");
-      request.told?.event("fanout.join", { how: "direct" });
+      this.#joined(request, "direct");
     } else if (admitted && this.#covers(request.share.begin, false)) {
       // Everything after its offset is at hand: the history's rest, then the shared call.
       this.#replay(member);
       this.#setMode(member, "shared", undefined);
-      this.#options.events.joined?.(request.endpoint, "direct");
-      request.told?.event("fanout.join", { how: "direct" });
+      this.#joined(request, "direct");
       this.#rebalance();
     } else {
       this.#catchUp(member, "late_join", undefined);
@@ -408,8 +406,7 @@ export class SharedStream {
   /** Moves a member onto its own call from after its last offset, registered for a splice. */
   #catchUp(member: Member, cause: "late_join" | "detach" | "rejoin", previous: MemberMode | undefined): void {
     this.#setMode(member, "catching_up", previous);
-    this.#options.events.catchUp?.(member.request.endpoint, cause);
-    member.request.told?.event("fanout.catch_up", { cause });
+    this.#caughtUpFor(member.request, cause);
     this.#register(member);
     const { source, share, demand$ } = member.request;
     const { token } = member;
@@ -453,8 +450,7 @@ export class SharedStream {
       if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
     }
     this.#setMode(member, "shared", member.mode);
-    this.#options.events.joined?.(member.request.endpoint, "splice");
-    member.request.told?.event("fanout.join", { how: "splice" });
+    this.#joined(member.request, "splice");
     this.#rebalance();
     this.#rotateBeforeExpiry();
   }
@@ -473,13 +469,24 @@ export class SharedStream {
       // On its own call and reading again: hold shared elements for a splice once more.
       this.#register(member);
       this.#setMode(member, "catching_up", "own");
-      this.#options.events.catchUp?.(member.request.endpoint, "rejoin");
-      member.request.told?.event("fanout.catch_up", { cause: "rejoin" });
+      this.#caughtUpFor(member.request, "rejoin");
     }
     this.#rebalance();
   }
 
   /** The demand follows the members' readiness. */
+  /** A member reads the shared call now: the metrics and the member's own events are told. */
+  #joined(request: MemberRequest, how: "direct" | "splice"): void {
+    this.#options.events.joined?.(request.endpoint, how);
+    request.told?.event("fanout.join", { how });
+  }
+
+  /** A member gets a call of its own to catch up on: told as {@link #joined} is. */
+  #caughtUpFor(request: MemberRequest, cause: CatchUpCause): void {
+    this.#options.events.catchUp?.(request.endpoint, cause);
+    request.told?.event("fanout.catch_up", { cause });
+  }
+
   #rebalance(): void {
     this.#updateDemand();
   }
