@@ -51,7 +51,21 @@ export function clientTraceContext(traceparent: string, tracestate: string): Tra
 /** A new trace, not sampled: the ledger may start its own sampling from it. */
 export function freshTraceContext(): TraceContext {
   const traceId = randomHex(16);
-  return { traceparent: `00-${traceId}-${randomHex(8)}-00`, traceId };
+  return { traceparent: traceparentOf(traceId, randomHex(8), false), traceId };
+}
+
+/** A version 00 `traceparent`: the trace, the span that is the parent, its sampled flag. */
+export function traceparentOf(traceId: string, spanId: string, sampled: boolean): string {
+  return `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`;
+}
+
+/**
+ * The parent span a trace context names and whether it is sampled (the lowest bit of the flags):
+ * version-traceid-spanid-flags, the same offsets in every version.
+ */
+export function parentSpanOf(trace: TraceContext): { spanId: string; sampled: boolean } {
+  const flags = Number.parseInt(trace.traceparent.slice(53, 55), 16);
+  return { spanId: trace.traceparent.slice(36, 52), sampled: (flags & 1) === 1 };
 }
 
 /**
@@ -77,9 +91,7 @@ function randomHex(bytes: number): string {
  * which a metric's exemplar may name. A fresh trace of the gateway's own is not sampled.
  */
 export function sampledTraceId(trace: TraceContext): string | undefined {
-  // version-traceid-spanid-flags: the flags are the two hex digits at 53 in every version.
-  const flags = Number.parseInt(trace.traceparent.slice(53, 55), 16);
-  return (flags & 1) === 1 ? trace.traceId : undefined;
+  return parentSpanOf(trace).sampled ? trace.traceId : undefined;
 }
 
 /** The headers of a ledger call that carries `trace`. */

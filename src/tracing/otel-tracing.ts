@@ -7,12 +7,13 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
 import { NodeSDK, resources } from "@opentelemetry/sdk-node";
 import type { CallObserver } from "../ledger/call-observer.js";
-import type { TraceContext } from "../ledger/trace-context.js";
+import { parentSpanOf, type TraceContext, traceparentOf } from "../ledger/trace-context.js";
 import { LEDGER_API_PACKAGE } from "../proto/ledger-api-protos.js";
 import type { GatewaySpan, SpanAttributes, Tracing } from "./tracing.js";
 
@@ -112,11 +113,11 @@ class OtelTracing implements Tracing {
 
 /** A trace context as the parent of a span made here. */
 function contextOf(parent: TraceContext): Context {
-  const [, traceId = "", spanId = "", flags = "00"] = parent.traceparent.split("-");
+  const { spanId, sampled } = parentSpanOf(parent);
   return trace.setSpanContext(ROOT_CONTEXT, {
-    traceId,
+    traceId: parent.traceId,
     spanId,
-    traceFlags: Number.parseInt(flags, 16) & 1,
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
     isRemote: true,
     ...(parent.tracestate === undefined ? {} : { traceState: createTraceState(parent.tracestate) }),
   });
@@ -126,7 +127,7 @@ function contextOf(parent: TraceContext): Context {
 function traceOf(span: Span, tracestate: string | undefined, events: TraceContext["span"]): TraceContext {
   const { traceId, spanId, traceFlags } = span.spanContext();
   return {
-    traceparent: `00-${traceId}-${spanId}-0${traceFlags & 1}`,
+    traceparent: traceparentOf(traceId, spanId, (traceFlags & TraceFlags.SAMPLED) !== 0),
     traceId,
     ...(tracestate === undefined ? {} : { tracestate }),
     ...(events === undefined ? {} : { span: events }),

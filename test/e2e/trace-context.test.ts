@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import { sampledTraceId, traceContextOf } from "../../src/ledger/trace-context.js";
+import {
+  parentSpanOf,
+  sampledTraceId,
+  traceContextOf,
+  traceparentOf,
+} from "../../src/ledger/trace-context.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
@@ -138,5 +143,14 @@ describe("the client's trace context on HTTP requests", () => {
     assert.equal(sampledTraceId(traceContextOf(`01-${TRACE_ID}-00f067aa0ba902b7-03-extra`, "")), TRACE_ID);
     // The gateway's own fresh traces are not sampled.
     assert.equal(sampledTraceId(traceContextOf("", "")), undefined);
+  });
+
+  it("reads the parent span and writes a traceparent at the W3C's offsets", () => {
+    assert.deepEqual(parentSpanOf(traceContextOf(TRACEPARENT, "")), {
+      spanId: "00f067aa0ba902b7",
+      sampled: true,
+    });
+    assert.equal(traceparentOf(TRACE_ID, "00f067aa0ba902b7", true), TRACEPARENT);
+    assert.equal(traceparentOf(TRACE_ID, "00f067aa0ba902b7", false), `00-${TRACE_ID}-00f067aa0ba902b7-00`);
   });
 });
