@@ -7,7 +7,7 @@
  *   node --import tsx bench/micro-transcoder.ts
  */
 import { performance } from "node:perf_hooks";
-import { LedgerJson, type PackageSignatures, StreamTranscoder } from "../src/codec/index.js";
+import { LedgerJson, type PackageSignatures, WireTranscoder } from "../src/codec/index.js";
 import { PackageSignatureIndex, ValueCodec } from "../src/lf/index.js";
 import { ledgerApiProtos } from "../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID, sampleIds, samplePackageSignature } from "../src/sandbox/sample-package/index.js";
@@ -30,7 +30,7 @@ const signatures: PackageSignatures = {
 };
 const values = new ValueCodec(signatures);
 const json = new LedgerJson(protos.root, signatures, values);
-const transcoder = new StreamTranscoder({ root: protos.root, signatures, values });
+const transcoder = new WireTranscoder({ root: protos.root, signatures, values });
 
 const hex = (n: number) => "1220".padEnd(n, "ab3f");
 const owner = `bench::${hex(68)}`;

@@ -11,7 +11,6 @@ import type {
 } from "./route.js";
 import type { RouteDeps } from "./route-deps.js";
 import { type StreamFormat, streamFormatOf } from "./stream-format.js";
-import { wireTranscoder } from "./wire-codec.js";
 
 /** `Req`: the gRPC request in proto-loader's input shape (`X` from src/proto/ledger-api-types.ts). */
 export interface GrpcRouteSpec<Req extends object = object> {
@@ -58,7 +57,7 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
     spec.toRequest ??
     ((ctx: RequestContext, fromJson: (json: unknown) => Promise<Req>) => fromJson(ctx.body));
   const { toAnswer } = spec;
-  const answerText = toAnswer === undefined ? wireTranscoder(deps, responseType) : undefined;
+  const answerText = toAnswer === undefined ? deps.json.wireText(responseType) : undefined;
   return {
     method: spec.method,
     path: spec.path,

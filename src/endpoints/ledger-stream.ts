@@ -1,5 +1,4 @@
 import { defer, lastValueFrom, map, merge, type Observable, of, Subject, switchMap, toArray } from "rxjs";
-import type { Transcode } from "../codec/index.js";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
@@ -9,7 +8,6 @@ import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
 import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
-import { transcodeLoading, wireCodec } from "./wire-codec.js";
 
 export interface LedgerStreamSpec {
   path: string;
@@ -85,6 +83,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));
 
   const reshape = spec.toElement;
+  const toText = deps.json.wireText(responseType);
   const { service, rpc } = spec;
   /** One gRPC call; `draining` is told when the ledger closes its connection gracefully. */
   const call = (
@@ -94,10 +93,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     trace: TraceContext | undefined,
     draining?: (closing: unknown) => void,
   ): Observable<string> => {
-    const { transcoder, signatures } = wireCodec(deps);
-    const toText = transcoder.forType(responseType);
-    const text = reshape ? reshaped(toText, reshape) : toText;
-    return request$(request, token).pipe(
+    const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         serverStream(() => {
           const opened = deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
@@ -108,8 +104,9 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
           return opened;
         }, demand$),
       ),
-      mapInOrder((bytes) => transcodeLoading(text, bytes, signatures, token)),
+      mapInOrder((bytes) => toText(bytes, token)),
     );
+    return reshape ? elements$.pipe(mapInOrder(reshaped(reshape))) : elements$;
   };
   const position = spec.position;
   const { resume } = deps;
@@ -242,12 +239,9 @@ async function admitCaller(deps: RouteDeps, token: string, trace?: TraceContext)
  * reshaped and written again; undefined drops the element. Rare and deprecated, so the extra
  * parse is cheaper than a second decoding path.
  */
-function reshaped(
-  toText: Transcode,
-  reshape: (json: unknown) => unknown,
-): (bytes: Buffer) => string | undefined {
-  return (bytes) => {
-    const element = reshape(JSON.parse(toText(bytes)));
+function reshaped(reshape: (json: unknown) => unknown): (text: string) => string | undefined {
+  return (text) => {
+    const element = reshape(JSON.parse(text));
     return element === undefined ? undefined : JSON.stringify(element);
   };
 }

@@ -54,7 +54,7 @@ export interface UnaryOptions {
 export interface ServerStreamOptions {
   /**
    * Hand over each response message as its raw bytes (a Buffer) instead of the decoded
-   * object: for callers that transcode the wire bytes themselves (codec/stream-transcoder).
+   * object: for callers that transcode the wire bytes themselves (codec/wire-transcoder).
    */
   rawResponses?: boolean;
   /** The trace of the request the call is made for (traceparent, tracestate). */

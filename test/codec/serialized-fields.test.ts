@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LedgerJson, StreamTranscoder } from "../../src/codec/index.js";
+import { LedgerJson, WireTranscoder } from "../../src/codec/index.js";
 import { InvalidJsonError } from "../../src/codec/object/json-path.js";
 import type { PackageSignatures } from "../../src/codec/package-signatures.js";
 import { PackageSignatureIndex, ValueCodec } from "../../src/lf/index.js";
@@ -73,7 +73,7 @@ describe("serialized message fields (the prepared transaction as base64 bytes)",
       PREPARED.toObject(PREPARED.decode(Buffer.from(String(base64), "base64")), OBJECT);
     assert.deepEqual(decode(objectPath.preparedTransaction), decode(bytes.toString("base64")));
     assert.equal(objectPath.hashingSchemeVersion, "HASHING_SCHEME_VERSION_V2");
-    const transcoder = new StreamTranscoder({ root: protos.root, signatures: noSignatures, values });
+    const transcoder = new WireTranscoder({ root: protos.root, signatures: noSignatures, values });
     const wirePath = JSON.parse(transcoder.forType(`${V2}.interactive.PrepareSubmissionResponse`)(wire));
     assert.equal(wirePath.preparedTransaction, bytes.toString("base64"));
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import protobuf from "protobufjs";
-import { LedgerJson, type PackageSignatures, StreamTranscoder } from "../../src/codec/index.js";
+import { LedgerJson, type PackageSignatures, WireTranscoder } from "../../src/codec/index.js";
 import { ValueCodec } from "../../src/lf/index.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 
@@ -15,7 +15,7 @@ const protos = ledgerApiProtos();
 const DECODED = { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true };
 /**
  * Left out of arbitrary answers: Daml values (no package here to type them;
- * stream-transcoder.test.ts covers them) and the prepared transaction, whose bytes the wire path
+ * wire-transcoder.test.ts covers them) and the prepared transaction, whose bytes the wire path
  * keeps as the ledger wrote them (the last test).
  */
 const LEFT_OUT = new Set([
@@ -124,7 +124,7 @@ function arbitrary(type: protobuf.Type, next: () => number, depth: number): Reco
 describe("unary answers: the wire path writes the object path's text", () => {
   const values = new ValueCodec(signatures);
   const json = new LedgerJson(protos.root, signatures, values);
-  const transcoder = new StreamTranscoder({ root: protos.root, signatures, values });
+  const transcoder = new WireTranscoder({ root: protos.root, signatures, values });
 
   it("for 30 arbitrary answers of every unary Ledger API method, and the empty one", () => {
     const types = unaryAnswerTypes();

@@ -6,7 +6,7 @@ import {
   MessageCodec,
   MissingPackagesError,
   type PackageSignatures,
-  StreamTranscoder,
+  WireTranscoder,
 } from "../../../src/codec/index.js";
 import { PackageSignatureIndex, ValueCodec } from "../../../src/lf/index.js";
 import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
@@ -53,7 +53,7 @@ function setup(loaded?: Set<string>) {
   return {
     sigs,
     json: new LedgerJson(protos.root, sigs, values),
-    transcoder: new StreamTranscoder({ root: protos.root, signatures: sigs, values }),
+    transcoder: new WireTranscoder({ root: protos.root, signatures: sigs, values }),
   };
 }
 
@@ -260,7 +260,7 @@ function transaction(events: object[], extra: object = {}) {
   };
 }
 
-describe("StreamTranscoder: same JSON as the object path", () => {
+describe("WireTranscoder: same JSON as the object path", () => {
   it("writes an ACS-delta transaction with created (views, blob, key), archived and Tick events", () => {
     const out = assertSameJson(`${V2}.GetUpdatesResponse`, {
       transaction: transaction(
@@ -471,7 +471,7 @@ describe("StreamTranscoder: same JSON as the object path", () => {
   });
 });
 
-describe("StreamTranscoder: Daml values the wire writers leave to the object path", () => {
+describe("WireTranscoder: Daml values the wire writers leave to the object path", () => {
   const withField = (index: number, value: object) => ({
     ...createdAllTypes,
     createArguments: {
@@ -550,7 +550,7 @@ describe("StreamTranscoder: Daml values the wire writers leave to the object pat
   });
 });
 
-describe("StreamTranscoder: package signatures", () => {
+describe("WireTranscoder: package signatures", () => {
   it("signals the packages it lacks and writes the element once they are loaded", async () => {
     const { sigs, json, transcoder } = setup(new Set());
     const typeName = `${V2}.GetUpdatesResponse`;
@@ -566,7 +566,7 @@ describe("StreamTranscoder: package signatures", () => {
   });
 });
 
-describe("StreamTranscoder: protobuf scalar rules", () => {
+describe("WireTranscoder: protobuf scalar rules", () => {
   const source = `
     syntax = "proto3";
     package t;
@@ -585,7 +585,7 @@ describe("StreamTranscoder: protobuf scalar rules", () => {
   protobuf.parse(source, root, { keepCase: false });
   root.resolveAll();
   const sigs = signatures();
-  const transcoder = new StreamTranscoder({ root, signatures: sigs, values: new ValueCodec(sigs) });
+  const transcoder = new WireTranscoder({ root, signatures: sigs, values: new ValueCodec(sigs) });
   const codec = new MessageCodec(root, new ValueCodec(sigs));
   const type = root.lookupType("t.Scalars");
   const check = (value: object) => {

@@ -12,19 +12,20 @@ import { wellKnownWriters } from "./well-known-writers.js";
 import type { TranscodeRun } from "./writer-types.js";
 
 /**
- * The wire path: stream elements from their protobuf bytes straight to the JSON text the
- * object path (`MessageCodec.toJson` + `JSON.stringify` of the proto-loader object) writes,
- * without the decoded object or the JSON object in between: on the update stream those two
+ * The wire path: answers and stream elements from their protobuf bytes straight to the JSON
+ * text the object path (`MessageCodec.toJson` + `JSON.stringify` of the proto-loader object)
+ * writes, without the decoded object or the JSON object in between: on the update stream those two
  * layers and the garbage they leave were most of the gateway's CPU. Both paths read the same
  * rules (rules/); the rare wire layouts the single pass does not reproduce go to the object
  * path.
  *
  * @example
- * const transcoder = new StreamTranscoder({ root, signatures, values });
+ * const transcoder = new WireTranscoder({ root, signatures, values });
  * const toText = transcoder.forType("com.daml.ledger.api.v2.GetUpdatesResponse");
  * try { frame = toText(bytes) } catch (e) { if (e instanceof MissingPackagesError) ... }
+ * (the gateway goes through LedgerJson.wireText, which loads the missing packages and retries)
  */
-export interface StreamTranscoderDeps {
+export interface WireTranscoderDeps {
   readonly root: protobuf.Root;
   /**
    * Whether a package's signatures are loaded (the transcoder never loads them itself), and
@@ -38,7 +39,7 @@ export interface StreamTranscoderDeps {
 /** bytes -> JSON text; throws MissingPackagesError when signatures must be loaded first. */
 export type Transcode = (bytes: Uint8Array) => string;
 
-export class StreamTranscoder {
+export class WireTranscoder {
   private readonly run: TranscodeRun = { missing: [] };
   private readonly out = new TextWriter();
   private readonly writers: MessageWriters;
@@ -46,7 +47,7 @@ export class StreamTranscoder {
   private readonly identifiers: IdentifierCollector;
   private readonly damlFields: DamlFieldWriters;
 
-  constructor(private readonly deps: StreamTranscoderDeps) {
+  constructor(private readonly deps: WireTranscoderDeps) {
     this.damlFields = new DamlFieldWriters(deps.root, deps.values, deps.signatures, this.run);
     this.writers = new MessageWriters({
       wellKnown: wellKnownWriters(deps.signatures, this.run),

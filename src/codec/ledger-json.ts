@@ -1,26 +1,37 @@
 import type protobuf from "protobufjs";
-import { SignatureNotFoundError, ValueCodec } from "../../lf/index.js";
-import type { PackageSignatures } from "../package-signatures.js";
-import { commandTemplateRefs } from "./command-refs.js";
-import type { CommandContext } from "./daml-fields.js";
-import { IdentifierCollector } from "./identifier-collector.js";
-import { MessageCodec } from "./message-codec.js";
+import { SignatureNotFoundError, ValueCodec } from "../lf/index.js";
+import { commandTemplateRefs } from "./object/command-refs.js";
+import type { CommandContext } from "./object/daml-fields.js";
+import { IdentifierCollector } from "./object/identifier-collector.js";
+import { MessageCodec } from "./object/message-codec.js";
+import type { PackageSignatures } from "./package-signatures.js";
+import { MissingPackagesError } from "./wire/transcode-errors.js";
+import { WireTranscoder } from "./wire/wire-transcoder.js";
 
 /**
- * The object path as the gateway uses it for requests and unary answers: MessageCodec with
- * the async steps it needs first (load the signatures of the packages a message names;
- * resolve `#package-name` references of commands).
+ * A message's wire bytes -> its JSON text. A Promise only when the message names packages not
+ * loaded yet (then loaded with `token`): the hot path stays synchronous.
+ */
+type WireText = (bytes: Buffer, token: string | undefined) => string | Promise<string>;
+
+/**
+ * The codec as the gateway uses it: both paths with the async step each needs first (load the
+ * signatures of the packages a message names; resolve `#package-name` references of commands).
+ * Requests go through the object path (fromJson); answers and stream elements through the wire
+ * path (wireText), or the object path where a route reshapes the answer's object (toJson).
  */
 export class LedgerJson {
   readonly codec: MessageCodec;
   private readonly identifiers: IdentifierCollector;
+  /** Built on first use: tests and tools of the object path alone never compile its writers. */
+  private wire: WireTranscoder | undefined;
 
   /**
    * `values` defaults to a codec over `signatures`; pass the cache's own so eviction clears it.
-   * Both are public for the stream transcoder, which types values from the same cache.
+   * Both are public for tools that build a WireTranscoder of their own over the same cache.
    */
   constructor(
-    root: protobuf.Root,
+    private readonly root: protobuf.Root,
     readonly signatures: PackageSignatures,
     readonly values: ValueCodec = new ValueCodec(signatures),
   ) {
@@ -46,6 +57,24 @@ export class LedgerJson {
   /** Like toJson when nothing is missing, without a Promise: for stream elements. */
   toJsonNow(typeName: string, message: unknown): unknown {
     return this.codec.toJson(typeName, message);
+  }
+
+  /**
+   * The wire path of `typeName`, compiled now and reused for every message. A package still
+   * missing after loading is the transcoder's error.
+   */
+  wireText(typeName: string): WireText {
+    const { root, signatures, values } = this;
+    this.wire ??= new WireTranscoder({ root, signatures, values });
+    const toText = this.wire.forType(typeName);
+    return (bytes, token) => {
+      try {
+        return toText(bytes);
+      } catch (error) {
+        if (!(error instanceof MissingPackagesError)) throw error;
+        return signatures.ensure(error.packageIds, token).then(() => toText(bytes));
+      }
+    };
   }
 
   /**

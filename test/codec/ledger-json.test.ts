@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LedgerJson, type PackageSignatures } from "../../../src/codec/index.js";
-import { PackageSignatureIndex, ValueCodecError } from "../../../src/lf/index.js";
-import { ledgerApiProtos } from "../../../src/proto/ledger-api-protos.js";
-import { SAMPLE_PACKAGE_ID, samplePackageSignature } from "../../../src/sandbox/sample-package/index.js";
-import { overTheWire } from "./over-the-wire.js";
+import { LedgerJson, type PackageSignatures } from "../../src/codec/index.js";
+import { PackageSignatureIndex, ValueCodecError } from "../../src/lf/index.js";
+import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import { SAMPLE_PACKAGE_ID, samplePackageSignature } from "../../src/sandbox/sample-package/index.js";
+import { overTheWire } from "./object/over-the-wire.js";
 
 const V2 = "com.daml.ledger.api.v2";
 const protos = ledgerApiProtos();
@@ -190,6 +190,67 @@ describe("LedgerJson: commands from JSON", () => {
         error instanceof ValueCodecError &&
         error.message ===
           "commands.commands[0].ExerciseCommand.choiceArgument.splitAmount: expected Numeric, got true",
+    );
+  });
+});
+
+describe("LedgerJson: wire bytes to JSON text", () => {
+  const created = {
+    created: {
+      offset: "12",
+      nodeId: 0,
+      contractId: "00abc",
+      templateId: iouId,
+      createArguments: iouArguments,
+      witnessParties: ["alice::1220"],
+      signatories: ["bank::1220"],
+      createdAt: { seconds: "1700000000", nanos: 0 },
+      packageName: "gateway-samples",
+      acsDelta: true,
+    },
+  };
+  const eventType = protos.type(`${V2}.Event`);
+  const bytes = Buffer.from(eventType.encode(eventType.fromObject(created)).finish());
+
+  /** The sample package, held only once `ensure` loaded it (or never, with `loads: false`). */
+  function loading(loads = true): PackageSignatures & { asked: [string[], string | undefined][] } {
+    const base = signatures();
+    const asked: [string[], string | undefined][] = [];
+    let held = false;
+    return {
+      ...base,
+      asked,
+      has: (id) => held && id === SAMPLE_PACKAGE_ID,
+      ensure: async (ids, token) => {
+        asked.push([[...ids], token]);
+        held = loads;
+      },
+    };
+  }
+
+  it("loads a package the message names with the caller's token, then answers without a Promise", async () => {
+    const sigs = loading();
+    const toText = new LedgerJson(protos.root, sigs).wireText(`${V2}.Event`);
+    const first = toText(bytes, "alice-token");
+    assert.ok(first instanceof Promise, "the first element waits for its package");
+    const text = await first;
+    assert.deepEqual(sigs.asked, [[[SAMPLE_PACKAGE_ID], "alice-token"]]);
+    const reference = await new LedgerJson(protos.root, signatures()).toJson(
+      `${V2}.Event`,
+      overTheWire(`${V2}.Event`, created),
+      "t",
+    );
+    assert.deepEqual(JSON.parse(text), reference);
+    assert.equal(toText(bytes, "alice-token"), text, "the next one is written at once");
+    assert.equal(sigs.asked.length, 1);
+  });
+
+  it("fails with the missing package when loading did not bring it", async () => {
+    const toText = new LedgerJson(protos.root, loading(false)).wireText(`${V2}.Event`);
+    await assert.rejects(
+      async () => toText(bytes, "t"),
+      (error: Error & { packageIds?: string[] }) =>
+        error.name === "MissingPackagesError" && error.packageIds?.join() === SAMPLE_PACKAGE_ID,
     );
   });
 });
