@@ -1,4 +1,4 @@
-import { defer, lastValueFrom, map, merge, type Observable, of, Subject, switchMap, toArray } from "rxjs";
+import { defer, map, merge, type Observable, Subject, switchMap } from "rxjs";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
@@ -7,6 +7,7 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
 import type { RouteDeps } from "./route-deps.js";
+import { probeSubscriber } from "./stream-authorization.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 export interface LedgerStreamSpec {
@@ -156,7 +157,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     (position === undefined
       ? undefined
       : (request: unknown, id: string) => startingAfter(request, offsetNamed(id)));
-  return {
+  const endpoint: StreamEndpoint = {
     path: spec.path,
     summary: spec.summary,
     requestSchema: spec.requestSchema,
@@ -171,17 +172,18 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(spec.share
       ? {
           share: (request: unknown, token: string | undefined, trace?: TraceContext) =>
-            shareSpec(spec, toRequest, open, request, token, trace),
+            shareSpec(spec, toRequest, endpoint, request, token, trace),
         }
       : {}),
   };
+  return endpoint;
 }
 
 /** The fan-out's view of one request; undefined when it is not shared (see LedgerStreamSpec.share). */
 function shareSpec(
   spec: LedgerStreamSpec,
   toRequest: (request: unknown) => unknown,
-  open: StreamEndpoint["open"],
+  endpoint: StreamEndpoint,
   request: unknown,
   token: string | undefined,
   trace: TraceContext | undefined,
@@ -201,16 +203,7 @@ function shareSpec(
   // Offset 0 has no empty range to probe (an end of 0 reads as none): such a subscriber catches up.
   const probe =
     spec.share === "updates" && begin > 0
-      ? () =>
-          lastValueFrom(
-            open(
-              { ...(request as Json), beginExclusive: begin, endInclusive: begin },
-              token,
-              of(true),
-              undefined,
-              trace,
-            ).pipe(toArray()),
-          ).then(() => undefined)
+      ? () => probeSubscriber(endpoint, from(begin), token, undefined, undefined, trace)
       : undefined;
   return {
     key: subscriptionKey({
