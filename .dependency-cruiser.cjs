@@ -186,6 +186,20 @@ module.exports = {
       to: { path: "^src/codec/", pathNot: "^src/codec/index\\.ts$" },
     },
     {
+      name: "errors-only-through-its-index",
+      severity: "error",
+      comment: "Every error body is built in src/errors (gatewayError stays inside); others use src/errors/index.ts.",
+      from: { pathNot: "^src/errors/" },
+      to: { path: "^src/errors/", pathNot: "^src/errors/index\\.ts$" },
+    },
+    {
+      name: "lf-only-through-its-index",
+      severity: "error",
+      comment: "Daml-LF has one public face: src/lf/index.ts.",
+      from: { pathNot: "^src/lf/" },
+      to: { path: "^src/lf/", pathNot: "^src/lf/index\\.ts$" },
+    },
+    {
       name: "generated-types-only-through-ledger-api-types",
       severity: "error",
       comment: "src/proto/generated is build output; src/proto/ledger-api-types.ts is its one barrel.",

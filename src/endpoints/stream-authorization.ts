@@ -11,9 +11,9 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 /**
- * Authorization per subscriber (DESIGN.md, "Fan-out and scale"). A subscriber's elements may come
- * from a gRPC call opened with another subscriber's token, so each subscriber is judged on its
- * own, by the ledger, with its own token — no rule of the ledger's is copied here:
+ * Authorization per subscriber (docs/architecture.md, "Shared streams"). A subscriber's elements
+ * may come from a gRPC call opened with another subscriber's token, so each subscriber is judged
+ * on its own, by the ledger, with its own token — no rule of the ledger's is copied here:
  * - admission: nothing reaches the subscriber before the ledger accepted its token for its
  *   request (`probeSubscriber`); a refusal ends it with the ledger's error;
  * - expiry: at the token's `exp` it ends with Canton's ACCESS_TOKEN_EXPIRED;

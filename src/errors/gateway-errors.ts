@@ -17,6 +17,22 @@ export function invalidArgumentError(reason: string): CantonHttpError {
   );
 }
 
+/** Canton truncates a cause to this many characters. */
+const MAX_CAUSE_LENGTH = 512;
+
+const truncated = (cause: string): string =>
+  cause.length > MAX_CAUSE_LENGTH ? `${cause.slice(0, MAX_CAUSE_LENGTH)}...` : cause;
+
+/** Canton's INVALID_FIELD (400, category 8): a command's `field` refused, its cause truncated as Canton does. */
+export function invalidFieldError(field: string, message: string): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
+    "INVALID_FIELD",
+    truncated(`The submitted command has a field with invalid value: Invalid field ${field}: ${message}`),
+    { definiteAnswer: false },
+  );
+}
+
 /**
  * No token, or one the gateway's own check refused: 401. Canton gives no reason on the API
  * (its category redacts details); `correlationId` names the log entry that has it.

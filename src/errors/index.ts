@@ -33,6 +33,7 @@ export {
   corsOriginNotAllowedError,
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
+  invalidFieldError,
   methodNotAllowedError,
   missingTokenError,
   renewalNotSupportedError,
@@ -42,11 +43,12 @@ export {
   staleStreamAuthorizationError,
   tokenOfAnotherUserError,
 } from "./gateway-errors.js";
-export { httpStatusOfGrpc } from "./http-status.js";
+export { httpStatusOfGrpc, METADATA_TOO_LARGE } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";
 export { CantonHttpError, type JsCantonError } from "./js-canton-error.js";
 export {
   ElementLimitExceededError,
+  endReasonOf,
   IdleTimeoutError,
   STREAM_END_REASONS,
   type StreamEndReason,

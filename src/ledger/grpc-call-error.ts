@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { status as GrpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { METADATA_TOO_LARGE } from "../errors/http-status.js";
+import { METADATA_TOO_LARGE } from "../errors/index.js";
 
 /**
  * The failure of a unary call made by the lean client (unary-call.ts), shaped as grpc-js shapes

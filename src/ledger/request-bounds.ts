@@ -1,7 +1,5 @@
 import protobuf from "protobufjs";
-import { invalidArgumentError } from "../errors/gateway-errors.js";
-import { type CantonHttpError, gatewayError } from "../errors/js-canton-error.js";
-import { ERROR_CATEGORIES } from "../proto/error-categories.js";
+import { type CantonHttpError, invalidArgumentError, invalidFieldError } from "../errors/index.js";
 
 /**
  * Canton's length limits on the identifiers of a Ledger API request, checked before the request
@@ -18,21 +16,6 @@ interface Bound {
   readonly error: (field: string, value: string) => CantonHttpError;
 }
 
-/** Canton truncates a cause to this many characters. */
-const MAX_CAUSE_LENGTH = 512;
-
-const truncated = (cause: string): string =>
-  cause.length > MAX_CAUSE_LENGTH ? `${cause.slice(0, MAX_CAUSE_LENGTH)}...` : cause;
-
-function invalidField(field: string, message: string): CantonHttpError {
-  return gatewayError(
-    ERROR_CATEGORIES.InvalidIndependentOfSystemState,
-    "INVALID_FIELD",
-    truncated(`The submitted command has a field with invalid value: Invalid field ${field}: ${message}`),
-    { definiteAnswer: false },
-  );
-}
-
 /** Ref.Party: at most 255 characters; Canton's requireParty answers INVALID_ARGUMENT. */
 const PARTY: Bound = { max: 255, error: () => invalidArgumentError("Daml-LF Party is too long (max: 255)") };
 /** Ref.LedgerString (update ids): INVALID_ARGUMENT from requireLedgerString. */
@@ -43,7 +26,7 @@ const LEDGER_STRING: Bound = {
 /** Command, workflow and submission ids, identity provider ids: LedgerStrings checked per field. */
 const LEDGER_STRING_FIELD: Bound = {
   max: 255,
-  error: (field) => invalidField(field, "Daml-LF Ledger String is too long (max: 255)"),
+  error: (field) => invalidFieldError(field, "Daml-LF Ledger String is too long (max: 255)"),
 };
 /**
  * ContractId: V1 is `00` + 32-byte discriminator + suffix of at most 94 bytes (254 hex digits),
@@ -51,14 +34,14 @@ const LEDGER_STRING_FIELD: Bound = {
  */
 const CONTRACT_ID: Bound = {
   max: 254,
-  error: (field, value) => invalidField(field, `cannot parse ContractId "${value}"`),
+  error: (field, value) => invalidFieldError(field, `cannot parse ContractId "${value}"`),
 };
 const USER_ID_PATTERN = "[a-zA-Z0-9@^$.!`\\-#+'~_|:()]{1,128}";
 /** Ref.UserId: at most 128 characters. */
 const USER_ID: Bound = {
   max: 128,
   error: (field, value) =>
-    invalidField(field, `User ID "${value}" does not match regex "${USER_ID_PATTERN}"`),
+    invalidFieldError(field, `User ID "${value}" does not match regex "${USER_ID_PATTERN}"`),
 };
 
 /** By the field's JSON (camelCase) name, in any message. */

@@ -11,6 +11,7 @@ export {
 } from "./json-shape-compiler.js";
 export { decodeDalf, decodePackage } from "./package-decode.js";
 export { encodePackage } from "./package-encode.js";
+export { instantiatePackage } from "./package-instantiate.js";
 export { formatDate, formatTimestamp } from "./scalar-formats.js";
 export * from "./signature-model.js";
 export { PackageSignatureIndex, type SignatureResolver, typeConKey } from "./signature-resolver.js";

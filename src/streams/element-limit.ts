@@ -1,5 +1,5 @@
 import { type MonoTypeOperatorFunction, Observable } from "rxjs";
-import { ElementLimitExceededError } from "../errors/stream-errors.js";
+import { ElementLimitExceededError } from "../errors/index.js";
 
 function checkCount(name: string, n: number): void {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${name} must be an integer >= 0, got ${n}`);

@@ -8,7 +8,7 @@ import {
   throwError,
   timeout,
 } from "rxjs";
-import { IdleTimeoutError } from "../errors/stream-errors.js";
+import { IdleTimeoutError } from "../errors/index.js";
 
 export interface IdleTimeoutOptions {
   /** For tests (TestScheduler) and virtual time; defaults to `asyncScheduler`. */

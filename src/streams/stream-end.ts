@@ -1,5 +1,5 @@
 import { defer, type MonoTypeOperatorFunction, tap } from "rxjs";
-import { endReasonOf, type StreamEndReason } from "../errors/stream-errors.js";
+import { endReasonOf, type StreamEndReason } from "../errors/index.js";
 
 export interface StreamEnd {
   reason: StreamEndReason;

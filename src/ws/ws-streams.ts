@@ -45,8 +45,8 @@ export interface WsStreamsOptions {
   recheckIntervalMs: number;
   /** Latest elements each shared stream keeps for late joiners within them (websocket-config.fanout-history-elements; 0: none). */
   fanoutHistoryElements: number;
-  /** permessage-deflate for clients that offer it (websocket-config.compression); default off. */
-  compression?: WsCompressionMode;
+  /** permessage-deflate for clients that offer it (websocket-config.compression). */
+  compression: WsCompressionMode;
   /**
    * Largest query frame accepted. uWS refuses a larger one on its header, before reading it, by
    * closing the connection (the client sees 1006: no close frame on that path in uWS 3.0.6).
@@ -98,6 +98,17 @@ interface SocketData {
  */
 const ERROR_FRAME_HEADROOM = 64 * 1024;
 
+/**
+ * Shared elements a subscriber catching up on its own call may hold for its splice: past it, it
+ * stays on its own call until its socket is ready again, rather than hold an unbounded backlog.
+ */
+const FANOUT_CATCH_UP_BUFFER = 4096;
+/**
+ * How long before its owner's token expires a shared call moves onto a later-expiring member's
+ * token: ample for a reopen, and short against the 5 minutes of Canton's tokens.
+ */
+const FANOUT_ROTATE_BEFORE_EXPIRY_MS = 10_000;
+
 const COMPRESSORS: Record<WsCompressionMode, number> = { off: uWS.DISABLED, on: uWS.SHARED_COMPRESSOR };
 
 const GOING_AWAY = 1001;
@@ -117,6 +128,8 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
     history: options.fanoutHistoryElements,
     lagBytes: options.limits.hardLimit,
+    catchUpBuffer: FANOUT_CATCH_UP_BUFFER,
+    rotateBeforeExpiryMs: FANOUT_ROTATE_BEFORE_EXPIRY_MS,
   });
   const endpoints = new Map<string, StreamEndpoint>();
   for (const endpoint of options.endpoints) {
@@ -127,7 +140,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   // path segments skipped (`//v2/updates`, as clients that join an origin ending in a slash send
   // it). An upgrade anywhere else goes on to the HTTP routes (uWS's yield), as it always did.
   app.ws<SocketData>("/*", {
-    compression: COMPRESSORS[options.compression ?? "off"],
+    compression: COMPRESSORS[options.compression],
     maxPayloadLength: options.maxQueryBytes,
     // Liveness is the pings' and the write deadline's job; an idle open-ended stream is legitimate.
     idleTimeout: 0,
@@ -237,7 +250,7 @@ function upgrade(
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
     // uWS prints its corking warning on stderr.
-    const compressed = (options.compression ?? "off") !== "off" && /permessage-deflate/i.test(extensions);
+    const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
     res.upgrade<SocketData>(
       { endpoint, token: auth.token, compressed, trace, span },
       key,

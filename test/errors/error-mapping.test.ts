@@ -110,7 +110,7 @@ describe("jsCantonErrorOfGrpc", () => {
 });
 
 describe("errorAnswer", () => {
-  it("maps gRPC codes to HTTP statuses as DESIGN.md lists", () => {
+  it("maps gRPC codes to HTTP statuses as Canton's JSON API does", () => {
     const expected: [status, number][] = [
       [status.INVALID_ARGUMENT, 400],
       [status.FAILED_PRECONDITION, 400],

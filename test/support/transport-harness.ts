@@ -36,7 +36,7 @@ export interface HarnessOptions {
  */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const counter = await startCounterServer();
-  const endpoint = counterEndpoint(counter.client);
+  const endpoint = counterEndpoint(counter);
   const metrics = new GatewayMetrics();
   const validator = new BodyValidator(withTestSchemas(schemaComponents()));
   const log = pino({ level: "silent" });
@@ -77,6 +77,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
     queryFrameTimeoutMs: DEFAULTS.queryFrameTimeoutMs,
     fanoutHistoryElements: DEFAULTS.fanoutHistoryElements,
+    compression: DEFAULTS.compression,
     metrics,
     log,
   });

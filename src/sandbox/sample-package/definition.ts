@@ -12,7 +12,7 @@ import {
   SELF_PACKAGE_ID,
   type TypeConName,
   t,
-} from "../../lf/signature-model.js";
+} from "../../lf/index.js";
 
 export const SAMPLE_PACKAGE_NAME = "gateway-samples";
 export const SAMPLE_PACKAGE_VERSION = "1.0.0";

@@ -3,10 +3,13 @@
  * `Account:Account` has a contract key) and a DAR around it. Encoding is deterministic, so
  * the package id is the same on every run and every machine.
  */
-import { writeDar } from "../../lf/dar.js";
-import { encodePackage } from "../../lf/package-encode.js";
-import { instantiatePackage } from "../../lf/package-instantiate.js";
-import type { PackageSignature, TypeConName } from "../../lf/signature-model.js";
+import {
+  encodePackage,
+  instantiatePackage,
+  type PackageSignature,
+  type TypeConName,
+  writeDar,
+} from "../../lf/index.js";
 import { SAMPLE_PACKAGE_NAME, SAMPLE_PACKAGE_VERSION, samplePackageDefinition } from "./definition.js";
 
 export { SAMPLE_PACKAGE_NAME, SAMPLE_PACKAGE_VERSION, samplePackageDefinition } from "./definition.js";
