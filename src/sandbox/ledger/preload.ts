@@ -81,7 +81,7 @@ export function preloadTicks(
       };
       nodes.push({ kind: "create" as const, nodeId: seq - first, contract, witnesses });
     }
-    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined, store.synchronizers[0]!.id);
+    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined, store.preferredSynchronizerId);
   }
   return { party, ticks: options.ticks, firstOffset, lastOffset: store.ledgerEnd() };
 }

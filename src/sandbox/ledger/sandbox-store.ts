@@ -91,6 +91,11 @@ export class SandboxStore {
     }));
   }
 
+  /** The synchronizer the sandbox prefers (the first): where it records what has no other. */
+  get preferredSynchronizerId(): string {
+    return this.synchronizers[0]!.id;
+  }
+
   get synchronizerIds(): readonly string[] {
     return this.synchronizers.map((s) => s.id);
   }

@@ -1,11 +1,11 @@
 import type { Commands__Output, ReassignmentCommands__Output } from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
 import { interactiveErrors } from "../interactive/interactive-errors.js";
+import type { SubmissionOutcome } from "./command-submitter.js";
 import { validateCommands } from "./commands/command-validation.js";
 import { validateReassignment } from "./commands/reassignment-validation.js";
 import type { ReassignmentUpdate } from "./ledger-records.js";
 import type { LedgerRuntime } from "./ledger-runtime.js";
-import type { SubmissionOutcome } from "./participant-ledger.js";
 
 /**
  * The submission path every command endpoint shares: user id from the token when the request
@@ -45,9 +45,8 @@ export async function submitReassignment(
  */
 function submittersMayBeActedFor(runtime: LedgerRuntime, actAs: readonly string[]): void {
   const { store } = runtime.ledger;
-  const synchronizerId = runtime.ledger.synchronizerId;
   const refused = actAs.filter((party) => {
-    const permission = store.party(party)?.permissions.get(synchronizerId);
+    const permission = store.party(party)?.permissions.get(store.preferredSynchronizerId);
     return permission !== undefined && permission !== "PARTICIPANT_PERMISSION_SUBMISSION";
   });
   if (refused.length > 0) throw interactiveErrors.noSynchronizerForSubmitters(refused);

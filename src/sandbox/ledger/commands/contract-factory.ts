@@ -14,6 +14,21 @@ export function contractKeyHash(templateId: TypeConName, key: JsonValue): string
     .digest("hex");
 }
 
+/** A contract's key in the three forms the ledger needs: JSON, Ledger API value and hash. */
+export function contractKeyOf(
+  registry: ModelRegistry,
+  templateId: TypeConName,
+  json: JsonValue,
+  maintainers: readonly string[],
+): ContractKey {
+  return {
+    json,
+    value: registry.codec.contractKey(templateId).toValue(json),
+    hash: contractKeyHash(templateId, json),
+    maintainers,
+  };
+}
+
 /**
  * A new contract of `model` with the metadata its model computes (signatories, observers, key),
  * after its ensure clause held. Offsets are filled in when the transaction commits.
@@ -33,12 +48,7 @@ export function newContract(
   let key: ContractKey | undefined;
   if (model.key !== undefined) {
     const json = model.key.key(argument);
-    key = {
-      json,
-      value: registry.codec.contractKey(templateId).toValue(json),
-      hash: contractKeyHash(templateId, json),
-      maintainers: unique(model.key.maintainers(json)),
-    };
+    key = contractKeyOf(registry, templateId, json, unique(model.key.maintainers(json)));
   }
   return {
     contractId,
@@ -57,7 +67,7 @@ export function newContract(
   };
 }
 
-/** What a contract's commit fills in (ParticipantLedger.commit); spread into a new contract. */
+/** What a contract's commit fills in (LedgerIndex.applyTransaction); spread into a new contract. */
 export const NOT_YET_COMMITTED = {
   createdOffset: 0,
   createdNodeId: 0,
