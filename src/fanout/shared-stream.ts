@@ -1,5 +1,14 @@
 import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
-import type { CatchUpCause, FanoutEvents, MemberMode, MemberRequest, RotationCause } from "./subscription.js";
+import { Member } from "./member.js";
+import { ReplayHistory, type SharedElement } from "./replay-history.js";
+import type {
+  CatchUpCause,
+  FanoutEvents,
+  MemberMode,
+  MemberRequest,
+  UpstreamCloseReason,
+} from "./subscription.js";
+import { UpstreamCall } from "./upstream-call.js";
 
 export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
@@ -44,56 +53,8 @@ export class DeliverySlot {
   }
 }
 
-interface Buffered {
-  readonly text: string;
-  readonly bytes: Uint8Array;
-  readonly offset: number;
-  readonly checkpoint: boolean;
-}
-
 /**
- * Whether an element comes after what the member has: a later offset, or a checkpoint at the
- * member's offset that it has not had (a checkpoint may carry the offset of the transaction
- * before it, or the subscriber's `beginExclusive`).
- */
-function after(member: Member, offset: number, checkpoint: boolean): boolean {
-  return offset > member.last || (offset === member.last && checkpoint && !member.lastCheckpoint);
-}
-
-/** One subscriber of a shared stream. */
-class Member {
-  mode: MemberMode = "shared";
-  /** The offset of the last element handed to the subscriber: it gets only elements after it. */
-  last: number;
-  /** The element at `last` was a checkpoint: another checkpoint at that offset is a duplicate. */
-  lastCheckpoint = false;
-  ready = true;
-  /** Shared elements held while catching up; undefined: not registered for a splice. */
-  buffer: Buffered[] | undefined;
-  /** The shared position when the buffer started: the own call splices once it reaches it. */
-  spliceAt = 0;
-  own: Subscription | undefined;
-  demand: Subscription | undefined;
-  renewals: Subscription | undefined;
-  /** The token its calls are opened with: its request's, or the latest it renewed to. */
-  token: string | undefined;
-  /** When the ledger stops accepting `token` (epoch ms; never: infinity). */
-  expiresAt: number;
-  /** In shared mode and not ready: skipped, and replayed from the history when it drains. */
-  lagging = false;
-
-  constructor(
-    readonly request: MemberRequest,
-    readonly subscriber: Subscriber<string>,
-  ) {
-    this.last = request.share.begin;
-    this.token = request.token;
-    this.expiresAt = request.source.expiryOf(request.token) ?? Number.POSITIVE_INFINITY;
-  }
-}
-
-/**
- * One ledger stream for every subscriber of the same request (DESIGN.md, "Fan-out and scale").
+ * One ledger stream for every subscriber of the same request.
  *
  * - The upstream (one gRPC call) runs on its owner's token from the first member's offset; each
  *   element's text is parsed (offset, checkpoint) and encoded to UTF-8 once, and goes to every
@@ -126,34 +87,31 @@ export class SharedStream {
   readonly #options: SharedStreamOptions;
   readonly #members = new Set<Member>();
   readonly #demand = new BehaviorSubject<boolean>(true);
-  readonly #demand$ = this.#demand.pipe(distinctUntilChanged());
-  #endpoint = "";
-  #owner: Member | undefined;
-  #upstream: Subscription | undefined;
+  readonly #upstream: UpstreamCall;
   /** Offset of the last shared element (or the upstream's begin). */
   #position = 0;
-  /** The latest shared elements, oldest first from `#historyHead`: every one after `#historyFrom`. */
-  #history: Buffered[] = [];
-  #historyHead = 0;
-  #historyFrom = 0;
-  /** A checkpoint at `#historyFrom` left the history: a member at that offset would miss it. */
-  #historyFromCheckpoint = false;
+  readonly #history: ReplayHistory;
   /** Shared members over their high-water mark, skipped until they drain. */
   readonly #lagging = new Set<Member>();
-  /** Offsets of admissions being asked: the history keeps what comes after them. */
-  readonly #reserved: number[] = [];
-  /** Bytes of the elements in the history. */
-  #historyBytes = 0;
-  /** The lowest offset of a lagging member or an admission being asked: the history keeps the elements after it. */
-  #floor = Number.POSITIVE_INFINITY;
-  #handoverScheduled = false;
-  /** Due shortly before the owner's token expires (see #rotateBeforeExpiry). */
-  #expiryTimer: NodeJS.Timeout | undefined;
+  /** Admissions being asked: the stream stays for them when its members are gone. */
+  #reservations = 0;
   #closed = false;
-  #opened = false;
 
   constructor(options: SharedStreamOptions) {
     this.#options = options;
+    this.#history = new ReplayHistory({ elements: options.history, heldBytes: options.lagBytes });
+    this.#upstream = new UpstreamCall({
+      members: this.#members,
+      position: () => this.#position,
+      demand$: this.#demand.pipe(distinctUntilChanged()),
+      observer: {
+        next: (text) => this.#shared(text),
+        error: (error: unknown) => this.#upstreamFailed(error),
+        complete: () => this.#upstreamCompleted(),
+      },
+      events: options.events,
+      rotateBeforeExpiryMs: options.rotateBeforeExpiryMs,
+    });
   }
 
   get closed(): boolean {
@@ -173,17 +131,17 @@ export class SharedStream {
    * its own; returns the release. Nothing to keep when `begin` is already behind the history.
    */
   reserve(begin: number): () => void {
-    if (this.#closed || !this.#covers(begin, false)) return () => undefined;
-    this.#reserved.push(begin);
-    this.#floor = Math.min(this.#floor, begin);
+    if (this.#closed || !this.#history.covers({ offset: begin, checkpoint: false })) return () => undefined;
+    const release = this.#history.hold({ last: begin });
+    this.#reservations += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.#reserved.splice(this.#reserved.indexOf(begin), 1);
-      this.#updateFloor();
+      release();
+      this.#reservations -= 1;
       // The stream outlived its members for this admission: refused or gone, nobody needs it.
-      if (this.#members.size === 0 && this.#reserved.length === 0) this.#close("last_member_left");
+      if (this.#members.size === 0 && this.#reservations === 0) this.#close("last_member_left");
     };
   }
 
@@ -194,104 +152,45 @@ export class SharedStream {
   join(request: MemberRequest, subscriber: Subscriber<string>, admitted: boolean): () => void {
     const member = new Member(request, subscriber);
     this.#members.add(member);
-    if (!this.#opened) {
-      this.#endpoint = request.endpoint;
+    if (!this.#upstream.opened) {
       this.#setMode(member, "shared", undefined);
       this.#position = request.share.begin;
-      this.#historyFrom = request.share.begin;
-      this.#open(member);
+      this.#history.startAfter(request.share.begin);
+      this.#upstream.open(member);
       this.#joined(request, "direct");
-    } else if (admitted && this.#covers(request.share.begin, false)) {
+    } else if (admitted && this.#history.covers({ offset: request.share.begin, checkpoint: false })) {
       // Everything after its offset is at hand: the history's rest, then the shared call.
       this.#replay(member);
       this.#setMode(member, "shared", undefined);
       this.#joined(request, "direct");
-      this.#rebalance();
+      this.#updateDemand();
     } else {
       this.#catchUp(member, "late_join", undefined);
     }
-    if (this.#upstream === undefined && !this.#handoverScheduled) {
-      // Every member had left while this one was being admitted: the call resumes on its token.
-      this.#options.events.handover?.(this.#endpoint);
-      this.#open(member);
-    }
+    // Every member had left while this one was being admitted: the call resumes on its token.
+    this.#upstream.resumeOn(member);
     member.demand = request.demand$.subscribe({
       next: (ready) => this.#readiness(member, ready),
       error: (error: unknown) => this.#fail(member, error),
     });
     member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
     request.position?.(() => ({ last: member.last, newest: this.#position }));
-    this.#rotateBeforeExpiry();
+    this.#upstream.checkExpiry();
     return () => this.#leave(member);
   }
 
-  #open(owner: Member): void {
-    if (!this.#opened) {
-      this.#opened = true;
-      this.#options.events.upstreamOpened?.(this.#endpoint);
-    }
-    this.#owner = owner;
-    const { source, share } = owner.request;
-    this.#upstream = source.open(share.from(this.#position), owner.token, this.#demand$).subscribe({
-      next: (text) => this.#shared(text),
-      error: (error: unknown) => this.#upstreamFailed(error),
-      complete: () => this.#upstreamCompleted(),
-    });
-    this.#rotateBeforeExpiry();
-  }
-
-  /** Cancels the upstream and reopens it from the shared position on `owner`'s token. */
-  #rotate(owner: Member, cause: RotationCause): void {
-    this.#upstream?.unsubscribe();
-    this.#options.events.rotated?.(this.#endpoint, cause);
-    this.#open(owner);
-  }
-
-  /**
-   * Within `rotateBeforeExpiryMs` of the owner's expiry, the upstream moves onto the member
-   * whose token expires last, if that is later; before, a timer comes back then. Asked again
-   * when a member joins, splices in or renews: it may be the later one.
-   */
-  #rotateBeforeExpiry(): void {
-    clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
-    const owner = this.#owner;
-    if (owner === undefined || this.#upstream === undefined || this.#closed) return;
-    if (owner.expiresAt === Number.POSITIVE_INFINITY) return;
-    const wait = owner.expiresAt - this.#options.rotateBeforeExpiryMs - Date.now();
-    if (wait > 0) {
-      // setTimeout's limit is 2^31 - 1 ms: a later expiry is looked at again then.
-      this.#expiryTimer = setTimeout(() => this.#rotateBeforeExpiry(), Math.min(wait, 2 ** 31 - 1));
-      this.#expiryTimer.unref();
-      return;
-    }
-    const later = this.#lastToExpire();
-    if (later !== undefined && later.expiresAt > owner.expiresAt) this.#rotate(later, "expiry");
-  }
-
-  /** The shared member whose token expires last (the newest of those alike), else any member's. */
-  #lastToExpire(): Member | undefined {
-    let shared: Member | undefined;
-    let any: Member | undefined;
-    for (const member of this.#members) {
-      if (any === undefined || member.expiresAt >= any.expiresAt) any = member;
-      if (member.mode === "shared" && (shared === undefined || member.expiresAt >= shared.expiresAt))
-        shared = member;
-    }
-    return shared ?? any;
-  }
-
   #shared(text: string): void {
-    const source = this.#owner?.request.source;
+    const source = this.#upstream.owner?.request.source;
     const offset = source?.offsetOf(text);
     if (source === undefined || offset === undefined) return;
     const checkpoint = source.isCheckpoint(text);
     const bytes = Buffer.from(text, "utf8");
+    const element: SharedElement = { text, bytes, offset, checkpoint };
     this.#position = offset;
-    this.#remember({ text, bytes, offset, checkpoint });
+    if (this.#history.remember(element)) this.#detachUncovered();
     for (const member of this.#members) {
       if (member.mode === "shared") {
-        if (!member.lagging && after(member, offset, checkpoint))
+        if (member.lagging === undefined && member.lacks(offset, checkpoint))
           this.#deliver(member, text, bytes, offset, checkpoint);
       } else if (member.buffer !== undefined) {
         if (member.buffer.length >= this.#options.catchUpBuffer) {
@@ -300,86 +199,16 @@ export class SharedStream {
           this.#setMode(member, "own", member.mode);
           this.#updateDemand();
         } else {
-          member.buffer.push({ text, bytes, offset, checkpoint });
+          member.buffer.push(element);
         }
       }
     }
   }
 
-  /**
-   * Whether every element after `last` is in the history or still to come on the shared call
-   * (same rules as `after`: a checkpoint at `last` that left the history would be a gap, unless
-   * the element at `last` was a checkpoint).
-   */
-  #covers(last: number, lastCheckpoint: boolean): boolean {
-    return (
-      last > this.#historyFrom ||
-      (last === this.#historyFrom && (lastCheckpoint || !this.#historyFromCheckpoint))
-    );
-  }
-
   /** The history's elements after the member's last offset, to the member. */
   #replay(member: Member): void {
-    // Offsets never go down along the history: start at the first element at the member's offset.
-    let low = this.#historyHead;
-    let high = this.#history.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((this.#history[middle] as Buffered).offset < member.last) low = middle + 1;
-      else high = middle;
-    }
-    for (let i = low; i < this.#history.length; i += 1) {
-      const { text, bytes, offset, checkpoint } = this.#history[i] as Buffered;
-      if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
-    }
-  }
-
-  #updateFloor(): void {
-    let floor = Number.POSITIVE_INFINITY;
-    for (const begin of this.#reserved) floor = Math.min(floor, begin);
-    for (const member of this.#lagging) floor = Math.min(floor, member.last);
-    this.#floor = floor;
-  }
-
-  #forget(element: Buffered): void {
-    this.#historyFromCheckpoint =
-      element.checkpoint || (element.offset === this.#historyFrom && this.#historyFromCheckpoint);
-    this.#historyFrom = element.offset;
-  }
-
-  #remember(element: Buffered): void {
-    const limit = this.#options.history;
-    if (limit <= 0) {
-      this.#forget(element);
-      this.#detachUncovered();
-      return;
-    }
-    this.#history.push(element);
-    this.#historyBytes += element.bytes.byteLength;
-    // Past its size, the history keeps what a lagging member or an admission being asked still
-    // needs (the elements after the floor), up to `lagBytes`.
-    let forgot = false;
-    for (;;) {
-      const size = this.#history.length - this.#historyHead;
-      const oldest = this.#history[this.#historyHead] as Buffered;
-      if (size <= limit) break;
-      if (oldest.offset >= this.#floor && this.#historyBytes <= this.#options.lagBytes) break;
-      this.#forget(oldest);
-      this.#historyBytes -= oldest.bytes.byteLength;
-      this.#historyHead += 1;
-      forgot = true;
-    }
-    if (this.#historyHead >= Math.max(limit, this.#history.length - this.#historyHead)) {
-      this.#history = this.#history.slice(this.#historyHead);
-      this.#historyHead = 0;
-    }
-    if (forgot && this.#lagging.size > 0) this.#detachUncovered();
-  }
-
-  /** Lagging members the history no longer covers go onto their own call. */
-  #detachUncovered(): void {
-    for (const member of this.#lagging) {
-      if (!this.#covers(member.last, member.lastCheckpoint)) this.#detach(member);
+    for (const { text, bytes, offset, checkpoint } of this.#history.atOrAfter(member.last)) {
+      if (member.lacks(offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
     }
   }
 
@@ -404,7 +233,7 @@ export class SharedStream {
   }
 
   /** Moves a member onto its own call from after its last offset, registered for a splice. */
-  #catchUp(member: Member, cause: "late_join" | "detach" | "rejoin", previous: MemberMode | undefined): void {
+  #catchUp(member: Member, cause: CatchUpCause, previous: MemberMode | undefined): void {
     this.#setMode(member, "catching_up", previous);
     this.#caughtUpFor(member.request, cause);
     this.#register(member);
@@ -447,12 +276,12 @@ export class SharedStream {
     member.own?.unsubscribe();
     member.own = undefined;
     for (const { text, bytes, offset, checkpoint } of buffer) {
-      if (after(member, offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
+      if (member.lacks(offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
     }
     this.#setMode(member, "shared", member.mode);
     this.#joined(member.request, "splice");
-    this.#rebalance();
-    this.#rotateBeforeExpiry();
+    this.#updateDemand();
+    this.#upstream.checkExpiry();
   }
 
   #readiness(member: Member, ready: boolean): void {
@@ -460,7 +289,7 @@ export class SharedStream {
     if (this.#closed) return;
     if (member.mode === "shared") {
       if (!ready) this.#lag(member);
-      else if (member.lagging) {
+      else if (member.lagging !== undefined) {
         this.#stopLagging(member);
         // What it missed is still in the history (else it was detached): replayed, it reads on.
         this.#replay(member);
@@ -471,38 +300,28 @@ export class SharedStream {
       this.#setMode(member, "catching_up", "own");
       this.#caughtUpFor(member.request, "rejoin");
     }
-    this.#rebalance();
-  }
-
-  /** The demand follows the members' readiness. */
-  /** A member reads the shared call now: the metrics and the member's own events are told. */
-  #joined(request: MemberRequest, how: "direct" | "splice"): void {
-    this.#options.events.joined?.(request.endpoint, how);
-    request.told?.event("fanout.join", { how });
-  }
-
-  /** A member gets a call of its own to catch up on: told as {@link #joined} is. */
-  #caughtUpFor(request: MemberRequest, cause: CatchUpCause): void {
-    this.#options.events.catchUp?.(request.endpoint, cause);
-    request.told?.event("fanout.catch_up", { cause });
-  }
-
-  #rebalance(): void {
     this.#updateDemand();
   }
 
   #lag(member: Member): void {
-    if (member.lagging) return;
-    member.lagging = true;
+    if (member.lagging !== undefined) return;
+    member.lagging = this.#history.hold(member);
     this.#lagging.add(member);
-    this.#floor = Math.min(this.#floor, member.last);
   }
 
   #stopLagging(member: Member): void {
-    if (!member.lagging) return;
-    member.lagging = false;
+    const release = member.lagging;
+    if (release === undefined) return;
+    member.lagging = undefined;
     this.#lagging.delete(member);
-    this.#updateFloor();
+    release();
+  }
+
+  /** Lagging members the history no longer covers go onto their own call. */
+  #detachUncovered(): void {
+    for (const member of this.#lagging) {
+      if (!this.#history.covers(member.position())) this.#detach(member);
+    }
   }
 
   #detach(member: Member): void {
@@ -518,9 +337,10 @@ export class SharedStream {
   }
 
   /**
-   * The upstream flows while a shared member is ready; with shared members that are all slow it
-   * pauses (detaching them would serve nobody faster). With no shared member it flows for the
-   * catching-up members' splice buffers (bounded).
+   * The demand follows the members' readiness: the upstream flows while a shared member is
+   * ready; with shared members that are all slow it pauses (detaching them would serve nobody
+   * faster). With no shared member it flows for the catching-up members' splice buffers
+   * (bounded).
    */
   #updateDemand(): void {
     if (this.#closed) return;
@@ -549,8 +369,7 @@ export class SharedStream {
     member.token = token;
     member.expiresAt = member.request.source.expiryOf(token) ?? Number.POSITIVE_INFINITY;
     if (this.#closed) return;
-    if (member === this.#owner && this.#upstream !== undefined) this.#rotate(member, "renewal");
-    else this.#rotateBeforeExpiry();
+    this.#upstream.renewed(member);
     if (member.own !== undefined) {
       const { mode } = member;
       const registered = member.buffer !== undefined;
@@ -574,38 +393,17 @@ export class SharedStream {
     member.own?.unsubscribe();
     this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
     if (this.#closed) return;
-    if (member === this.#owner) this.#handover();
+    if (member === this.#upstream.owner) this.#upstream.handOver();
     // An admission being asked keeps the stream (its history, its position) for that subscriber.
-    if (this.#members.size === 0 && this.#reserved.length === 0) this.#close("last_member_left");
-    else this.#rebalance();
-  }
-
-  /**
-   * Cancels the owner's call at once (its token is no longer the stream's) and reopens it from
-   * the shared position on another member's token after this turn: members that leave together
-   * cost one reopen, or none when they were the last.
-   */
-  #handover(): void {
-    this.#upstream?.unsubscribe();
-    this.#upstream = undefined;
-    this.#owner = undefined;
-    if (this.#handoverScheduled) return;
-    this.#handoverScheduled = true;
-    setImmediate(() => {
-      this.#handoverScheduled = false;
-      if (this.#closed || this.#upstream !== undefined) return;
-      const next = this.#lastToExpire();
-      if (next === undefined) return;
-      this.#options.events.handover?.(this.#endpoint);
-      this.#open(next);
-    });
+    if (this.#members.size === 0 && this.#reservations === 0) this.#close("last_member_left");
+    else this.#updateDemand();
   }
 
   #upstreamFailed(error: unknown): void {
-    const owner = this.#owner;
+    const owner = this.#upstream.owner;
     if (this.#members.size > 1 && owner?.request.source.isTokenRefusal(error)) {
       // The ledger refused the owner's token (expired, rights revoked): that is the owner's error.
-      this.#upstream = undefined;
+      this.#upstream.dropped();
       this.#fail(owner, error);
       return;
     }
@@ -633,18 +431,12 @@ export class SharedStream {
     this.#leave(member);
   }
 
-  #close(reason: "last_member_left" | "completed" | "error"): void {
+  #close(reason: UpstreamCloseReason): void {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#expiryTimer);
-    this.#upstream?.unsubscribe();
-    this.#upstream = undefined;
-    this.#owner = undefined;
-    this.#history = [];
-    this.#historyHead = 0;
-    this.#historyBytes = 0;
+    this.#upstream.close(reason);
+    this.#history.clear();
     this.#demand.complete();
-    if (this.#opened) this.#options.events.upstreamClosed?.(this.#endpoint, reason);
     this.#options.onClosed();
   }
 
@@ -653,5 +445,17 @@ export class SharedStream {
     if (mode !== "shared") this.#stopLagging(member);
     else if (!member.ready) this.#lag(member);
     this.#options.events.memberMode?.(member.request.endpoint, mode, previous);
+  }
+
+  /** A member reads the shared call now: the metrics and the member's own events are told. */
+  #joined(request: MemberRequest, how: "direct" | "splice"): void {
+    this.#options.events.joined?.(request.endpoint, how);
+    request.told?.event("fanout.join", { how });
+  }
+
+  /** A member gets a call of its own to catch up on: told as {@link #joined} is. */
+  #caughtUpFor(request: MemberRequest, cause: CatchUpCause): void {
+    this.#options.events.catchUp?.(request.endpoint, cause);
+    request.told?.event("fanout.catch_up", { cause });
   }
 }

@@ -1,0 +1,51 @@
+import type { Subscriber, Subscription } from "rxjs";
+import type { Position, Release, SharedElement } from "./replay-history.js";
+import type { MemberMode, MemberRequest } from "./subscription.js";
+
+/** One subscriber of a shared stream. */
+export class Member {
+  mode: MemberMode = "shared";
+  /** The offset of the last element handed to the subscriber: it gets only elements after it. */
+  last: number;
+  /** The element at `last` was a checkpoint: another checkpoint at that offset is a duplicate. */
+  lastCheckpoint = false;
+  ready = true;
+  /** Shared elements held while catching up; undefined: not registered for a splice. */
+  buffer: SharedElement[] | undefined;
+  /** The shared position when the buffer started: the own call splices once it reaches it. */
+  spliceAt = 0;
+  own: Subscription | undefined;
+  demand: Subscription | undefined;
+  renewals: Subscription | undefined;
+  /** The token its calls are opened with: its request's, or the latest it renewed to. */
+  token: string | undefined;
+  /** When the ledger stops accepting `token` (epoch ms; never: infinity). */
+  expiresAt: number;
+  /**
+   * Set while in shared mode and not ready: skipped, and replayed from the history when it
+   * drains; the history holds what comes after `last` for it until this is called.
+   */
+  lagging: Release | undefined;
+
+  constructor(
+    readonly request: MemberRequest,
+    readonly subscriber: Subscriber<string>,
+  ) {
+    this.last = request.share.begin;
+    this.token = request.token;
+    this.expiresAt = request.source.expiryOf(request.token) ?? Number.POSITIVE_INFINITY;
+  }
+
+  position(): Position {
+    return { offset: this.last, checkpoint: this.lastCheckpoint };
+  }
+
+  /**
+   * Whether an element comes after what the member has: a later offset, or a checkpoint at the
+   * member's offset that it has not had (a checkpoint may carry the offset of the transaction
+   * before it, or the subscriber's `beginExclusive`).
+   */
+  lacks(offset: number, checkpoint: boolean): boolean {
+    return offset > this.last || (offset === this.last && checkpoint && !this.lastCheckpoint);
+  }
+}

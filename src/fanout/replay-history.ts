@@ -1,0 +1,161 @@
+/** A shared element as the stream holds it: its bytes are encoded once for every member's socket. */
+export interface SharedElement {
+  readonly text: string;
+  readonly bytes: Uint8Array;
+  readonly offset: number;
+  readonly checkpoint: boolean;
+}
+
+/**
+ * Where a reader stands: the offset of the last element it had, and whether that element was a
+ * checkpoint (a checkpoint may carry the offset of the transaction before it, so a reader at an
+ * offset may or may not have had the checkpoint there).
+ */
+export interface Position {
+  readonly offset: number;
+  readonly checkpoint: boolean;
+}
+
+/** Ends a hold; a second call does nothing, so a hold cannot be released twice. */
+export type Release = () => void;
+
+/** A reader the history holds elements for: `last` is the offset of the last element it had. */
+interface Reader {
+  readonly last: number;
+}
+
+export interface ReplayHistoryLimits {
+  /** The latest elements kept in any case; 0: none, the history only knows where it starts. */
+  readonly elements: number;
+  /**
+   * Bytes the history may grow to past `elements` while a hold needs the elements from its offset
+   * on: a reader that is held for must not cost more than its socket alone might have buffered.
+   */
+  readonly heldBytes: number;
+}
+
+/**
+ * The latest elements of a shared call, so that a reader behind it (admitted late, or skipped
+ * while over its high-water mark) is replayed from them instead of opening a call of its own.
+ *
+ * The history knows the position it starts after: a reader at or after it is covered (every
+ * later element is held or still to come), a reader before it would see a gap. Holds keep the
+ * elements a known reader still needs past the element limit, bounded by bytes: past that the
+ * oldest go anyway, and the caller learns that the start moved so that it can move the readers
+ * no longer covered elsewhere.
+ */
+export class ReplayHistory {
+  readonly #limits: ReplayHistoryLimits;
+  /**
+   * Oldest first from `#head`: dropping an element only moves the head, and the array is cut once
+   * the dropped prefix outweighs the rest, so that remembering stays cheap per element.
+   */
+  #elements: SharedElement[] = [];
+  #head = 0;
+  #bytes = 0;
+  #start: Position = { offset: 0, checkpoint: false };
+  /** One object per hold, so that two holds for one reader are released one by one. */
+  readonly #holds = new Set<{ readonly reader: Reader }>();
+  /** The lowest held offset, as last read (see hold). */
+  #floor = Number.POSITIVE_INFINITY;
+
+  constructor(limits: ReplayHistoryLimits) {
+    this.#limits = limits;
+  }
+
+  /** Before its first element: the history starts where its shared call starts. */
+  startAfter(offset: number): void {
+    this.#start = { offset, checkpoint: false };
+  }
+
+  /**
+   * Whether every element after `last` is held or still to come. A checkpoint at the start's
+   * offset that was dropped is a gap for a reader at that offset, unless the reader's element
+   * there was itself a checkpoint.
+   */
+  covers(last: Position): boolean {
+    const start = this.#start;
+    return (
+      last.offset > start.offset || (last.offset === start.offset && (last.checkpoint || !start.checkpoint))
+    );
+  }
+
+  /**
+   * The held elements from the first at `offset` on, oldest first. Those at `offset` itself are
+   * included: whether a reader there lacks one (a checkpoint) is the reader's to judge, as it
+   * goes, since each element it takes changes what it has.
+   */
+  *atOrAfter(offset: number): Generator<SharedElement> {
+    // Offsets never go down along the history.
+    let low = this.#head;
+    let high = this.#elements.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.#elements[middle] as SharedElement).offset < offset) low = middle + 1;
+      else high = middle;
+    }
+    for (let i = low; i < this.#elements.length; i += 1) yield this.#elements[i] as SharedElement;
+  }
+
+  /**
+   * Adds the newest element and drops the oldest past the limits. True when the start moved:
+   * a reader held for may no longer be covered.
+   */
+  remember(element: SharedElement): boolean {
+    const limit = this.#limits.elements;
+    if (limit <= 0) {
+      this.#drop(element);
+      return true;
+    }
+    this.#elements.push(element);
+    this.#bytes += element.bytes.byteLength;
+    let dropped = false;
+    for (;;) {
+      const size = this.#elements.length - this.#head;
+      const oldest = this.#elements[this.#head] as SharedElement;
+      if (size <= limit) break;
+      if (oldest.offset >= this.#floor && this.#bytes <= this.#limits.heldBytes) break;
+      this.#drop(oldest);
+      this.#bytes -= oldest.bytes.byteLength;
+      this.#head += 1;
+      dropped = true;
+    }
+    if (this.#head >= Math.max(limit, this.#elements.length - this.#head)) {
+      this.#elements = this.#elements.slice(this.#head);
+      this.#head = 0;
+    }
+    return dropped;
+  }
+
+  /**
+   * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` in
+   * all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
+   * reader may have moved on meanwhile.
+   */
+  hold(reader: Reader): Release {
+    const hold = { reader };
+    this.#holds.add(hold);
+    this.#floor = Math.min(this.#floor, reader.last);
+    return () => {
+      if (!this.#holds.delete(hold)) return;
+      let floor = Number.POSITIVE_INFINITY;
+      for (const { reader: held } of this.#holds) floor = Math.min(floor, held.last);
+      this.#floor = floor;
+    };
+  }
+
+  /** Lets go of every element: their stream is over. */
+  clear(): void {
+    this.#elements = [];
+    this.#head = 0;
+    this.#bytes = 0;
+  }
+
+  #drop(element: SharedElement): void {
+    const start = this.#start;
+    this.#start = {
+      offset: element.offset,
+      checkpoint: element.checkpoint || (element.offset === start.offset && start.checkpoint),
+    };
+  }
+}

@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ReplayHistory, type SharedElement } from "../../src/fanout/replay-history.js";
+
+/** An element at `offset` of `size` bytes (8 unless a test needs otherwise). */
+const element = (offset: number, checkpoint: boolean, size = 8): SharedElement => ({
+  text: JSON.stringify({ offset, checkpoint }),
+  bytes: new Uint8Array(size),
+  offset,
+  checkpoint,
+});
+const tx = (offset: number, size?: number) => element(offset, false, size);
+const cp = (offset: number) => element(offset, true);
+
+/** Elements as `2` (a transaction) and `2c` (a checkpoint), to compare in one assertion. */
+const labels = (elements: Iterable<SharedElement>) =>
+  [...elements].map(({ offset, checkpoint }) => (checkpoint ? `${offset}c` : `${offset}`));
+const held = (history: ReplayHistory) => labels(history.atOrAfter(Number.NEGATIVE_INFINITY));
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}`);
+
+function history(elements: number, heldBytes = 0, startAfter = 0): ReplayHistory {
+  const created = new ReplayHistory({ elements, heldBytes });
+  created.startAfter(startAfter);
+  return created;
+}
+
+const at = (offset: number, checkpoint = false) => ({ offset, checkpoint });
+
+describe("ReplayHistory", () => {
+  it("holds nothing when empty and covers exactly the readers at or after its start", () => {
+    const empty = history(3, 0, 5);
+    assert.deepEqual(held(empty), []);
+    assert.deepEqual(labels(empty.atOrAfter(0)), []);
+    assert.equal(empty.covers(at(4)), false, "before the start: a gap");
+    assert.equal(empty.covers(at(5)), true);
+    assert.equal(empty.covers(at(5, true)), true);
+    assert.equal(empty.covers(at(6)), true, "ahead of the call: still to come");
+  });
+
+  it("keeps the latest elements up to its element limit, dropping the oldest first", () => {
+    const h = history(3);
+    const moved: boolean[] = [];
+    const after: string[][] = [];
+    for (let offset = 1; offset <= 6; offset += 1) {
+      moved.push(h.remember(tx(offset)));
+      after.push(held(h));
+    }
+    assert.deepEqual(moved, [false, false, false, true, true, true], "the start moves once it is full");
+    assert.deepEqual(after, [["1"], ["1", "2"], range(1, 3), range(2, 4), range(3, 5), range(4, 6)]);
+    assert.equal(h.covers(at(3)), true);
+    assert.equal(h.covers(at(2)), false, "3 was dropped: a reader at 2 would miss it");
+  });
+
+  it("with an element limit of 0 holds nothing, not even for a hold, and its start follows every element", () => {
+    const h = history(0, 1000);
+    h.hold({ last: 0 });
+    assert.equal(h.remember(tx(1)), true);
+    assert.equal(h.remember(tx(2)), true);
+    assert.deepEqual(held(h), []);
+    assert.equal(h.covers(at(1)), false);
+    assert.equal(h.covers(at(2)), true);
+  });
+
+  it("keeps the elements from a held reader's offset on past the element limit, up to the held bytes", () => {
+    // Room for 5 elements of 8 bytes while held; 2 otherwise.
+    const h = history(2, 5 * 8);
+    h.hold({ last: 1 });
+    const moved = [1, 2, 3, 4, 5].map((offset) => h.remember(tx(offset)));
+    assert.deepEqual(moved, [false, false, false, false, false]);
+    assert.deepEqual(held(h), range(1, 5));
+
+    assert.equal(h.remember(tx(6)), true, "48 bytes: over, the oldest goes");
+    assert.deepEqual(held(h), range(2, 6));
+    assert.equal(h.covers(at(1)), true, "the reader at 1 still has everything after it");
+    assert.equal(h.remember(tx(7)), true);
+    assert.deepEqual(held(h), range(3, 7));
+    assert.equal(h.covers(at(1)), false, "2 is gone: the held reader is no longer covered");
+  });
+
+  it("counts bytes, not elements: one large element pushes the held ones out, and the newest always stays", () => {
+    const h = history(1, 24);
+    h.hold({ last: 0 });
+    h.remember(tx(1));
+    h.remember(tx(2));
+    assert.deepEqual(held(h), ["1", "2"]);
+    assert.equal(h.remember(tx(3, 100)), true);
+    assert.deepEqual(held(h), ["3"], "over the held bytes alone, yet within the element limit");
+  });
+
+  it("drops the elements before the lowest held offset as if nothing were held", () => {
+    const h = history(2, 1000);
+    h.hold({ last: 3 });
+    for (let offset = 1; offset <= 6; offset += 1) h.remember(tx(offset));
+    assert.deepEqual(held(h), range(3, 6));
+    assert.equal(h.covers(at(2)), true);
+    assert.equal(h.covers(at(1)), false);
+  });
+
+  it("keeps holding while any hold is left, and trims back to its element limit once the last ends", () => {
+    const h = history(2, 1000);
+    const first = h.hold({ last: 1 });
+    const second = h.hold({ last: 1 });
+    for (let offset = 1; offset <= 5; offset += 1) h.remember(tx(offset));
+    first();
+    first();
+    h.remember(tx(6));
+    assert.deepEqual(held(h), range(1, 6), "a second release of the first hold does not end the second");
+    second();
+    assert.equal(h.remember(tx(7)), true);
+    assert.deepEqual(held(h), ["6", "7"], "every element past the limit goes at once");
+  });
+
+  it("follows the lowest of its holds, reading where a held reader stands when a hold ends", () => {
+    const h = history(1, 1000);
+    const reader = { last: 2 };
+    h.hold(reader);
+    h.hold({ last: 3 });
+    const other = h.hold({ last: 4 });
+    for (let offset = 1; offset <= 5; offset += 1) h.remember(tx(offset));
+    assert.deepEqual(held(h), range(2, 5));
+
+    reader.last = 4;
+    h.remember(tx(6));
+    assert.deepEqual(held(h), range(2, 6), "read as the hold started");
+    other();
+    h.remember(tx(7));
+    assert.deepEqual(held(h), range(3, 7), "read again as another hold ended: now 4, and 3 is the lowest");
+  });
+
+  it("starts after a dropped checkpoint: a reader at its offset is covered only if it had that checkpoint", () => {
+    const h = history(2, 0, 1);
+    h.remember(tx(2));
+    h.remember(cp(2));
+    h.remember(tx(3));
+    assert.deepEqual(held(h), ["2c", "3"]);
+    assert.equal(h.covers(at(2)), true, "the checkpoint at 2 is still held");
+
+    h.remember(tx(4));
+    assert.deepEqual(held(h), ["3", "4"]);
+    assert.equal(h.covers(at(2)), false, "the checkpoint at 2 is gone");
+    assert.equal(h.covers(at(2, true)), true, "a reader that had it misses nothing");
+    assert.equal(h.covers(at(3)), true);
+  });
+
+  it("still counts a dropped checkpoint at its start when a later element at that offset is dropped", () => {
+    const h = history(1, 0, 1);
+    h.remember(cp(2));
+    h.remember(tx(2));
+    h.remember(tx(3));
+    assert.deepEqual(held(h), ["3"]);
+    assert.equal(h.covers(at(2)), false);
+    assert.equal(h.covers(at(2, true)), true);
+
+    h.remember(tx(4));
+    assert.equal(h.covers(at(3)), true, "a start at a new offset carries no checkpoint of its own");
+  });
+
+  it("looks up a position before, inside, between and after what it holds, every element at the offset included", () => {
+    const h = history(4);
+    for (const e of [tx(1), tx(2), cp(2), tx(3), tx(5)]) h.remember(e);
+    assert.deepEqual(held(h), ["2", "2c", "3", "5"]);
+    assert.deepEqual(labels(h.atOrAfter(0)), ["2", "2c", "3", "5"], "before: everything held");
+    assert.deepEqual(labels(h.atOrAfter(2)), ["2", "2c", "3", "5"], "both elements at 2");
+    assert.deepEqual(labels(h.atOrAfter(3)), ["3", "5"]);
+    assert.deepEqual(labels(h.atOrAfter(4)), ["5"], "between two offsets: the next one on");
+    assert.deepEqual(labels(h.atOrAfter(5)), ["5"]);
+    assert.deepEqual(labels(h.atOrAfter(6)), [], "after the newest: nothing");
+  });
+
+  it("keeps its order and its lookups across many elements", () => {
+    const h = history(3);
+    for (let offset = 1; offset <= 1000; offset += 1) h.remember(tx(offset));
+    assert.deepEqual(held(h), ["998", "999", "1000"]);
+    assert.deepEqual(labels(h.atOrAfter(999)), ["999", "1000"]);
+    assert.deepEqual(labels(h.atOrAfter(500)), ["998", "999", "1000"]);
+    assert.equal(h.covers(at(997)), true);
+    assert.equal(h.covers(at(996)), false);
+  });
+
+  it("lets go of every element and of their bytes when cleared", () => {
+    const h = history(1, 16);
+    h.hold({ last: 0 });
+    h.remember(tx(1));
+    h.remember(tx(2));
+    h.clear();
+    assert.deepEqual(held(h), []);
+    h.remember(tx(3));
+    h.remember(tx(4));
+    assert.deepEqual(held(h), ["3", "4"], "16 bytes since the clear: within the held bytes");
+  });
+});
