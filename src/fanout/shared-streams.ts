@@ -6,9 +6,9 @@ import { tokenDigest } from "./subscription-key.js";
 export interface SharedStreamsOptions {
   /**
    * Shared elements a catching-up subscriber may hold while its own call reaches the shared
-   * stream; past it, it stays on its own call until its socket is ready again. Default 4096.
+   * stream; past it, it stays on its own call until its socket is ready again.
    */
-  catchUpBuffer?: number;
+  catchUpBuffer: number;
   /**
    * The latest shared elements each stream keeps for subscribers that join behind it (while
    * their admission was asked): replayed from them, they read the shared call at once instead of
@@ -23,9 +23,9 @@ export interface SharedStreamsOptions {
   lagBytes: number;
   /**
    * How long before its token expires a shared call moves onto a member's token that expires
-   * later. Default 10 s: ample for a reopen, and short against the 5 minutes of Canton's tokens.
+   * later.
    */
-  rotateBeforeExpiryMs?: number;
+  rotateBeforeExpiryMs: number;
   events?: FanoutEvents;
 }
 
@@ -34,7 +34,10 @@ export interface SharedStreamsOptions {
  * first subscriber and dropped with its last. Not a global: each app builds its own.
  *
  * @example
- * const fanout = new SharedStreams({ history: 1024, lagBytes: hardLimit, events: metrics.fanoutEvents() });
+ * const fanout = new SharedStreams({
+ *   history: 1024, lagBytes: hardLimit, catchUpBuffer: 4096, rotateBeforeExpiryMs: 10_000,
+ *   events: metrics.fanoutEvents(),
+ * });
  * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })
  *   .subscribe((text) => sink.element(fanout.bytesOf(text) ?? Buffer.from(text)));
  */
@@ -50,10 +53,10 @@ export class SharedStreams {
   readonly #admissions = new Map<string, Promise<void>>();
 
   constructor(options: SharedStreamsOptions) {
-    this.#catchUpBuffer = options.catchUpBuffer ?? 4096;
+    this.#catchUpBuffer = options.catchUpBuffer;
     this.#history = options.history;
     this.#lagBytes = options.lagBytes;
-    this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs ?? 10_000;
+    this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs;
     this.#events = options.events ?? {};
   }
 

@@ -133,9 +133,9 @@ function fixture(options: {
     history: options.history,
     // The configuration's default, websocket-config.hard-limit, unless the test sets it.
     lagBytes: options.lagBytes ?? 16 * 1024 * 1024,
-    ...(options.rotateBeforeExpiryMs !== undefined
-      ? { rotateBeforeExpiryMs: options.rotateBeforeExpiryMs }
-      : {}),
+    // What src/ws/ws-streams.ts passes, unless the test sets it.
+    catchUpBuffer: 4096,
+    rotateBeforeExpiryMs: options.rotateBeforeExpiryMs ?? 10_000,
     events,
   });
   const join = (begin: number, token = "t", renewed$?: Observable<string>): TestMember => {
