@@ -31,13 +31,14 @@ module.exports = {
 
     // The sandbox is a separate participant that happens to live in this repository.
     {
-      name: "sandbox-imports-only-lf-proto-jwt",
+      name: "sandbox-imports-only-lf-proto-jwt-threads",
       severity: "error",
       comment:
-        "The sandbox speaks gRPC only; it shares the pure lf and proto modules, and src/jwt so that " +
-        "both sides accept and reject exactly the same tokens.",
+        "The sandbox speaks gRPC only; it shares the pure lf and proto modules, src/jwt so that " +
+        "both sides accept and reject exactly the same tokens, and src/threads (how a module runs " +
+        "itself in a worker thread).",
       from: { path: "^src/sandbox/" },
-      to: { path: "^src/", pathNot: "^src/(sandbox|lf|proto|jwt)/" },
+      to: { path: "^src/", pathNot: "^src/(sandbox|lf|proto|jwt|threads)/" },
     },
     {
       name: "gateway-never-imports-sandbox",
@@ -131,6 +132,13 @@ module.exports = {
       comment: "Shared with the sandbox: it must not pull gateway code in.",
       from: { path: "^src/jwt/" },
       to: { path: only("jwt") },
+    },
+    {
+      name: "threads-is-a-leaf",
+      severity: "error",
+      comment: "Shared with the sandbox: it must not pull gateway code in.",
+      from: { path: "^src/threads/" },
+      to: { path: only("threads") },
     },
     {
       name: "lf-imports-only-proto",

@@ -1,6 +1,7 @@
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import { pino } from "pino";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
+import { moduleWorkerData, startModuleWorker } from "../threads/module-worker.js";
 import { type RunningSandbox, startSandbox } from "./sandbox.js";
 
 /** What crosses the thread boundary: only cloneable options (no logger, no authenticator). */
@@ -32,10 +33,7 @@ type WorkerMessage =
 export async function startSandboxWorker(
   options: SandboxWorkerOptions = {},
 ): Promise<{ port: number; stop(): Promise<void>; ended: Promise<Error> }> {
-  const worker = new Worker(workerBootstrap(import.meta.url), {
-    eval: true,
-    workerData: { [WORKER_MARK]: true, options },
-  });
+  const worker = startModuleWorker(import.meta.url, WORKER_MARK, options);
   const port = await new Promise<number>((resolve, reject) => {
     const onMessage = (message: WorkerMessage) => {
       if (message.type === "started") resolve(message.port);
@@ -77,19 +75,6 @@ export function unaskedEnd(worker: Worker, asked: () => boolean): Promise<Error>
   });
 }
 
-/**
- * The worker's entry code: an import of this module. Under tsx the module is `.ts`, and on
- * Node 20 the `--import tsx` a worker inherits does not install tsx's loader hooks in the
- * worker, so the bootstrap registers them itself first (tsx is a dev dependency: only the
- * `.ts` path needs it; compiled `.js` loads directly).
- */
-function workerBootstrap(moduleUrl: string): string {
-  const load = `import(${JSON.stringify(moduleUrl)})`;
-  if (!moduleUrl.endsWith(".ts")) return `${load};`;
-  const tsxApi = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  return `import(${tsxApi}).then(({ register }) => { register(); return ${load}; });`;
-}
-
 async function runInWorker(options: SandboxWorkerOptions): Promise<void> {
   const port = parentPort!;
   let sandbox: RunningSandbox;
@@ -109,6 +94,5 @@ async function runInWorker(options: SandboxWorkerOptions): Promise<void> {
   port.postMessage({ type: "started", port: sandbox.port } satisfies WorkerMessage);
 }
 
-const data = workerData as { [WORKER_MARK]?: boolean; options?: SandboxWorkerOptions } | null;
-if (!isMainThread && parentPort !== null && data?.[WORKER_MARK] === true)
-  void runInWorker(data.options ?? {});
+const data = moduleWorkerData<SandboxWorkerOptions>(WORKER_MARK);
+if (data !== undefined) void runInWorker(data);

@@ -1,4 +1,4 @@
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { parentPort, type Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { GatewayConfig } from "../config/gateway-config.js";
@@ -12,6 +12,7 @@ import {
 import type { ExpositionFormat } from "../metrics/exposition-format.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
+import { moduleWorkerData, startModuleWorker } from "../threads/module-worker.js";
 import { gatewayLogger } from "./gateway-logger.js";
 
 /**
@@ -47,7 +48,6 @@ export interface RunningGatewayWorkers {
 const WORKER_MARK = "ledgerJsonGatewayWorker";
 
 interface WorkerData {
-  [WORKER_MARK]: true;
   id: number;
   config: GatewayConfig;
   ledgerAddress: LedgerAddress;
@@ -84,8 +84,8 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   const processRegistry = new Registry();
   if (config.metrics.enabled) addProcessMetrics(processRegistry);
   const workers = Array.from({ length: options.count }, (_, i) => {
-    const data: WorkerData = { [WORKER_MARK]: true, id: i + 1, config, ledgerAddress: options.ledgerAddress };
-    return new Worker(workerBootstrap(import.meta.url), { eval: true, workerData: data });
+    const data: WorkerData = { id: i + 1, config, ledgerAddress: options.ledgerAddress };
+    return startModuleWorker(import.meta.url, WORKER_MARK, data);
   });
   const send = (worker: Worker, message: ToWorker) => worker.postMessage(message);
   const exits = workers.map((worker) => new Promise<void>((resolve) => worker.once("exit", () => resolve())));
@@ -210,18 +210,6 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   };
 }
 
-/**
- * The worker's entry code: an import of this module. Under tsx the module is `.ts`, and on
- * Node 20 the `--import tsx` a worker inherits does not install tsx's loader hooks in the
- * worker, so the bootstrap registers them itself first (as src/sandbox/sandbox-worker.ts does).
- */
-function workerBootstrap(moduleUrl: string): string {
-  const load = `import(${JSON.stringify(moduleUrl)})`;
-  if (!moduleUrl.endsWith(".ts")) return `${load};`;
-  const tsxApi = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  return `import(${tsxApi}).then(({ register }) => { register(); return ${load}; });`;
-}
-
 async function runInWorker(data: WorkerData): Promise<void> {
   const port = parentPort!;
   const post = (message: FromWorker) => port.postMessage(message);
@@ -293,6 +281,5 @@ async function runInWorker(data: WorkerData): Promise<void> {
   post({ type: "listening", port: gateway.port });
 }
 
-const data = workerData as Partial<WorkerData> | null;
-if (!isMainThread && parentPort !== null && data?.[WORKER_MARK] === true)
-  void runInWorker(data as WorkerData);
+const data = moduleWorkerData<WorkerData>(WORKER_MARK);
+if (data !== undefined) void runInWorker(data);
