@@ -78,11 +78,11 @@ soak: install
 bench: build
 	node dist/bench/run.js $(ARGS)
 
-# The README's bench table, from the newest committed bench/results/gateway-*.json.
+# docs/performance.md's bench tables, from the newest committed bench/results/gateway-*.json.
 bench-readme: install
 	node --import tsx bench/readme-table.ts
 
-# The sandbox's sample package as a file (docs/samples/), for the README's package examples.
+# The sandbox's sample package as a file (docs/samples/), for docs/packages.md's examples.
 # test/readme/sample-dar.test.ts fails when the committed file is not what the sandbox builds.
 sample-dar: install
 	node --import tsx test/readme/sample-dar.ts

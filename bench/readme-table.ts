@@ -1,14 +1,15 @@
 /**
- * `make bench-readme`: renders the README's bench blocks from the newest committed result files
- * in bench/results: the update stream and submit-and-wait table (between `<!-- bench:gateway -->`
+ * `make bench-readme`: renders the bench blocks of the performance guide (docs/performance.md,
+ * once the README's Performance section) from the newest committed result files in
+ * bench/results: the update stream and submit-and-wait table (between `<!-- bench:gateway -->`
  * and `<!-- /bench:gateway -->`) from the newest with those scenarios, and the fan-out, idle
  * connections and workers figures with their SVG charts (`<!-- bench:wave2 -->` ...) from the
  * newest with any of them.
- * test/bench/readme-table.test.ts fails when the README is not what this renders.
+ * test/bench/readme-table.test.ts fails when the guide is not what this renders.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { projectRoot } from "../src/proto/project-root.js";
 import {
@@ -18,6 +19,9 @@ import {
   type StoredFanoutPoint,
 } from "./lib/results.js";
 import type { WorkersPoint as StoredWorkersPoint } from "./scenarios/fanout.js";
+
+/** The guide that holds the bench blocks, relative to the repository root. */
+export const PERFORMANCE_GUIDE = "docs/performance.md";
 
 export const BLOCK_START = "<!-- bench:gateway -->";
 export const BLOCK_END = "<!-- /bench:gateway -->";
@@ -129,7 +133,7 @@ export function renderWave2(root: string, file: GatewayResultFile): string {
   const t = r.targets;
   const charts = committedCharts(root, file);
   const chart = (name: string, alt: string) =>
-    charts.has(name) ? [`![${alt}](${file.path.replace(/\.json$/, `-${name}.svg`)})`] : [];
+    charts.has(name) ? [`![${alt}](${fromGuide(file.path.replace(/\.json$/, `-${name}.svg`))})`] : [];
   const lines: string[] = [WAVE2_START];
   if (r.fanout) {
     lines.push(
@@ -202,30 +206,34 @@ export function renderWave2(root: string, file: GatewayResultFile): string {
   return lines.join("\n");
 }
 
+/** A repository path as the guide links it. */
+const fromGuide = (path: string) => relative(dirname(PERFORMANCE_GUIDE), path);
+
 const dateOf = (r: GatewayResult) => r.date.replace("T", " ").replace(/:\d\d\.\d+Z$/, " UTC");
 
-function replaceBlock(readme: string, startMark: string, endMark: string, block: string): string {
-  const start = readme.indexOf(startMark);
-  const end = readme.indexOf(endMark);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${startMark} ... ${endMark} block`);
-  return readme.slice(0, start) + block + readme.slice(end + endMark.length);
+function replaceBlock(guide: string, startMark: string, endMark: string, block: string): string {
+  const start = guide.indexOf(startMark);
+  const end = guide.indexOf(endMark);
+  if (start < 0 || end < start)
+    throw new Error(`${PERFORMANCE_GUIDE} has no ${startMark} ... ${endMark} block`);
+  return guide.slice(0, start) + block + guide.slice(end + endMark.length);
 }
 
-/** The README with its bench blocks rendered from the newest committed results. */
-export function readmeWithTable(root: string, readme: string): string {
+/** The performance guide with its bench blocks rendered from the newest committed results. */
+export function guideWithTables(root: string, guide: string): string {
   const v1 = replaceBlock(
-    readme,
+    guide,
     BLOCK_START,
     BLOCK_END,
     renderTable(root, latestCommittedResult(root, hasV1)),
   );
-  // The wave-2 block is rendered where the README has one.
+  // The wave-2 block is rendered where the guide has one.
   if (!v1.includes(WAVE2_START)) return v1;
   return replaceBlock(v1, WAVE2_START, WAVE2_END, renderWave2(root, latestCommittedResult(root, hasWave2)));
 }
 
-/** The result files the README's blocks come from. */
-export function readmeSources(root: string): { gateway: string; wave2: string | undefined } {
+/** The result files the guide's blocks come from. */
+export function tableSources(root: string): { gateway: string; wave2: string | undefined } {
   let wave2: string | undefined;
   try {
     wave2 = latestCommittedResult(root, hasWave2).path;
@@ -237,10 +245,10 @@ export function readmeSources(root: string): { gateway: string; wave2: string | 
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = projectRoot();
-  const path = join(root, "README.md");
-  writeFileSync(path, readmeWithTable(root, readFileSync(path, "utf8")));
-  const sources = readmeSources(root);
+  const path = join(root, PERFORMANCE_GUIDE);
+  writeFileSync(path, guideWithTables(root, readFileSync(path, "utf8")));
+  const sources = tableSources(root);
   process.stdout.write(
-    `README.md: bench table from ${sources.gateway}${sources.wave2 ? `, fan-out/idle/workers from ${sources.wave2}` : ""}\n`,
+    `${PERFORMANCE_GUIDE}: bench table from ${sources.gateway}${sources.wave2 ? `, fan-out/idle/workers from ${sources.wave2}` : ""}\n`,
   );
 }

@@ -24,7 +24,7 @@
  * as request-cost's other unary gateways do.
  * Prints its progress (each phase, each run of each transport, each quarter of the commands)
  * and writes a new bench/results/gateway-<date>-<commit>.json per run, with the machine and the
- * commit (`make bench-readme` then renders the README's table from the newest committed one). Target (checked here, never in
+ * commit (`make bench-readme` then renders docs/performance.md's table from the newest committed one). Target (checked here, never in
  * tests): the WebSocket update stream delivers at least 80% of the direct gRPC rate.
  * The update stream is measured twice: one event per transaction (the worst case: every event
  * pays a message's overhead) and `--batch` events per transaction.
@@ -654,7 +654,7 @@ if (wave2Targets) {
 }
 console.log(
   `wrote ${[file, ...charts].map((f) => relative(root, f)).join(", ")} (commit ${commit ? commit.id.slice(0, 7) : "?"}${commit?.dirty ? ", uncommitted changes" : ""}); ` +
-    "commit them, then `make bench-readme` puts them in the README",
+    "commit them, then `make bench-readme` puts them in docs/performance.md",
 );
 
 /** The wave-2 charts, `<results file>-<chart>.svg` beside it; returns their paths. */

@@ -6,8 +6,8 @@ import type { FanoutPoint, IdleResult, WorkersPoint } from "../scenarios/fanout.
 
 /**
  * Bench results: one file per run, `bench/results/gateway-<UTC date>-<commit>.json`, never
- * overwritten, each saying which machine and which commit produced it. The README's table is
- * rendered from the newest committed one (`make bench-readme`).
+ * overwritten, each saying which machine and which commit produced it. docs/performance.md's
+ * table is rendered from the newest committed one (`make bench-readme`).
  */
 export interface Machine {
   cpus: string;

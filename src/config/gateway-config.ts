@@ -12,7 +12,7 @@ export type GatewayAuthMode = (typeof GATEWAY_AUTH_MODES)[number];
 /**
  * permessage-deflate on WebSocket streams (websocket-config.compression), for clients that offer
  * it: `on` deflates each message on its own, with no memory per socket (uWS's shared
- * compressor). uWS's compressors with a window per socket gave larger frames here (README).
+ * compressor). uWS's compressors with a window per socket gave larger frames here (docs/configuration.md).
  */
 export const WS_COMPRESSION_MODES = ["off", "on"] as const;
 

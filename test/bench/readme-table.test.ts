@@ -5,9 +5,10 @@ import { describe, it } from "node:test";
 import { machine, resultFileName } from "../../bench/lib/results.js";
 import { barChartSvg } from "../../bench/lib/svg-chart.js";
 import {
-  readmeSources,
-  readmeWithTable,
+  guideWithTables,
+  PERFORMANCE_GUIDE,
   renderWave2,
+  tableSources,
   WAVE2_END,
   WAVE2_START,
 } from "../../bench/readme-table.js";
@@ -15,14 +16,14 @@ import { projectRoot } from "../../src/proto/project-root.js";
 
 const ROOT = projectRoot();
 
-describe("bench results and the README's table", () => {
-  it("the README's table is the one rendered from the newest committed result (else: make bench-readme)", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    assert.equal(readmeWithTable(ROOT, readme), readme);
+describe("bench results and the performance guide's tables", () => {
+  it("the guide's tables are the ones rendered from the newest committed results (else: make bench-readme)", () => {
+    const guide = readFileSync(join(ROOT, PERFORMANCE_GUIDE), "utf8");
+    assert.equal(guideWithTables(ROOT, guide), guide);
     // Each block names the newest run of its scenarios; a newer run of others (request-cost) is not rendered.
-    const sources = readmeSources(ROOT);
-    assert.ok(readme.includes(sources.gateway), "the README names its table's result file");
-    if (sources.wave2) assert.ok(readme.includes(sources.wave2), "the README names its wave-2 result file");
+    const sources = tableSources(ROOT);
+    assert.ok(guide.includes(sources.gateway), "the guide names its table's result file");
+    if (sources.wave2) assert.ok(guide.includes(sources.wave2), "the guide names its wave-2 result file");
   });
 
   it("names a run's file by its UTC time and commit, so that files sort by time and never collide", () => {

@@ -101,7 +101,7 @@ describe("HTTP/1.1 framing at the gateway (raw TCP)", () => {
   });
 
   // What uWS 20 (uwebsockets@3.0.6) does in its native parser, out of the JS layer's reach: these
-  // pin the README's "HTTP/1.1 limits", so that a uWS upgrade that changes them is noticed.
+  // pin docs/operations.md's "HTTP/1.1 limits", so that a uWS upgrade that changes them is noticed.
   it("closes a connection that pipelines a request behind one still being answered (uWS)", async () => {
     const connection = await RawConnection.open(stack.gateway.port);
     connection.write(versionRequest() + versionRequest());

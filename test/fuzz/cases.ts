@@ -509,7 +509,7 @@ export function tokenAttack(
       return {
         header: `Bearer ${signToken(user, { key: "not-the-secret" })}`,
         label: "wrong signature",
-        // The unsafe sandbox accepts any signature by design (README, Identity and access).
+        // The unsafe sandbox accepts any signature by design (docs/identity-and-access.md).
         ...(ctx.tokens.verified ? { statuses: refused } : {}),
       };
     case 6:

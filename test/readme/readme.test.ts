@@ -1,40 +1,59 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { projectRoot } from "../../src/proto/project-root.js";
+import { fencedBlocks, markdownLinks } from "../docs/markdown.js";
 
 /**
- * The README runs top to bottom. Its ```sh blocks are one shell session against a fresh
- * `make run`: this test builds the gateway as `make run` does, starts `node dist/src/cli.js`
- * (embedded sandbox) on an ephemeral port, and runs every block in order in one bash with
- * `set -euo pipefail` and GW pointing at that gateway. `curl` is wrapped: any HTTP answer
- * outside 2xx fails the block, unless the README's command prints its status itself with
+ * The README runs top to bottom, and the guides in docs/ after it. Their ```sh blocks are one
+ * shell session against a fresh `make run`: this test builds the gateway as `make run` does,
+ * starts `node dist/src/cli.js` (embedded sandbox) on an ephemeral port, and runs every block in
+ * order in one bash with `set -euo pipefail` and GW pointing at that gateway. `curl` is wrapped:
+ * any HTTP answer outside 2xx fails the block, unless the command prints its status itself with
  * `-w` (that is how the README documents an error). ```bash blocks are shown, not run.
  */
 const ROOT = projectRoot();
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const run = promisify(execFile);
 
+/**
+ * The files of the session: README.md, then the guides in the order its "Where to read on" list
+ * links them. That list is the order a reader follows, so the session is what a reader runs; a
+ * second list here could drift from it. A guide with sh blocks that the list leaves out fails
+ * the first test rather than drop out of the session unseen.
+ */
+function sessionFiles(): string[] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const start = readme.indexOf("\n## Where to read on\n");
+  assert.ok(start >= 0, 'README.md has no "## Where to read on" section');
+  const end = readme.indexOf("\n## ", start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  const guides = markdownLinks(section)
+    .map(({ target }) => target)
+    .filter((target) => /^docs\/[\w-]+\.md$/.test(target));
+  return ["README.md", ...new Set(guides)];
+}
+
 interface ShellBlock {
-  /** 1-based line of the block's first command in README.md. */
+  /** The file it is in, relative to the repository root. */
+  readonly file: string;
+  /** 1-based line of the block's first command in its file. */
   readonly line: number;
   readonly text: string;
 }
 
-function shellBlocks(markdown: string): ShellBlock[] {
-  const blocks: ShellBlock[] = [];
-  for (const match of markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
-    const line = markdown.slice(0, match.index).split("\n").length + 1;
-    blocks.push({ line, text: match[1] as string });
-  }
-  return blocks;
+function shellBlocks(file: string): ShellBlock[] {
+  return fencedBlocks(readFileSync(join(ROOT, file), "utf8"))
+    .filter((block) => block.lang === "sh")
+    .map(({ line, text }) => ({ file, line, text }));
 }
+
+const sessionBlocks = () => sessionFiles().flatMap(shellBlocks);
 
 /** Wraps curl: -sS, and every HTTP status it gets recorded; a non-2xx one fails the call. */
 const CURL_WRAPPER = String.raw`
@@ -98,7 +117,7 @@ async function startGateway(): Promise<{ child: ChildProcess; port: number }> {
   return { child, port: await Promise.race([listening, exited]) };
 }
 
-describe("README", () => {
+describe("README and the guides, one sh session", () => {
   let gateway: { child: ChildProcess; port: number } | undefined;
   let stateDir: string;
 
@@ -118,14 +137,30 @@ describe("README", () => {
   });
 
   it("marks its runnable examples as sh blocks, and has enough of them", () => {
-    const blocks = shellBlocks(README);
+    const blocks = sessionBlocks();
     assert.ok(blocks.length >= 8, `only ${blocks.length} sh blocks`);
+    assert.equal(blocks[0]?.file, "README.md");
     assert.match(blocks[0]?.text ?? "", /^GW=\$\{GW:-http:\/\/127\.0\.0\.1:7575\}$/m);
     assert.doesNotMatch(blocks.map((b) => b.text).join("\n"), /\bmake (run|test)\b/);
   });
 
+  it("runs every guide's sh blocks, each guide saying at its top that they continue the README's", () => {
+    const session = sessionFiles();
+    const guides = readdirSync(join(ROOT, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => `docs/${name}`);
+    for (const guide of guides.filter((file) => shellBlocks(file).length > 0)) {
+      assert.ok(
+        session.includes(guide),
+        `${guide} has sh blocks, but README's "Where to read on" does not link it`,
+      );
+      const top = readFileSync(join(ROOT, guide), "utf8").split("\n").slice(0, 8).join("\n");
+      assert.match(top, /continue the \[README's\s+session\]\(\.\.\/README\.md#quickstart\)/, guide);
+    }
+  });
+
   it("runs every sh block in order against a fresh gateway, every call answered 2xx", async () => {
-    const blocks = shellBlocks(README);
+    const blocks = sessionBlocks();
     const script = join(stateDir, "session.sh");
     writeFileSync(script, sessionScript(blocks, stateDir));
     const port = gateway?.port as number;
@@ -151,7 +186,7 @@ describe("README", () => {
     if (result.code !== 0 || reached !== "done" || failures !== "") {
       const block = blocks[Number(reached)];
       assert.fail(
-        `README block at line ${block?.line ?? "?"} failed (bash exit ${result.code}):\n` +
+        `sh block at ${block ? `${block.file}:${block.line}` : "?"} failed (bash exit ${result.code}):\n` +
           `${redact(failures)}\n--- block ---\n${block?.text ?? reached}\n--- stderr (tail) ---\n${redact(result.stderr)}`,
       );
     }
