@@ -1,4 +1,4 @@
-import { parentPort } from "node:worker_threads";
+import { parentPort, type Worker } from "node:worker_threads";
 import { pino } from "pino";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
 import { moduleWorkerData, startModuleWorker } from "../threads/module-worker.js";
