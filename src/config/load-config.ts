@@ -27,9 +27,9 @@ const FLAG_ALIASES: Record<string, ConfigKey> = {
   "path-prefix": "server.path-prefix",
 };
 
-export const ENV_PREFIX = "LEDGER_GATEWAY_";
+const ENV_PREFIX = "LEDGER_GATEWAY_";
 
-export function envName(key: ConfigKey): string {
+function envName(key: ConfigKey): string {
   return ENV_PREFIX + envForm(key);
 }
 

@@ -77,7 +77,7 @@ const BODY_BUDGET_BODIES = 2;
 const METHODS = new Set<string>(["GET", "POST", "PATCH", "PUT", "DELETE"]);
 
 /** The `route` label of a request that matched no route (404, 405). */
-export const UNMATCHED_ROUTE = "unmatched";
+const UNMATCHED_ROUTE = "unmatched";
 
 /** Every `route` x `method` label pair the HTTP side can report: routes, then unmatched ones. */
 export function httpRouteLabels(routes: readonly Route[]): { route: string; method: string }[] {

@@ -28,7 +28,7 @@ export function errorOfTrailers(code: GrpcStatus, trailers: IncomingHttpHeaders)
  * ASCII, and `%` itself, as %XX of its UTF-8). A malformed escape is taken as it stands, as the
  * spec asks of clients, rather than losing the message.
  */
-export function decodeGrpcMessage(text: string): string {
+function decodeGrpcMessage(text: string): string {
   if (!text.includes("%")) return text;
   try {
     return decodeURIComponent(text);

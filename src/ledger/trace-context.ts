@@ -16,7 +16,7 @@ export interface TraceContext {
 }
 
 /** What the layers a trace travels through may tell its span (OpenTelemetry span events). */
-export interface SpanEvents {
+interface SpanEvents {
   event(name: string, attributes?: Readonly<Record<string, string | number | boolean>>): void;
 }
 

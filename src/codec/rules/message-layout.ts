@@ -26,7 +26,7 @@ export interface MessageLayout {
   readonly serialized: ReadonlySet<string>;
 }
 
-export interface OneofCaseLayout extends CaseRule {
+interface OneofCaseLayout extends CaseRule {
   readonly field: protobuf.Field;
 }
 

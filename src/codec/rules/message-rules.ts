@@ -32,7 +32,7 @@ export interface CaseRule {
   readonly wrapped: boolean;
 }
 
-export interface OneofRule<F extends string = string> {
+interface OneofRule<F extends string = string> {
   /** Cases the Js* schema renames, by field name; the rest are PascalCase and wrapped. */
   readonly cases: Readonly<Partial<Record<F, CaseRule>>>;
   /** The key of an unset oneof (default `Empty`). */

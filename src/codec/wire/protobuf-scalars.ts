@@ -38,7 +38,7 @@ export function shortVarint(r: Reader): number | undefined {
 }
 
 /** An int64/uint64 varint as a JSON number; large or negative ones through protobufjs' Long. */
-export function writeVarint64(r: Reader, w: TextWriter, unsigned: boolean): void {
+function writeVarint64(r: Reader, w: TextWriter, unsigned: boolean): void {
   const value = shortVarint(r);
   if (value !== undefined) w.integer(value);
   else w.raw(String((unsigned ? r.uint64() : r.int64()) as LongLike));
@@ -50,12 +50,12 @@ export function varint64Number(r: Reader): number {
 }
 
 /** Other 64-bit encodings (zigzag, fixed): rare in the Ledger API, so through Long. */
-export function writeLong(w: TextWriter, value: LongLike): void {
+function writeLong(w: TextWriter, value: LongLike): void {
   w.raw(String(value));
 }
 
 /** A double as JSON.stringify writes it (non-finite numbers become null). */
-export function writeNumber(w: TextWriter, value: number): void {
+function writeNumber(w: TextWriter, value: number): void {
   w.raw(Number.isFinite(value) ? `${value}` : "null");
 }
 
