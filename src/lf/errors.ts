@@ -13,15 +13,19 @@ export type ArchiveErrorCode =
   /** The package decodes but breaks an LF rule (bad interning index, missing metadata...). */
   | "malformed-package";
 
-export class LfArchiveError extends Error {
-  override readonly name = "LfArchiveError";
+/** An error that says what went wrong as a `code` of its own union. */
+abstract class CodedError<Code extends string> extends Error {
   constructor(
-    readonly code: ArchiveErrorCode,
+    readonly code: Code,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
   }
+}
+
+export class LfArchiveError extends CodedError<ArchiveErrorCode> {
+  override readonly name = "LfArchiveError";
 }
 
 export type DarErrorCode =
@@ -33,15 +37,8 @@ export type DarErrorCode =
   | "missing-entry"
   | "zip-bomb";
 
-export class DarError extends Error {
+export class DarError extends CodedError<DarErrorCode> {
   override readonly name = "DarError";
-  constructor(
-    readonly code: DarErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** A package definition that cannot be written as a valid archive. */
