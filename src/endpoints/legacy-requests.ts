@@ -34,28 +34,39 @@ function eventFormatOf(filter: TransactionFilter, verbose: boolean, forTrees: bo
   return format;
 }
 
+/** A request in one of its two forms: the 3.5 format, or the legacy filter and verbose flag. */
+type RequestForm =
+  | { readonly rest: Json; readonly format: unknown }
+  | { readonly rest: Json; readonly filter: TransactionFilter; readonly verbose: boolean };
+
+/**
+ * Which form a request uses, refused as Canton refuses it when it mixes the two or has neither.
+ * `formatKey` is the 3.5 field (`updateFormat`, `eventFormat`); its errors name it in snake case.
+ */
+function requestForm(json: unknown, formatKey: "updateFormat" | "eventFormat"): RequestForm {
+  const { filter, verbose, [formatKey]: format, ...rest } = json as Json;
+  const field = formatKey === "updateFormat" ? "update_format" : "event_format";
+  const either = `Please use either backwards compatible arguments (filter and verbose) or ${field}`;
+  if (format !== undefined && filter !== undefined) {
+    throw invalidArgumentError(`Both ${field} and filter are set. ${either}, but not both.`);
+  }
+  if (format !== undefined && verbose === true) {
+    throw invalidArgumentError(`Both ${field} and verbose are set. ${either}, but not both.`);
+  }
+  if (format !== undefined) return { rest, format };
+  if (filter === undefined) {
+    throw invalidArgumentError(`Either filter/verbose or ${field} is required. ${either}.`);
+  }
+  return { rest, filter: filter as TransactionFilter, verbose: verbose === true };
+}
+
 /** GetUpdatesRequest in either form -> the 3.5 form (`updateFormat`). */
 export function updatesRequest(json: unknown, forTrees: boolean): Json {
-  const { filter, verbose, updateFormat, ...rest } = json as Json;
-  if (updateFormat !== undefined && filter !== undefined) {
-    throw invalidArgumentError(
-      "Both update_format and filter are set. Please use either backwards compatible arguments (filter and verbose) or update_format, but not both.",
-    );
-  }
-  if (updateFormat !== undefined && verbose === true) {
-    throw invalidArgumentError(
-      "Both update_format and verbose are set. Please use either backwards compatible arguments (filter and verbose) or update_format, but not both.",
-    );
-  }
-  if (updateFormat !== undefined) return { ...rest, updateFormat };
-  if (filter === undefined) {
-    throw invalidArgumentError(
-      "Either filter/verbose or update_format is required. Please use either backwards compatible arguments (filter and verbose) or update_format.",
-    );
-  }
-  const eventFormat = eventFormatOf(filter as TransactionFilter, verbose === true, forTrees);
+  const form = requestForm(json, "updateFormat");
+  if ("format" in form) return { ...form.rest, updateFormat: form.format };
+  const eventFormat = eventFormatOf(form.filter, form.verbose, forTrees);
   return {
-    ...rest,
+    ...form.rest,
     updateFormat: {
       includeTransactions: { eventFormat, transactionShape: forTrees ? LEDGER_EFFECTS : ACS_DELTA },
       includeReassignments: eventFormat,
@@ -65,27 +76,12 @@ export function updatesRequest(json: unknown, forTrees: boolean): Json {
 
 /** GetActiveContractsRequest in either form -> the 3.5 form (`eventFormat`). */
 export function activeContractsRequest(json: unknown): Json {
-  const { filter, verbose, eventFormat, ...rest } = json as Json;
-  if (eventFormat !== undefined && filter !== undefined) {
-    throw invalidArgumentError(
-      "Both event_format and filter are set. Please use either backwards compatible arguments (filter and verbose) or event_format, but not both.",
-    );
-  }
-  if (eventFormat !== undefined && verbose === true) {
-    throw invalidArgumentError(
-      "Both event_format and verbose are set. Please use either backwards compatible arguments (filter and verbose) or event_format, but not both.",
-    );
-  }
-  if (eventFormat !== undefined) return { ...rest, eventFormat };
-  if (filter === undefined) {
-    throw invalidArgumentError(
-      "Either filter/verbose or event_format is required. Please use either backwards compatible arguments (filter and verbose) or event_format.",
-    );
-  }
-  const legacy = filter as TransactionFilter;
-  const format: Json = { filtersByParty: legacy.filtersByParty ?? {}, verbose: verbose === true };
+  const form = requestForm(json, "eventFormat");
+  if ("format" in form) return { ...form.rest, eventFormat: form.format };
+  const legacy = form.filter;
+  const format: Json = { filtersByParty: legacy.filtersByParty ?? {}, verbose: form.verbose };
   if (legacy.filtersForAnyParty) format.filtersForAnyParty = legacy.filtersForAnyParty;
-  return { ...rest, eventFormat: format };
+  return { ...form.rest, eventFormat: format };
 }
 
 /** The format of pointwise legacy lookups: every event the parties see, verbose. */

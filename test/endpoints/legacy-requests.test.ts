@@ -56,6 +56,39 @@ describe("legacy request forms", () => {
     assert.throws(() => activeContractsRequest({}), CantonHttpError);
   });
 
+  it("refuses a mixed or missing form with Canton's words, naming each request's own format field", () => {
+    const causeOf = (attempt: () => unknown): string => {
+      try {
+        attempt();
+      } catch (error) {
+        assert.ok(error instanceof CantonHttpError && error.httpStatus === 400);
+        return error.body.cause.replace("The submitted request has invalid arguments: ", "");
+      }
+      return assert.fail("not refused");
+    };
+    const either = (field: string) =>
+      `Please use either backwards compatible arguments (filter and verbose) or ${field}`;
+    for (const [field, key, request] of [
+      ["update_format", "updateFormat", (json: object) => updatesRequest(json, false)],
+      ["event_format", "eventFormat", activeContractsRequest],
+    ] as const) {
+      const format = { [key]: {} };
+      assert.equal(
+        causeOf(() => request({ ...format, filter: {} })),
+        `Both ${field} and filter are set. ${either(field)}, but not both.`,
+      );
+      assert.equal(
+        causeOf(() => request({ ...format, verbose: true })),
+        `Both ${field} and verbose are set. ${either(field)}, but not both.`,
+      );
+      assert.equal(
+        causeOf(() => request({})),
+        `Either filter/verbose or ${field} is required. ${either(field)}.`,
+      );
+      assert.deepEqual(request({ ...format, verbose: false, offset: 3 }), { ...format, offset: 3 });
+    }
+  });
+
   it("rewrites the ACS request's filter into an eventFormat", () => {
     assert.deepEqual(activeContractsRequest({ activeAtOffset: 5, filter: { filtersByParty: {} } }), {
       activeAtOffset: 5,
