@@ -2,8 +2,22 @@ import { stringify } from "yaml";
 import type { ParamSpec, Route } from "../endpoints/route.js";
 import type { SchemaComponents } from "../endpoints/schema-components.js";
 
-/** OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. */
-function openApiDocument(routes: readonly Route[], components: SchemaComponents, pathPrefix: string): object {
+/** A guide of docs/, served at /docs/<file>. */
+interface GuideLink {
+  readonly file: string;
+  readonly title: string;
+}
+
+/**
+ * OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. Its
+ * description links the guides the gateway serves.
+ */
+function openApiDocument(
+  routes: readonly Route[],
+  components: SchemaComponents,
+  pathPrefix: string,
+  guides: readonly GuideLink[],
+): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     const path = `${pathPrefix}${route.path}`;
@@ -15,7 +29,7 @@ function openApiDocument(routes: readonly Route[], components: SchemaComponents,
     info: {
       title: "JSON Ledger API HTTP endpoints",
       version: components.apiVersion,
-      description: "Served by ledger-json-gateway in front of a participant's gRPC Ledger API v2.",
+      description: description(guides, pathPrefix),
     },
     paths,
     components: {
@@ -37,8 +51,17 @@ export function openApiYaml(
   routes: readonly Route[],
   components: SchemaComponents,
   pathPrefix: string,
+  guides: readonly GuideLink[],
 ): string {
-  return stringify(openApiDocument(routes, components, pathPrefix), { aliasDuplicateObjects: false });
+  return stringify(openApiDocument(routes, components, pathPrefix, guides), { aliasDuplicateObjects: false });
+}
+
+/** CommonMark, as OpenAPI reads descriptions; the links are paths on this gateway. */
+function description(guides: readonly GuideLink[], pathPrefix: string): string {
+  const lead = "Served by ledger-json-gateway in front of a participant's gRPC Ledger API v2.";
+  if (guides.length === 0) return lead;
+  const links = guides.map(({ file, title }) => `- [${title}](${pathPrefix}/docs/${file})`);
+  return [lead, "", "The gateway's guides, as Markdown (`GET /docs/{guide}`):", "", ...links].join("\n");
 }
 
 const ref = (schema: string) => ({ $ref: `#/components/schemas/${schema}` });

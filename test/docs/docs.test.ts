@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv } from "ajv";
 import { parse } from "yaml";
+import { projectRoot } from "../../src/proto/project-root.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const require = createRequire(import.meta.url);
+const DOCS = join(projectRoot(), "docs");
+/** The guides the gateway serves: every Markdown file of docs/, not of its subfolders. */
+const GUIDES = readdirSync(DOCS)
+  .filter((name) => name.endsWith(".md"))
+  .sort();
 
 interface OpenApi {
   openapi: string;
@@ -42,6 +50,7 @@ describe("/docs", () => {
       "GET /gw/metrics",
       "GET /gw/docs/openapi",
       "GET /gw/docs/asyncapi",
+      "GET /gw/docs/{guide}",
       "GET /gw/v2/version",
       "GET /gw/v2/state/ledger-end",
       "GET /gw/v2/state/latest-pruned-offsets",
@@ -149,5 +158,77 @@ describe("/docs", () => {
     });
     const validate = ajv.compile(specs.schemas["2.6.0"] as object);
     assert.equal(validate(document), true, JSON.stringify(validate.errors)?.slice(0, 2000));
+  });
+
+  it("serves every guide of docs/ as it is, as text/markdown, without a token", async () => {
+    assert.ok(GUIDES.includes("operations.md") && GUIDES.length > 10, GUIDES.join(", "));
+    for (const guide of GUIDES) {
+      const res = await stack.request(`/docs/${guide}`, { token: null });
+      assert.equal(res.status, 200, guide);
+      assert.equal(res.headers.get("content-type"), "text/markdown; charset=utf-8", guide);
+      assert.equal(await res.text(), readFileSync(join(DOCS, guide), "utf8"), guide);
+    }
+  });
+
+  it("answers any other name with an unknown path's 404, never a file outside the listing", async () => {
+    const usual = (await (await stack.request("/docs/no/such/page", { token: null })).json()) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(usual.code, "NOT_FOUND");
+    const names = [
+      "nope.md",
+      "operations",
+      "OPERATIONS.md",
+      "README.md",
+      "samples",
+      "samples%2Fgateway-samples-1.0.0.dar",
+      "..%2FREADME.md",
+      "..%2Fpackage.json",
+      "%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+      "operations.md%00",
+    ];
+    for (const name of names) {
+      const res = await stack.request(`/docs/${name}`, { token: null });
+      assert.equal(res.status, 404, name);
+      assert.equal(res.headers.get("content-type"), "application/json", name);
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body).sort(), Object.keys(usual).sort(), name);
+      assert.equal(body.code, usual.code, name);
+      assert.equal(body.errorCategory, usual.errorCategory, name);
+      assert.equal(body.grpcCodeValue, usual.grpcCodeValue, name);
+      assert.equal(body.cause, `No endpoint at GET /gw/docs/${decodeURIComponent(name)}`, name);
+    }
+  });
+
+  it("links every guide from the OpenAPI document's description, under the path prefix", async () => {
+    const document = parse(await (await stack.request("/docs/openapi", { token: null })).text()) as {
+      info: { description: string };
+      paths: Record<string, { get?: { responses: { "200": { content: Record<string, unknown> } } } }>;
+    };
+    const links = [...document.info.description.matchAll(/\[([^\]]+)\]\(([^)]+)\)/g)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+    assert.deepEqual(
+      links.map(([, href]) => href),
+      GUIDES.map((guide) => `/gw/docs/${guide}`),
+    );
+    assert.ok(
+      links.some(([title]) => title === "Operations"),
+      JSON.stringify(links),
+    );
+    assert.ok(
+      links.some(([title]) => title === "Differences from Canton's JSON API"),
+      JSON.stringify(links),
+    );
+    for (const [, href] of links) {
+      const res = await fetch(`${stack.url.replace(/\/gw$/, "")}${href}`);
+      await res.arrayBuffer();
+      assert.equal(res.status, 200, href);
+    }
+    assert.deepEqual(Object.keys(document.paths["/gw/docs/{guide}"]?.get?.responses["200"].content ?? {}), [
+      "text/markdown",
+    ]);
   });
 });
