@@ -6,21 +6,31 @@
  * (process.cpuUsage over the window / (frames x sockets)); the clients run in a child process so
  * that their reading is not counted.
  *
- *   node --import tsx bench/fanout-send.ts [sockets=100] [frames=2000] [bytes=1024]
+ *   node --import tsx bench/fanout-send.ts [--sockets 100] [--frames 2000] [--bytes 1024]
  */
 
 import uWS from "uWebSockets.js";
 import { fork } from "node:child_process";
 import WebSocket from "ws";
+import { commandLine } from "./lib/command-line.js";
 
-const [sockets = 100, frames = 2000, bytes = 1024] = process.argv
-  .slice(2)
-  .filter((a) => a !== "clients")
-  .map(Number);
+const { values } = commandLine("fanout-send.js", {
+  sockets: { type: "string", default: "100" },
+  frames: { type: "string", default: "2000" },
+  bytes: { type: "string", default: "1024" },
+});
+const [sockets, frames, bytes] = [values.sockets, values.frames, values.bytes].map(Number) as [
+  number,
+  number,
+  number,
+];
 
-if (process.argv.includes("clients")) {
+/** Set in the child that holds the clients: the port it connects to. */
+const CLIENTS_OF_PORT = process.env.FANOUT_SEND_CLIENTS_OF_PORT;
+
+if (CLIENTS_OF_PORT !== undefined) {
   // Child: open the sockets, count frames, report when every socket got every frame.
-  const port = Number(process.env.PORT);
+  const port = Number(CLIENTS_OF_PORT);
   let open = 0;
   let received = 0;
   for (let i = 0; i < sockets; i++) {
@@ -52,9 +62,9 @@ async function main(): Promise<void> {
   );
   const child = fork(
     new URL(import.meta.url).pathname,
-    ["clients", String(sockets), String(frames), String(bytes)],
+    ["--sockets", String(sockets), "--frames", String(frames), "--bytes", String(bytes)],
     {
-      env: { ...process.env, PORT: String(port) },
+      env: { ...process.env, FANOUT_SEND_CLIENTS_OF_PORT: String(port) },
       execArgv: ["--import", "tsx"],
     },
   );

@@ -1,7 +1,7 @@
 /**
  * Micro-benchmark of one update-stream element, a transaction with one Bench:Tick created
  * event: the object path the gateway had (proto-loader deserialize -> LedgerJson.toJsonNow ->
- * JSON.stringify) against the stream transcoder (wire bytes -> JSON text). Fixed iteration
+ * JSON.stringify) against the wire transcoder (wire bytes -> JSON text). Fixed iteration
  * counts after a warm-up, best of a few rounds, so runs compare.
  *
  *   node --import tsx bench/micro-transcoder.ts
@@ -11,6 +11,10 @@ import { LedgerJson, type PackageSignatures, WireTranscoder } from "../src/codec
 import { PackageSignatureIndex, ValueCodec } from "../src/lf/index.js";
 import { ledgerApiProtos } from "../src/proto/ledger-api-protos.js";
 import { SAMPLE_PACKAGE_ID, sampleIds, samplePackageSignature } from "../src/sandbox/sample-package/index.js";
+import { commandLine } from "./lib/command-line.js";
+
+// No options: fixed counts, so that runs compare; --help and a stray flag get the usage line.
+commandLine("micro-transcoder.js", {});
 
 const WARMUP = 50_000;
 const ITERATIONS = 200_000;

@@ -6,7 +6,7 @@
  * The first pass renders every transaction; later passes reuse the renderings, as repeated
  * benchmark runs over one preloaded ledger do.
  *
- *   node --import tsx bench/sandbox-updates.ts [ticks=200000] [passes=3] [payloadBytes=64]
+ *   node --import tsx bench/sandbox-updates.ts [--ticks 200000] [--passes 3] [--payload-bytes 64]
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -18,11 +18,16 @@ import * as grpc from "@grpc/grpc-js";
 import { createSigner } from "fast-jwt";
 import { ledgerApiProtos } from "../src/proto/ledger-api-protos.js";
 import { projectRoot } from "../src/proto/project-root.js";
+import { commandLine } from "./lib/command-line.js";
 
-const args = new Map(process.argv.slice(2).map((a) => a.split("=", 2) as [string, string]));
-const TICKS = Number(args.get("ticks") ?? 200_000);
-const PASSES = Number(args.get("passes") ?? 3);
-const PAYLOAD = Number(args.get("payloadBytes") ?? 64);
+const { values } = commandLine("sandbox-updates.js", {
+  ticks: { type: "string", default: "200000" },
+  passes: { type: "string", default: "3" },
+  "payload-bytes": { type: "string", default: "64" },
+});
+const TICKS = Number(values.ticks);
+const PASSES = Number(values.passes);
+const PAYLOAD = Number(values["payload-bytes"]);
 
 const tokenFor = (sub: string) =>
   createSigner({ key: "bench-secret", algorithm: "HS256" })({ sub, scope: "daml_ledger_api" });

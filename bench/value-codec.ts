@@ -11,6 +11,10 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { decodeDar, PackageSignatureIndex, ValueCodec } from "../src/lf/index.js";
 import { sampleDar, sampleIds } from "../src/sandbox/sample-package/index.js";
+import { commandLine } from "./lib/command-line.js";
+
+// No options: fixed counts, so that runs compare; --help and a stray flag get the usage line.
+commandLine("value-codec.js", {});
 
 const WARMUP = 20_000;
 const ITERATIONS = 200_000;

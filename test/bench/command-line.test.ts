@@ -24,6 +24,18 @@ describe("the bench tools' command lines", () => {
     assert.match(unary.stdout, /^usage: node dist\/bench\/unary-cost\.js get\|submit /);
   });
 
+  it("every tool a user runs by hand answers --help and a stray flag with its usage line", () => {
+    const tools = ["fanout-send", "sandbox-updates", "micro-transcoder", "value-codec", "slow-reader-closes"];
+    for (const name of tools) {
+      const help = tool(`${name}.ts`, "--help");
+      assert.equal(help.status, 0, `${name} --help: ${help.stderr}`);
+      assert.match(help.stdout, new RegExp(`^usage: node dist/bench/${name}\\.js`));
+      const stray = tool(`${name}.ts`, "--bogus");
+      assert.equal(stray.status, 2, `${name} --bogus`);
+      assert.match(stray.stderr, new RegExp(`Unknown option '--bogus'\nusage: node dist/bench/${name}\\.js`));
+    }
+  });
+
   it("refuse an unknown flag, a missing value or an unknown scenario with a usage line and exit 2", () => {
     const unknown = tool("run.ts", "--bogus", "1");
     assert.equal(unknown.status, 2);
