@@ -1,6 +1,6 @@
 import { javaInstantText } from "../jwt/token-lifetime.js";
 import { ERROR_CATEGORIES } from "../proto/error-categories.js";
-import { errorCode, SandboxError } from "./sandbox-error.js";
+import { CONTEXTUALIZED, errorCode, resource, SandboxError } from "./sandbox-error.js";
 
 /**
  * The errors every part of the sandbox raises (request validation, authentication and
@@ -59,10 +59,6 @@ const ERROR_CODES = {
   ),
 } as const;
 
-const party = (id: string) => ({ resources: [["PARTY", id]] as const });
-// Canton's ContextualizedDamlError carries no definite_answer; DamlErrorWithDefiniteAnswer does.
-const contextualized = { definiteAnswer: null };
-
 export const errors = {
   invalidArgument: (reason: string, correlationId?: string) =>
     new SandboxError(
@@ -88,28 +84,28 @@ export const errors = {
     new SandboxError(
       ERROR_CODES.PARTY_NOT_FOUND,
       `Party: '${id}' was not found when ${operation}`,
-      party(id),
+      resource("PARTY", id),
     ),
 
   invalidPartyDetailsUpdate: (id: string, reason: string) =>
     new SandboxError(
       ERROR_CODES.INVALID_PARTY_DETAILS_UPDATE_REQUEST,
       `Update operation for party '${id}' failed due to: ${reason}`,
-      { ...party(id), ...contextualized },
+      { ...resource("PARTY", id), ...CONTEXTUALIZED },
     ),
 
   concurrentPartyUpdate: (id: string) =>
     new SandboxError(
       ERROR_CODES.CONCURRENT_PARTY_DETAILS_UPDATE_DETECTED,
       `Update operation for party '${id}' failed due to a concurrent update to the same party`,
-      { ...party(id), ...contextualized },
+      { ...resource("PARTY", id), ...CONTEXTUALIZED },
     ),
 
   maxPartyAnnotationsSizeExceeded: (id: string) =>
     new SandboxError(
       ERROR_CODES.MAX_PARTY_DETAILS_ANNOTATIONS_SIZE_EXCEEDED,
       `Maximum annotations size for party '${id}' has been exceeded`,
-      { ...party(id), ...contextualized },
+      { ...resource("PARTY", id), ...CONTEXTUALIZED },
     ),
 
   notConnectedToSynchronizer: (synchronizerId: string) =>

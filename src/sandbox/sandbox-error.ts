@@ -54,6 +54,14 @@ export interface SandboxErrorOptions {
   readonly correlationId?: string;
 }
 
+/** Options naming the one resource an error is about (a ResourceInfo in the details). */
+export function resource(type: ErrorResourceType, name: string): SandboxErrorOptions {
+  return { resources: [[type, name]] };
+}
+
+/** Canton's ContextualizedDamlError carries no definite_answer; DamlErrorWithDefiniteAnswer does. */
+export const CONTEXTUALIZED: SandboxErrorOptions = { definiteAnswer: null };
+
 /**
  * A Ledger API error raised by a handler: a Canton error code with its cause. Thrown anywhere
  * inside a call; the handler wrapper turns it into the gRPC status with Canton's details.

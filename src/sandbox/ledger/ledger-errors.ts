@@ -1,5 +1,5 @@
 import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { errorCode, SandboxError } from "../sandbox-error.js";
+import { CONTEXTUALIZED, errorCode, resource, SandboxError } from "../sandbox-error.js";
 
 /**
  * The errors of commands and reads, with Canton 3.5's codes and cause texts (ConsistencyErrors,
@@ -91,7 +91,6 @@ const LEDGER_ERROR_CODES = {
   ),
 } as const;
 
-const contractResource = (contractId: string) => ({ resources: [["CONTRACT_ID", contractId]] as const });
 const keyResources = (templateId: string, key: string) => ({
   resources: [
     ["TEMPLATE_ID", templateId],
@@ -104,7 +103,7 @@ export const ledgerErrors = {
     new SandboxError(
       LEDGER_ERROR_CODES.CONTRACT_NOT_FOUND,
       `Contract could not be found with id ${contractId}`,
-      contractResource(contractId),
+      resource("CONTRACT_ID", contractId),
     ),
 
   contractKeyNotFound: (templateId: string, key: string) =>
@@ -150,14 +149,14 @@ export const ledgerErrors = {
     new SandboxError(
       LEDGER_ERROR_CODES.WRONGLY_TYPED_CONTRACT,
       `Interpretation error: Error: Contract ${contractId} was expected to be of type ${expected} but is of type ${actual}`,
-      contractResource(contractId),
+      resource("CONTRACT_ID", contractId),
     ),
 
   contractDoesNotImplementInterface: (contractId: string, templateId: string, interfaceId: string) =>
     new SandboxError(
       LEDGER_ERROR_CODES.CONTRACT_DOES_NOT_IMPLEMENT_INTERFACE,
       `Interpretation error: Error: Contract ${contractId} of template ${templateId} does not implement interface ${interfaceId}`,
-      contractResource(contractId),
+      resource("CONTRACT_ID", contractId),
     ),
 
   disclosedContractAuthentication: (reason: string) =>
@@ -175,14 +174,14 @@ export const ledgerErrors = {
     new SandboxError(
       LEDGER_ERROR_CODES.CONTRACT_EVENTS_NOT_FOUND,
       "Contract events not found, or not visible.",
-      contractResource(contractId),
+      resource("CONTRACT_ID", contractId),
     ),
 
   contractPayloadNotFound: (contractId: string) =>
     new SandboxError(
       LEDGER_ERROR_CODES.CONTRACT_PAYLOAD_NOT_FOUND,
       "Contract payload not found, or not visible.",
-      contractResource(contractId),
+      resource("CONTRACT_ID", contractId),
     ),
 
   templatesOrInterfacesNotFound: (templates: readonly string[], interfaces: readonly string[]) =>
@@ -252,6 +251,6 @@ export const ledgerErrors = {
     new SandboxError(
       LEDGER_ERROR_CODES.DESCENDING_ORDER_MISSING_END,
       "end_inclusive is not provided when descending_order is true",
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 };

@@ -1,5 +1,5 @@
 import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { errorCode, SandboxError } from "../sandbox-error.js";
+import { CONTEXTUALIZED, errorCode, resource, SandboxError } from "../sandbox-error.js";
 
 /** A package as Canton names it in error causes: `<id> (<name> v<version>)`. */
 export interface PackageLabel {
@@ -68,7 +68,7 @@ const describePackage = (p: PackageLabel): string => `${p.packageId} (${p.name} 
 export const packageErrors = {
   packageNotFound: (packageId: string) =>
     new SandboxError(PACKAGE_ERROR_CODES.PACKAGE_NOT_FOUND, "Could not find package.", {
-      resources: [["PACKAGE", packageId]],
+      ...resource("PACKAGE", packageId),
       definiteAnswer: false,
     }),
 
@@ -76,21 +76,21 @@ export const packageErrors = {
   invalidDar: (reason: string) =>
     new SandboxError(PACKAGE_ERROR_CODES.INVALID_DAR, "Dar file is corrupt", {
       context: { throwable: reason },
-      definiteAnswer: null,
+      ...CONTEXTUALIZED,
     }),
 
   /** A DAR that would inflate past the bound (lf/dar.ts), refused before it is inflated. */
   zipBomb: (msg: string) =>
     new SandboxError(PACKAGE_ERROR_CODES.ZIP_BOMB, "Dar zip file seems to be a zip bomb.", {
       context: { msg },
-      definiteAnswer: null,
+      ...CONTEXTUALIZED,
     }),
 
   /** An entry is not a valid Daml-LF archive. */
   darParseError: (reason: string) =>
     new SandboxError(PACKAGE_ERROR_CODES.DAR_PARSE_ERROR, "Failed to parse the dar file content.", {
       context: { reason },
-      definiteAnswer: null,
+      ...CONTEXTUALIZED,
     }),
 
   darDependenciesNotValid: (mainPackageId: string, missing: readonly string[]) =>
@@ -103,7 +103,7 @@ export const packageErrors = {
           missingDependencies: `Set(${missing.join(", ")})`,
           extraDependencies: "Set()",
         },
-        definiteAnswer: null,
+        ...CONTEXTUALIZED,
       },
     ),
 
@@ -111,56 +111,56 @@ export const packageErrors = {
     new SandboxError(
       PACKAGE_ERROR_CODES.PACKAGE_SERVICE_NOT_CONNECTED_TO_SYNCHRONIZER,
       `Cannot upload a dar because the participant is not connected to synchronizer '${synchronizerId}'.`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   knownPackageVersion: (first: PackageLabel, second: PackageLabel) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.KNOWN_PACKAGE_VERSION,
       `Tried to vet two packages with the same name and version: ${describePackage(first)} and ${describePackage(second)}.`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   damlPrimNotUtilityPackage: (p: PackageLabel) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.DAML_PRIM_NOT_UTILITY_PACKAGE,
       `Tried to vet a package ${describePackage(p)}, but this package is not a utility package. All packages named \`daml-prim\` or \`daml-std-lib\` must be a utility package.`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   notValidUpgrade: (oldPackage: PackageLabel, newPackage: PackageLabel, reason: string) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.NOT_VALID_UPGRADE_PACKAGE,
       `Upgrade checks indicate that ${describePackage(newPackage)} cannot be an upgrade of ${describePackage(oldPackage)}. Reason: ${reason}`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   dependenciesNotVetted: (packageId: string, missing: readonly string[]) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.TOPOLOGY_DEPENDENCIES_NOT_VETTED,
       "Package vetting failed due to dependencies not being vetted",
-      { context: { package: packageId, dependencies: missing.join(", ") }, definiteAnswer: null },
+      { context: { package: packageId, dependencies: missing.join(", ") }, ...CONTEXTUALIZED },
     ),
 
   serialMismatch: (expected: number, actual: number) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.TOPOLOGY_SERIAL_MISMATCH,
       `The provided serial ${expected} did not match the expected serial ${actual}.`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   unresolvedVettingReference: (reference: string, reason: string) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.UNRESOLVED_VETTING_REFERENCE,
       `The vetted package reference ${reference} does not match any package in the package store. Reason: ${reason}`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   ambiguousVettingReference: (reference: string, matching: readonly string[]) =>
     new SandboxError(
       PACKAGE_ERROR_CODES.AMBIGUOUS_VETTING_REFERENCE,
       `The package reference ${reference} matches multiple packages: ${matching.join(", ")}`,
-      { definiteAnswer: null },
+      CONTEXTUALIZED,
     ),
 
   noPreferredPackages: (reason: string) =>

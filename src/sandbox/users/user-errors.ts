@@ -1,5 +1,5 @@
 import { ERROR_CATEGORIES } from "../../proto/error-categories.js";
-import { errorCode as code, SandboxError } from "../sandbox-error.js";
+import { CONTEXTUALIZED, errorCode as code, resource, SandboxError } from "../sandbox-error.js";
 
 /**
  * Error codes and texts of user and identity provider management, as Canton 3.5 defines them
@@ -51,47 +51,42 @@ const USER_ERROR_CODES = {
   INVALID_TOKEN: code("INVALID_TOKEN", ERROR_CATEGORIES.InvalidIndependentOfSystemState),
 } as const;
 
-const user = (id: string) => ({ resources: [["USER", id]] as const });
-const idp = (id: string) => ({ resources: [["IDENTITY_PROVIDER_CONFIG", id]] as const });
-// Canton's ContextualizedDamlError carries no definite_answer; DamlErrorWithDefiniteAnswer does.
-const contextualized = { definiteAnswer: null };
-
 export const userErrors = {
   userNotFound: (operation: string, userId: string) =>
     new SandboxError(
       USER_ERROR_CODES.USER_NOT_FOUND,
       `${operation} failed for unknown user "${userId}"`,
-      user(userId),
+      resource("USER", userId),
     ),
   userAlreadyExists: (operation: string, userId: string) =>
     new SandboxError(
       USER_ERROR_CODES.USER_ALREADY_EXISTS,
       `${operation} failed, as user "${userId}" already exists`,
-      user(userId),
+      resource("USER", userId),
     ),
   invalidUserUpdate: (userId: string, reason: string) =>
     new SandboxError(
       USER_ERROR_CODES.INVALID_USER_UPDATE_REQUEST,
       `Update operation for user id '${userId}' failed due to: ${reason}`,
-      { ...user(userId), ...contextualized },
+      { ...resource("USER", userId), ...CONTEXTUALIZED },
     ),
   concurrentUserUpdate: (userId: string) =>
     new SandboxError(
       USER_ERROR_CODES.CONCURRENT_USER_UPDATE_DETECTED,
       `Update operation for user '${userId}' failed due to a concurrent update to the same user`,
-      { ...user(userId), ...contextualized },
+      { ...resource("USER", userId), ...CONTEXTUALIZED },
     ),
   maxUserAnnotationsSizeExceeded: (userId: string) =>
     new SandboxError(
       USER_ERROR_CODES.MAX_USER_ANNOTATIONS_SIZE_EXCEEDED,
       `Maximum annotations size for user '${userId}' has been exceeded`,
-      { ...user(userId), ...contextualized },
+      { ...resource("USER", userId), ...CONTEXTUALIZED },
     ),
   tooManyUserRights: (operation: string, userId: string) =>
     new SandboxError(
       USER_ERROR_CODES.TOO_MANY_USER_RIGHTS,
       `${operation} failed, as user "${userId}" would have too many rights.`,
-      user(userId),
+      resource("USER", userId),
     ),
   partiesNotFound: (parties: readonly string[], identityProviderId: string) =>
     new SandboxError(
@@ -104,25 +99,25 @@ export const userErrors = {
     new SandboxError(
       USER_ERROR_CODES.IDP_CONFIG_NOT_FOUND,
       `${operation} failed for unknown identity provider id="${id}"`,
-      idp(id),
+      resource("IDENTITY_PROVIDER_CONFIG", id),
     ),
   idpAlreadyExists: (operation: string, id: string) =>
     new SandboxError(
       USER_ERROR_CODES.IDP_CONFIG_ALREADY_EXISTS,
       `${operation} failed, as identity provider "${id}" already exists`,
-      idp(id),
+      resource("IDENTITY_PROVIDER_CONFIG", id),
     ),
   idpIssuerAlreadyExists: (operation: string, issuer: string) =>
     new SandboxError(
       USER_ERROR_CODES.IDP_CONFIG_ISSUER_ALREADY_EXISTS,
       `${operation} failed, as identity provider with issuer "${issuer}" already exists`,
-      idp(issuer),
+      resource("IDENTITY_PROVIDER_CONFIG", issuer),
     ),
   invalidIdpUpdate: (id: string, reason: string) =>
     new SandboxError(
       USER_ERROR_CODES.INVALID_IDENTITY_PROVIDER_UPDATE_REQUEST,
       `Update operation for identity provider config '${id}' failed due to: ${reason}`,
-      { ...idp(id), ...contextualized },
+      { ...resource("IDENTITY_PROVIDER_CONFIG", id), ...CONTEXTUALIZED },
     ),
   tooManyIdps: (operation: string) =>
     new SandboxError(USER_ERROR_CODES.TOO_MANY_IDENTITY_PROVIDER_CONFIGS, `${operation} failed.`),
