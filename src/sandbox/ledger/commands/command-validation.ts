@@ -1,19 +1,15 @@
-import { randomUUID } from "node:crypto";
 import type {
   Command__Output,
   Commands__Output,
   DisclosedContract__Output,
 } from "../../../proto/ledger-api-types.js";
 import { errors } from "../../errors.js";
-import { ledgerStringError, partyStringError, userIdError } from "../../identifiers.js";
+import { partyStringError } from "../../identifiers.js";
 import type { DeduplicationPeriod } from "../ledger-records.js";
+import { type SubmissionIds, validateSubmissionIds } from "./submission-ids.js";
 
 /** A submission after request validation: what the ledger needs, defaults applied. */
-export interface ValidatedCommands {
-  readonly userId: string;
-  readonly commandId: string;
-  readonly submissionId: string;
-  readonly workflowId: string;
+export interface ValidatedCommands extends SubmissionIds {
   readonly actAs: readonly string[];
   readonly readAs: readonly string[];
   readonly commands: readonly Command__Output[];
@@ -27,23 +23,15 @@ export interface ValidatedCommands {
 const MAX_DEDUPLICATION_SECONDS = 7 * 24 * 3600;
 
 /**
- * Validates Commands as Canton's CommandsValidator does, in its order and wording: the user id
- * defaults to the token's user (`defaultUserId`), the submission id to a fresh one, the
- * deduplication period to the participant's maximum.
+ * Validates Commands as Canton's CommandsValidator does, in its order and wording: the ids as
+ * validateSubmissionIds does, the deduplication period defaults to the participant's maximum.
  */
 export function validateCommands(
   commands: Commands__Output | null,
   defaultUserId: string,
 ): ValidatedCommands {
   if (commands === null) throw errors.missingField("commands");
-  const userId = commands.userId !== "" ? commands.userId : defaultUserId;
-  if (userId === "") throw errors.missingField("user_id");
-  const userError = userIdError(userId);
-  if (userError !== undefined) throw errors.invalidField("user_id", userError);
-  if (commands.commandId === "") throw errors.missingField("command_id");
-  checkLedgerString("command_id", commands.commandId);
-  if (commands.submissionId !== "") checkLedgerString("submission_id", commands.submissionId);
-  if (commands.workflowId !== "") checkLedgerString("workflow_id", commands.workflowId);
+  const submissionIds = validateSubmissionIds(commands, defaultUserId);
   if (commands.commands.length === 0) throw errors.missingField("commands");
   if (commands.actAs.length === 0) throw errors.missingField("act_as");
   for (const party of [...commands.actAs, ...commands.readAs]) {
@@ -51,10 +39,7 @@ export function validateCommands(
     if (error !== undefined) throw errors.invalidArgument(`Invalid party: ${error}`);
   }
   return {
-    userId,
-    commandId: commands.commandId,
-    submissionId: commands.submissionId !== "" ? commands.submissionId : randomUUID(),
-    workflowId: commands.workflowId,
+    ...submissionIds,
     actAs: [...new Set(commands.actAs)],
     readAs: [...new Set(commands.readAs)].filter((p) => !commands.actAs.includes(p)),
     commands: commands.commands,
@@ -62,11 +47,6 @@ export function validateCommands(
     deduplication: deduplicationOf(commands),
     synchronizerId: commands.synchronizerId,
   };
-}
-
-function checkLedgerString(field: string, value: string): void {
-  const error = ledgerStringError(value);
-  if (error !== undefined) throw errors.invalidField(field, error);
 }
 
 /** The deduplication period of a request with Commands' deduplication fields (Commands, ExecuteSubmission*). */

@@ -1,22 +1,13 @@
-import { randomUUID } from "node:crypto";
 import type { ReassignmentCommands__Output } from "../../../proto/ledger-api-types.js";
 import { errors } from "../../errors.js";
-import {
-  ledgerStringError,
-  partyStringError,
-  uniqueIdentifierError,
-  userIdError,
-} from "../../identifiers.js";
+import { partyStringError, uniqueIdentifierError } from "../../identifiers.js";
+import { type SubmissionIds, validateSubmissionIds } from "./submission-ids.js";
 
 /**
  * A reassignment submission after request validation. Canton submits a batch of commands of
  * one kind between one source and one target as one reassignment.
  */
-export interface ValidatedReassignment {
-  readonly userId: string;
-  readonly commandId: string;
-  readonly submissionId: string;
-  readonly workflowId: string;
+export interface ValidatedReassignment extends SubmissionIds {
   readonly submitter: string;
   readonly kind: "unassign" | "assign";
   readonly source: string;
@@ -30,14 +21,7 @@ export function validateReassignment(
   defaultUserId: string,
 ): ValidatedReassignment {
   if (message === null) throw errors.missingField("reassignment_commands");
-  const userId = message.userId !== "" ? message.userId : defaultUserId;
-  if (userId === "") throw errors.missingField("user_id");
-  const userError = userIdError(userId);
-  if (userError !== undefined) throw errors.invalidField("user_id", userError);
-  if (message.commandId === "") throw errors.missingField("command_id");
-  ledgerString("command_id", message.commandId);
-  if (message.submissionId !== "") ledgerString("submission_id", message.submissionId);
-  if (message.workflowId !== "") ledgerString("workflow_id", message.workflowId);
+  const submissionIds = validateSubmissionIds(message, defaultUserId);
   if (message.submitter === "") throw errors.missingField("submitter");
   const partyError = partyStringError(message.submitter);
   if (partyError !== undefined) throw errors.invalidField("submitter", partyError);
@@ -62,10 +46,7 @@ export function validateReassignment(
     );
   }
   return {
-    userId,
-    commandId: message.commandId,
-    submissionId: message.submissionId !== "" ? message.submissionId : randomUUID(),
-    workflowId: message.workflowId,
+    ...submissionIds,
     submitter: message.submitter,
     kind: first.kind,
     source: first.source,
@@ -82,9 +63,4 @@ function synchronizers(command: { source: string; target: string }) {
     if (error !== undefined) throw errors.invalidField(field, error);
   }
   return { source: command.source, target: command.target };
-}
-
-function ledgerString(field: string, value: string): void {
-  const error = ledgerStringError(value);
-  if (error !== undefined) throw errors.invalidField(field, error);
 }
