@@ -100,10 +100,7 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         await context.authorize({ kind: "idp-admin", identityProviderId: request.identityProviderId });
         const claims = claimsOf(context);
         const userId = requireUserId(request.userId, "user_id");
-        const identityProviderId = impliedIdentityProviderId(
-          claims,
-          optionalIdentityProviderId(request.identityProviderId),
-        );
+        const identityProviderId = addressedIdentityProvider(claims, request.identityProviderId);
         if (claims.resolvedFromUser && claims.userId === userId)
           throw errors.invalidArgument("Requesting user cannot delete itself");
         deps.users.delete(userId, identityProviderId, "deleting user");
@@ -118,10 +115,7 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         if (request.pageToken !== "" && after === undefined)
           throw errors.invalidArgument("Invalid page token");
         if (request.pageSize < 0) throw errors.invalidArgument("Max page size must be non-negative");
-        const identityProviderId = impliedIdentityProviderId(
-          claimsOf(context),
-          optionalIdentityProviderId(request.identityProviderId),
-        );
+        const identityProviderId = addressedIdentityProvider(claimsOf(context), request.identityProviderId);
         const pageSize =
           request.pageSize === 0 ? deps.maxUsersPageSize : Math.min(request.pageSize, deps.maxUsersPageSize);
         const page = deps.users.list(after, pageSize, identityProviderId);
@@ -211,10 +205,7 @@ function createUser(
   validateAnnotations(metadata.annotations, false, "user.metadata.annotations");
   const primaryParty = optionalParty(user.primaryParty);
   const rights = rightsFromProto(request.rights);
-  const identityProviderId = impliedIdentityProviderId(
-    claims,
-    optionalIdentityProviderId(user.identityProviderId),
-  );
+  const identityProviderId = addressedIdentityProvider(claims, user.identityProviderId);
   identityProviderMustExist(deps.idps.exists, identityProviderId);
   partiesMustExistInIdp(deps, rights, identityProviderId, claims);
   if (!withinMaxAnnotationsSize(metadata.annotations)) throw userErrors.maxUserAnnotationsSizeExceeded(id);
@@ -243,10 +234,7 @@ function updateUser(
   const metadata = user.metadata ?? { resourceVersion: "", annotations: {} };
   if (request.updateMask === null) throw errors.missingField("update_mask");
   const primaryParty = optionalParty(user.primaryParty);
-  const identityProviderId = impliedIdentityProviderId(
-    claims,
-    optionalIdentityProviderId(user.identityProviderId),
-  );
+  const identityProviderId = addressedIdentityProvider(claims, user.identityProviderId);
   const resourceVersion =
     metadata.resourceVersion === ""
       ? undefined
@@ -297,10 +285,7 @@ function rightsChange(
 ): { userId: string; rights: UserRight[]; identityProviderId: string } {
   const userId = requireUserId(request.userId, "user_id");
   const rights = rightsFromProto(request.rights);
-  const identityProviderId = impliedIdentityProviderId(
-    claims,
-    optionalIdentityProviderId(request.identityProviderId),
-  );
+  const identityProviderId = addressedIdentityProvider(claims, request.identityProviderId);
   extraCheck?.(userId, rights);
   partiesMustExistInIdp(deps, rights, identityProviderId, claims);
   return { userId, rights, identityProviderId };
@@ -311,11 +296,13 @@ function addressedUser(claims: ResolvedClaims, request: UserRequest): UserReques
   const userId = requireUserId(defaultedUserId(claims, request.userId), "user_id");
   return {
     userId,
-    identityProviderId: impliedIdentityProviderId(
-      claims,
-      optionalIdentityProviderId(request.identityProviderId),
-    ),
+    identityProviderId: addressedIdentityProvider(claims, request.identityProviderId),
   };
+}
+
+/** The identity provider a request names, validated; for a non-admin naming none, the caller's own. */
+function addressedIdentityProvider(claims: ResolvedClaims, requested: string): string {
+  return impliedIdentityProviderId(claims, optionalIdentityProviderId(requested));
 }
 
 /** An identity provider admin may only hand out rights on parties its provider knows. */
