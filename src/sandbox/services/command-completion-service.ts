@@ -6,6 +6,7 @@ import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { completionOf } from "../ledger/reads/completion-renderer.js";
 import { checkpointMessage, streamUpdates } from "../ledger/reads/update-feed.js";
+import { checkStartOffset } from "./start-offset.js";
 
 /**
  * CommandCompletionService.CompletionStream: the completions of one user's commands for the
@@ -27,17 +28,12 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
         if (request.parties.length === 0) throw errors.missingField("parties");
         await context.authorize({ kind: "read-as", parties: request.parties });
         const begin = Number(request.beginExclusive);
-        if (begin < 0)
-          throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
-        const ledgerEnd = store.ledgerEnd();
-        if (begin > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
-        const pruned = store.latestPrunedOffset();
-        if (begin < pruned) {
-          throw ledgerErrors.participantPrunedDataAccessed(
+        checkStartOffset(store, begin, {
+          field: "begin_exclusive",
+          kind: "Begin",
+          prunedCause: (pruned, ledgerEnd) =>
             `Command completions request from ${begin + 1} to ${ledgerEnd} overlaps with pruned offset ${pruned}`,
-            pruned,
-          );
-        }
+        });
         const parties = new Set(request.parties);
         await streamUpdates({
           store,

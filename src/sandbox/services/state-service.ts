@@ -12,12 +12,12 @@ import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation, StreamSink } from "../grpc-handler.js";
 import { partyStringError, uniqueIdentifierError } from "../identifiers.js";
-import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { activeContracts } from "../ledger/reads/active-contracts.js";
 import { CompiledEventFormat } from "../ledger/reads/event-format.js";
 import { decodeToken, encodeToken } from "../ledger/reads/page-token.js";
 import type { SandboxStore } from "../ledger/sandbox-store.js";
+import { checkStartOffset } from "./start-offset.js";
 
 /** The sandbox's page size limits for active contracts pages. */
 const DEFAULT_ACS_PAGE_SIZE = 1000;
@@ -108,6 +108,11 @@ interface AcsPosition {
   readonly after: number;
 }
 
+/** The creation index a listing goes on from: after the token's contract, or the first. */
+function resumeAt(position: AcsPosition | undefined): number {
+  return position === undefined ? 0 : position.after + 1;
+}
+
 async function snapshotFormat(
   runtime: LedgerRuntime,
   message: EventFormat__Output | null,
@@ -119,17 +124,12 @@ async function snapshotFormat(
 }
 
 function checkActiveAt(store: SandboxStore, activeAt: number): void {
-  if (activeAt < 0)
-    throw ledgerErrors.offsetOutOfRange(`Offset ${activeAt} in active_at_offset is a negative integer`);
-  const ledgerEnd = store.ledgerEnd();
-  if (activeAt > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Active at", activeAt, ledgerEnd);
-  const pruned = store.latestPrunedOffset();
-  if (activeAt < pruned) {
-    throw ledgerErrors.participantPrunedDataAccessed(
+  checkStartOffset(store, activeAt, {
+    field: "active_at_offset",
+    kind: "Active at",
+    prunedCause: (pruned) =>
       `Active contracts request at offset ${activeAt} precedes pruned offset ${pruned}`,
-      pruned,
-    );
-  }
+  });
 }
 
 function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
@@ -138,11 +138,9 @@ function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
     checkActiveAt(store, activeAt);
     const format = await snapshotFormat(runtime, request.eventFormat, context);
     const requestKey = JSON.stringify(["acs", activeAt, format.key]);
-    const token = request.streamContinuationToken;
-    const from =
-      token != null && token.length > 0
-        ? decodeToken<AcsPosition>(token, requestKey, "stream continuation token").after + 1
-        : 0;
+    const from = resumeAt(
+      decodeToken<AcsPosition>(request.streamContinuationToken, requestKey, "stream continuation token"),
+    );
     for (const entry of activeContracts(runtime.ledger, runtime.events, format, activeAt, from)) {
       const drained = sink.write({
         ...entry.response,
@@ -170,11 +168,7 @@ function activeContractsPage(store: SandboxStore, runtime: LedgerRuntime) {
       throw errors.invalidArgument(`max_page_size must be between 1 and ${MAX_ACS_PAGE_SIZE}, got ${size}`);
     }
     const requestKey = JSON.stringify(["acs-page", activeAt, format.key]);
-    const token = request.pageToken;
-    const from =
-      token != null && token.length > 0
-        ? decodeToken<AcsPosition>(token, requestKey, "page token").after + 1
-        : 0;
+    const from = resumeAt(decodeToken<AcsPosition>(request.pageToken, requestKey, "page token"));
     const page: object[] = [];
     let last = -1;
     let more = false;

@@ -92,10 +92,11 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         }
         // A page is fixed by its first request: the token keeps the window it was cut from.
         const requestKey = JSON.stringify([begin, end, compiled.key, request.descendingOrder]);
-        const token =
-          request.pageToken != null && request.pageToken.length > 0
-            ? decodeToken<PagePosition & { end: number }>(request.pageToken, requestKey, "page token")
-            : undefined;
+        const token = decodeToken<PagePosition & { end: number }>(
+          request.pageToken,
+          requestKey,
+          "page token",
+        );
         const windowEnd = token?.end ?? end ?? ledgerEnd;
         const updates: object[] = [];
         let low: number;

@@ -10,7 +10,13 @@ export function encodeToken<P extends object>(position: P, request: string): Buf
   return Buffer.from(JSON.stringify({ ...position, check: checksum(request) }));
 }
 
-export function decodeToken<P extends object>(token: Buffer, request: string, what: string): P {
+/** The position in `token`; undefined when the request carries none (absent or empty). */
+export function decodeToken<P extends object>(
+  token: Buffer | null | undefined,
+  request: string,
+  what: string,
+): P | undefined {
+  if (token == null || token.length === 0) return undefined;
   let parsed: P & { check?: string };
   try {
     parsed = JSON.parse(token.toString("utf8")) as P & { check?: string };
