@@ -9,12 +9,18 @@ import { routeTransaction } from "./commands/synchronizer-routing.js";
 import type { ContractDisclosure } from "./contract-disclosure.js";
 import { ledgerErrors } from "./ledger-errors.js";
 import type { LedgerIndex } from "./ledger-index.js";
-import type { RejectionUpdate, TransactionNode, TransactionUpdate } from "./ledger-records.js";
+import type { RejectionUpdate, TransactionUpdate } from "./ledger-records.js";
 import type { SandboxStore } from "./sandbox-store.js";
 
 export type SubmissionOutcome =
   | { readonly kind: "accepted"; readonly update: TransactionUpdate }
   | { readonly kind: "rejected"; readonly update: RejectionUpdate; readonly error: unknown };
+
+/** A transaction update without what its commit assigns: offset, update id and record time. */
+export type TransactionToCommit = Omit<
+  TransactionUpdate,
+  "kind" | "offset" | "updateId" | "recordTime" | "encoded"
+>;
 
 /** A transaction `interpret` gave, with what its commit records beside the nodes. */
 export interface Interpretation {
@@ -106,15 +112,15 @@ export class CommandSubmitter {
       interpreted.nodes,
       commands.actAs,
     );
-    const update = this.commit(
-      interpreted.nodes,
-      interpreted.transient,
+    const update = this.commit({
+      nodes: interpreted.nodes,
+      transient: interpreted.transient,
       effectiveAt,
-      commands.workflowId,
+      workflowId: commands.workflowId,
       completion,
       synchronizerId,
-      externalTransactionHash,
-    );
+      ...(externalTransactionHash === undefined ? {} : { externalTransactionHash }),
+    });
     this.deduplicator.accept(changeId, {
       offset: update.offset,
       recordTime: now,
@@ -124,29 +130,20 @@ export class CommandSubmitter {
   }
 
   /** Appends a transaction and applies its effects. Also the bulk preload's way in. */
-  commit(
-    nodes: readonly TransactionNode[],
-    transient: ReadonlySet<string>,
-    effectiveAt: Date,
-    workflowId: string,
-    completion: TransactionUpdate["completion"],
-    synchronizerId: string,
-    externalTransactionHash?: Buffer,
-  ): TransactionUpdate {
+  commit(transaction: TransactionToCommit): TransactionUpdate {
     return this.store.append((offset): TransactionUpdate => {
-      this.index.applyTransaction(nodes, offset, workflowId, synchronizerId);
+      this.index.applyTransaction(
+        transaction.nodes,
+        offset,
+        transaction.workflowId,
+        transaction.synchronizerId,
+      );
       return {
         kind: "transaction",
         offset,
         updateId: fingerprintOf(`sandbox-transaction:${this.contractIds.next()}`),
-        workflowId,
-        effectiveAt,
-        recordTime: effectiveAt,
-        synchronizerId,
-        nodes,
-        completion,
-        transient,
-        ...(externalTransactionHash === undefined ? {} : { externalTransactionHash }),
+        recordTime: transaction.effectiveAt,
+        ...transaction,
       };
     });
   }

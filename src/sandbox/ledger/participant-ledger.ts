@@ -1,19 +1,19 @@
 import { randomBytes } from "node:crypto";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { ErrorOrigin } from "../sandbox-error.js";
-import { CommandSubmitter, type Interpretation, type SubmissionOutcome } from "./command-submitter.js";
+import {
+  CommandSubmitter,
+  type Interpretation,
+  type SubmissionOutcome,
+  type TransactionToCommit,
+} from "./command-submitter.js";
 import type { InterpretedTransaction } from "./commands/command-engine.js";
 import type { ValidatedCommands } from "./commands/command-validation.js";
 import { ContractIdAllocator } from "./commands/contract-ids.js";
 import type { ValidatedReassignment } from "./commands/reassignment-validation.js";
 import { ContractDisclosure } from "./contract-disclosure.js";
 import { LedgerIndex } from "./ledger-index.js";
-import type {
-  ReassignmentUpdate,
-  StoredContract,
-  TransactionNode,
-  TransactionUpdate,
-} from "./ledger-records.js";
+import type { ReassignmentUpdate, StoredContract, TransactionUpdate } from "./ledger-records.js";
 import { Reassignments } from "./reassignments.js";
 import type { LedgerUpdate, SandboxStore } from "./sandbox-store.js";
 
@@ -79,15 +79,8 @@ export class ParticipantLedger {
   }
 
   /** Commits a transaction without a command behind it: the bulk preload's way in. */
-  commit(
-    nodes: readonly TransactionNode[],
-    transient: ReadonlySet<string>,
-    effectiveAt: Date,
-    workflowId: string,
-    completion: TransactionUpdate["completion"],
-    synchronizerId: string,
-  ): TransactionUpdate {
-    return this.submitter.commit(nodes, transient, effectiveAt, workflowId, completion, synchronizerId);
+  commit(transaction: TransactionToCommit): TransactionUpdate {
+    return this.submitter.commit(transaction);
   }
 
   reassign(request: ValidatedReassignment): ReassignmentUpdate {

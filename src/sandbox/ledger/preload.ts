@@ -81,7 +81,14 @@ export function preloadTicks(
       };
       nodes.push({ kind: "create" as const, nodeId: seq - first, contract, witnesses });
     }
-    ledger.commit(nodes, NO_TRANSIENTS, createdAt, "", undefined, store.preferredSynchronizerId);
+    ledger.commit({
+      nodes,
+      transient: NO_TRANSIENTS,
+      effectiveAt: createdAt,
+      workflowId: "",
+      completion: undefined,
+      synchronizerId: store.preferredSynchronizerId,
+    });
   }
   return { party, ticks: options.ticks, firstOffset, lastOffset: store.ledgerEnd() };
 }
