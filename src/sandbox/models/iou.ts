@@ -13,9 +13,9 @@ import {
 } from "./template-model.js";
 
 /**
- * `Iou:Iou` and its interface `Iou:Asset` (DESIGN.md, sample package): signatory issuer,
- * observers owner + observers, ensure amount > 0; the owner transfers, splits, merges and adds
- * observers, each by archiving the Iou and creating its successor(s).
+ * `Iou:Iou` and its interface `Iou:Asset` (signatures in sample-package/definition.ts):
+ * signatory issuer, observers owner + observers, ensure amount > 0; the owner transfers, splits,
+ * merges and adds observers, each by archiving the Iou and creating its successor(s).
  */
 const signatories = (a: JsonRecord) => [party(a, "issuer")];
 const amount = (a: JsonRecord) => parseNumeric10(text(a, "amount"));

@@ -1,7 +1,9 @@
 /**
- * Type signatures of the sandbox's sample package `gateway-samples` 1.0.0 (DESIGN.md, "The
- * sandbox's sample package"), written as data. The sandbox implements the templates natively;
- * these signatures are what the gateway reads back from the encoded archive.
+ * Type signatures of the sandbox's sample package `gateway-samples` 1.0.0, written as data. Each
+ * module is there to exercise something: `Iou` choices, an interface and its view; `Account` a
+ * contract key; `Types` every Daml-LF value type (the codec's round trips); `Bench` the ticks of
+ * the benchmarks. The sandbox implements the templates natively (models/); these signatures are
+ * what the gateway reads back from the encoded archive.
  */
 import {
   type ChoiceSignature,
