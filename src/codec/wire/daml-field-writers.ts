@@ -1,5 +1,6 @@
 import type protobuf from "protobufjs";
 import type { SignatureResolver, TypeConName, TypedValueCodec, ValueCodec } from "../../lf/index.js";
+import { LEDGER_API_PACKAGE } from "../../proto/ledger-api-protos.js";
 import type { DamlFieldLayout, MessageLayout } from "../rules/message-layout.js";
 import { typedCodecOf } from "../rules/typed-codecs.js";
 import type { IdentifierParts } from "../rules/well-known.js";
@@ -63,8 +64,8 @@ export class DamlFieldWriters {
     private readonly run: TranscodeRun,
   ) {
     this.compiler = new WireValueCompiler(resolver);
-    this.valueType = root.lookupType("com.daml.ledger.api.v2.Value");
-    this.recordType = root.lookupType("com.daml.ledger.api.v2.Record");
+    this.valueType = root.lookupType(`${LEDGER_API_PACKAGE}.Value`);
+    this.recordType = root.lookupType(`${LEDGER_API_PACKAGE}.Record`);
   }
 
   /**

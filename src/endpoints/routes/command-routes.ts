@@ -1,3 +1,4 @@
+import { LEDGER_API_PACKAGE } from "../../proto/ledger-api-protos.js";
 import { grpcRoute } from "../grpc-route.js";
 import { transactionTree, wildcardTransactionFormat } from "../legacy-requests.js";
 import type { RequestContext, Route } from "../route.js";
@@ -9,7 +10,7 @@ const SUBMISSION = "CommandSubmissionService";
 export function commandRoutes(deps: RouteDeps): Route[] {
   /** A JsCommands body as the request's `commands`, so error paths start at the body's own fields. */
   const commandsRequest = async ({ body, token }: RequestContext) => ({
-    commands: await deps.json.fromJson("com.daml.ledger.api.v2.Commands", body, token),
+    commands: await deps.json.fromJson(`${LEDGER_API_PACKAGE}.Commands`, body, token),
   });
   return [
     grpcRoute(deps, {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ledgerApiProtos } from "../../proto/ledger-api-protos.js";
+import { LEDGER_API_PACKAGE, ledgerApiProtos } from "../../proto/ledger-api-protos.js";
 import type {
   Commands__Output,
   CostEstimation,
@@ -390,7 +390,7 @@ const SIGNATURE_BYTES: Record<string, number> = {
  * signature when none are hinted) and a fixed-size confirmation response.
  */
 function costOf(prepared: PreparedTransaction__Output, hints: CostEstimationHints__Output | null, now: Date) {
-  const type = ledgerApiProtos().type("com.daml.ledger.api.v2.interactive.PreparedTransaction");
+  const type = ledgerApiProtos().type(`${LEDGER_API_PACKAGE}.interactive.PreparedTransaction`);
   const transactionBytes = type.encode(type.fromObject(prepared)).finish().length;
   const expected = hints?.expectedSignatures.length
     ? hints.expectedSignatures

@@ -1,4 +1,4 @@
-import { ledgerApiProtos } from "../../../proto/ledger-api-protos.js";
+import { LEDGER_API_PACKAGE, ledgerApiProtos } from "../../../proto/ledger-api-protos.js";
 import { PreEncoded } from "../../grpc-handler.js";
 import type { LedgerUpdate } from "../sandbox-store.js";
 import type { EventRenderer } from "./event-renderer.js";
@@ -59,7 +59,7 @@ export function renderUpdateEncoded(
     return cached.bytes === undefined ? undefined : new PreEncoded(cached.bytes);
   }
   const message = renderUpdate(update, format, renderer);
-  responseType ??= ledgerApiProtos().type("com.daml.ledger.api.v2.GetUpdatesResponse");
+  responseType ??= ledgerApiProtos().type(`${LEDGER_API_PACKAGE}.GetUpdatesResponse`);
   const bytes =
     message === undefined
       ? undefined
