@@ -6,7 +6,7 @@
  * Layers, bottom up (a folder may import its own files and those listed for it):
  *   config -> jwt | proto, jwt: nothing | lf -> proto | codec -> lf, proto, config
  *   errors -> codec, lf, proto, config | ledger -> errors, codec, lf, proto, config
- *   streams -> errors | fanout: nothing
+ *   streams -> errors | fanout, limits: nothing
  *   endpoints, auth, metrics, docs: anything below the transports
  *   http, ws: anything but each other | gateway.ts, then workers (its threads), cli.ts on top
  *   sandbox -> lf, proto, jwt
@@ -139,6 +139,15 @@ module.exports = {
       comment: "Shared with the sandbox: it must not pull gateway code in.",
       from: { path: "^src/threads/" },
       to: { path: only("threads") },
+    },
+    {
+      name: "limits-imports-nothing-of-src",
+      severity: "error",
+      comment:
+        "The quota tables live in memory every worker thread shares; what they count is the " +
+        "callers' business, so they know no config, transport or metric.",
+      from: { path: "^src/limits/" },
+      to: { path: only("limits") },
     },
     {
       name: "lf-imports-only-proto",

@@ -16,6 +16,7 @@ import {
 import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
 import { sampledTraceId } from "../ledger/trace-context.js";
+import { QUOTA_CAPS, QUOTA_REFUSAL_REASONS, type QuotaRefusal } from "../limits/client-quotas.js";
 import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
@@ -194,6 +195,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly limitRefusals = new Counter({
+    name: "ledger_gateway_limit_refusals_total",
+    help: "Requests and WebSockets refused past a cap per user or per client address (limits.*), by cap (its key) and reason (limit: the cap reached; table-full: the quota table holds as many users and addresses as it can); never by user or address",
+    labelNames: ["cap", "reason"] as const,
+    registers: [this.registry],
+  });
+
   readonly wsStreamsOpen = new Gauge({
     name: "ledger_gateway_ws_streams_open",
     help: "Open WebSocket streams, by endpoint path template",
@@ -365,6 +373,8 @@ export class GatewayMetrics {
       if (streaming) this.ledgerStreamsOpen.set({ method: label }, 0);
     }
     for (const reason of REFUSED_CALL_REASONS) this.ledgerRefusedCalls.inc({ reason }, 0);
+    for (const cap of QUOTA_CAPS)
+      for (const reason of QUOTA_REFUSAL_REASONS) this.limitRefusals.inc({ cap, reason }, 0);
     for (const endpoint of known.streamEndpoints) {
       this.wsStreamsOpen.set({ endpoint }, 0);
       this.#declareFanout(endpoint);
@@ -469,6 +479,11 @@ export class GatewayMetrics {
 
   recordRefusedCall(reason: RefusedCallReason): void {
     this.ledgerRefusedCalls.inc({ reason });
+  }
+
+  /** A request or socket refused past a cap (limits.*): by cap and reason, never by whose. */
+  recordLimitRefusal(refusal: QuotaRefusal): void {
+    this.limitRefusals.inc({ cap: refusal.cap, reason: refusal.reason });
   }
 
   recordHttp(route: string, method: string, status: number, seconds: number, traceId?: string): void {
