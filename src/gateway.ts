@@ -19,6 +19,7 @@ import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/li
 import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
+import { ClientQuotas, clientQuotaBuffer } from "./limits/client-quotas.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { grpcMethodLabels } from "./metrics/grpc-method-labels.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
@@ -66,6 +67,12 @@ export interface GatewayOptions {
   metricsExposition?: () => Promise<{ contentType: string; text: string }>;
   /** The worker thread this gateway is (server.workers > 1): its spans say which. */
   worker?: number;
+  /**
+   * The table of the caps per user and per address (limits.*) this gateway shares with others:
+   * a worker's is its main thread's, so that the caps hold across all workers. Default: a table
+   * of its own when a cap is on.
+   */
+  quotaBuffer?: SharedArrayBuffer;
 }
 
 export interface RunningGateway {
@@ -152,6 +159,15 @@ export async function startGateway(
   });
 
   const auth = gatewayAuth(config.auth, log);
+  const quotaBuffer = options.quotaBuffer ?? clientQuotaBuffer(config.quotas);
+  const quotas =
+    quotaBuffer === undefined
+      ? undefined
+      : new ClientQuotas(
+          config.quotas,
+          quotaBuffer,
+          metrics && ((refusal) => metrics.recordLimitRefusal(refusal)),
+        );
   const app = uWS.App();
   const validator = new BodyValidator(components);
   const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
@@ -168,6 +184,7 @@ export async function startGateway(
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
     ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
+    ...(quotas ? { quotas } : {}),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,

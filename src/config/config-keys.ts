@@ -227,6 +227,36 @@ export const CONFIG_KEYS = {
     default: "5m",
     doc: "Canton's ledger-api.max-token-lifetime: in the verifying modes (hs256, rs256, es256) the sandbox refuses tokens that expire further ahead than this, or never; `unsafe` accepts any lifetime; 0s: no limit",
   },
+  "limits.ws-connections-per-user": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "most WebSocket connections one user (the token's subject) holds open at once, all workers together; past it the socket gets a MAXIMUM_NUMBER_OF_STREAMS error frame and close 1013; 0: no cap. With auth.mode none the subject is not verified at the gateway (docs/operations.md, Quotas)",
+  },
+  "limits.ws-connections-per-address": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "most WebSocket connections one client address (the socket's peer: behind a proxy, the proxy's) holds open at once, all workers together; 0: no cap. Off by default: behind nginx every socket comes from one address, and a default would cap the whole deployment",
+  },
+  "limits.streams-per-user": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "most streams one user has open at once: WebSocket subscriptions and HTTP list twins (arrays and streamed answers) until their answer ends; past it 429 MAXIMUM_NUMBER_OF_STREAMS (a WebSocket: the error frame, close 1013); 0: no cap",
+  },
+  "limits.http-in-flight-per-user": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "most HTTP requests of one user being served at once (list twins until their answer ends); past it 429 PARTICIPANT_BACKPRESSURE; 0: no cap",
+  },
+  "limits.commands-per-second-per-user": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "command submissions (/v2/commands/*, /v2/interactive-submission/execute*) one user may make per second, on average (a token bucket of limits.commands-burst-per-user); past it 429 PARTICIPANT_BACKPRESSURE whose retryInfo says when a token is back; 0: no cap",
+  },
+  "limits.commands-burst-per-user": {
+    type: int(0, 2 ** 31 - 1),
+    default: 0,
+    doc: "the command bucket's size: how many submissions one user may make at once before limits.commands-per-second-per-user paces them; 0: one second's worth",
+  },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

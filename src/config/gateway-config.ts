@@ -89,6 +89,16 @@ export interface GatewayConfig {
     keepaliveIntervalMs: number;
     keepaliveTimeoutMs: number;
   };
+  /** Caps per user and per client address (limits.*); 0: no cap. */
+  quotas: {
+    wsConnectionsPerUser: number;
+    wsConnectionsPerAddress: number;
+    streamsPerUser: number;
+    httpInFlightPerUser: number;
+    commandsPerSecondPerUser: number;
+    /** 0: one second's worth (commandsPerSecondPerUser). */
+    commandsBurstPerUser: number;
+  };
   metrics: { enabled: boolean };
   /** Token verification at the gateway (`none`: left to the ledger). */
   auth: GatewayAuthConfig;

@@ -311,6 +311,14 @@ function build(settings: Settings): GatewayConfig {
       keepaliveIntervalMs: positiveDuration("ledger.keepalive-interval", str),
       keepaliveTimeoutMs: positiveDuration("ledger.keepalive-timeout", str),
     },
+    quotas: {
+      wsConnectionsPerUser: num("limits.ws-connections-per-user"),
+      wsConnectionsPerAddress: num("limits.ws-connections-per-address"),
+      streamsPerUser: num("limits.streams-per-user"),
+      httpInFlightPerUser: num("limits.http-in-flight-per-user"),
+      commandsPerSecondPerUser: num("limits.commands-per-second-per-user"),
+      commandsBurstPerUser: num("limits.commands-burst-per-user"),
+    },
     metrics: { enabled: get("metrics.enabled") as boolean },
     auth: { mode: str("auth.mode") as GatewayAuthMode, ...authFiles("auth", optional) },
     sandboxAuth: {

@@ -230,3 +230,47 @@ export function internalError(): CantonHttpError {
     "An internal error occurred in the gateway; see its log",
   );
 }
+
+/** A cap per user or per client address (limits.*) that refused a request or a socket. */
+interface QuotaExceeded {
+  /** The cap's key without `limits.`: `streams-per-user`, `commands-per-second-per-user`, ... */
+  readonly cap: string;
+  readonly limit: number;
+  /** `limit`: the cap's value reached; `table-full`: the quota table holds no new user or address. */
+  readonly reason: "limit" | "table-full";
+  /** When a retry may succeed (the command rate: a token's return); undefined: the category's 1 s. */
+  readonly retryAfterMs: number | undefined;
+}
+
+/**
+ * Past a cap of limits.*: 429 in the category Canton gives its own rate limits
+ * (ContentionOnSharedResources, "rate limits that replenish quickly": retryable), with the code
+ * Canton's rate limiting uses for the same thing: MAXIMUM_NUMBER_OF_STREAMS for connections and
+ * streams, PARTICIPANT_BACKPRESSURE for requests in flight and the command rate (which, as
+ * Canton's, has run nothing: a definite answer). retryInfo says when to retry. The body names
+ * the cap and its value, never the user or the address.
+ */
+export function quotaExceededError(refusal: QuotaExceeded): CantonHttpError {
+  const key = `limits.${refusal.cap}`;
+  const streams = /connections|streams/.test(refusal.cap);
+  const whose = refusal.cap.endsWith("per-address") ? "client address" : "user";
+  const cause =
+    refusal.reason === "table-full"
+      ? `The gateway counts as many users and client addresses as it can; ${key} cannot take a new one now`
+      : streams
+        ? `The number of ${refusal.cap.startsWith("ws-") ? "WebSocket connections" : "streams"} of this ${whose} has reached the limit (${refusal.limit}) of ${key}`
+        : `The gateway's ${key} (${refusal.limit}) is reached for this ${whose}`;
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    streams ? "MAXIMUM_NUMBER_OF_STREAMS" : "PARTICIPANT_BACKPRESSURE",
+    cause,
+    {
+      httpStatus: 429,
+      context: { limit: key, value: String(refusal.limit), reason: refusal.reason },
+      ...(streams ? {} : { definiteAnswer: false }),
+      ...(refusal.retryAfterMs === undefined
+        ? {}
+        : { retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryAfterMs)) / 1000 }),
+    },
+  );
+}

@@ -36,6 +36,7 @@ export {
   invalidFieldError,
   methodNotAllowedError,
   missingTokenError,
+  quotaExceededError,
   renewalNotSupportedError,
   requestTooLargeError,
   routeNotFoundError,

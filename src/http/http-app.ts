@@ -14,6 +14,7 @@ import {
   InvalidValueError,
   type JsCantonError,
   methodNotAllowedError,
+  quotaExceededError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,
@@ -26,6 +27,7 @@ import {
   type TraceContext,
   traceContextOf,
 } from "../ledger/trace-context.js";
+import type { ClientQuotas, QuotaClaim } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { type ContentCoding, codingAccepted } from "./answer-compression.js";
@@ -63,6 +65,11 @@ export interface HttpAppOptions {
    */
   streamHighWater: number;
   metrics?: GatewayMetrics;
+  /**
+   * Caps per user, the token's subject (limits.*): requests in flight, list twins as streams, the
+   * command rate; held until the answer ends. Absent: none.
+   */
+  quotas?: ClientQuotas;
   /** Spans exported (OpenTelemetry); absent: none made. */
   tracing?: Tracing;
   log: Logger;
@@ -136,6 +143,8 @@ class Exchange {
   closeConnection = false;
   readonly headers: [string, string][] = [];
   private counted = true;
+  /** Gives back what the request holds of its user's caps, when it settles. */
+  #releaseQuotas: (() => void) | undefined;
   #trace: TraceContext | undefined;
   #coding: { value: ContentCoding | undefined } | undefined;
   /** The request's span, with tracing on: made at once, so that it starts with the request. */
@@ -226,11 +235,18 @@ class Exchange {
     return () => this.state.streams.delete(stop);
   }
 
+  /** `release` runs when the request settles; at once when it has (its client left meanwhile). */
+  holdUntilSettled(release: () => void): void {
+    if (this.counted) this.#releaseQuotas = release;
+    else release();
+  }
+
   settle(): void {
     if (!this.counted) return;
     this.counted = false;
     this.state.inFlight--;
     this.gauge?.httpInFlight.dec();
+    this.#releaseQuotas?.();
   }
 }
 
@@ -350,6 +366,7 @@ async function respond(
       const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
       if (refused) throw refused;
     }
+    if (options.quotas !== undefined) holdQuotas(exchange, route, token, options.quotas);
     const raw = body ? await body.read() : undefined;
     const path = parsePathParams(pathValues, route.pathParams);
     const query = parseQuery(rawQuery, route.query);
@@ -394,6 +411,33 @@ async function respond(
   }
   if (answer.kind === "stream") stream(exchange, answer, route, options);
   else finish(exchange, answer, route.path, method, options);
+}
+
+/** The command submissions: their user's token bucket (limits.commands-per-second-per-user). */
+const COMMAND_SUBMISSION = /^\/v2\/(?:commands\/(?!completions$)|interactive-submission\/execute)/;
+
+/**
+ * Takes this request's share of its user's caps (the token's subject; a request without one has
+ * no user and no per-user cap), before its body is read: a slot in flight, a stream for a list
+ * twin, a token for a command submission. Held until the exchange settles, whichever way it ends;
+ * a refusal throws its 429 and holds nothing.
+ */
+function holdQuotas(exchange: Exchange, route: Route, token: string | undefined, quotas: ClientQuotas): void {
+  const user = token === undefined ? undefined : (exchange.user ?? decodeTokenClaims(token)?.subject);
+  if (user === undefined) return;
+  const claims: QuotaClaim[] = [{ cap: "http-in-flight-per-user", who: user }];
+  if (route.response.kind === "json-array" && route.response.streamed === true)
+    claims.push({ cap: "streams-per-user", who: user });
+  const hold = quotas.hold(claims);
+  if (hold.refusal !== undefined) throw quotaExceededError(hold.refusal);
+  if (COMMAND_SUBMISSION.test(route.path)) {
+    const refusal = quotas.command(user);
+    if (refusal !== undefined) {
+      hold.release();
+      throw quotaExceededError(refusal);
+    }
+  }
+  exchange.holdUntilSettled(hold.release);
 }
 
 /**

@@ -117,6 +117,37 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads the caps per user and per address (limits.*): all off by default, 0 refused below", () => {
+    assert.deepEqual(loadConfig({ argv: [], env: {} }).quotas, {
+      wsConnectionsPerUser: 0,
+      wsConnectionsPerAddress: 0,
+      streamsPerUser: 0,
+      httpInFlightPerUser: 0,
+      commandsPerSecondPerUser: 0,
+      commandsBurstPerUser: 0,
+    });
+    const config = loadConfig({
+      argv: ["--config", "g.yaml", "--limits.streams-per-user", "7"],
+      env: { LEDGER_GATEWAY_LIMITS_COMMANDS_PER_SECOND_PER_USER: "20" },
+      readFile: files({
+        "g.yaml":
+          "limits:\n  ws-connections-per-user: 3\n  ws-connections-per-address: 100\n  http-in-flight-per-user: 5\n  commands-burst-per-user: 40\n",
+      }),
+    });
+    assert.deepEqual(config.quotas, {
+      wsConnectionsPerUser: 3,
+      wsConnectionsPerAddress: 100,
+      streamsPerUser: 7,
+      httpInFlightPerUser: 5,
+      commandsPerSecondPerUser: 20,
+      commandsBurstPerUser: 40,
+    });
+    assert.throws(
+      () => loadConfig({ argv: ["--limits.streams-per-user", "-1"], env: {} }),
+      /bad value "-1" for limits.streams-per-user in flag --limits.streams-per-user: expected an integer from 0/,
+    );
+  });
+
   it("reads nested and dotted keys from a YAML file", () => {
     const readFile = files({
       "gw.yaml": "server:\n  port: 8000\n  path-prefix: api/\nwebsocket-config.http-list-wait-time: 250ms\n",
