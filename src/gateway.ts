@@ -207,6 +207,7 @@ export async function startGateway(
     ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
+    ...(quotas ? { quotas } : {}),
   });
 
   let listenSocket: uWS.us_listen_socket;

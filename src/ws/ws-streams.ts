@@ -16,7 +16,9 @@ import {
   corsOriginNotAllowedError,
   type ErrorAnswer,
   errorAnswer,
+  errorFrameText,
   missingTokenError,
+  quotaExceededError,
   traced,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
@@ -27,6 +29,7 @@ import {
   sampledTraceId,
   type TraceContext,
 } from "../ledger/trace-context.js";
+import type { ClientQuotas } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
@@ -55,6 +58,12 @@ export interface WsStreamsOptions {
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs: number;
   metrics?: GatewayMetrics;
+  /**
+   * Caps per user (the token's subject) and per client address (limits.*): a socket holds a
+   * connection of each and a stream of its user from before its admission until it closes.
+   * Absent: none.
+   */
+  quotas?: ClientQuotas;
   /** Spans exported (OpenTelemetry): one per subscription; absent: none made. */
   tracing?: Tracing;
   log: Logger;
@@ -89,6 +98,10 @@ interface SocketData {
   /** The client offered permessage-deflate and the route has it on: uWS negotiated it. */
   compressed: boolean;
   session?: StreamSession;
+  /** Past a cap: the socket gets this error frame and close 1013, and no session. */
+  refusal?: unknown;
+  /** Gives back what the socket holds of its user's and address's caps (at its close). */
+  releaseQuotas?: () => void;
 }
 
 /**
@@ -112,6 +125,8 @@ const FANOUT_ROTATE_BEFORE_EXPIRY_MS = 10_000;
 const COMPRESSORS: Record<WsCompressionMode, number> = { off: uWS.DISABLED, on: uWS.SHARED_COMPRESSOR };
 
 const GOING_AWAY = 1001;
+/** RFC 6455 "Try Again Later": a cap of limits.* refused the socket. */
+const TRY_AGAIN_LATER = 1013;
 /** uWS's code for a connection that ended without a close frame. */
 const ABNORMAL = 1006;
 
@@ -152,9 +167,17 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       else upgrade(res, req, context, endpoint, options);
     },
     open: (ws) => {
+      const { endpoint, token, compressed, trace, span, refusal } = ws.getUserData();
+      if (refusal !== undefined) {
+        span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": TRY_AGAIN_LATER });
+        ws.cork(() => {
+          ws.send(errorFrameText(refusal, trace.traceId));
+          ws.end(TRY_AGAIN_LATER, "limit reached");
+        });
+        return;
+      }
       sockets.add(ws);
       pinger.add(ws);
-      const { endpoint, token, compressed, trace, span } = ws.getUserData();
       ws.getUserData().session = new StreamSession(ws, {
         endpoint,
         token,
@@ -184,6 +207,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       }
       sockets.delete(ws);
       pinger.delete(ws);
+      ws.getUserData().releaseQuotas?.();
       ws.getUserData().session?.closed(code);
     },
   });
@@ -228,6 +252,24 @@ function upgrade(
     refuse(res, endpoint, options, missingTokenAnswer(), trace, span);
     return;
   }
+  const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
+  // Before the ledger is asked anything: a client past its caps costs no admission call.
+  const hold = options.quotas?.hold([
+    { cap: "ws-connections-per-address", who: Buffer.from(res.getRemoteAddressAsText()).toString("utf8") },
+    ...userClaims(decodeTokenClaims(auth.token)?.subject),
+  ]);
+  if (hold?.refusal !== undefined) {
+    // Upgraded, to be told on the socket: a browser never sees the status of a refused upgrade.
+    const refusal = quotaExceededError(hold.refusal);
+    res.upgrade<SocketData>(
+      { endpoint, token: undefined, compressed, trace, span, refusal },
+      key,
+      auth.protocol,
+      extensions,
+      context,
+    );
+    return;
+  }
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
   let aborted = false;
   res.onAborted(() => {
@@ -235,10 +277,12 @@ function upgrade(
   });
   void admission(auth.token, endpoint, options, trace).then((refusal) => {
     if (aborted) {
+      hold?.release();
       span?.end({ "http.response.status_code": 499 });
       return;
     }
     if (refusal !== undefined) {
+      hold?.release();
       res.cork(() => refuse(res, endpoint, options, refusal, trace, span));
       return;
     }
@@ -250,15 +294,29 @@ function upgrade(
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
     // uWS prints its corking warning on stderr.
-    const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
     res.upgrade<SocketData>(
-      { endpoint, token: auth.token, compressed, trace, span },
+      {
+        endpoint,
+        token: auth.token,
+        compressed,
+        trace,
+        span,
+        ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
+      },
       key,
       auth.protocol,
       extensions,
       context,
     );
   });
+}
+
+/** A socket is a connection of its user and a stream (one subscription); no user, no per-user cap. */
+function userClaims(user: string | undefined) {
+  return [
+    { cap: "ws-connections-per-user", who: user },
+    { cap: "streams-per-user", who: user },
+  ] as const;
 }
 
 function missingTokenAnswer(): ErrorAnswer {
