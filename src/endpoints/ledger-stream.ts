@@ -2,7 +2,6 @@ import { defer, map, merge, type Observable, Subject, switchMap } from "rxjs";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
-import { serverStream } from "../ledger/server-stream.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
@@ -96,14 +95,12 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
   ): Observable<string> => {
     const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
-        serverStream(() => {
-          const opened = deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
-            ...RAW,
-            ...(trace ? { trace } : {}),
-          });
-          if (draining !== undefined) opened.on("draining", draining);
-          return opened;
-        }, demand$),
+        deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
+          ...RAW,
+          demand$,
+          ...(trace ? { trace } : {}),
+          ...(draining ? { onDraining: draining } : {}),
+        }),
       ),
       mapInOrder((bytes) => toText(bytes, token)),
     );

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
+import type { Observable } from "rxjs";
 import { CONFIG_KEYS } from "../config/config-keys.js";
 import { parseDuration } from "../config/load-config.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
@@ -9,6 +10,7 @@ import { frameMessage } from "./grpc-frame.js";
 import type { RefusedCallReason } from "./http2-connection.js";
 import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
+import { observeCall } from "./server-stream.js";
 import { ServerStreamCall } from "./server-stream-call.js";
 import type { TraceContext } from "./trace-context.js";
 
@@ -59,6 +61,14 @@ export interface ServerStreamOptions {
   rawResponses?: boolean;
   /** The trace of the request the call is made for (traceparent, tracestate). */
   trace?: TraceContext;
+  /** The sink's readiness: `false` pauses the call, `true` resumes it (see `serverStream`). */
+  demand$?: Observable<boolean>;
+  /**
+   * Told when the ledger closes the connection of a call gracefully (GOAWAY), with the UNAVAILABLE
+   * the call would end with: the call goes on for the ledger's grace period, and the consumer may
+   * move it elsewhere first.
+   */
+  onDraining?: (closing: grpc.ServiceError) => void;
 }
 
 /**
@@ -66,7 +76,7 @@ export interface ServerStreamOptions {
  * busy gateway stall the ledger between window updates; 1 MiB keeps streams flowing while a
  * paused call still holds the ledger back within 1 MiB.
  */
-const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
+export const FLOW_CONTROL_WINDOW_BYTES = 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** The configuration's defaults, for a client made without the settings (tests, tools). */
 const KEEPALIVE = {
@@ -174,8 +184,21 @@ export class LedgerClient {
   }
 
   /**
-   * Opens a server-streaming call; `serverStream` (src/ledger/server-stream.ts) makes it an
-   * Observable. No deadline: a stream lasts as long as its consumer wants it.
+   * A gRPC server-streaming call as a cold, pull-based Observable: the source of every stream
+   * endpoint. No deadline: a stream lasts as long as its consumer wants it.
+   *
+   * - Each subscription opens its own call, with this method, request and token.
+   * - `demand$` is the sink's readiness. RxJS is push-only, so flow control travels on this second
+   *   channel: while its latest value is `false` the call is paused, `true` resumes it; before its
+   *   first value the call flows. A paused call stops reading its HTTP/2 stream, the stream's
+   *   window fills and the server's writes block, so a slow consumer holds the ledger back instead
+   *   of piling messages up in the gateway. Messages already received when the pause starts stay
+   *   buffered in the call and are delivered, in order, after `true`. A completed `demand$` leaves
+   *   the last state in force; an erroring one cancels the call and errors the stream.
+   * - Unsubscribing cancels the call; the CANCELLED status that follows is ours and not surfaced.
+   * - A non-OK status errors the stream with the grpc-js-shaped `ServiceError` as is (code, details,
+   *   metadata: the error mapping decodes the rich status from it), after every message that
+   *   arrived before it. OK completes the stream. A request out of bounds errors it on subscribe.
    */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
@@ -183,30 +206,8 @@ export class LedgerClient {
     request: object,
     token: string | undefined,
     options: ServerStreamOptions = {},
-  ): ServerStreamCall<Res> {
-    // Throws before the call: the Observable around it (server-stream.ts) errors with it.
-    const { definition, frame, authorization } = this.prepare(service, method, request, token);
-    const started = process.hrtime.bigint();
-    const watched = this.watch(service, method, true, options.trace, frame);
-    const trace = watched ? watched.trace : options.trace;
-    const call = new ServerStreamCall<Res>(
-      (options.rawResponses ? rawBytes : definition.responseDeserialize) as (bytes: Buffer) => Res,
-      (code, receivedBytes) => this.report(watched, code, started, receivedBytes),
-      MAX_MESSAGE_BYTES,
-    );
-    if (!Buffer.isBuffer(frame)) {
-      call.fail(frame);
-      return call;
-    }
-    const streamRequest = {
-      path: definition.path,
-      frame,
-      authorization,
-      maxReceiveBytes: MAX_MESSAGE_BYTES,
-      ...(trace ? { trace } : {}),
-    };
-    this.channel.stream(streamRequest, call);
-    return call;
+  ): Observable<Res> {
+    return observeCall(() => this.openStream<Res>(service, method, request, token, options), options.demand$);
   }
 
   /**
@@ -236,6 +237,39 @@ export class LedgerClient {
 
   close(): void {
     this.channel.close();
+  }
+
+  /** One call of `serverStream`, sent; throws when the request is out of bounds. */
+  private openStream<Res>(
+    service: LedgerService,
+    method: string,
+    request: object,
+    token: string | undefined,
+    options: ServerStreamOptions,
+  ): ServerStreamCall<Res> {
+    const { definition, frame, authorization } = this.prepare(service, method, request, token);
+    const started = process.hrtime.bigint();
+    const watched = this.watch(service, method, true, options.trace, frame);
+    const trace = watched ? watched.trace : options.trace;
+    const call = new ServerStreamCall<Res>(
+      (options.rawResponses ? rawBytes : definition.responseDeserialize) as (bytes: Buffer) => Res,
+      (code, receivedBytes) => this.report(watched, code, started, receivedBytes),
+      MAX_MESSAGE_BYTES,
+    );
+    if (options.onDraining !== undefined) call.on("draining", options.onDraining);
+    if (!Buffer.isBuffer(frame)) {
+      call.fail(frame);
+      return call;
+    }
+    const streamRequest = {
+      path: definition.path,
+      frame,
+      authorization,
+      maxReceiveBytes: MAX_MESSAGE_BYTES,
+      ...(trace ? { trace } : {}),
+    };
+    this.channel.stream(streamRequest, call);
+    return call;
   }
 
   /**

@@ -22,9 +22,9 @@ export interface StreamRequest {
 const { NGHTTP2_CANCEL } = http2.constants;
 
 /**
- * One server-streaming call as one HTTP/2 stream of the lean channel, emitting what grpc-js's
- * ClientReadableStream emits, so that server-stream.ts reads either: 'data' with each message
- * (decoded by `decode`) in order, then 'end' on OK or 'error' with a grpc-js-shaped ServiceError.
+ * One server-streaming call as one HTTP/2 stream of the lean channel, made an Observable by
+ * server-stream.ts: 'data' with each message (decoded by `decode`) in order, then 'end' on OK or
+ * 'error' with a grpc-js-shaped ServiceError (what the error mapping reads).
  * No deadline: a stream lasts as long as its consumer wants it.
  *
  * Messages are cut out of the DATA chunks as they come (grpc-message-reader.ts) and handed over

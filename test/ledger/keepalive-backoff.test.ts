@@ -99,12 +99,14 @@ describe("LedgerClient keepalive after GOAWAY too_many_pings", () => {
         ledger.sessions.map((s) => ({ gaps: gaps(s.pings), strikes: s.strikes, goaway: s.calmedDown })),
       );
     const open = () => {
-      const call = client.serverStream("UpdateService", "GetUpdates", {}, undefined, { rawResponses: true });
+      let done = (): void => {};
       const ended = new Promise<void>((resolve) => {
-        call.on("error", () => resolve());
-        call.on("end", () => resolve());
+        done = resolve;
       });
-      return { call, ended };
+      const subscription = client
+        .serverStream("UpdateService", "GetUpdates", {}, undefined, { rawResponses: true })
+        .subscribe({ error: () => done(), complete: () => done() });
+      return { subscription, ended };
     };
     try {
       const first = open();
@@ -122,7 +124,7 @@ describe("LedgerClient keepalive after GOAWAY too_many_pings", () => {
         () => (ledger.sessions[1]?.pings.length ?? 0) >= 3,
         seen,
       );
-      second.call.cancel();
+      second.subscription.unsubscribe();
       const next = ledger.sessions[1] as SessionSeen;
       strictEqual(ledger.sessions.length, 2, seen());
       strictEqual(next.strikes, 0, `no ping came sooner than the ledger permits: ${seen()}`);

@@ -2,11 +2,11 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import type { Observable } from "rxjs";
 import { errorAnswer } from "../../src/errors/error-mapping.js";
 import { frameMessage } from "../../src/ledger/grpc-frame.js";
 import type { RefusedCallReason } from "../../src/ledger/http2-connection.js";
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
-import type { ServerStreamCall } from "../../src/ledger/server-stream-call.js";
 import { answerOk, OK_HEADERS, startWireLedger, type WireLedger } from "./wire-ledger.js";
 
 /** What the ledger below announces in SETTINGS_MAX_HEADER_LIST_SIZE, under the 8 KiB default. */
@@ -20,16 +20,18 @@ function hpackBytes(headers: IncomingHttpHeaders): number {
   );
 }
 
-/** How a stream call ended, with the raw messages it delivered. */
-function ending(call: ServerStreamCall<Buffer>): {
+/** How a stream ended, with the raw messages it delivered. */
+function ending(stream: Observable<Buffer>): {
   messages: Buffer[];
   end: Promise<"ok" | grpc.ServiceError>;
 } {
   const messages: Buffer[] = [];
-  call.on("data", (message) => messages.push(message));
   const end = new Promise<"ok" | grpc.ServiceError>((resolve) => {
-    call.on("end", () => resolve("ok"));
-    call.on("error", resolve);
+    stream.subscribe({
+      next: (message) => messages.push(message),
+      error: resolve,
+      complete: () => resolve("ok"),
+    });
   });
   return { messages, end };
 }

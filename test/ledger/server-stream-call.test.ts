@@ -7,8 +7,7 @@ import { BehaviorSubject, type Observable, take } from "rxjs";
 import { jsCantonErrorOfGrpc } from "../../src/errors/error-mapping.js";
 import type { CallEnd, CallStart } from "../../src/ledger/call-observer.js";
 import { frameMessage } from "../../src/ledger/grpc-frame.js";
-import { LedgerClient } from "../../src/ledger/ledger-client.js";
-import { serverStream } from "../../src/ledger/server-stream.js";
+import { FLOW_CONTROL_WINDOW_BYTES, LedgerClient } from "../../src/ledger/ledger-client.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import {
   decodeStatusDetails,
@@ -23,8 +22,8 @@ import { OK_HEADERS, startWireLedger, type WireLedger } from "./wire-ledger.js";
 const API = "com.daml.ledger.api.v2";
 const UPDATES_PATH = `/${API}.UpdateService/GetUpdates`;
 const MAX = 64 * 1024 * 1024;
-/** The HTTP/2 window per stream the client announces (FLOW_CONTROL_WINDOW_BYTES). */
-const WINDOW_BYTES = 1024 * 1024;
+/** The HTTP/2 window per stream the client announces. */
+const WINDOW_BYTES = FLOW_CONTROL_WINDOW_BYTES;
 
 const frame = (message: Buffer) => frameMessage(message, MAX) as Buffer;
 const bodyOf = (messages: Buffer[]) => Buffer.concat(messages.map(frame));
@@ -94,9 +93,7 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
   let client: LedgerClient;
   const outcomes: (CallStart & CallEnd)[] = [];
   const updates = (source = client, token?: string) =>
-    serverStream(() =>
-      source.serverStream<Buffer>("UpdateService", "GetUpdates", {}, token, { rawResponses: true }),
-    );
+    source.serverStream<Buffer>("UpdateService", "GetUpdates", {}, token, { rawResponses: true });
 
   before(async () => {
     ledger = await startWireLedger();
@@ -258,6 +255,72 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
     );
   });
 
+  for (const [status, outcome] of [
+    [grpc.status.OK, "completed"],
+    [grpc.status.ABORTED, grpc.status.ABORTED],
+  ] as const) {
+    it(`holds a status (${grpc.status[status]}) read while paused until the messages received before it went out`, async () => {
+      // Three messages in one DATA frame: the first pauses the stream, the others wait in the
+      // call, and the trailers come after them, while it is paused.
+      ledger.answer = (stream) => {
+        stream.respond(OK_HEADERS, { waitForTrailers: true });
+        stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": String(status) }));
+        stream.end(bodyOf([Buffer.from("1"), Buffer.from("2"), Buffer.from("3")]));
+      };
+      outcomes.length = 0;
+      const demand = new BehaviorSubject(true);
+      const { values, end } = collect(
+        client.serverStream<Buffer>("UpdateService", "GetUpdates", {}, undefined, {
+          rawResponses: true,
+          demand$: demand,
+        }),
+        (received) => {
+          if (received.length === 1) demand.next(false);
+        },
+      );
+      let ended = false;
+      void end.then(() => {
+        ended = true;
+      });
+      await waitFor("the call's status read", () => outcomes.length === 1);
+      // Let anything the status would wrongly set off come out before looking.
+      await new Promise((resolve) => setImmediate(resolve));
+      deepStrictEqual({ values, ended }, { values: [Buffer.from("1")], ended: false });
+      demand.next(true);
+      const ending = await end;
+      deepStrictEqual(
+        { values, outcome: ending === "completed" ? ending : ending.code },
+        { values: [Buffer.from("1"), Buffer.from("2"), Buffer.from("3")], outcome },
+      );
+    });
+  }
+
+  it("tells onDraining when the ledger closes the stream's connection gracefully; the stream goes on", async () => {
+    let held: ServerHttp2Stream | undefined;
+    ledger.answer = (stream) => {
+      held = stream;
+      stream.respond(OK_HEADERS, { waitForTrailers: true });
+      stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+      stream.write(bodyOf([Buffer.from("before")]), () =>
+        stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id),
+      );
+    };
+    const closing: grpc.ServiceError[] = [];
+    const { values, end } = collect(
+      client.serverStream<Buffer>("UpdateService", "GetUpdates", {}, undefined, {
+        rawResponses: true,
+        onDraining: (error) => closing.push(error),
+      }),
+    );
+    await waitFor("onDraining told", () => closing.length > 0);
+    held?.end(bodyOf([Buffer.from("after")]));
+    strictEqual(await end, "completed");
+    deepStrictEqual(
+      { values, closing: closing.map((error) => error.code) },
+      { values: [Buffer.from("before"), Buffer.from("after")], closing: [grpc.status.UNAVAILABLE] },
+    );
+  });
+
   it("sends a stream the ledger refused once more", async () => {
     let refused = 0;
     ledger.answer = (stream) => {
@@ -291,11 +354,12 @@ describe("LedgerClient.serverStream over the lean HTTP/2 channel, against a wire
     });
     ledger.answer = answerOpen(bodyOf([Buffer.from("1")]));
     const demand = new BehaviorSubject(false);
-    const subscription = serverStream(
-      () =>
-        pinging.serverStream<Buffer>("UpdateService", "GetUpdates", {}, undefined, { rawResponses: true }),
-      demand,
-    ).subscribe();
+    const subscription = pinging
+      .serverStream<Buffer>("UpdateService", "GetUpdates", {}, undefined, {
+        rawResponses: true,
+        demand$: demand,
+      })
+      .subscribe();
     try {
       const pings = ledger.pings;
       await waitFor("three pings", () => ledger.pings >= pings + 3);
@@ -406,15 +470,14 @@ describe("LedgerClient.serverStream flow control, against a grpc-js ledger that 
     const k = 10;
     const demand = new BehaviorSubject(true);
     const { values, end } = collect(
-      serverStream(
-        () =>
-          client.serverStream<{ transaction?: { offset: string } }>(
-            "UpdateService",
-            "GetUpdates",
-            {},
-            undefined,
-          ),
-        demand,
+      client.serverStream<{ transaction?: { offset: string } }>(
+        "UpdateService",
+        "GetUpdates",
+        {},
+        undefined,
+        {
+          demand$: demand,
+        },
       ),
       (received) => {
         if (received.length === k) demand.next(false);
@@ -442,10 +505,9 @@ describe("LedgerClient.serverStream flow control, against a grpc-js ledger that 
 
   it("unsubscribing from a paused stream cancels it at the ledger", async () => {
     const demand = new BehaviorSubject(false);
-    const subscription = serverStream(
-      () => client.serverStream("UpdateService", "GetUpdates", {}, undefined),
-      demand,
-    ).subscribe();
+    const subscription = client
+      .serverStream("UpdateService", "GetUpdates", {}, undefined, { demand$: demand })
+      .subscribe();
     await waitUntilHeldBack(() => calls.at(-1));
     subscription.unsubscribe();
     await waitFor("the ledger saw 'cancelled'", () => calls.at(-1)?.cancelled === true);
@@ -509,16 +571,12 @@ describe("LedgerClient.serverStream against the sandbox", () => {
 
   it("reads the update stream to the same bytes and the same decoded messages as grpc-js", async () => {
     const raw = collect(
-      serverStream(() =>
-        client.serverStream<Buffer>("UpdateService", "GetUpdates", request, jwt, { rawResponses: true }),
-      ),
+      client.serverStream<Buffer>("UpdateService", "GetUpdates", request, jwt, { rawResponses: true }),
     );
     strictEqual(await raw.end, "completed");
     strictEqual(raw.values.length, TICKS / 3);
     deepStrictEqual(raw.values, await viaGrpcJs(true));
-    const decoded = collect(
-      serverStream(() => client.serverStream("UpdateService", "GetUpdates", request, jwt)),
-    );
+    const decoded = collect(client.serverStream("UpdateService", "GetUpdates", request, jwt));
     strictEqual(await decoded.end, "completed");
     deepStrictEqual(decoded.values, await viaGrpcJs(false));
   });
@@ -545,11 +603,10 @@ describe("LedgerClient.serverStream against the sandbox", () => {
       const k = 5;
       let bytesAtPause = 0;
       const { values, end } = collect(
-        serverStream(
-          () =>
-            relayed.serverStream<Buffer>("UpdateService", "GetUpdates", request, jwt, { rawResponses: true }),
-          demand,
-        ),
+        relayed.serverStream<Buffer>("UpdateService", "GetUpdates", request, jwt, {
+          rawResponses: true,
+          demand$: demand,
+        }),
         (received) => {
           if (received.length === k) {
             bytesAtPause = fromSandbox;
@@ -615,7 +672,7 @@ describe("LedgerClient.serverStream drops the connection of a frozen ledger (kee
     const jwt = token(`actAs-${party}`);
     const demand = new BehaviorSubject(false);
     const { end } = collect(
-      serverStream(() => client.serverStream("UpdateService", "GetUpdates", request, jwt), demand),
+      client.serverStream("UpdateService", "GetUpdates", request, jwt, { demand$: demand }),
     );
     // The stream is open at the ledger once a unary call sent after it on the same connection came back.
     await client.unary("VersionService", "GetLedgerApiVersion", {}, jwt);
