@@ -9,6 +9,7 @@ import {
   type RunningGateway,
   startGateway,
 } from "../gateway.js";
+import { clientQuotaBuffer } from "../limits/client-quotas.js";
 import type { ExpositionFormat } from "../metrics/exposition-format.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
@@ -51,6 +52,8 @@ interface WorkerData {
   id: number;
   config: GatewayConfig;
   ledgerAddress: LedgerAddress;
+  /** The caps' table (limits.*), one for all workers: shared memory, not a copy. */
+  quotaBuffer: SharedArrayBuffer | undefined;
 }
 
 /** Worker -> main. */
@@ -83,8 +86,9 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   };
   const processRegistry = new Registry();
   if (config.metrics.enabled) addProcessMetrics(processRegistry);
+  const quotaBuffer = clientQuotaBuffer(config.quotas);
   const workers = Array.from({ length: options.count }, (_, i) => {
-    const data: WorkerData = { id: i + 1, config, ledgerAddress: options.ledgerAddress };
+    const data: WorkerData = { id: i + 1, config, ledgerAddress: options.ledgerAddress, quotaBuffer };
     return startModuleWorker(import.meta.url, WORKER_MARK, data);
   });
   const send = (worker: Worker, message: ToWorker) => worker.postMessage(message);
@@ -244,6 +248,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
     gateway = await startGateway(data.config, data.ledgerAddress, log, {
       listen: "shared",
       worker: data.id,
+      ...(data.quotaBuffer === undefined ? {} : { quotaBuffer: data.quotaBuffer }),
       processMetrics: false,
       // The metrics route passes the scraper's format (GatewayOptions declares the hook without it).
       metricsExposition: (format: ExpositionFormat = "prometheus") =>
