@@ -16,7 +16,8 @@ import type { TraceContext } from "../ledger/trace-context.js";
  *   requestSchema: "GetUpdatesRequest",
  *   responseSchema: "JsGetUpdatesResponse",
  *   open: (request, token, demand$) =>
- *     serverStream(() => ledger.serverStream("UpdateService", "GetUpdates", toGrpc(request), token), demand$)
+ *     ledger
+ *       .serverStream("UpdateService", "GetUpdates", toGrpc(request), token, { demand$ })
  *       .pipe(map((message) => JSON.stringify(toJson(message)))),
  *   idleByDefault: (request) => (request as { endInclusive?: unknown }).endInclusive === undefined,
  *   offsetOf: (element) => /"offset":(\d+)/.exec(element)?.[1],
@@ -34,10 +35,10 @@ export interface StreamEndpoint {
   readonly deprecated?: boolean;
   /**
    * Opens the stream for one subscriber. Must be cold (nothing happens before subscribe) and
-   * cancel its gRPC call on unsubscribe; `serverStream` from src/ledger/server-stream.ts does both.
+   * cancel its gRPC call on unsubscribe; LedgerClient.serverStream does both.
    * - `request`: the JSON already validated against `requestSchema`.
    * - `token`: the caller's bearer token, for this call only (none: the ledger judges that).
-   * - `demand$`: the sink's readiness; pass it to `serverStream` so that a slow consumer pauses
+   * - `demand$`: the sink's readiness; pass it to LedgerClient.serverStream so that a slow consumer pauses
    *   the gRPC call instead of piling elements up in the gateway.
    * - `renewed$`: tokens that replace `token`, each already admitted by the ledger (a WebSocket
    *   client renewing in band); the ledger ends a call when its token expires, so a `renewable`

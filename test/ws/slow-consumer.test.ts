@@ -149,7 +149,7 @@ describe("a slow consumer (issue 4, must show)", () => {
       { count: N, inOrder: true, code: 1000 },
     );
     // Bounded: the socket never holds more than the hard limit; what the gateway holds beyond
-    // it is the HTTP/2 window (grpc-js default 64 KiB per stream, ~1 MiB with BDP probing) plus
+    // it is the HTTP/2 window (the lean channel's 1 MiB per stream) plus
     // one read's batch, never the stream.
     ok(max.buffered <= HARD_LIMIT, `buffered ${max.buffered} > ${HARD_LIMIT}`);
     ok(max.gatewayHeld * elementBytes <= 2 * 2 ** 20, `held ${max.gatewayHeld} elements`);
