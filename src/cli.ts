@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import {
@@ -48,7 +50,9 @@ const USAGE = `Usage:
   ledger-json-gateway [--config FILE] [--port N] [--ledger embedded|HOST:PORT] [--<key> VALUE ...]
       Serve the JSON Ledger API v2 (HTTP + WebSocket) in front of a gRPC Ledger API v2.
       --ledger embedded (the default) starts the in-memory sandbox participant with it.
-${TOKEN_USAGE}  ledger-json-gateway --help
+${TOKEN_USAGE}  ledger-json-gateway bench --url URL --token-file FILE [--scenario LIST] [--rate R] ...
+      Load-test a JSON Ledger API server (docs/load-testing.md); bench --help lists its flags.
+  ledger-json-gateway --help
 
 Settings, lowest precedence first: defaults, the --config file (YAML or JSON, nested or
 dotted keys), LEDGER_GATEWAY_* environment variables, command-line flags.
@@ -81,6 +85,10 @@ async function main(argv: string[]): Promise<void> {
     }
     return;
   }
+  if (argv[0] === "bench") {
+    process.exitCode = await benchCommand(argv.slice(1));
+    return;
+  }
   if (isHelp(argv)) {
     process.stdout.write(`${USAGE}${describeKeys()}\n`);
     return;
@@ -98,6 +106,30 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   await serve(config);
+}
+
+/**
+ * `bench ...`: the load tester (bench/load.ts), run as a child process with these arguments and
+ * its exit status passed on. A process, not an import: src/ never depends on bench/ (the
+ * dependency rules), and the gateway does not load the bench's code. Built, it is
+ * dist/bench/load.js beside dist/src; run from source (tsx), bench/load.ts with the same loader.
+ */
+function benchCommand(args: readonly string[]): Promise<number> {
+  const built = fileURLToPath(new URL("../bench/load.js", import.meta.url));
+  const source = fileURLToPath(new URL("../bench/load.ts", import.meta.url));
+  const script = existsSync(built) ? built : existsSync(source) ? source : undefined;
+  if (script === undefined) {
+    process.stderr.write(`ledger-json-gateway: bench needs the built load tester ${built} (npm run build)\n`);
+    return Promise.resolve(2);
+  }
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...process.execArgv, script, ...args], { stdio: "inherit" });
+    child.on("error", (error) => {
+      process.stderr.write(`ledger-json-gateway: could not start the load tester: ${error.message}\n`);
+      resolve(1);
+    });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
 }
 
 /** `--help` or `-h` as a flag of its own, not as the value of another flag. */

@@ -1,6 +1,15 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
-type StringOptions = Record<string, { type: "string"; default?: string }>;
+/** String options; `multiple` ones may be given several times and read as a list. */
+type StringOptions = Record<string, { type: "string"; default?: string; multiple?: boolean }>;
+
+type Values<O extends StringOptions> = {
+  [K in keyof O]: O[K]["multiple"] extends true
+    ? string[] | undefined
+    : O[K]["default"] extends string
+      ? string
+      : string | undefined;
+};
 
 /**
  * A bench tool's command line: `--help` prints its usage (exit 0); an unknown flag, a flag
@@ -13,16 +22,20 @@ export function commandLine<O extends StringOptions>(
   tool: string,
   options: O,
   positionals?: string,
+  /** What `--help` prints under the usage line: what the flags mean. */
+  help?: string,
 ): {
-  values: { [K in keyof O]: O[K]["default"] extends string ? string : string | undefined };
+  values: Values<O>;
   positionals: string[];
 } {
-  const flags = Object.entries(options).map(([name, option]) => `[--${name} ${option.default ?? "VALUE"}]`);
+  const flags = Object.entries(options).map(
+    ([name, option]) => `[--${name} ${option.default ?? "VALUE"}${option.multiple ? " ..." : ""}]`,
+  );
   const usage = ["usage: node", `dist/bench/${tool}`, ...(positionals ? [positionals] : []), ...flags].join(
     " ",
   );
   if (process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
-    console.log(usage);
+    console.log(help === undefined ? usage : `${usage}\n\n${help}`);
     process.exit(0);
   }
   try {

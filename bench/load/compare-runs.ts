@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import type { LoadResult } from "./load-result.js";
+
+/** Reads a results file of the load tool, or says why it is not one. */
+export function readResult(path: string): LoadResult {
+  let parsed: LoadResult;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8")) as LoadResult;
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (parsed.tool !== "ledger-json-gateway load")
+    throw new Error(`${path} is not a results file of the load tool`);
+  return parsed;
+}
+
+const METRICS = [
+  ["per second", (s: LoadResult["scenarios"][string]) => s.ratePerSecond],
+  ["p50 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.p50],
+  ["p99 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.p99],
+  ["p99.9 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs["p99.9"]],
+  ["max ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.max],
+  ["errors", (s: LoadResult["scenarios"][string]) => s.errors],
+] as const;
+
+/**
+ * Two runs side by side: per series and figure, A, B and B/A; each run's target and load first,
+ * with the sandbox caveat where a run has it.
+ */
+export function compareRuns(pathA: string, a: LoadResult, pathB: string, b: LoadResult): string {
+  const lines = [
+    `A: ${pathA}: ${a.target.url}, ${a.load.description}${a.target.caveat ? ` (${a.target.caveat})` : ""}`,
+    `B: ${pathB}: ${b.target.url}, ${b.load.description}${b.target.caveat ? ` (${b.target.caveat})` : ""}`,
+  ];
+  const rows: string[][] = [["series", "figure", "A", "B", "B/A"]];
+  const names = [...new Set([...Object.keys(a.scenarios), ...Object.keys(b.scenarios)])];
+  for (const name of names) {
+    const sa = a.scenarios[name];
+    const sb = b.scenarios[name];
+    for (const [label, read] of METRICS) {
+      const va = sa ? read(sa) : undefined;
+      const vb = sb ? read(sb) : undefined;
+      const ratio = va !== undefined && vb !== undefined && va !== 0 ? (vb / va).toFixed(2) : "-";
+      rows.push([
+        name,
+        label,
+        va === undefined ? "-" : String(va),
+        vb === undefined ? "-" : String(vb),
+        ratio,
+      ]);
+    }
+  }
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
+  for (const row of rows)
+    lines.push(
+      row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  "),
+    );
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,181 @@
+import { parseThreshold, type Threshold } from "./thresholds.js";
+import { UsageError } from "./usage-error.js";
+
+/**
+ * What `node dist/bench/load.js` was asked to do, read and checked from its command line. Every
+ * fault is a `UsageError`: load.ts prints it with the usage line and exits 2.
+ */
+
+/** Scenarios that send requests, each at its share of the arrival rate. */
+export const REQUEST_SCENARIOS = [
+  "submit-and-wait",
+  "submit-and-wait-for-transaction",
+  "submit-async",
+  "acs",
+  "reads",
+] as const;
+export type RequestScenario = (typeof REQUEST_SCENARIOS)[number];
+/** Scenarios that hold streams open for the whole run. */
+const STREAM_SCENARIOS = ["updates"] as const;
+const SCENARIOS: readonly string[] = [...REQUEST_SCENARIOS, ...STREAM_SCENARIOS];
+
+/** One stage of an open-model run: the rate goes linearly from the previous stage's to `rate`. */
+export interface Stage {
+  durationMs: number;
+  /** Requests per second at the stage's end. */
+  rate: number;
+}
+
+export type LoadModel =
+  | { kind: "open"; stages: Stage[]; startRate: number }
+  | { kind: "closed"; concurrency: number };
+
+export interface LoadOptions {
+  url: string;
+  token: { file: string } | { command: string };
+  requests: RequestScenario[];
+  /** WebSocket /v2/updates subscribers (the `updates` scenario); 0 without it. */
+  subscribers: number;
+  model: LoadModel;
+  durationMs: number;
+  warmUpMs: number;
+  intervalMs: number;
+  outDir: string;
+  thresholds: Threshold[];
+  /** HTTP connections kept open to the server (open model: requests past them wait, and that wait counts). */
+  connections: number;
+  /** Contracts the acs scenario's party holds, created before the run. */
+  acsContracts: number;
+  template?: { id: string; createArguments: unknown };
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `90s`, `1.5m`, `250ms` in milliseconds. */
+function parseDuration(text: string, flag: string): number {
+  if (text.trim() === "0") return 0;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  if (!match) throw new UsageError(`${flag} takes a duration such as 500ms, 30s, 2m; got '${text}'`);
+  return Number(match[1]) * (DURATION_UNITS[match[2] as string] as number);
+}
+
+/** `500/s`, `30000/m`, or a bare number of requests per second. */
+function parseRate(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(?:\/(s|m))?$/.exec(text.trim());
+  const rate = match ? Number(match[1]) / (match[2] === "m" ? 60 : 1) : Number.NaN;
+  if (!(rate > 0)) throw new UsageError(`${flag} takes a rate above 0 such as 200/s or 600/m; got '${text}'`);
+  return rate;
+}
+
+/** `10s:100/s,30s:500/s` */
+export function parseStages(text: string): Stage[] {
+  return text.split(",").map((part) => {
+    const [duration, rate, extra] = part.split(":");
+    if (duration === undefined || rate === undefined || extra !== undefined)
+      throw new UsageError(`--stages takes DURATION:RATE,... such as 10s:100/s,30s:500/s; got '${part}'`);
+    return { durationMs: parseDuration(duration, "--stages"), rate: parseRate(rate, "--stages") };
+  });
+}
+
+function positiveInteger(text: string, flag: string, min = 1): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min)
+    throw new UsageError(`${flag} takes a whole number of at least ${min}; got '${text}'`);
+  return value;
+}
+
+/** The options as the command line gives them (strings), checked and typed. */
+export interface RawOptions {
+  url?: string | undefined;
+  "token-file"?: string | undefined;
+  "token-command"?: string | undefined;
+  scenario: string;
+  rate?: string | undefined;
+  stages?: string | undefined;
+  concurrency?: string | undefined;
+  subscribers: string;
+  duration: string;
+  "warm-up": string;
+  interval: string;
+  out: string;
+  threshold?: string[] | undefined;
+  connections: string;
+  "acs-contracts": string;
+  template?: string | undefined;
+  "create-arguments"?: string | undefined;
+}
+
+export function loadOptions(raw: RawOptions): LoadOptions {
+  if (raw.url === undefined) throw new UsageError("--url is required (the JSON Ledger API server to load)");
+  let url: URL;
+  try {
+    url = new URL(raw.url);
+  } catch {
+    throw new UsageError(`--url takes an http(s) URL such as http://127.0.0.1:7575; got '${raw.url}'`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UsageError(`--url takes an http(s) URL; got '${raw.url}'`);
+  const tokenFile = raw["token-file"];
+  const tokenCommand = raw["token-command"];
+  if ((tokenFile === undefined) === (tokenCommand === undefined))
+    throw new UsageError("give one of --token-file FILE or --token-command 'CMD'");
+  const names = raw.scenario
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  for (const name of names)
+    if (!SCENARIOS.includes(name))
+      throw new UsageError(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+  if (names.length === 0) throw new UsageError("--scenario names none");
+  const requests = REQUEST_SCENARIOS.filter((name) => names.includes(name));
+  const subscribers = names.includes("updates") ? positiveInteger(raw.subscribers, "--subscribers") : 0;
+  if (requests.length === 0)
+    throw new UsageError("--scenario needs a request scenario (updates alone has no commands to deliver)");
+
+  const given = [raw.rate, raw.stages, raw.concurrency].filter((value) => value !== undefined).length;
+  if (given > 1) throw new UsageError("give one of --rate, --stages or --concurrency");
+  let model: LoadModel;
+  let durationMs = parseDuration(raw.duration, "--duration");
+  if (raw.concurrency !== undefined) {
+    model = { kind: "closed", concurrency: positiveInteger(raw.concurrency, "--concurrency") };
+  } else if (raw.stages !== undefined) {
+    const stages = parseStages(raw.stages);
+    model = { kind: "open", stages, startRate: 0 };
+    durationMs = stages.reduce((sum, stage) => sum + stage.durationMs, 0);
+  } else {
+    const rate = parseRate(raw.rate ?? "100/s", "--rate");
+    model = { kind: "open", stages: [{ durationMs, rate }], startRate: rate };
+  }
+  if (durationMs <= 0) throw new UsageError("--duration must be above 0");
+
+  let template: LoadOptions["template"];
+  if (raw.template !== undefined) {
+    if (raw["create-arguments"] === undefined)
+      throw new UsageError(
+        '--template needs --create-arguments JSON (the string "$party" stands for the run\'s party)',
+      );
+    try {
+      template = { id: raw.template, createArguments: JSON.parse(raw["create-arguments"]) };
+    } catch (error) {
+      throw new UsageError(`--create-arguments is not JSON: ${(error as Error).message}`);
+    }
+  } else if (raw["create-arguments"] !== undefined) {
+    throw new UsageError("--create-arguments goes with --template");
+  }
+
+  return {
+    url: url.toString().replace(/\/$/, ""),
+    token: tokenFile !== undefined ? { file: tokenFile } : { command: tokenCommand as string },
+    requests,
+    subscribers,
+    model,
+    durationMs,
+    warmUpMs: parseDuration(raw["warm-up"], "--warm-up"),
+    intervalMs: parseDuration(raw.interval, "--interval"),
+    outDir: raw.out,
+    thresholds: (raw.threshold ?? []).map(parseThreshold),
+    connections: positiveInteger(raw.connections, "--connections"),
+    acsContracts: positiveInteger(raw["acs-contracts"], "--acs-contracts"),
+    ...(template && { template }),
+  };
+}

@@ -1,0 +1,56 @@
+import type { LoadModel } from "./load-options.js";
+import type { IntervalFigures, LatencySummary } from "./recorder.js";
+import type { Verdict } from "./thresholds.js";
+
+/**
+ * The JSON results file of a load run (`<out>/load-<date>.json`), what the HTML report and
+ * `--compare` read. It holds no token: the command line is written with --token-command's value
+ * left out.
+ */
+interface SeriesResult {
+  /** Answers (request scenarios), completions, or deliveries with a measured lag (updates). */
+  requests: number;
+  errors: number;
+  errorsByCode: Record<string, number>;
+  ratePerSecond: number;
+  /** From each request's intended send time; for updates, the lag from the command's send. */
+  latencyMs: LatencySummary;
+  /** HdrHistogram's compressed base64 form, in microseconds. */
+  histogram: string;
+}
+
+export interface TimelinePoint {
+  /** Seconds since the end of the warm-up, at the end of the interval. */
+  seconds: number;
+  scenarios: Record<string, IntervalFigures>;
+}
+
+export interface LoadResult {
+  tool: "ledger-json-gateway load";
+  command: string;
+  startedAt: string;
+  target: {
+    url: string;
+    version: string;
+    participantId: string;
+    embeddedSandbox: boolean;
+    caveat?: string;
+  };
+  load: {
+    description: string;
+    model: LoadModel;
+    durationSeconds: number;
+    warmUpSeconds: number;
+    intervalSeconds: number;
+    scenarios: string[];
+    subscribers: number;
+    connections: number;
+    /** The prefix of every party and command id the run made. */
+    prefix: string;
+  };
+  /** All request scenarios together (not completions, not updates). */
+  overall: Omit<SeriesResult, "errorsByCode" | "histogram">;
+  scenarios: Record<string, SeriesResult & { deliveries?: number }>;
+  timeline: TimelinePoint[];
+  thresholds: Verdict[];
+}

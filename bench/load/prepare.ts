@@ -1,0 +1,149 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { JsonClient } from "./json-client.js";
+
+/**
+ * What a run needs on the server, made through the JSON Ledger API with the run's token (a user
+ * with participant_admin): a party of its own (and one holding the acs scenario's contracts),
+ * named with a unique run prefix; the rights to act as them, granted to the token's own user
+ * (the tool cannot mint tokens for a user it would create) and revoked at the end. Parties and
+ * contracts stay: the Ledger API deletes neither. Nothing the run did not create is touched.
+ */
+interface Server {
+  version: string;
+  participantId: string;
+  /** The embedded sandbox of ledger-json-gateway, which answers a command in ~0.1 ms. */
+  embeddedSandbox: boolean;
+}
+
+export interface Prepared {
+  server: Server;
+  prefix: string;
+  userId: string;
+  party: string;
+  acsParty?: string;
+  templateId: string;
+  /** The create arguments of one contract of `owner`. */
+  createArguments: (owner: string) => unknown;
+  /** The ledger end once everything was made: where the streams begin, the acs reads' offset. */
+  ledgerEnd: number;
+  /** Takes back the rights granted. */
+  cleanUp: () => Promise<void>;
+}
+
+export const SANDBOX_CAVEAT = "against the embedded sandbox (answers in ~0.1 ms): not a participant's figure";
+
+/**
+ * ledger-json-gateway's embedded sandbox names its participant `NAME::1220<sha256 of
+ * "sandbox-participant:NAME">` (src/sandbox/ledger/sandbox-store.ts): a fingerprint seeded from
+ * the name, where a Canton participant's is that of its namespace key. No real participant has it.
+ */
+export function isEmbeddedSandbox(participantId: string): boolean {
+  const [name, fingerprint] = participantId.split("::");
+  if (name === undefined || fingerprint === undefined) return false;
+  return fingerprint === `1220${createHash("sha256").update(`sandbox-participant:${name}`).digest("hex")}`;
+}
+
+const SAMPLE_PACKAGE = "gateway-samples";
+
+/** `$party` anywhere in the user's create arguments stands for the run's party. */
+function withParty(value: unknown, party: string): unknown {
+  if (value === "$party") return party;
+  if (Array.isArray(value)) return value.map((v) => withParty(v, party));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withParty(v, party)]));
+  return value;
+}
+
+export const createCommand = (prepared: Prepared, commandId: string, owner: string) => ({
+  commandId,
+  userId: prepared.userId,
+  actAs: [owner],
+  commands: [
+    { CreateCommand: { templateId: prepared.templateId, createArguments: prepared.createArguments(owner) } },
+  ],
+});
+
+export async function prepare(
+  client: JsonClient,
+  token: () => string,
+  options: { template?: { id: string; createArguments: unknown }; acsContracts?: number },
+  progress: (line: string) => void,
+): Promise<Prepared> {
+  const get = <T>(path: string) => client.json<T>("GET", path, token());
+  const post = <T>(path: string, body: unknown, method = "POST") =>
+    client.json<T>(method, path, token(), body);
+
+  const { version } = await get<{ version: string }>("/v2/version");
+  const { participantId } = await get<{ participantId: string }>("/v2/parties/participant-id");
+  const server = { version, participantId, embeddedSandbox: isEmbeddedSandbox(participantId) };
+  const { user } = await get<{ user: { id: string } }>("/v2/authenticated-user");
+
+  let templateId: string;
+  let createArguments: (owner: string) => unknown;
+  if (options.template) {
+    const { id, createArguments: args } = options.template;
+    templateId = id;
+    createArguments = (owner) => withParty(args, owner);
+  } else {
+    const { packageIds } = await get<{ packageIds: string[] }>("/v2/packages");
+    const preference = await get<{ packagePreference: { packageReference: { packageId: string } } | null }>(
+      `/v2/interactive-submission/preferred-package-version?package-name=${SAMPLE_PACKAGE}`,
+    ).catch(() => ({ packagePreference: null }));
+    const id = preference.packagePreference?.packageReference.packageId;
+    if (id === undefined || !packageIds.includes(id))
+      throw new Error(
+        `the server has no ${SAMPLE_PACKAGE} package (the sandbox's sample Iou): give --template and --create-arguments`,
+      );
+    templateId = `#${SAMPLE_PACKAGE}:Iou:Iou`;
+    createArguments = (owner) => ({ issuer: owner, owner, currency: "LOAD", amount: "1.0", observers: [] });
+  }
+
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const prefix = `load-${stamp}-${randomBytes(3).toString("hex")}`;
+  const allocate = async (hint: string) =>
+    (
+      await post<{ partyDetails: { party: string } }>("/v2/parties", {
+        partyIdHint: hint,
+        identityProviderId: "",
+      })
+    ).partyDetails.party;
+  const party = await allocate(`${prefix}-party`);
+  const acsParty = options.acsContracts ? await allocate(`${prefix}-acs`) : undefined;
+  const rights = [party, ...(acsParty ? [acsParty] : [])].map((p) => ({
+    kind: { CanActAs: { value: { party: p } } },
+  }));
+  const rightsPath = `/v2/users/${encodeURIComponent(user.id)}/rights`;
+  await post(rightsPath, { userId: user.id, rights, identityProviderId: "" });
+  progress(
+    `prepared: parties ${prefix}-*, rights to act as them granted to user ${user.id}, template ${templateId}`,
+  );
+
+  const prepared: Prepared = {
+    server,
+    prefix,
+    userId: user.id,
+    party,
+    ...(acsParty && { acsParty }),
+    templateId,
+    createArguments,
+    ledgerEnd: 0,
+    cleanUp: async () => {
+      await post(rightsPath, { userId: user.id, rights, identityProviderId: "" }, "PATCH");
+    },
+  };
+  if (acsParty && options.acsContracts) {
+    const total = options.acsContracts;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(8, total) }, async () => {
+        while (next < total) {
+          const i = next++;
+          await post("/v2/commands/submit-and-wait", createCommand(prepared, `${prefix}-acs-${i}`, acsParty));
+        }
+      }),
+    );
+    progress(`prepared: ${total} contracts of the acs party`);
+  }
+  prepared.ledgerEnd = (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
+  return prepared;
+}

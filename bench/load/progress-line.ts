@@ -1,0 +1,41 @@
+import type { Histogram } from "hdr-histogram-js";
+import type { TimelinePoint } from "./load-result.js";
+import { merged } from "./recorder.js";
+
+const ms = (value: number) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
+
+/**
+ * The line printed at the end of each interval: the rate achieved by all request scenarios, their
+ * p50/p99/p99.9 over the interval, the errors, the subscribers' lag; on the embedded sandbox,
+ * a reminder that these are not a participant's figures.
+ */
+export function progressLine(
+  point: TimelinePoint,
+  requestHistograms: readonly Histogram[],
+  intervalSeconds: number,
+  subscribers: number,
+  sandbox: boolean,
+): string {
+  const latency = merged(requestHistograms);
+  const count = requestHistograms.reduce((sum, h) => sum + h.totalCount, 0);
+  const errors = Object.entries(point.scenarios)
+    .filter(([name]) => name !== "updates")
+    .reduce((sum, [, s]) => sum + s.errors, 0);
+  const parts = [
+    `[${point.seconds.toFixed(1).padStart(6)} s]`,
+    `${(count / Math.max(intervalSeconds, 1e-3)).toFixed(1)} req/s`,
+    `p50 ${ms(latency.p50)}`,
+    `p99 ${ms(latency.p99)}`,
+    `p99.9 ${ms(latency["p99.9"])}`,
+    `errors ${errors}`,
+  ];
+  const completions = point.scenarios.completions;
+  if (completions) parts.push(`| completions p99 ${ms(completions.latencyMs.p99)}`);
+  const updates = point.scenarios.updates;
+  if (updates)
+    parts.push(
+      `| lag p50 ${ms(updates.latencyMs.p50)} p99 ${ms(updates.latencyMs.p99)} over ${subscribers} subscribers (${updates.count} deliveries, ${updates.errors} stream errors)`,
+    );
+  if (sandbox) parts.push("[embedded sandbox: not a participant's figure]");
+  return parts.join("  ");
+}

@@ -1,0 +1,75 @@
+import { errorCode, type JsonClient, networkErrorCode } from "./json-client.js";
+import type { LagTracker } from "./lag-tracker.js";
+import type { RequestScenario } from "./load-options.js";
+import { createCommand, type Prepared } from "./prepare.js";
+
+/** A request's outcome: undefined when it succeeded, else the code it is counted under. */
+export type Outcome = string | undefined;
+
+/**
+ * One request of each scenario, as a function of its sequence number and its intended send time
+ * (`sentAt`, what lag is measured from): every command creates one contract of the run's party
+ * with a command id under the run's prefix, registered with the lag tracker (and, for
+ * submit-async, with the completions it waits for) before it is sent.
+ */
+export interface ScenarioDeps {
+  client: JsonClient;
+  token: () => string;
+  prepared: Prepared;
+  lag: LagTracker;
+  /** Async commands awaiting their completion: command id -> intended send time. */
+  awaitingCompletion: Map<string, number>;
+}
+
+export function requestScenario(
+  name: RequestScenario,
+  deps: ScenarioDeps,
+): (seq: number, sentAt: number, measured: boolean) => Promise<Outcome> {
+  const { client, token, prepared, lag } = deps;
+  const send = async (method: string, path: string, body?: unknown): Promise<Outcome> => {
+    try {
+      const answer = await client.request(method, path, token(), body);
+      return answer.status >= 200 && answer.status < 300 ? undefined : errorCode(answer);
+    } catch (error) {
+      return networkErrorCode(error);
+    }
+  };
+  const command = async (
+    seq: number,
+    sentAt: number,
+    measured: boolean,
+    path: string,
+    wrap: (command: unknown) => unknown,
+  ): Promise<Outcome> => {
+    const commandId = `${prepared.prefix}-${name}-${seq}`;
+    if (measured) lag.sent(commandId, sentAt);
+    if (measured && name === "submit-async") deps.awaitingCompletion.set(commandId, sentAt);
+    const outcome = await send("POST", path, wrap(createCommand(prepared, commandId, prepared.party)));
+    if (outcome !== undefined) {
+      lag.failed(commandId);
+      deps.awaitingCompletion.delete(commandId);
+    }
+    return outcome;
+  };
+  switch (name) {
+    case "submit-and-wait":
+      return (seq, sentAt, measured) =>
+        command(seq, sentAt, measured, "/v2/commands/submit-and-wait", (c) => c);
+    case "submit-and-wait-for-transaction":
+      return (seq, sentAt, measured) =>
+        command(seq, sentAt, measured, "/v2/commands/submit-and-wait-for-transaction", (c) => ({
+          commands: c,
+        }));
+    case "submit-async":
+      return (seq, sentAt, measured) => command(seq, sentAt, measured, "/v2/commands/async/submit", (c) => c);
+    case "acs": {
+      const body = {
+        eventFormat: { filtersByParty: { [prepared.acsParty as string]: {} }, verbose: false },
+        activeAtOffset: prepared.ledgerEnd,
+      };
+      return () => send("POST", "/v2/state/active-contracts", body);
+    }
+    case "reads":
+      return (seq) => send("GET", seq % 2 === 0 ? "/v2/state/ledger-end" : "/v2/version");
+  }
+}

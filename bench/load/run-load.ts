@@ -1,0 +1,290 @@
+import { performance } from "node:perf_hooks";
+import { ArrivalSchedule, runArrivals } from "./arrivals.js";
+import { JsonClient } from "./json-client.js";
+import { LagTracker } from "./lag-tracker.js";
+import type { LoadOptions, RequestScenario } from "./load-options.js";
+import type { LoadResult, TimelinePoint } from "./load-result.js";
+import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
+import { progressLine } from "./progress-line.js";
+import { type IntervalFigures, mergedTotals, SeriesRecorder } from "./recorder.js";
+import { type Outcome, requestScenario } from "./request-scenarios.js";
+import { offsetOf, type StreamSubscriber, subscribe } from "./stream-subscriber.js";
+import { openTokenSource } from "./token-source.js";
+
+/** How long the run waits, after its last arrival, for answers still out. */
+const DRAIN_MS = 10_000;
+/** And for the subscribers to receive the last commands' transactions. */
+const LAG_DRAIN_MS = 3_000;
+
+// biome-ignore lint/suspicious/noExplicitAny: stream frames, read loosely as a client would
+type Json = Record<string, any>;
+
+/**
+ * One load run against a JSON Ledger API server: prepare (prepare.ts), open the subscribers, send
+ * the requests on the open model's schedule (arrivals.ts) or from the closed model's loops,
+ * record each series per interval with a progress line on `log`, drain, take back the rights, and
+ * answer the results (without any token).
+ */
+export async function runLoad(
+  options: LoadOptions,
+  command: string,
+  log: (line: string) => void,
+): Promise<LoadResult> {
+  const tokens = await openTokenSource(options.token, log);
+  const client = new JsonClient(options.url, options.connections);
+  const subscribers: StreamSubscriber[] = [];
+  try {
+    const token = tokens.current;
+    const prepared = await prepare(
+      client,
+      token,
+      {
+        ...(options.template && { template: options.template }),
+        ...(options.requests.includes("acs") && { acsContracts: options.acsContracts }),
+      },
+      log,
+    );
+    const { server } = prepared;
+    log(
+      `load: ${options.url} (Ledger API ${server.version}, participant ${server.participantId}): ${describeLoad(options)}`,
+    );
+    if (server.embeddedSandbox) log(`load: every figure below is ${SANDBOX_CAVEAT}`);
+
+    const series = new Map<string, SeriesRecorder>(
+      options.requests.map((name) => [name, new SeriesRecorder()]),
+    );
+    const completions = options.requests.includes("submit-async") ? new SeriesRecorder() : undefined;
+    const updates = options.subscribers > 0 ? new SeriesRecorder() : undefined;
+    const lag = new LagTracker(options.subscribers);
+    const awaitingCompletion = new Map<string, number>();
+    const now = () => performance.now();
+    const wsBase = options.url.replace(/^http/, "ws");
+    let deliveries = 0;
+
+    for (let i = 0; i < options.subscribers; i++)
+      subscribers.push(
+        subscribe({
+          url: `${wsBase}/v2/updates`,
+          token,
+          beginExclusive: prepared.ledgerEnd,
+          request: (beginExclusive) => updatesRequest(prepared.party, beginExclusive),
+          onElement: (element: Json, at) => {
+            const update = element.update as Json | undefined;
+            const transaction = update?.Transaction?.value as Json | undefined;
+            if (transaction) {
+              deliveries++;
+              const late = lag.received(String(transaction.commandId), at);
+              if (late !== undefined) updates?.record(late);
+            }
+            return offsetOf(update?.Transaction ?? update?.OffsetCheckpoint);
+          },
+          onFault: (code) => updates?.error(code),
+          now,
+        }),
+      );
+    if (completions)
+      subscribers.push(
+        subscribe({
+          url: `${wsBase}/v2/commands/completions`,
+          token,
+          beginExclusive: prepared.ledgerEnd,
+          request: (beginExclusive) => ({
+            userId: prepared.userId,
+            parties: [prepared.party],
+            beginExclusive,
+          }),
+          onElement: (element: Json, at) => {
+            const response = element.completionResponse as Json | undefined;
+            const completion = response?.Completion?.value as Json | undefined;
+            if (completion) {
+              const sentAt = awaitingCompletion.get(String(completion.commandId));
+              if (sentAt !== undefined) {
+                awaitingCompletion.delete(String(completion.commandId));
+                const code = completion.status?.code ?? 0;
+                if (code === 0) completions.record(at - sentAt);
+                else completions.error(`completion status ${code}`);
+              }
+            }
+            return offsetOf(response?.Completion ?? response?.OffsetCheckpoint);
+          },
+          onFault: (code) => completions.error(code),
+          now,
+        }),
+      );
+
+    const senders = new Map(
+      options.requests.map((name) => [
+        name,
+        requestScenario(name, { client, token, prepared, lag, awaitingCompletion }),
+      ]),
+    );
+    const sequence = new Map<RequestScenario, number>();
+    /** Requests sent and not yet answered, with the scenario of each and whether it is measured. */
+    const inFlight = new Map<Promise<void>, { name: RequestScenario; measured: boolean }>();
+    const startedAt = now();
+    const measuredFrom = startedAt + options.warmUpMs;
+    const send = (i: number, sentAt: number) => {
+      const name = options.requests[i % options.requests.length] as RequestScenario;
+      const seq = sequence.get(name) ?? 0;
+      sequence.set(name, seq + 1);
+      const measured = sentAt >= measuredFrom;
+      const recorder = series.get(name) as SeriesRecorder;
+      const done = (senders.get(name) as (s: number, t: number, m: boolean) => Promise<Outcome>)(
+        seq,
+        sentAt,
+        measured,
+      ).then((outcome) => {
+        if (!measured) return;
+        if (outcome === undefined) recorder.record(now() - sentAt);
+        else recorder.error(outcome);
+      });
+      inFlight.set(done, { name, measured });
+      void done.finally(() => inFlight.delete(done));
+      return done;
+    };
+
+    const timeline: TimelinePoint[] = [];
+    let lastTick = measuredFrom;
+    const intervals = startIntervals(options, measuredFrom, now, () => {
+      const intervalSeconds = (now() - lastTick) / 1000;
+      lastTick = now();
+      const point: TimelinePoint = {
+        seconds: Math.round((now() - measuredFrom) / 100) / 10,
+        scenarios: {},
+      };
+      const cuts = [...series].map(([name, recorder]) => [name, recorder.cut()] as const);
+      for (const [name, cut] of cuts) point.scenarios[name] = figures(cut);
+      if (completions) point.scenarios.completions = figures(completions.cut());
+      if (updates) point.scenarios.updates = figures(updates.cut());
+      timeline.push(point);
+      log(
+        progressLine(
+          point,
+          cuts.map(([, cut]) => cut.histogram),
+          intervalSeconds,
+          options.subscribers,
+          server.embeddedSandbox,
+        ),
+      );
+    });
+
+    if (options.warmUpMs > 0) log(`load: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
+    if (options.model.kind === "open") {
+      const schedule = new ArrivalSchedule(options.model.stages, options.model.startRate, options.warmUpMs);
+      await runArrivals(schedule, startedAt, now, (i, dueMs) => {
+        send(i, startedAt + dueMs);
+      });
+    } else {
+      const endAt = measuredFrom + options.durationMs;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: options.model.concurrency }, async () => {
+          while (now() < endAt) await send(next++, now());
+        }),
+      );
+    }
+    await drain(inFlight, DRAIN_MS, now);
+    for (const { name, measured } of inFlight.values())
+      if (measured) series.get(name)?.error(`unanswered ${DRAIN_MS / 1000} s after the last request`);
+    await waitUntil(() => awaitingCompletion.size === 0, LAG_DRAIN_MS);
+    if (options.subscribers > 0) await waitUntil(() => lag.outstanding() === 0, LAG_DRAIN_MS);
+    for (const _ of awaitingCompletion) completions?.error("no completion by the end");
+    intervals.finish();
+    for (const subscriber of subscribers.splice(0)) subscriber.close();
+    await prepared
+      .cleanUp()
+      .catch((error: Error) => log(`load: could not take back the rights granted: ${error.message}`));
+
+    const seconds = options.durationMs / 1000;
+    const scenarios: LoadResult["scenarios"] = {};
+    for (const [name, recorder] of series) scenarios[name] = recorder.result(seconds);
+    if (completions) scenarios.completions = completions.result(seconds);
+    if (updates) scenarios.updates = { ...updates.result(seconds), deliveries };
+    return {
+      tool: "ledger-json-gateway load",
+      command,
+      startedAt: new Date(Date.now() - (now() - startedAt)).toISOString(),
+      target: { url: options.url, ...server, ...(server.embeddedSandbox && { caveat: SANDBOX_CAVEAT }) },
+      load: {
+        description: describeLoad(options),
+        model: options.model,
+        durationSeconds: seconds,
+        warmUpSeconds: options.warmUpMs / 1000,
+        intervalSeconds: options.intervalMs / 1000,
+        scenarios: [...options.requests, ...(options.subscribers > 0 ? ["updates"] : [])],
+        subscribers: options.subscribers,
+        connections: options.connections,
+        prefix: prepared.prefix,
+      },
+      overall: mergedTotals([...series.values()], seconds),
+      scenarios,
+      timeline,
+      thresholds: [],
+    };
+  } finally {
+    for (const subscriber of subscribers) subscriber.close();
+    client.close();
+    tokens.close();
+  }
+}
+
+function figures(cut: IntervalFigures): IntervalFigures {
+  return { count: cut.count, errors: cut.errors, latencyMs: cut.latencyMs };
+}
+
+function describeLoad(options: LoadOptions): string {
+  const model =
+    options.model.kind === "closed"
+      ? `closed model, ${options.model.concurrency} concurrent loops`
+      : options.model.stages.length === 1 && options.model.startRate > 0
+        ? `open model, ${options.model.stages[0]?.rate}/s`
+        : `open model, stages ${options.model.stages.map((s) => `${s.durationMs / 1000}s:${s.rate}/s`).join(",")}`;
+  const streams = options.subscribers > 0 ? `, ${options.subscribers} update subscribers` : "";
+  return `${options.requests.join(" + ")}${streams}; ${model} for ${options.durationMs / 1000} s after ${options.warmUpMs / 1000} s of warm-up`;
+}
+
+/** The query frame of a subscriber: the run party's transactions (ACS deltas) after the offset. */
+const updatesRequest = (party: string, beginExclusive: number) => ({
+  beginExclusive,
+  updateFormat: {
+    includeTransactions: {
+      eventFormat: { filtersByParty: { [party]: {} }, verbose: false },
+      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+    },
+  },
+});
+
+/** A tick every interval from the end of the warm-up; `finish` cuts the last (partial) one. */
+function startIntervals(options: LoadOptions, from: number, now: () => number, tick: () => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let ticks = 0;
+  const schedule = () => {
+    ticks++;
+    timer = setTimeout(
+      () => {
+        tick();
+        schedule();
+      },
+      Math.max(0, from + ticks * options.intervalMs - now()),
+    );
+  };
+  schedule();
+  return {
+    finish: () => {
+      clearTimeout(timer);
+      tick();
+    },
+  };
+}
+
+async function drain(inFlight: Map<Promise<void>, unknown>, ms: number, now: () => number): Promise<void> {
+  const until = now() + ms;
+  while (inFlight.size > 0 && now() < until) await Promise.race([...inFlight.keys(), sleep(100)]);
+}
+
+async function waitUntil(done: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!done() && Date.now() < until) await sleep(50);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

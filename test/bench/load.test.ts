@@ -1,0 +1,200 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { LoadResult } from "../../bench/load/load-result.js";
+import { projectRoot } from "../../src/proto/project-root.js";
+import { debianBinary } from "../deploy/debian-package.js";
+import { type Stack, startStack } from "../support/stack.js";
+
+const ROOT = projectRoot();
+
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The load tool as a user runs it, in a process of its own (asynchronously: the gateway and the
+ * sandbox it loads live in this test's process).
+ */
+function load(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "bench", "load.ts"), ...args],
+      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 << 20 },
+      (error, stdout, stderr) =>
+        resolve({ status: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const resultFiles = (dir: string, ext: string) =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith(ext))
+    .map((name) => join(dir, name));
+
+describe("the load tool against a gateway it did not start", () => {
+  let stack: Stack;
+  let dir: string;
+  let tokenFile: string;
+  let mixed: Run;
+  let mixedOut: string;
+
+  before(async () => {
+    stack = await startStack();
+    dir = mkdtempSync(join(tmpdir(), "load-test-"));
+    tokenFile = join(dir, "token");
+    writeFileSync(tokenFile, `${stack.token}\n`);
+    mixedOut = join(dir, "mixed");
+    // Two request scenarios at a fixed rate, 3 update subscribers; one threshold no run can meet
+    // (a p50 under a microsecond) and one it meets.
+    mixed = await load(
+      ...["--url", stack.url, "--token-file", tokenFile, "--scenario", "submit-and-wait,reads,updates"],
+      ...["--rate", "40/s", "--subscribers", "3", "--duration", "3s", "--warm-up", "1s", "--interval", "1s"],
+      ...["--out", mixedOut, "--threshold", "p50<1us", "--threshold", "errors<1%"],
+    );
+  });
+  after(async () => {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("prints a progress line per interval with the rate, the percentiles, the errors and the lag", () => {
+    const lines = mixed.stderr.split("\n").filter((line) => /^\[\s*\d+\.\d s\]/.test(line));
+    assert.ok(lines.length >= 3, mixed.stderr);
+    for (const line of lines) {
+      assert.match(line, /req\/s {2}p50 [\d.]+ ms {2}p99 [\d.]+ ms {2}p99\.9 [\d.]+ ms {2}errors 0/);
+      assert.match(line, /lag p50 [\d.]+ ms p99 [\d.]+ ms over 3 subscribers/);
+      assert.match(line, /\[embedded sandbox: not a participant's figure\]/);
+    }
+    assert.match(mixed.stderr, /every figure below is against the embedded sandbox \(answers in ~0\.1 ms\)/);
+  });
+
+  it("writes the JSON results with counts, percentiles and lag, no errors, and no token", () => {
+    const [json] = resultFiles(mixedOut, ".json");
+    const text = readFileSync(json as string, "utf8");
+    assert.ok(!text.includes(stack.token), "the token is not in the results");
+    const result = JSON.parse(text) as LoadResult;
+    assert.equal(result.target.embeddedSandbox, true);
+    assert.match(result.target.caveat ?? "", /embedded sandbox .*not a participant's figure/);
+    assert.deepEqual(result.load.scenarios, ["submit-and-wait", "reads", "updates"]);
+    for (const name of ["submit-and-wait", "reads"]) {
+      const s = result.scenarios[name];
+      assert.ok(s, name);
+      // 40/s for 3 s, shared by the two: some 60 each.
+      assert.ok(s.requests >= 50 && s.requests <= 70, `${name}: ${s.requests}`);
+      assert.equal(s.errors, 0, JSON.stringify(s.errorsByCode));
+      assert.ok(
+        s.latencyMs.p50 > 0 && s.latencyMs.p99 >= s.latencyMs.p50 && s.latencyMs.max >= s.latencyMs.p99,
+      );
+      assert.ok(s.histogram.length > 0);
+    }
+    const updates = result.scenarios.updates;
+    assert.ok(updates);
+    // Every measured command reached every subscriber.
+    assert.equal(updates.requests, 3 * (result.scenarios["submit-and-wait"]?.requests ?? 0));
+    assert.equal(updates.errors, 0);
+    assert.ok(updates.latencyMs.p50 > 0);
+    assert.equal(
+      result.overall.requests,
+      (result.scenarios["submit-and-wait"]?.requests ?? 0) + (result.scenarios.reads?.requests ?? 0),
+    );
+    assert.ok(result.timeline.length >= 3);
+    assert.ok(result.timeline.some((point) => (point.scenarios.reads?.count ?? 0) > 0));
+    assert.doesNotMatch(result.command, /eyJ/);
+  });
+
+  it("fails the run with exit 1 when a threshold is breached, naming it", () => {
+    assert.equal(mixed.status, 1, mixed.stderr);
+    assert.match(mixed.stderr, /threshold breached: p50<1us \(measured [\d.]+\)/);
+    assert.doesNotMatch(mixed.stderr, /errors<1%/);
+    assert.match(mixed.stdout, /threshold errors<1%: passed/);
+  });
+
+  it("writes an HTML report whose charts headless Chromium draws", async () => {
+    const chromium = await debianBinary("chromium", "chromium");
+    assert.equal(typeof chromium, "string", `chromium: ${JSON.stringify(chromium)}`);
+    const [html] = resultFiles(mixedOut, ".html");
+    const page = readFileSync(html as string, "utf8");
+    assert.doesNotMatch(page, /\s(src|href)=|@import|url\(/, "nothing fetched");
+    assert.match(page, /against the embedded sandbox/);
+    const dom = await new Promise<string>((resolve, reject) =>
+      execFile(
+        chromium as string,
+        ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", `file://${html}`],
+        { timeout: 60_000, maxBuffer: 16 << 20 },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      ),
+    );
+    // The page's script counts the charts whose lines the browser laid out with a length:
+    // latency per request scenario (2), throughput, errors, lag.
+    const body = /<body data-charts-drawn="(\d+)" data-charts="(\d+)"/.exec(dom);
+    assert.ok(body, dom.slice(0, 500));
+    assert.equal(body[2], "5");
+    assert.equal(body[1], "5", "every chart drawn");
+    assert.ok((dom.match(/<polyline class="series"/g) ?? []).length >= 10);
+  });
+
+  it("runs the closed model, and --compare prints two runs side by side", async () => {
+    const out = join(dir, "closed");
+    const closed = await load(
+      ...["--url", stack.url, "--token-file", tokenFile, "--scenario", "reads", "--concurrency", "2"],
+      ...["--duration", "1s", "--warm-up", "0", "--interval", "1s", "--out", out, "--threshold", "errors<1%"],
+    );
+    assert.equal(closed.status, 0, closed.stderr);
+    const [a] = resultFiles(mixedOut, ".json");
+    const [b] = resultFiles(out, ".json");
+    const compared = await load("--compare", a as string, b as string);
+    assert.equal(compared.status, 0, compared.stderr);
+    assert.match(compared.stdout, /^A: .*open model, 40\/s/m);
+    assert.match(compared.stdout, /^B: .*closed model, 2 concurrent loops/m);
+    assert.match(compared.stdout, /^reads +p99 ms +[\d.]+ +[\d.]+ +[\d.]+$/m);
+    assert.match(compared.stdout, /^submit-and-wait +per second +[\d.]+ +- +-$/m);
+  });
+
+  it("answers --help with exit 0 and a bad flag or value with a usage line and exit 2", async () => {
+    const help = await load("--help");
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^usage: node dist\/bench\/load\.js .*\[--threshold VALUE \.\.\.\]/);
+    assert.match(help.stdout, /--token-command 'CMD'/);
+    const unknown = await load("--bogus");
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /Unknown option '--bogus'.*\nusage: node dist\/bench\/load\.js/s);
+    const rate = await load("--url", stack.url, "--token-file", tokenFile, "--rate", "lots");
+    assert.equal(rate.status, 2);
+    assert.match(
+      rate.stderr,
+      /^load: --rate takes a rate above 0 .*\nusage: node dist\/bench\/load\.js --url URL/,
+    );
+    const threshold = await load("--url", stack.url, "--token-file", tokenFile, "--threshold", "p99 is low");
+    assert.equal(threshold.status, 2);
+    assert.match(threshold.stderr, /--threshold 'p99 is low' is not \[SCENARIO\.\]METRIC<VALUE/);
+    const compare = await load("--compare", "only-one.json");
+    assert.equal(compare.status, 2);
+    assert.match(compare.stderr, /--compare takes two results files/);
+  });
+
+  it("says why it cannot run when the token file is missing, with exit 1", async () => {
+    const missing = await load("--url", stack.url, "--token-file", join(dir, "nope"), "--duration", "1s");
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /^load: cannot read --token-file .*nope: ENOENT$/m);
+  });
+
+  it("is the gateway CLI's bench subcommand", async () => {
+    const help = await new Promise<Run>((resolve) =>
+      execFile(
+        process.execPath,
+        ["--import", "tsx", join(ROOT, "src", "cli.ts"), "bench", "--help"],
+        { cwd: ROOT, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ status: error ? 1 : 0, stdout, stderr }),
+      ),
+    );
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^usage: node dist\/bench\/load\.js/);
+  });
+});
