@@ -29,7 +29,7 @@ import {
   sampledTraceId,
   type TraceContext,
 } from "../ledger/trace-context.js";
-import type { ClientQuotas } from "../limits/client-quotas.js";
+import type { ClientQuotas, QuotaHold } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
@@ -253,29 +253,23 @@ function upgrade(
     return;
   }
   const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
-  // Before the ledger is asked anything: a client past its caps costs no admission call.
-  const hold = options.quotas?.hold([
-    { cap: "ws-connections-per-address", who: Buffer.from(res.getRemoteAddressAsText()).toString("utf8") },
-    ...userClaims(decodeTokenClaims(auth.token)?.subject),
-  ]);
-  if (hold?.refusal !== undefined) {
-    // Upgraded, to be told on the socket: a browser never sees the status of a refused upgrade.
-    const refusal = quotaExceededError(hold.refusal);
-    res.upgrade<SocketData>(
-      { endpoint, token: undefined, compressed, trace, span, refusal },
-      key,
-      auth.protocol,
-      extensions,
-      context,
-    );
-    return;
-  }
+  const address = options.quotas && Buffer.from(res.getRemoteAddressAsText()).toString("utf8");
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
   let aborted = false;
   res.onAborted(() => {
     aborted = true;
   });
-  void admission(auth.token, endpoint, options, trace).then((refusal) => {
+  let hold: QuotaHold | undefined;
+  // After the gateway's own token check (a token it refuses takes nothing of anyone's caps) and
+  // before the ledger is asked (a client past its caps costs no admission call).
+  const holdCaps = (): boolean => {
+    hold = options.quotas?.hold([
+      { cap: "ws-connections-per-address", who: address },
+      ...userClaims(decodeTokenClaims(auth.token)?.subject),
+    ]);
+    return hold?.refusal === undefined;
+  };
+  void admission(auth.token, endpoint, options, trace, holdCaps).then((refusal) => {
     if (aborted) {
       hold?.release();
       span?.end({ "http.response.status_code": 499 });
@@ -284,6 +278,18 @@ function upgrade(
     if (refusal !== undefined) {
       hold?.release();
       res.cork(() => refuse(res, endpoint, options, refusal, trace, span));
+      return;
+    }
+    if (hold?.refusal !== undefined) {
+      // Upgraded, to be told on the socket: a browser never sees the status of a refused upgrade.
+      const capped = quotaExceededError(hold.refusal);
+      res.upgrade<SocketData>(
+        { endpoint, token: undefined, compressed, trace, span, refusal: capped },
+        key,
+        auth.protocol,
+        extensions,
+        context,
+      );
       return;
     }
     trace.span?.event("admission", { outcome: "admitted", at: "upgrade" });
@@ -354,16 +360,20 @@ function refuse(
  * Why this caller gets no socket, or undefined to upgrade. Canton resolves the token's claims
  * before it upgrades (its user exists, is active, its rights can be read), so a caller it
  * refuses gets a plain HTTP answer: the gateway's own token check first (when configured), then
- * the ledger's admission. What the caller may read is the stream's own call, after the query.
+ * the caps (limits.*: past one, undefined here and the socket is refused on itself), then the
+ * ledger's admission. What the caller may read is the stream's own call, after the query.
  */
 async function admission(
   token: string,
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   trace: TraceContext,
+  /** Takes the caller's caps; false: past one of them, the ledger is not asked. */
+  holdCaps: () => boolean,
 ): Promise<ErrorAnswer | undefined> {
   const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
   if (refused !== undefined) return { kind: "json", status: refused.httpStatus, body: refused.body };
+  if (!holdCaps()) return undefined;
   try {
     await endpoint.admit?.(token, trace);
     return undefined;
