@@ -20,6 +20,7 @@ import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import { ClientQuotas, clientQuotaBuffer } from "./limits/client-quotas.js";
+import { LedgerStreamBudget, ledgerStreamBudgetBuffer } from "./limits/ledger-stream-budget.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { grpcMethodLabels } from "./metrics/grpc-method-labels.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
@@ -73,6 +74,12 @@ export interface GatewayOptions {
    * of its own when a cap is on.
    */
   quotaBuffer?: SharedArrayBuffer;
+  /**
+   * The counters of the participant's stream budget (limits.ledger-streams) this gateway shares
+   * with others: a worker's is its main thread's (ledgerStreamBudgetBuffer), so that the budget
+   * holds for all workers together. Default: its own when the budget is on.
+   */
+  ledgerStreamBuffer?: SharedArrayBuffer;
 }
 
 export interface RunningGateway {
@@ -91,6 +98,24 @@ export interface RunningGateway {
    * streams and closes the gRPC channel. A second call is the first one.
    */
   stop(drainMs?: number): Promise<void>;
+}
+
+/** The ledger client's stream budget (limits.ledger-streams), none when it is 0. */
+function streamBudget(
+  config: GatewayConfig,
+  buffer: SharedArrayBuffer | undefined,
+  metrics: GatewayMetrics | undefined,
+): { streamSlots?: LedgerStreamBudget } {
+  const { limit, queueLimit, queueTimeoutMs } = config.ledgerStreams;
+  const events = metrics?.ledgerStreamBudget(limit);
+  if (limit === 0) return {};
+  return {
+    streamSlots: new LedgerStreamBudget(
+      buffer ?? ledgerStreamBudgetBuffer(),
+      { limit, queueLimit, queueTimeoutMs },
+      events,
+    ),
+  };
 }
 
 /** Wires config -> ledger client -> route table -> uWS and starts listening. */
@@ -122,6 +147,7 @@ export async function startGateway(
       ),
     ...(observers.length > 0 ? { observer: observers.reduce(observeBoth) } : {}),
     ...(metrics ? { onCallRefused: (reason) => metrics.recordRefusedCall(reason) } : {}),
+    ...streamBudget(config, options.ledgerStreamBuffer, metrics),
   });
   metrics?.probeLedger(() => ledger.isReady(LEDGER_READY_PROBE_MS));
   const signatures = new PackageSignatureCache({ ledger });
@@ -184,7 +210,7 @@ export async function startGateway(
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
     ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
-    ...(quotas ? { quotas } : {}),
+    ...(quotas?.countsHttp ? { quotas } : {}),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,
@@ -207,7 +233,7 @@ export async function startGateway(
     ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
     ...(cors ? { cors } : {}),
-    ...(quotas ? { quotas } : {}),
+    ...(quotas?.countsWebSockets ? { quotas } : {}),
   });
 
   let listenSocket: uWS.us_listen_socket;

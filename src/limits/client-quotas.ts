@@ -69,6 +69,18 @@ export class ClientQuotas {
     this.#onRefusal = onRefusal;
   }
 
+  /** Whether a cap HTTP requests count is on (so that a request without one decodes no token). */
+  get countsHttp(): boolean {
+    const l = this.#limits;
+    return l.httpInFlightPerUser > 0 || l.streamsPerUser > 0 || l.commandsPerSecondPerUser > 0;
+  }
+
+  /** Whether a cap WebSockets count is on. */
+  get countsWebSockets(): boolean {
+    const l = this.#limits;
+    return l.wsConnectionsPerUser > 0 || l.wsConnectionsPerAddress > 0 || l.streamsPerUser > 0;
+  }
+
   /** One slot of each claim whose cap is on and whose user or address is known: all of them, or none. */
   hold(claims: readonly QuotaClaim[]): QuotaHold {
     const table = this.#table;

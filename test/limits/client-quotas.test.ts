@@ -31,6 +31,18 @@ describe("ClientQuotas", () => {
     assert.equal(q.command("alice"), undefined);
   });
 
+  it("tells which transports count: HTTP for in-flight, streams and commands, WebSockets for connections and streams", () => {
+    const of = (limits: Partial<ClientLimits>) => {
+      const { quotas: q } = quotas(limits);
+      return [q.countsHttp, q.countsWebSockets];
+    };
+    assert.deepEqual(of({ wsConnectionsPerAddress: 1 }), [false, true]);
+    assert.deepEqual(of({ wsConnectionsPerUser: 1 }), [false, true]);
+    assert.deepEqual(of({ httpInFlightPerUser: 1 }), [true, false]);
+    assert.deepEqual(of({ commandsPerSecondPerUser: 1 }), [true, false]);
+    assert.deepEqual(of({ streamsPerUser: 1 }), [true, true]);
+  });
+
   it("takes every claim or none: a refused one gives back those taken before it", () => {
     const { quotas: q, refusals } = quotas({ wsConnectionsPerAddress: 2, wsConnectionsPerUser: 1 });
     const claims = (user: string) =>
