@@ -201,4 +201,15 @@ describe("limits.streams-per-user over HTTP list twins", () => {
     // An answered list twin gave its stream back too.
     assert.equal((await listTwin(frank)).status, 200);
   });
+
+  it("gives the stream back when the ledger refuses the list twin", async () => {
+    const refused = await stack().request("/v2/updates", {
+      method: "POST",
+      body: JSON.stringify(updatesRequest(partyFilter("nobody::1220"), 0, 1)),
+      token: frank,
+    });
+    assert.ok(refused.status >= 400 && refused.status !== 429, `status ${refused.status}`);
+    assert.equal((await listTwin(frank)).status, 200);
+    assert.equal((await listTwin(frank)).status, 200);
+  });
 });

@@ -110,6 +110,18 @@ describe("limits.ws-connections-per-user over real sockets", () => {
     assert.equal(await refusals(caps.stack(), "ws-connections-per-user"), 1);
   });
 
+  it("gives a slot back when the stream ends with an error frame (a query frame that is no request)", async () => {
+    for (let i = 0; i < 3; i++) {
+      const failed = await socketOf(caps.stack(), caps.token("henry"), { nothing: i }).ended;
+      assert.equal((failed.frames[0] as { code?: string } | undefined)?.code, "INVALID_ARGUMENT");
+    }
+    const a = caps.subscribe("henry");
+    const b = caps.subscribe("henry");
+    await waitFor("two streams open", () => caps.open() === 2);
+    for (const { socket } of [a, b]) socket.close(1000);
+    await waitFor("no stream open", () => caps.open() === 0);
+  });
+
   it("gives a slot back when the gateway ends the stream (a bounded request's close 1000)", async () => {
     const bounded = socketOf(
       caps.stack(),
