@@ -147,6 +147,9 @@ describe("Grafana dashboard on Prometheus", {
         "16384",
         "--websocket-config.low-water-mark",
         "4096",
+        // One command a second per user: workerLoad's burst of submissions is refused past it.
+        "--limits.commands-per-second-per-user",
+        "1",
       ],
       { workers: 2 },
     );
@@ -441,7 +444,8 @@ async function submitTick(port: number, token: string, party: string, commandId:
 }
 
 /**
- * HTTP requests to the gateway with two workers, for the per-worker series; and a reader of the
+ * HTTP requests to the gateway with two workers, for the per-worker series; command submissions
+ * past the user's rate (limits.*), for the refusals; and a reader of the
  * whole preloaded range (some 10 MiB: more than the kernel's socket buffers take) that reads
  * nothing: the gateway's buffer for it stays over its high-water mark past the write deadline,
  * and it is ended as a slow consumer.
@@ -455,6 +459,19 @@ async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> 
     await res.arrayBuffer();
     assert.equal(res.status, 200);
   }
+  // Submissions (refused for their empty body once admitted) faster than the user's one a second:
+  // one is refused 429 past limits.commands-per-second-per-user, whichever worker serves it.
+  let refused = false;
+  for (let i = 0; i < 20 && !refused; i++) {
+    const res = await fetch(`http://127.0.0.1:${port}/v2/commands/async/submit`, {
+      method: "POST",
+      body: "{}",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    await res.arrayBuffer();
+    refused = res.status === 429;
+  }
+  assert.ok(refused, "a submission past the user's rate is refused");
   const stalled = new OpenStream(`ws://127.0.0.1:${port}/v2/updates`, token, {
     beginExclusive: 0,
     endInclusive: sandbox.lastOffset,
