@@ -16,6 +16,8 @@
  * first; if that frees nothing, a new key is refused (`table-full`) while keys already held
  * work as before. Every held key stands for at least one open socket, stream or request, so the
  * table is full only when the process holds that many distinct users' and addresses' things.
+ * A thread killed while it holds the lock would leave it held: the gateway terminates a worker
+ * only when the whole gateway stops (a drain that did not end in time).
  */
 
 /** Slots of a table unless told: 1.5 MiB, up to 49,152 keys held at once. */
