@@ -66,6 +66,17 @@ export function htmlReport(result: LoadResult): string {
       }),
     );
 
+  charts.push(
+    lineChartSvg({
+      title: "the load tool's own event-loop delay (high: its delay is in the figures)",
+      unit: "ms",
+      series: (["p99", "max"] as const).map((p) => ({
+        name: p,
+        points: timeline.map((point) => [point.seconds, point.clientLoopDelayMs[p]] as const),
+      })),
+    }),
+  );
+
   const rows = Object.entries(result.scenarios).map(([name, s]) => {
     const l = s.latencyMs;
     const codes = Object.entries(s.errorsByCode)

@@ -23,6 +23,11 @@ export interface TimelinePoint {
   /** Seconds since the end of the warm-up, at the end of the interval. */
   seconds: number;
   scenarios: Record<string, IntervalFigures>;
+  /**
+   * The load tool's own event-loop delay over the interval: past some ms it sends late and reads
+   * answers late, and the figures hold its delay too (run it on a machine of its own, or more of them).
+   */
+  clientLoopDelayMs: { p99: number; max: number };
 }
 
 export interface LoadResult {

@@ -36,6 +36,10 @@ export function progressLine(
     parts.push(
       `| lag p50 ${ms(updates.latencyMs.p50)} p99 ${ms(updates.latencyMs.p99)} over ${subscribers} subscribers (${updates.count} deliveries, ${updates.errors} stream errors)`,
     );
+  const delay = point.clientLoopDelayMs;
+  parts.push(
+    `| tool loop delay p99 ${ms(delay.p99)}${delay.p99 > 50 ? " (the tool is behind: its delay is in these figures)" : ""}`,
+  );
   if (sandbox) parts.push("[embedded sandbox: not a participant's figure]");
   return parts.join("  ");
 }

@@ -1,4 +1,4 @@
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { ArrivalSchedule, runArrivals } from "./arrivals.js";
 import { JsonClient } from "./json-client.js";
 import { LagTracker } from "./lag-tracker.js";
@@ -8,13 +8,17 @@ import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
 import { progressLine } from "./progress-line.js";
 import { type IntervalFigures, mergedTotals, SeriesRecorder } from "./recorder.js";
 import { type Outcome, requestScenario } from "./request-scenarios.js";
-import { offsetOf, type StreamSubscriber, subscribe } from "./stream-subscriber.js";
+import { offsetIn, type StreamSubscriber, stringIn, subscribe } from "./stream-subscriber.js";
 import { openTokenSource } from "./token-source.js";
 
 /** How long the run waits, after its last arrival, for answers still out. */
 const DRAIN_MS = 10_000;
 /** And for the subscribers to receive the last commands' transactions. */
 const LAG_DRAIN_MS = 3_000;
+
+/** An update frame of a transaction begins `{"update":{"Transaction":`; its command id is the run's. */
+const TRANSACTION = Buffer.from('"Transaction"');
+const COMMAND_ID = Buffer.from('"commandId":"');
 
 // biome-ignore lint/suspicious/noExplicitAny: stream frames, read loosely as a client would
 type Json = Record<string, any>;
@@ -68,15 +72,16 @@ export async function runLoad(
           token,
           beginExclusive: prepared.ledgerEnd,
           request: (beginExclusive) => updatesRequest(prepared.party, beginExclusive),
-          onElement: (element: Json, at) => {
-            const update = element.update as Json | undefined;
-            const transaction = update?.Transaction?.value as Json | undefined;
-            if (transaction) {
+          onElement: (frame, at) => {
+            const commandId = frame.subarray(0, 40).includes(TRANSACTION)
+              ? stringIn(frame, COMMAND_ID)
+              : undefined;
+            if (commandId !== undefined) {
               deliveries++;
-              const late = lag.received(String(transaction.commandId), at);
+              const late = lag.received(commandId, at);
               if (late !== undefined) updates?.record(late);
             }
-            return offsetOf(update?.Transaction ?? update?.OffsetCheckpoint);
+            return offsetIn(frame);
           },
           onFault: (code) => updates?.error(code),
           now,
@@ -93,8 +98,10 @@ export async function runLoad(
             parties: [prepared.party],
             beginExclusive,
           }),
-          onElement: (element: Json, at) => {
-            const response = element.completionResponse as Json | undefined;
+          onElement: (frame, at) => {
+            const response = (JSON.parse(frame.toString("utf8")) as Json).completionResponse as
+              | Json
+              | undefined;
             const completion = response?.Completion?.value as Json | undefined;
             if (completion) {
               const sentAt = awaitingCompletion.get(String(completion.commandId));
@@ -105,7 +112,7 @@ export async function runLoad(
                 else completions.error(`completion status ${code}`);
               }
             }
-            return offsetOf(response?.Completion ?? response?.OffsetCheckpoint);
+            return offsetIn(frame);
           },
           onFault: (code) => completions.error(code),
           now,
@@ -121,6 +128,8 @@ export async function runLoad(
     const sequence = new Map<RequestScenario, number>();
     /** Requests sent and not yet answered, with the scenario of each and whether it is measured. */
     const inFlight = new Map<Promise<void>, { name: RequestScenario; measured: boolean }>();
+    /** Set after the drain: an answer later than that was already counted as unanswered. */
+    let finished = false;
     const startedAt = now();
     const measuredFrom = startedAt + options.warmUpMs;
     const send = (i: number, sentAt: number) => {
@@ -134,7 +143,7 @@ export async function runLoad(
         sentAt,
         measured,
       ).then((outcome) => {
-        if (!measured) return;
+        if (!measured || finished) return;
         if (outcome === undefined) recorder.record(now() - sentAt);
         else recorder.error(outcome);
       });
@@ -144,6 +153,10 @@ export async function runLoad(
     };
 
     const timeline: TimelinePoint[] = [];
+    // The tool's own event loop: when it is late, so are its sends and its reads of answers and
+    // frames, and the figures hold the tool's delay as well as the server's.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     let lastTick = measuredFrom;
     const intervals = startIntervals(options, measuredFrom, now, () => {
       const intervalSeconds = (now() - lastTick) / 1000;
@@ -151,7 +164,12 @@ export async function runLoad(
       const point: TimelinePoint = {
         seconds: Math.round((now() - measuredFrom) / 100) / 10,
         scenarios: {},
+        clientLoopDelayMs: {
+          p99: Math.round(loopDelay.percentile(99) / 1e4) / 100,
+          max: Math.round(loopDelay.max / 1e4) / 100,
+        },
       };
+      loopDelay.reset();
       const cuts = [...series].map(([name, recorder]) => [name, recorder.cut()] as const);
       for (const [name, cut] of cuts) point.scenarios[name] = figures(cut);
       if (completions) point.scenarios.completions = figures(completions.cut());
@@ -184,12 +202,14 @@ export async function runLoad(
       );
     }
     await drain(inFlight, DRAIN_MS, now);
+    finished = true;
     for (const { name, measured } of inFlight.values())
       if (measured) series.get(name)?.error(`unanswered ${DRAIN_MS / 1000} s after the last request`);
     await waitUntil(() => awaitingCompletion.size === 0, LAG_DRAIN_MS);
     if (options.subscribers > 0) await waitUntil(() => lag.outstanding() === 0, LAG_DRAIN_MS);
     for (const _ of awaitingCompletion) completions?.error("no completion by the end");
     intervals.finish();
+    loopDelay.disable();
     for (const subscriber of subscribers.splice(0)) subscriber.close();
     await prepared
       .cleanUp()

@@ -70,6 +70,7 @@ describe("the load tool against a gateway it did not start", () => {
     for (const line of lines) {
       assert.match(line, /req\/s {2}p50 [\d.]+ ms {2}p99 [\d.]+ ms {2}p99\.9 [\d.]+ ms {2}errors 0/);
       assert.match(line, /lag p50 [\d.]+ ms p99 [\d.]+ ms over 3 subscribers/);
+      assert.match(line, /tool loop delay p99 [\d.]+ ms/);
       assert.match(line, /\[embedded sandbox: not a participant's figure\]/);
     }
     assert.match(mixed.stderr, /every figure below is against the embedded sandbox \(answers in ~0\.1 ms\)/);
@@ -132,12 +133,12 @@ describe("the load tool against a gateway it did not start", () => {
       ),
     );
     // The page's script counts the charts whose lines the browser laid out with a length:
-    // latency per request scenario (2), throughput, errors, lag.
+    // latency per request scenario (2), throughput, errors, lag, the tool's own loop delay.
     const body = /<body data-charts-drawn="(\d+)" data-charts="(\d+)"/.exec(dom);
     assert.ok(body, dom.slice(0, 500));
-    assert.equal(body[2], "5");
-    assert.equal(body[1], "5", "every chart drawn");
-    assert.ok((dom.match(/<polyline class="series"/g) ?? []).length >= 10);
+    assert.equal(body[2], "6");
+    assert.equal(body[1], "6", "every chart drawn");
+    assert.ok((dom.match(/<polyline class="series"/g) ?? []).length >= 12);
   });
 
   it("runs the closed model, and --compare prints two runs side by side", async () => {
@@ -177,6 +178,38 @@ describe("the load tool against a gateway it did not start", () => {
     const compare = await load("--compare", "only-one.json");
     assert.equal(compare.status, 2);
     assert.match(compare.stderr, /--compare takes two results files/);
+  });
+
+  it("runs --token-command again before its token expires, and records neither", async () => {
+    // A command minting a token of the admin's claims that lives 8 s, counting its calls: the run
+    // (1 s of warm-up, 5 s measured) outlives the first token, and the sandbox refuses an expired one.
+    const claims = JSON.parse(Buffer.from(stack.token.split(".")[1] as string, "base64url").toString("utf8"));
+    const counter = join(dir, "mints");
+    const mint = join(dir, "mint.cjs");
+    writeFileSync(
+      mint,
+      `const { appendFileSync } = require("node:fs");
+const { createHmac } = require("node:crypto");
+appendFileSync(${JSON.stringify(counter)}, "x");
+const part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+const body = part({ alg: "HS256", typ: "JWT" }) + "." + part({ ...${JSON.stringify(claims)}, exp: Math.floor(Date.now() / 1000) + 8 });
+console.log(body + "." + createHmac("sha256", "k").update(body).digest("base64url"));
+`,
+    );
+    const out = join(dir, "renewed");
+    const run = await load(
+      ...["--url", stack.url, "--token-command", `node ${mint}`, "--scenario", "reads", "--rate", "20/s"],
+      ...["--duration", "5s", "--warm-up", "1s", "--interval", "1s", "--out", out],
+    );
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /token: renewed by --token-command before it expired/);
+    assert.ok(readFileSync(counter, "utf8").length >= 2, "minted again");
+    const [json] = resultFiles(out, ".json");
+    const result = JSON.parse(readFileSync(json as string, "utf8")) as LoadResult;
+    assert.equal(result.scenarios.reads?.errors, 0, JSON.stringify(result.scenarios.reads?.errorsByCode));
+    assert.ok((result.scenarios.reads?.requests ?? 0) >= 90);
+    assert.match(result.command, /--token-command '<not recorded>'/);
+    assert.doesNotMatch(run.stderr + run.stdout, /eyJ/, "no token printed");
   });
 
   it("says why it cannot run when the token file is missing, with exit 1", async () => {
