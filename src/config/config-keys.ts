@@ -257,6 +257,21 @@ export const CONFIG_KEYS = {
     default: 0,
     doc: "the command bucket's size: how many submissions one user may make at once before limits.commands-per-second-per-user paces them; 0: one second's worth",
   },
+  "limits.ledger-streams": {
+    type: int(0, 2 ** 31 - 1),
+    default: 500,
+    doc: "most server streams the gateway opens on the ledger at once, all workers together: WebSocket streams, HTTP list twins, fan-out upstream calls and the short authorization probes; past it new ones wait in a queue (limits.ledger-streams-queue). 500: half of Canton's max-streams default (1,000 per participant, shared with its other clients, which the gateway cannot read); the sum over the gateway replicas of one participant should stay under its max-streams; 0: no budget",
+  },
+  "limits.ledger-streams-queue": {
+    type: int(0, 2 ** 31 - 1),
+    default: 1000,
+    doc: "most subscriptions waiting at once for a slot of limits.ledger-streams, all workers together; past it 429 MAXIMUM_NUMBER_OF_STREAMS (a WebSocket: the error frame); 0: none waits",
+  },
+  "limits.ledger-streams-queue-timeout": {
+    type: { kind: "duration" },
+    default: "10s",
+    doc: "longest a subscription waits for a slot of limits.ledger-streams before it is refused with 429 MAXIMUM_NUMBER_OF_STREAMS; must be more than 0",
+  },
   "metrics.enabled": { type: { kind: "bool" }, default: true, doc: "serve Prometheus metrics at /metrics" },
   "log.level": {
     type: { kind: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"] },

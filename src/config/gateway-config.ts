@@ -99,6 +99,11 @@ export interface GatewayConfig {
     /** 0: one second's worth (commandsPerSecondPerUser). */
     commandsBurstPerUser: number;
   };
+  /**
+   * The participant's stream budget (limits.ledger-streams*): server streams open on the ledger
+   * at once, all workers together, and the queue of those waiting for one. `limit` 0: no budget.
+   */
+  ledgerStreams: { limit: number; queueLimit: number; queueTimeoutMs: number };
   metrics: { enabled: boolean };
   /** Token verification at the gateway (`none`: left to the ledger). */
   auth: GatewayAuthConfig;

@@ -319,6 +319,11 @@ function build(settings: Settings): GatewayConfig {
       commandsPerSecondPerUser: num("limits.commands-per-second-per-user"),
       commandsBurstPerUser: num("limits.commands-burst-per-user"),
     },
+    ledgerStreams: {
+      limit: num("limits.ledger-streams"),
+      queueLimit: num("limits.ledger-streams-queue"),
+      queueTimeoutMs: positiveDuration("limits.ledger-streams-queue-timeout", str),
+    },
     metrics: { enabled: get("metrics.enabled") as boolean },
     auth: { mode: str("auth.mode") as GatewayAuthMode, ...authFiles("auth", optional) },
     sandboxAuth: {

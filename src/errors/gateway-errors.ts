@@ -274,3 +274,29 @@ export function quotaExceededError(refusal: QuotaExceeded): CantonHttpError {
     },
   );
 }
+
+/** A subscription the participant's stream budget (limits.ledger-streams) gave no slot. */
+interface LedgerStreamsExhausted {
+  /** `queue-full`: the queue of waiting subscriptions was full; `queue-timeout`: it waited its longest. */
+  readonly reason: string;
+  readonly limit: number;
+  readonly queueLimit: number;
+  readonly queueTimeoutMs: number;
+}
+
+/**
+ * Past the participant's stream budget: Canton's own error for too many streams
+ * (MAXIMUM_NUMBER_OF_STREAMS, ContentionOnSharedResources: retryable, retryInfo 1 second), as
+ * 429 like the caps of quotaExceededError. It is the stream's error, so a WebSocket gets it as
+ * its error frame and a list twin as its answer. The body names the budget and the reason.
+ */
+export function ledgerStreamsExhaustedError(refusal: LedgerStreamsExhausted): CantonHttpError {
+  const cause =
+    refusal.reason === "queue-timeout"
+      ? `The number of streams the gateway has open on the ledger has reached the limit (${refusal.limit}) of limits.ledger-streams, and none freed within limits.ledger-streams-queue-timeout (${refusal.queueTimeoutMs} ms)`
+      : `The number of streams the gateway has open on the ledger has reached the limit (${refusal.limit}) of limits.ledger-streams, and limits.ledger-streams-queue (${refusal.queueLimit}) subscriptions already wait for one`;
+  return gatewayError(ERROR_CATEGORIES.ContentionOnSharedResources, "MAXIMUM_NUMBER_OF_STREAMS", cause, {
+    httpStatus: 429,
+    context: { limit: "limits.ledger-streams", value: String(refusal.limit), reason: refusal.reason },
+  });
+}

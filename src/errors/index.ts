@@ -34,6 +34,7 @@ export {
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
   invalidFieldError,
+  ledgerStreamsExhaustedError,
   methodNotAllowedError,
   missingTokenError,
   quotaExceededError,

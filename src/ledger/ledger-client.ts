@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
-import type { Observable } from "rxjs";
+import { Observable, type Subscription } from "rxjs";
 import { CONFIG_KEYS } from "../config/config-keys.js";
 import { parseDuration } from "../config/load-config.js";
+import { ledgerStreamsExhaustedError } from "../errors/index.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { CallObserver, WatchedCall } from "./call-observer.js";
 import { callError } from "./grpc-call-error.js";
@@ -12,6 +13,7 @@ import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
 import { observeCall } from "./server-stream.js";
 import { ServerStreamCall } from "./server-stream-call.js";
+import type { StreamSlots } from "./stream-slots.js";
 import type { TraceContext } from "./trace-context.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
@@ -41,6 +43,11 @@ export interface LedgerClientOptions {
   maxMetadataBytes?: number;
   /** Told of every call refused before it was sent, for metrics. */
   onCallRefused?: (reason: RefusedCallReason) => void;
+  /**
+   * The participant's stream budget (limits.ledger-streams): every server stream holds a slot
+   * from before its call opens until it ends. Absent: no budget.
+   */
+  streamSlots?: StreamSlots;
 }
 
 export interface UnaryOptions {
@@ -199,6 +206,10 @@ export class LedgerClient {
    * - A non-OK status errors the stream with the grpc-js-shaped `ServiceError` as is (code, details,
    *   metadata: the error mapping decodes the rich status from it), after every message that
    *   arrived before it. OK completes the stream. A request out of bounds errors it on subscribe.
+   * - With a stream budget (`streamSlots`), the call opens once the subscription holds a slot
+   *   (it may wait in the budget's queue); the slot goes back when the call ends, however it
+   *   ends, and a waiter that unsubscribes leaves the queue. No slot (queue full, waited too
+   *   long): the stream errors with MAXIMUM_NUMBER_OF_STREAMS (429), and no call is made.
    */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
@@ -207,7 +218,26 @@ export class LedgerClient {
     token: string | undefined,
     options: ServerStreamOptions = {},
   ): Observable<Res> {
-    return observeCall(() => this.openStream<Res>(service, method, request, token, options), options.demand$);
+    const calls = observeCall(
+      () => this.openStream<Res>(service, method, request, token, options),
+      options.demand$,
+    );
+    const slots = this.options.streamSlots;
+    if (slots === undefined) return calls;
+    return new Observable<Res>((subscriber) => {
+      let call: Subscription | undefined;
+      const release = slots.claim(
+        () => {
+          call = calls.subscribe(subscriber);
+        },
+        (refusal) => subscriber.error(ledgerStreamsExhaustedError(refusal)),
+      );
+      // Runs once the call ended (its end reached the subscriber) or the subscriber left.
+      return () => {
+        call?.unsubscribe();
+        release();
+      };
+    });
   }
 
   /**

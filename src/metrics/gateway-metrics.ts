@@ -17,6 +17,10 @@ import type { CallObserver } from "../ledger/call-observer.js";
 import type { RefusedCallReason } from "../ledger/http2-connection.js";
 import { sampledTraceId } from "../ledger/trace-context.js";
 import { QUOTA_CAPS, QUOTA_REFUSAL_REASONS, type QuotaRefusal } from "../limits/client-quotas.js";
+import {
+  LEDGER_STREAM_REFUSAL_REASONS,
+  type LedgerStreamBudgetEvents,
+} from "../limits/ledger-stream-budget.js";
 import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
@@ -202,6 +206,34 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly ledgerStreamsBudget = new Gauge({
+    name: "ledger_gateway_ledger_streams_budget",
+    help: "The participant's stream budget (limits.ledger-streams): the most server streams the gateway opens on the ledger at once, all workers together, against which sum(ledger_gateway_ledger_streams_open) counts; 0: no budget",
+    // One budget for all workers: the same value in each, not a sum.
+    aggregator: "max",
+    registers: [this.registry],
+  });
+
+  readonly ledgerStreamsQueued = new Gauge({
+    name: "ledger_gateway_ledger_streams_queued",
+    help: "Subscriptions waiting for a slot of the participant's stream budget (limits.ledger-streams-queue bounds them)",
+    registers: [this.registry],
+  });
+
+  readonly ledgerStreamsQueueWait = new Histogram({
+    name: "ledger_gateway_ledger_streams_queue_wait_seconds",
+    help: "How long a subscription waited for a slot of the participant's stream budget before its call opened (those refused are counted by ledger_gateway_ledger_streams_refused_total)",
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly ledgerStreamsRefused = new Counter({
+    name: "ledger_gateway_ledger_streams_refused_total",
+    help: "Subscriptions refused a slot of the participant's stream budget with 429 MAXIMUM_NUMBER_OF_STREAMS, by reason (queue-full: limits.ledger-streams-queue already waited; queue-timeout: no slot within limits.ledger-streams-queue-timeout)",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+
   readonly wsStreamsOpen = new Gauge({
     name: "ledger_gateway_ws_streams_open",
     help: "Open WebSocket streams, by endpoint path template",
@@ -373,6 +405,7 @@ export class GatewayMetrics {
       if (streaming) this.ledgerStreamsOpen.set({ method: label }, 0);
     }
     for (const reason of REFUSED_CALL_REASONS) this.ledgerRefusedCalls.inc({ reason }, 0);
+    for (const reason of LEDGER_STREAM_REFUSAL_REASONS) this.ledgerStreamsRefused.inc({ reason }, 0);
     for (const cap of QUOTA_CAPS)
       for (const reason of QUOTA_REFUSAL_REASONS) this.limitRefusals.inc({ cap, reason }, 0);
     for (const endpoint of known.streamEndpoints) {
@@ -482,6 +515,16 @@ export class GatewayMetrics {
   }
 
   /** A request or socket refused past a cap (limits.*): by cap and reason, never by whose. */
+  /** The stream budget's series: its value (0: none), and its queue's length, waits and refusals. */
+  ledgerStreamBudget(limit: number): LedgerStreamBudgetEvents {
+    this.ledgerStreamsBudget.set(limit);
+    return {
+      queueLength: (length) => this.ledgerStreamsQueued.set(length),
+      granted: (ms) => this.ledgerStreamsQueueWait.observe(ms / 1000),
+      refused: (reason) => this.ledgerStreamsRefused.inc({ reason }),
+    };
+  }
+
   recordLimitRefusal(refusal: QuotaRefusal): void {
     this.limitRefusals.inc({ cap: refusal.cap, reason: refusal.reason });
   }

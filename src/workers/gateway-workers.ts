@@ -10,6 +10,7 @@ import {
   startGateway,
 } from "../gateway.js";
 import { clientQuotaBuffer } from "../limits/client-quotas.js";
+import { ledgerStreamBudgetBuffer } from "../limits/ledger-stream-budget.js";
 import type { ExpositionFormat } from "../metrics/exposition-format.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
@@ -54,6 +55,8 @@ interface WorkerData {
   ledgerAddress: LedgerAddress;
   /** The caps' table (limits.*), one for all workers: shared memory, not a copy. */
   quotaBuffer: SharedArrayBuffer | undefined;
+  /** The participant's stream budget (limits.ledger-streams), one for all workers, as the caps' table. */
+  ledgerStreamBuffer: SharedArrayBuffer;
 }
 
 /** Worker -> main. */
@@ -87,8 +90,15 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   const processRegistry = new Registry();
   if (config.metrics.enabled) addProcessMetrics(processRegistry);
   const quotaBuffer = clientQuotaBuffer(config.quotas);
+  const ledgerStreamBuffer = ledgerStreamBudgetBuffer();
   const workers = Array.from({ length: options.count }, (_, i) => {
-    const data: WorkerData = { id: i + 1, config, ledgerAddress: options.ledgerAddress, quotaBuffer };
+    const data: WorkerData = {
+      id: i + 1,
+      config,
+      ledgerAddress: options.ledgerAddress,
+      quotaBuffer,
+      ledgerStreamBuffer,
+    };
     return startModuleWorker(import.meta.url, WORKER_MARK, data);
   });
   const send = (worker: Worker, message: ToWorker) => worker.postMessage(message);
@@ -249,6 +259,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
       listen: "shared",
       worker: data.id,
       ...(data.quotaBuffer === undefined ? {} : { quotaBuffer: data.quotaBuffer }),
+      ledgerStreamBuffer: data.ledgerStreamBuffer,
       processMetrics: false,
       // The metrics route passes the scraper's format (GatewayOptions declares the hook without it).
       metricsExposition: (format: ExpositionFormat = "prometheus") =>

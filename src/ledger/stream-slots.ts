@@ -1,0 +1,21 @@
+/**
+ * The participant's stream budget as the ledger client sees it: a slot per server stream, taken
+ * before its call opens and given back when it ends. The gateway wires it in (src/limits'
+ * LedgerStreamBudget, shared by all worker threads), so that the client stays free of the limits.
+ */
+export interface StreamSlots {
+  /**
+   * Asks for a slot: `granted` once one is held, or `refused` (queue full, waited too long);
+   * one of them, at most once. The function returned ends the claim, however often it is
+   * called: a held slot goes back once, a waiting one leaves the queue.
+   */
+  claim(granted: () => void, refused: (refusal: StreamSlotRefusal) => void): () => void;
+}
+
+/** Why no slot was given, with the budget's settings: what the error body says. */
+interface StreamSlotRefusal {
+  readonly reason: string;
+  readonly limit: number;
+  readonly queueLimit: number;
+  readonly queueTimeoutMs: number;
+}

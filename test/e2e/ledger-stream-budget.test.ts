@@ -1,0 +1,245 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Gauge, Histogram } from "prom-client";
+import WebSocket from "ws";
+import { type Stack, startStack } from "../support/stack.js";
+import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { allocate, call, createIouTransaction, userFor } from "./ledger-client.js";
+
+/** What the tests read of a MAXIMUM_NUMBER_OF_STREAMS body or frame. */
+interface Refusal {
+  code: string;
+  errorCategory: number;
+  retryInfo: string | null;
+  context: Record<string, string>;
+  cause: string;
+}
+
+interface Outcome {
+  frames: Record<string, unknown>[];
+  code: number;
+}
+
+/** A /v2/updates socket: `ended` settles with its frames once it is closed, whoever closes it. */
+function socketOf(
+  stack: Stack,
+  token: string,
+  request: unknown,
+): { socket: WebSocket; ended: Promise<Outcome> } {
+  const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+    "daml.ws.auth",
+    `jwt.token.${token}`,
+  ]);
+  const frames: Record<string, unknown>[] = [];
+  socket.on("open", () => socket.send(JSON.stringify(request)));
+  socket.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString("utf8"))));
+  socket.on("error", () => undefined);
+  const ended = new Promise<Outcome>((resolve) => socket.on("close", (code) => resolve({ frames, code })));
+  return { socket, ended };
+}
+
+const sum = async (metric: Gauge | Histogram | undefined, name?: string) => {
+  assert.ok(metric);
+  const { values } = await metric.get();
+  return values
+    .filter((v) => name === undefined || (v as { metricName?: string }).metricName === name)
+    .reduce((total, { value }) => total + value, 0);
+};
+
+/**
+ * A stack with this budget, parties whose open-ended update streams each take their own ledger
+ * call (one party each: no fan-out between them), a reader of them all, and a bounded request.
+ */
+function stackWithBudget(args: string[], parties: number) {
+  let stack: Stack;
+  const party: string[] = [];
+  let reader = "";
+  let end = 0;
+  before(async () => {
+    stack = await startStack([
+      ...args,
+      // No re-check probes: they are short streams and would take places in the queue.
+      "--websocket-config.stream-authorization-recheck-interval",
+      "0s",
+    ]);
+    for (let i = 0; i < parties; i++) party.push(await allocate(stack, `budget_${i}`));
+    await call(stack, "POST", "/v2/users", {
+      user: { id: "budget-reader" },
+      rights: [{ kind: { CanReadAsAnyParty: { value: {} } } }],
+    });
+    reader = tokenFor("budget-reader");
+    const issuer = party[0] as string;
+    const issuerToken = await userFor(stack, "budget-issuer", [issuer]);
+    const created = await createIouTransaction(stack, issuerToken, "budget-setup", {
+      issuer,
+      owner: issuer,
+      currency: "EUR",
+      amount: "1",
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end", undefined, reader)).body
+      .offset;
+  });
+  after(() => stack.stop());
+  const metrics = () => stack.gateway.metrics;
+  return {
+    stack: () => stack,
+    /** An open-ended WebSocket stream of party `i`: one ledger call while it is open. */
+    subscribe: (i: number) => socketOf(stack, reader, updatesRequest(partyFilter(party[i] as string))),
+    /** A list twin of party `i`'s updates up to the ledger end: its call ends by itself. */
+    list: (i: number) =>
+      call<unknown[] | Refusal>(
+        stack,
+        "POST",
+        "/v2/updates",
+        updatesRequest(partyFilter(party[i] as string), 0, end),
+        reader,
+      ),
+    open: () => sum(metrics()?.ledgerStreamsOpen),
+    queued: () => sum(metrics()?.ledgerStreamsQueued),
+    refused: async (reason: string) => {
+      const counter = metrics()?.ledgerStreamsRefused;
+      assert.ok(counter);
+      return (await counter.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    },
+    waits: () =>
+      sum(metrics()?.ledgerStreamsQueueWait, "ledger_gateway_ledger_streams_queue_wait_seconds_count"),
+  };
+}
+
+function assertRefused(refusal: Refusal, reason: string, limit: number): void {
+  assert.equal(refusal.code, "MAXIMUM_NUMBER_OF_STREAMS");
+  assert.equal(refusal.errorCategory, 2);
+  assert.equal(refusal.retryInfo, "1 second");
+  assert.deepEqual(refusal.context, { limit: "limits.ledger-streams", value: String(limit), reason });
+}
+
+describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
+  const budget = stackWithBudget(
+    [
+      "--limits.ledger-streams",
+      "2",
+      "--limits.ledger-streams-queue",
+      "2",
+      "--limits.ledger-streams-queue-timeout",
+      "120s",
+    ],
+    6,
+  );
+
+  it("opens 2 calls, queues the next 2 and answers them in arrival order as slots free, refusing the 5th with 429 (list twin) and an error frame (WebSocket)", async () => {
+    const stack = budget.stack();
+    assert.equal(await sum(stack.gateway.metrics?.ledgerStreamsBudget), 2);
+    const a = budget.subscribe(0);
+    const b = budget.subscribe(1);
+    await until(async () => (await budget.open()) === 2);
+
+    const answered: string[] = [];
+    const c = budget.list(2).then((reply) => {
+      answered.push("c");
+      return reply;
+    });
+    await until(async () => (await budget.queued()) === 1);
+    const d = budget.list(3).then((reply) => {
+      answered.push("d");
+      return reply;
+    });
+    await until(async () => (await budget.queued()) === 2);
+
+    const refusedList = await budget.list(4);
+    assert.equal(refusedList.status, 429);
+    assertRefused(refusedList.body as Refusal, "queue-full", 2);
+    const refusedSocket = await budget.subscribe(5).ended;
+    assert.equal(refusedSocket.frames.length, 1);
+    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-full", 2);
+    assert.equal(await budget.refused("queue-full"), 2);
+    // Refused, nothing was opened for them, and nothing answered the waiters.
+    assert.equal(await budget.open(), 2);
+    assert.deepEqual(answered, []);
+
+    a.socket.close(1000);
+    const [cReply, dReply] = await Promise.all([c, d]);
+    assert.deepEqual(answered, ["c", "d"]);
+    assert.equal(cReply.status, 200, JSON.stringify(cReply.body));
+    assert.equal(dReply.status, 200, JSON.stringify(dReply.body));
+    assert.equal(await budget.queued(), 0);
+    assert.equal(await budget.waits(), 2);
+    await until(async () => (await budget.open()) === 1);
+
+    b.socket.close(1000);
+    await Promise.all([a.ended, b.ended]);
+    await until(async () => (await budget.open()) === 0);
+    assert.equal(await budget.refused("queue-timeout"), 0);
+  });
+
+  it("takes a waiter that leaves out of the queue: its place goes to a newcomer and its slot to the next in line", async () => {
+    const a = budget.subscribe(0);
+    const b = budget.subscribe(1);
+    await until(async () => (await budget.open()) === 2);
+    const leaver = budget.subscribe(2);
+    await until(async () => (await budget.queued()) === 1);
+    const next = budget.subscribe(3);
+    await until(async () => (await budget.queued()) === 2);
+
+    leaver.socket.close(1000);
+    await leaver.ended;
+    await until(async () => (await budget.queued()) === 1);
+    const refusedBefore = await budget.refused("queue-full");
+    const newcomer = budget.list(4);
+    await until(async () => (await budget.queued()) === 2);
+    assert.equal(await budget.refused("queue-full"), refusedBefore, "the leaver's place was free");
+
+    // The next in line gets a's slot: an open-ended stream, so the newcomer still waits.
+    a.socket.close(1000);
+    await until(async () => (await budget.queued()) === 1);
+    assert.equal(await budget.open(), 2);
+    // b's slot goes to the newcomer, whose bounded call answers.
+    b.socket.close(1000);
+    const reply = await newcomer;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal(await budget.queued(), 0);
+    next.socket.close(1000);
+    await Promise.all([a.ended, b.ended, next.ended]);
+    await until(async () => (await budget.open()) === 0);
+    assert.deepEqual(leaver.ended && (await leaver.ended).frames, []);
+  });
+});
+
+describe("limits.ledger-streams-queue-timeout over real sockets: budget 1", () => {
+  const budget = stackWithBudget(
+    [
+      "--limits.ledger-streams",
+      "1",
+      "--limits.ledger-streams-queue",
+      "5",
+      "--limits.ledger-streams-queue-timeout",
+      "200ms",
+    ],
+    3,
+  );
+
+  it("refuses a waiter that got no slot within the longest wait, as 429 and as an error frame", async () => {
+    const a = budget.subscribe(0);
+    await until(async () => (await budget.open()) === 1);
+
+    const refusedList = await budget.list(1);
+    assert.equal(refusedList.status, 429);
+    const body = refusedList.body as Refusal;
+    assertRefused(body, "queue-timeout", 1);
+    assert.match(body.cause, /limits\.ledger-streams-queue-timeout \(200 ms\)/);
+    const refusedSocket = await budget.subscribe(2).ended;
+    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-timeout", 1);
+    assert.equal(await budget.refused("queue-timeout"), 2);
+    assert.equal(await budget.queued(), 0);
+    assert.equal(await budget.open(), 1);
+
+    a.socket.close(1000);
+    await a.ended;
+    await until(async () => (await budget.open()) === 0);
+    // The slot is free again: a stream opens at once.
+    const again = await budget.list(1);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+});
