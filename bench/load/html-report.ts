@@ -82,7 +82,13 @@ export function htmlReport(result: LoadResult): string {
     const codes = Object.entries(s.errorsByCode)
       .map(([code, n]) => `${escapeXml(code)}: ${n}`)
       .join(", ");
-    return `<tr><td>${escapeXml(name)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td><td>${l.p50}</td><td>${l.p90}</td><td>${l.p99}</td><td>${l["p99.9"]}</td><td>${l.max}</td><td>${s.errors}${codes ? ` (${codes})` : ""}</td>${caveat ? `<td class="caveat">${escapeXml(caveat)}</td>` : ""}</tr>`;
+    const label =
+      name === "updates"
+        ? "updates: lag per delivery"
+        : name === "completions"
+          ? "completions: send to completion"
+          : name;
+    return `<tr><td>${escapeXml(label)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td><td>${l.p50}</td><td>${l.p90}</td><td>${l.p99}</td><td>${l["p99.9"]}</td><td>${l.max}</td><td>${s.errors}${codes ? ` (${codes})` : ""}</td>${caveat ? `<td class="caveat">${escapeXml(caveat)}</td>` : ""}</tr>`;
   });
   const verdicts = result.thresholds.map(
     (v) =>

@@ -141,21 +141,34 @@ describe("the load tool against a gateway it did not start", () => {
     assert.ok((dom.match(/<polyline class="series"/g) ?? []).length >= 12);
   });
 
-  it("runs the closed model, and --compare prints two runs side by side", async () => {
+  it("runs the closed model over the other scenarios, and --compare prints two runs side by side", async () => {
     const out = join(dir, "closed");
     const closed = await load(
-      ...["--url", stack.url, "--token-file", tokenFile, "--scenario", "reads", "--concurrency", "2"],
-      ...["--duration", "1s", "--warm-up", "0", "--interval", "1s", "--out", out, "--threshold", "errors<1%"],
+      ...["--url", stack.url, "--token-file", tokenFile, "--concurrency", "2", "--acs-contracts", "5"],
+      ...["--scenario", "reads,acs,submit-async,submit-and-wait-for-transaction"],
+      ...["--duration", "2s", "--warm-up", "0", "--interval", "1s", "--out", out, "--threshold", "errors<1%"],
     );
     assert.equal(closed.status, 0, closed.stderr);
     const [a] = resultFiles(mixedOut, ".json");
     const [b] = resultFiles(out, ".json");
+    const result = JSON.parse(readFileSync(b as string, "utf8")) as LoadResult;
+    for (const name of ["reads", "acs", "submit-async", "submit-and-wait-for-transaction", "completions"]) {
+      const s = result.scenarios[name];
+      assert.ok(s && s.requests > 0, name);
+      assert.equal(s.errors, 0, `${name}: ${JSON.stringify(s.errorsByCode)}`);
+    }
+    assert.equal(
+      result.scenarios.completions?.requests,
+      result.scenarios["submit-async"]?.requests,
+      "a completion per command",
+    );
     const compared = await load("--compare", a as string, b as string);
     assert.equal(compared.status, 0, compared.stderr);
     assert.match(compared.stdout, /^A: .*open model, 40\/s/m);
     assert.match(compared.stdout, /^B: .*closed model, 2 concurrent loops/m);
     assert.match(compared.stdout, /^reads +p99 ms +[\d.]+ +[\d.]+ +[\d.]+$/m);
     assert.match(compared.stdout, /^submit-and-wait +per second +[\d.]+ +- +-$/m);
+    assert.match(compared.stdout, /^acs +errors +- +0 +-$/m);
   });
 
   it("answers --help with exit 0 and a bad flag or value with a usage line and exit 2", async () => {
