@@ -39,6 +39,8 @@ export interface LoadResult {
     version: string;
     participantId: string;
     embeddedSandbox: boolean;
+    /** ledger-json-gateway: streams were renewed in band when the token was. */
+    ledgerJsonGateway: boolean;
     caveat?: string;
   };
   load: {

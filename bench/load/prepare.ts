@@ -13,6 +13,8 @@ interface Server {
   participantId: string;
   /** The embedded sandbox of ledger-json-gateway, which answers a command in ~0.1 ms. */
   embeddedSandbox: boolean;
+  /** ledger-json-gateway (its served OpenAPI says so): its WebSockets take in-band token renewal. */
+  ledgerJsonGateway: boolean;
 }
 
 export interface Prepared {
@@ -45,6 +47,19 @@ export function isEmbeddedSandbox(participantId: string): boolean {
 
 const SAMPLE_PACKAGE = "gateway-samples";
 
+/**
+ * ledger-json-gateway's /docs/openapi carries its own extension (`x-ledger-json-gateway-streaming`);
+ * Canton's JSON API serves one without it. Only this gateway gets in-band renewal frames.
+ */
+async function servesGatewayOpenApi(client: JsonClient, token: string): Promise<boolean> {
+  try {
+    const answer = await client.request("GET", "/docs/openapi", token);
+    return answer.status === 200 && answer.body.includes("x-ledger-json-gateway-streaming");
+  } catch {
+    return false;
+  }
+}
+
 /** `$party` anywhere in the user's create arguments stands for the run's party. */
 function withParty(value: unknown, party: string): unknown {
   if (value === "$party") return party;
@@ -75,7 +90,12 @@ export async function prepare(
 
   const { version } = await get<{ version: string }>("/v2/version");
   const { participantId } = await get<{ participantId: string }>("/v2/parties/participant-id");
-  const server = { version, participantId, embeddedSandbox: isEmbeddedSandbox(participantId) };
+  const server = {
+    version,
+    participantId,
+    embeddedSandbox: isEmbeddedSandbox(participantId),
+    ledgerJsonGateway: await servesGatewayOpenApi(client, token()),
+  };
   const { user } = await get<{ user: { id: string } }>("/v2/authenticated-user");
 
   let templateId: string;

@@ -119,6 +119,12 @@ export async function runLoad(
         }),
       );
 
+    if (server.ledgerJsonGateway)
+      tokens.onChange((renewed) => {
+        for (const subscriber of subscribers) subscriber.renew(renewed);
+        log(`token: the renewed token sent in band to ${subscribers.length} streams`);
+      });
+
     const senders = new Map(
       options.requests.map((name) => [
         name,

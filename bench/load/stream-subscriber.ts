@@ -5,9 +5,15 @@ import WebSocket from "ws";
  * /v2/commands/completions), as a client would: the token in the `jwt.token.` subprotocol, one
  * query frame, every frame parsed. A stream the server ends or fails is counted (`onFault`:
  * its JsCantonError code or close code) and opened again from the last offset it delivered, with
- * the token of the moment (a renewed one). `close` ends it with 1000.
+ * the token of the moment (a renewed one), or renewed in band where the server takes that.
+ * `close` ends it with 1000.
  */
 export interface StreamSubscriber {
+  /**
+   * Moves the open stream onto a renewed token in band (`{"token": ...}`, ledger-json-gateway's
+   * renewal frame: docs/streams.md), so that its old token's expiry ends nothing.
+   */
+  renew(token: string): void;
   close(): void;
 }
 
@@ -51,6 +57,9 @@ export function subscribe(spec: StreamSpec): StreamSubscriber {
   };
   open();
   return {
+    renew: (token) => {
+      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ token }));
+    },
     close: () => {
       closing = true;
       socket.close(1000);

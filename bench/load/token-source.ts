@@ -12,6 +12,8 @@ const exec = promisify(execFile);
  */
 export interface TokenSource {
   current(): string;
+  /** Called with each new token (streams that can be renewed in band take it). */
+  onChange(listener: (token: string) => void): void;
   /** Stops watching and renewing. */
   close(): void;
 }
@@ -55,6 +57,7 @@ function readToken(path: string): string {
 
 function fileToken(path: string, warn: (line: string) => void): TokenSource {
   let token = readToken(path);
+  const listeners: ((token: string) => void)[] = [];
   const stamp = () => {
     const stat = statSync(path, { throwIfNoEntry: false });
     return stat ? `${stat.mtimeMs}:${stat.size}` : "gone";
@@ -67,12 +70,17 @@ function fileToken(path: string, warn: (line: string) => void): TokenSource {
     try {
       token = readToken(path);
       warn(`token: --token-file ${path} changed, read again`);
+      for (const listener of listeners) listener(token);
     } catch (error) {
       warn(`token: ${(error as Error).message}; keeping the one read before`);
     }
   }, 1000);
   timer.unref();
-  return { current: () => token, close: () => clearInterval(timer) };
+  return {
+    current: () => token,
+    onChange: (listener) => listeners.push(listener),
+    close: () => clearInterval(timer),
+  };
 }
 
 async function runCommand(command: string): Promise<string> {
@@ -91,6 +99,7 @@ async function runCommand(command: string): Promise<string> {
 
 async function commandToken(command: string, warn: (line: string) => void): Promise<TokenSource> {
   let token = await runCommand(command);
+  const listeners: ((token: string) => void)[] = [];
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const schedule = () => {
@@ -100,6 +109,7 @@ async function commandToken(command: string, warn: (line: string) => void): Prom
       try {
         token = await runCommand(command);
         warn("token: renewed by --token-command before it expired");
+        for (const listener of listeners) listener(token);
       } catch (error) {
         warn(`token: ${(error as Error).message}; trying again in 5 s`);
         timer = setTimeout(schedule, 5_000);
@@ -113,6 +123,7 @@ async function commandToken(command: string, warn: (line: string) => void): Prom
   schedule();
   return {
     current: () => token,
+    onChange: (listener) => listeners.push(listener),
     close: () => {
       closed = true;
       clearTimeout(timer);

@@ -82,6 +82,7 @@ describe("the load tool against a gateway it did not start", () => {
     assert.ok(!text.includes(stack.token), "the token is not in the results");
     const result = JSON.parse(text) as LoadResult;
     assert.equal(result.target.embeddedSandbox, true);
+    assert.equal(result.target.ledgerJsonGateway, true);
     assert.match(result.target.caveat ?? "", /embedded sandbox .*not a participant's figure/);
     assert.deepEqual(result.load.scenarios, ["submit-and-wait", "reads", "updates"]);
     for (const name of ["submit-and-wait", "reads"]) {
@@ -211,16 +212,43 @@ console.log(body + "." + createHmac("sha256", "k").update(body).digest("base64ur
     );
     const out = join(dir, "renewed");
     const run = await load(
-      ...["--url", stack.url, "--token-command", `node ${mint}`, "--scenario", "reads", "--rate", "20/s"],
-      ...["--duration", "5s", "--warm-up", "1s", "--interval", "1s", "--out", out],
+      ...[
+        "--url",
+        stack.url,
+        "--token-command",
+        `node ${mint}`,
+        "--scenario",
+        "reads,submit-and-wait,updates",
+      ],
+      ...[
+        "--rate",
+        "20/s",
+        "--subscribers",
+        "2",
+        "--duration",
+        "5s",
+        "--warm-up",
+        "1s",
+        "--interval",
+        "1s",
+        "--out",
+        out,
+      ],
     );
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stderr, /token: renewed by --token-command before it expired/);
+    // This gateway's streams take the renewed token in band (a refused renewal is an error frame).
+    assert.match(run.stderr, /token: the renewed token sent in band to 2 streams/);
     assert.ok(readFileSync(counter, "utf8").length >= 2, "minted again");
     const [json] = resultFiles(out, ".json");
     const result = JSON.parse(readFileSync(json as string, "utf8")) as LoadResult;
     assert.equal(result.scenarios.reads?.errors, 0, JSON.stringify(result.scenarios.reads?.errorsByCode));
-    assert.ok((result.scenarios.reads?.requests ?? 0) >= 90);
+    assert.ok((result.scenarios.reads?.requests ?? 0) >= 45);
+    assert.equal(result.scenarios.updates?.errors, 0, JSON.stringify(result.scenarios.updates?.errorsByCode));
+    assert.equal(
+      result.scenarios.updates?.requests,
+      2 * (result.scenarios["submit-and-wait"]?.requests ?? 0),
+    );
     assert.match(result.command, /--token-command '<not recorded>'/);
     assert.doesNotMatch(run.stderr + run.stdout, /eyJ/, "no token printed");
   });
