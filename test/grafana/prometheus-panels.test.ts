@@ -150,6 +150,16 @@ describe("Grafana dashboard on Prometheus", {
         // One command a second per user: workerLoad's burst of submissions is refused past it.
         "--limits.commands-per-second-per-user",
         "1",
+        // A participant's stream budget of 1 with a queue of 1: workerLoad's second stream waits for
+        // the first one's slot, its third is refused. No re-check probes, which would queue too.
+        "--limits.ledger-streams",
+        "1",
+        "--limits.ledger-streams-queue",
+        "1",
+        "--limits.ledger-streams-queue-timeout",
+        "2m",
+        "--websocket-config.stream-authorization-recheck-interval",
+        "0s",
       ],
       { workers: 2 },
     );
@@ -492,6 +502,43 @@ async function workerLoad(port: number, sandbox: RunningSandbox): Promise<void> 
   // frames for it when it gave up waiting: those never reach it).
   stalled.resume();
   await stalled.closedWith();
+
+  // The stream budget: an open-ended stream holds the one slot, a list twin waits in the queue
+  // and gets the slot when the stream ends, a list twin past the queue is refused 429.
+  const holder = new OpenStream(`ws://127.0.0.1:${port}/v2/updates`, token, {
+    beginExclusive: sandbox.lastOffset,
+    updateFormat: {
+      includeTransactions: {
+        eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+        transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+      },
+    },
+  });
+  await until(async () => (await gatewayMetric(port, "ledger_gateway_ledger_streams_open")) === 1);
+  const listTwin = () =>
+    fetch(`http://127.0.0.1:${port}/v2/updates`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        beginExclusive: sandbox.lastOffset - 1,
+        endInclusive: sandbox.lastOffset,
+        updateFormat: {
+          includeTransactions: {
+            eventFormat: { filtersByParty: { [sandbox.tickParty]: {} } },
+            transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+          },
+        },
+      }),
+    });
+  const waiter = listTwin();
+  await until(async () => (await gatewayMetric(port, "ledger_gateway_ledger_streams_queued")) === 1);
+  const refusedTwin = await listTwin();
+  await refusedTwin.arrayBuffer();
+  assert.equal(refusedTwin.status, 429);
+  await holder.close();
+  const served = await waiter;
+  await served.arrayBuffer();
+  assert.equal(served.status, 200);
 }
 
 /** The sum of a metric's series on a gateway's own /metrics. */
