@@ -109,7 +109,16 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const result: LoadResult = await runLoad(options, recordedCommand(), log);
+  // Ctrl-C ends the load and finishes the run (rights taken back, results written); twice, at once.
+  const stop = new AbortController();
+  process.on("SIGINT", () => {
+    if (stop.signal.aborted) process.exit(130);
+    log(
+      "load: interrupted: finishing (answers in flight, rights taken back, results written); Ctrl-C again to quit now",
+    );
+    stop.abort();
+  });
+  const result: LoadResult = await runLoad(options, recordedCommand(), log, stop.signal);
   result.thresholds = options.thresholds.map((threshold) =>
     judge(
       threshold,
@@ -136,6 +145,11 @@ async function main(): Promise<void> {
       `threshold ${verdict.threshold}: ${verdict.passed ? "passed" : "BREACHED"} (measured ${Number.isNaN(verdict.actual) ? "nothing: no such series" : verdict.actual})`,
     );
   process.stdout.write(`${out.join("\n")}\n`);
+  if (result.load.interrupted) {
+    process.stderr.write("load: interrupted before the end of its window: exit 130\n");
+    process.exitCode = 130;
+    return;
+  }
   const breached = result.thresholds.filter((verdict) => !verdict.passed);
   if (breached.length > 0) {
     process.stderr.write(

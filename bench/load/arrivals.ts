@@ -61,25 +61,26 @@ export class ArrivalSchedule {
 /**
  * Fires `send(i, dueMs)` for every arrival as its time comes, late ones at once (a timer of 1 ms
  * granularity: a request is sent at most a timer tick after it is due, and its latency counts
- * from when it was due). Resolves when the schedule has ended.
+ * from when it was due). Resolves when the schedule has ended, or once `stopped`.
  */
 export function runArrivals(
   schedule: ArrivalSchedule,
   startedAt: number,
   now: () => number,
   send: (i: number, dueMs: number) => void,
+  stopped: () => boolean = () => false,
 ): Promise<void> {
   return new Promise((resolve) => {
     let i = 0;
     let next = schedule.dueAt(0);
     const tick = () => {
       const elapsed = now() - startedAt;
-      while (next !== undefined && next <= elapsed) {
+      while (next !== undefined && next <= elapsed && !stopped()) {
         send(i, next);
         i++;
         next = schedule.dueAt(i);
       }
-      if (next === undefined || elapsed >= schedule.endMs) {
+      if (next === undefined || elapsed >= schedule.endMs || stopped()) {
         resolve();
         return;
       }

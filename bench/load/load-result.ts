@@ -54,6 +54,8 @@ export interface LoadResult {
     connections: number;
     /** The prefix of every party and command id the run made. */
     prefix: string;
+    /** Stopped early (Ctrl-C): the figures cover the part of the window it ran. */
+    interrupted?: boolean;
   };
   /** All request scenarios together (not completions, not updates). */
   overall: Omit<SeriesResult, "errorsByCode" | "histogram">;

@@ -151,8 +151,25 @@ export async function prepare(
       await post(rightsPath, { userId: user.id, rights, identityProviderId: "" }, "PATCH");
     },
   };
-  if (acsParty && options.acsContracts) {
-    const total = options.acsContracts;
+  try {
+    await prepareContracts(prepared, options.acsContracts, post, progress);
+    prepared.ledgerEnd = (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
+  } catch (error) {
+    await prepared.cleanUp().catch(() => undefined);
+    throw error;
+  }
+  return prepared;
+}
+
+/** The acs party's contracts, 8 submissions at a time. */
+async function prepareContracts(
+  prepared: Prepared,
+  total: number | undefined,
+  post: (path: string, body: unknown) => Promise<unknown>,
+  progress: (line: string) => void,
+): Promise<void> {
+  const { acsParty, prefix } = prepared;
+  if (acsParty && total) {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(8, total) }, async () => {
@@ -164,6 +181,4 @@ export async function prepare(
     );
     progress(`prepared: ${total} contracts of the acs party`);
   }
-  prepared.ledgerEnd = (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
-  return prepared;
 }

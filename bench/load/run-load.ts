@@ -33,10 +33,14 @@ export async function runLoad(
   options: LoadOptions,
   command: string,
   log: (line: string) => void,
+  /** Aborted (Ctrl-C): no request is sent after it, and the run finishes as at its end. */
+  stop: AbortSignal = new AbortController().signal,
 ): Promise<LoadResult> {
   const tokens = await openTokenSource(options.token, log);
   const client = new JsonClient(options.url, options.connections);
   const subscribers: StreamSubscriber[] = [];
+  /** Takes back the rights granted, until it has. */
+  let cleanUp: (() => Promise<void>) | undefined;
   try {
     const token = tokens.current;
     const prepared = await prepare(
@@ -48,6 +52,7 @@ export async function runLoad(
       },
       log,
     );
+    cleanUp = prepared.cleanUp;
     const { server } = prepared;
     log(
       `load: ${options.url} (Ledger API ${server.version}, participant ${server.participantId}): ${describeLoad(options)}`,
@@ -195,18 +200,25 @@ export async function runLoad(
     if (options.warmUpMs > 0) log(`load: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
     if (options.model.kind === "open") {
       const schedule = new ArrivalSchedule(options.model.stages, options.model.startRate, options.warmUpMs);
-      await runArrivals(schedule, startedAt, now, (i, dueMs) => {
-        send(i, startedAt + dueMs);
-      });
+      await runArrivals(
+        schedule,
+        startedAt,
+        now,
+        (i, dueMs) => {
+          send(i, startedAt + dueMs);
+        },
+        () => stop.aborted,
+      );
     } else {
       const endAt = measuredFrom + options.durationMs;
       let next = 0;
       await Promise.all(
         Array.from({ length: options.model.concurrency }, async () => {
-          while (now() < endAt) await send(next++, now());
+          while (now() < endAt && !stop.aborted) await send(next++, now());
         }),
       );
     }
+    const lastSendAt = now();
     await drain(inFlight, DRAIN_MS, now);
     finished = true;
     for (const { name, measured } of inFlight.values())
@@ -217,11 +229,13 @@ export async function runLoad(
     intervals.finish();
     loopDelay.disable();
     for (const subscriber of subscribers.splice(0)) subscriber.close();
-    await prepared
-      .cleanUp()
-      .catch((error: Error) => log(`load: could not take back the rights granted: ${error.message}`));
+    await takeBack(cleanUp, log);
+    cleanUp = undefined;
 
-    const seconds = options.durationMs / 1000;
+    // An interrupted run is measured over what it ran of its window.
+    const seconds = stop.aborted
+      ? Math.max(0.001, Math.min(options.durationMs, lastSendAt - measuredFrom) / 1000)
+      : options.durationMs / 1000;
     const scenarios: LoadResult["scenarios"] = {};
     for (const [name, recorder] of series) scenarios[name] = recorder.result(seconds);
     if (completions) scenarios.completions = completions.result(seconds);
@@ -241,6 +255,7 @@ export async function runLoad(
         subscribers: options.subscribers,
         connections: options.connections,
         prefix: prepared.prefix,
+        ...(stop.aborted && { interrupted: true }),
       },
       overall: mergedTotals([...series.values()], seconds),
       scenarios,
@@ -249,6 +264,7 @@ export async function runLoad(
     };
   } finally {
     for (const subscriber of subscribers) subscriber.close();
+    if (cleanUp) await takeBack(cleanUp, log);
     client.close();
     tokens.close();
   }
@@ -314,3 +330,9 @@ async function waitUntil(done: () => boolean, ms: number): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function takeBack(cleanUp: () => Promise<void>, log: (line: string) => void): Promise<void> {
+  await cleanUp().catch((error: Error) =>
+    log(`load: could not take back the rights granted: ${error.message}`),
+  );
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import type { LoadResult } from "../../bench/load/load-result.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary } from "../deploy/debian-package.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { until } from "../support/until.js";
 
 const ROOT = projectRoot();
 
@@ -109,6 +110,64 @@ describe("the load tool against a gateway it did not start", () => {
     assert.ok(result.timeline.length >= 3);
     assert.ok(result.timeline.some((point) => (point.scenarios.reads?.count ?? 0) > 0));
     assert.doesNotMatch(result.command, /eyJ/);
+  });
+
+  it("takes back the rights it granted, and leaves its parties named by its prefix", async () => {
+    const [json] = resultFiles(mixedOut, ".json");
+    const { prefix } = (JSON.parse(readFileSync(json as string, "utf8")) as LoadResult).load;
+    assert.match(prefix, /^load-\d{8}T\d{6}-[0-9a-f]{6}$/);
+    const rights = (await (await stack.request("/v2/users/participant_admin/rights")).json()) as {
+      rights: { kind: Record<string, { value?: { party?: string } }> }[];
+    };
+    const granted = rights.rights.filter((r) => r.kind.CanActAs?.value?.party?.startsWith("load-"));
+    assert.deepEqual(granted, []);
+    const parties = (await (await stack.request("/v2/parties")).json()) as {
+      partyDetails: { party: string }[];
+    };
+    assert.ok(parties.partyDetails.some((p) => p.party.startsWith(`${prefix}-party::`)));
+  });
+
+  it("finishes on Ctrl-C: no more requests, rights taken back, results written, exit 130", async () => {
+    const out = join(dir, "interrupted");
+    const child = spawn(
+      process.execPath,
+      [
+        ...["--import", "tsx", join(ROOT, "bench", "load.ts"), "--url", stack.url, "--token-file", tokenFile],
+        ...[
+          "--scenario",
+          "submit-and-wait,updates",
+          "--rate",
+          "20/s",
+          "--subscribers",
+          "2",
+          "--duration",
+          "60s",
+        ],
+        ...["--warm-up", "0", "--interval", "1s", "--out", out],
+      ],
+      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    await until(() => /^\[\s*1\.0 s\]/m.test(stderr), { budgetMs: 60_000, observed: () => stderr });
+    child.kill("SIGINT");
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /load: interrupted: finishing/);
+    const [json] = resultFiles(out, ".json");
+    const result = JSON.parse(readFileSync(json as string, "utf8")) as LoadResult;
+    assert.equal(result.load.interrupted, true);
+    assert.ok((result.scenarios["submit-and-wait"]?.requests ?? 0) > 0);
+    assert.equal(result.scenarios["submit-and-wait"]?.errors, 0);
+    const rights = (await (await stack.request("/v2/users/participant_admin/rights")).json()) as {
+      rights: { kind: Record<string, { value?: { party?: string } }> }[];
+    };
+    assert.deepEqual(
+      rights.rights.filter((r) => r.kind.CanActAs?.value?.party?.startsWith(result.load.prefix)),
+      [],
+    );
   });
 
   it("fails the run with exit 1 when a threshold is breached, naming it", () => {
