@@ -6,7 +6,10 @@
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
  *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
- *                          [--gateway-cpu-prof DIR]
+ *                          [--gateway-cpu-prof DIR] [--fairness-seconds 10]
+ *                          [--fairness-victim-concurrency 2] [--fairness-victim-rate 100]
+ *                          [--flood-concurrency 64] [--flood-sockets 16] [--flood-nice 0]
+ *                          [--fairness-caps on,off]
  * `--scenarios` picks some, for a short run (`make bench ARGS="--scenarios fanout"`). The wave-2
  * ones (fanout, idle, workers; ws-compression, not run unless named: the fan-out's subscribers
  * offering permessage-deflate at N = 1 and 100, against websocket-config.compression off and on)
@@ -14,6 +17,9 @@
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
  * results file. Their targets are printed, never asserted in tests. `--gateway-cpu-prof DIR`
  * runs every gateway under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
+ * fairness (issue 24, not run unless named): one user's flood (a process of its own) against
+ * another user's paced submit-and-wait and update stream, on a gateway with per-user caps and,
+ * for comparison, one without (`--fairness-caps`); bench/scenarios/fairness.ts says what and why.
  * request-cost (issue 10) runs the update streams (1 and `--batch` events per transaction) and
  * submit-and-wait as above, plus submit-and-wait-for-transaction and GET /v2/state/ledger-end,
  * reading the gateway's CPU from /proc over each measured window: its CPU per request and per
@@ -43,6 +49,15 @@ import {
 } from "./lib/processes.js";
 import { provenance, resultFileName, type Wave2Result } from "./lib/results.js";
 import { barChartSvg } from "./lib/svg-chart.js";
+import {
+  allocateParty,
+  capArgs,
+  FAIRNESS_CAPS,
+  FAIRNESS_TARGET,
+  type FairnessResult,
+  type FairnessRun,
+  fairnessRun,
+} from "./scenarios/fairness.js";
 import {
   type FanoutPoint,
   fanoutPoint,
@@ -80,6 +95,13 @@ const { values } = commandLine("run.js", {
   "workers-ticks": { type: "string", default: "20000" },
   "workers-batch": { type: "string", default: "10" },
   "workers-concurrency": { type: "string", default: "16" },
+  "fairness-seconds": { type: "string", default: "10" },
+  "fairness-victim-concurrency": { type: "string", default: "2" },
+  "fairness-victim-rate": { type: "string", default: "100" },
+  "flood-concurrency": { type: "string", default: "64" },
+  "flood-sockets": { type: "string", default: "16" },
+  "flood-nice": { type: "string", default: "0" },
+  "fairness-caps": { type: "string", default: "on,off" },
   note: { type: "string" },
   "gateway-cpu-prof": { type: "string" },
 });
@@ -91,6 +113,7 @@ const SCENARIOS = [
   "workers",
   "request-cost",
   "ws-compression",
+  "fairness",
 ] as const;
 const picked = new Set(values.scenarios.split(",").map((name) => name.trim()));
 for (const name of picked) {
@@ -100,6 +123,11 @@ for (const name of picked) {
   }
 }
 const runs = (name: (typeof SCENARIOS)[number]) => picked.has(name);
+const fairnessModes = values["fairness-caps"].split(",").map((mode) => mode.trim());
+if (fairnessModes.some((mode) => mode !== "on" && mode !== "off")) {
+  console.error(`--fairness-caps takes on, off or both (on,off), not ${values["fairness-caps"]}`);
+  process.exit(2);
+}
 const ticks = Number(values.ticks);
 const payloadBytes = Number(values.payload);
 const warmUp = Number(values["warm-up"]);
@@ -506,6 +534,86 @@ async function wave2(): Promise<Wave2Result | undefined> {
 
 const wave2Result = await wave2();
 
+/** fairness: a small sandbox of its own, a gateway per caps setting, two users with a party each. */
+async function fairness(): Promise<FairnessResult | undefined> {
+  if (!runs("fairness")) return undefined;
+  const say = progress("fairness");
+  say("starting the sandbox, preloading 1000 ticks ...");
+  const sandbox = await startSandboxProcess(1000, payloadBytes, 1);
+  const admin = mintToken({ user: "participant_admin", secret: "bench", expiresInSeconds: 3600 });
+  const victimRate = Number(values["fairness-victim-rate"]);
+  const seconds = Number(values["fairness-seconds"]);
+  const result: FairnessResult = {
+    scenario:
+      `user B: submit-and-wait from ${values["fairness-victim-concurrency"]} loops paced to ${victimRate} commands/s and ` +
+      `one WebSocket on its party's updates; user A (a process of its own): submit-and-wait from ` +
+      `${values["flood-concurrency"]} loops back to back (a 429 retried at once) and ${values["flood-sockets"]} ` +
+      `WebSockets with an update stream each, reopened when closed` +
+      (values["flood-nice"] === "0" ? "" : `, at nice ${values["flood-nice"]}`) +
+      `; B measured unloaded, flooded, unloaded again, ` +
+      `${seconds} s each, after a flooded warm-up window; one gateway worker`,
+    seconds,
+    victim: {
+      concurrency: Number(values["fairness-victim-concurrency"]),
+      commandsPerSecond: victimRate,
+      webSockets: 1,
+    },
+    flood: {
+      concurrency: Number(values["flood-concurrency"]),
+      webSockets: Number(values["flood-sockets"]),
+      nice: Number(values["flood-nice"]),
+    },
+    caps: FAIRNESS_CAPS,
+    runs: [],
+  };
+  try {
+    let parties: { victim: string; flood: string } | undefined;
+    for (const caps of fairnessModes as FairnessRun["caps"][]) {
+      const args = caps === "on" ? capArgs() : [];
+      const gateway = await startGatewayProcess(sandbox.port, args, {
+        raiseFdLimit: true,
+        nodeArgs: cpuProfArgs,
+      });
+      try {
+        const base = `http://127.0.0.1:${gateway.port}`;
+        parties ??= {
+          victim: await allocateParty(base, admin, "fair-victim"),
+          flood: await allocateParty(base, admin, "fair-flood"),
+        };
+        const token = (party: string) =>
+          mintToken({ user: `actAs-${party}`, secret: "bench", expiresInSeconds: 3600 });
+        result.runs.push(
+          await fairnessRun(
+            {
+              base,
+              gatewayPid: gateway.child.pid as number,
+              sandboxPid: sandbox.child.pid as number,
+              victim: { party: parties.victim, token: token(parties.victim) },
+              flood: { party: parties.flood, token: token(parties.flood) },
+              seconds,
+              victimConcurrency: result.victim.concurrency,
+              victimRate,
+              floodConcurrency: result.flood.concurrency,
+              floodSockets: result.flood.webSockets,
+              floodNice: result.flood.nice,
+              progress: say,
+            },
+            caps,
+            args,
+          ),
+        );
+      } finally {
+        await gateway.stop();
+      }
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  return result;
+}
+const fairnessResult = await fairness();
+const fairnessCapped = fairnessResult?.runs.find((run) => run.caps === "on");
+
 const met = (u: UpdateStreamResult) => u.ratioToDirect.gatewayWebSocket >= WS_TARGET;
 const root = projectRoot();
 const { commit, machine } = provenance(root);
@@ -558,12 +666,21 @@ const result = {
   ...(single.commands && { submitAndWait: single.commands }),
   ...(wave2Result && wave2Result),
   ...(requestCostResult && { requestCost: requestCostResult }),
+  ...(fairnessResult && { fairness: fairnessResult }),
   targets: {
     ...(single.updates &&
       batched && {
         webSocketVsDirect: { min: WS_TARGET, met: met(single.updates), metBatched: met(batched) },
       }),
     ...wave2Targets,
+    ...(fairnessCapped && {
+      fairUnderLoad: {
+        maxP99Ratio: 1 + FAIRNESS_TARGET,
+        minDeliveriesRatio: 1 - FAIRNESS_TARGET,
+        ratios: fairnessCapped.ratios,
+        met: fairnessCapped.met,
+      },
+    }),
   },
 };
 const dir = join(root, "bench", "results");
@@ -651,6 +768,32 @@ if (wave2Targets) {
       `(${wave2Targets.idleConnectionRss?.bytes ?? "-"} B); 2 workers >= ${WORKERS_TARGET}x one: ${verdict(wave2Targets.twoWorkersVsOne?.met)} ` +
       `(${workersRatio ?? "-"}x)`,
   );
+}
+if (fairnessResult) {
+  console.table(
+    Object.fromEntries(
+      fairnessResult.runs.flatMap((run) =>
+        run.windows.map((w) => [
+          `caps ${run.caps}, ${w.load}`,
+          {
+            "B commands/s": w.victim.commandsPerSecond,
+            "B p50 ms": w.victim.p50Ms,
+            "B p99 ms": w.victim.p99Ms,
+            "B deliveries/s": w.victim.deliveriesPerSecond,
+            "A 200": w.flood?.submitAnswers["200"] ?? "-",
+            "A 429": w.flood?.submitAnswers["429"] ?? "-",
+            "A WS 1013": w.flood?.webSockets.closes["1013"] ?? "-",
+            "CPU s gw/sb/B/A": `${w.cpuSeconds.gateway}/${w.cpuSeconds.sandbox}/${w.cpuSeconds.victim}/${w.cpuSeconds.flood ?? "-"}`,
+          },
+        ]),
+      ),
+    ),
+  );
+  for (const run of fairnessResult.runs)
+    console.log(
+      `fairness, caps ${run.caps}: flooded / unloaded p99 ${run.ratios.p99}x, deliveries/s ${run.ratios.deliveriesPerSecond}x ` +
+        `(target: p99 <= ${1 + FAIRNESS_TARGET}x, deliveries >= ${1 - FAIRNESS_TARGET}x): ${verdict(run.met)}`,
+    );
 }
 console.log(
   `wrote ${[file, ...charts].map((f) => relative(root, f)).join(", ")} (commit ${commit ? commit.id.slice(0, 7) : "?"}${commit?.dirty ? ", uncommitted changes" : ""}); ` +

@@ -143,8 +143,9 @@ export interface BenchClient {
   stop(): Promise<void>;
 }
 
-export function startBenchClient(raiseFdLimit = true): BenchClient {
-  const child = spawnNode(entry("bench/bench-client"), raiseFdLimit, ["pipe", "pipe", "inherit"]);
+/** `script`: another client of the same protocol (bench/lib/flood-client for the fairness flood). */
+export function startBenchClient(raiseFdLimit = true, script = "bench/bench-client"): BenchClient {
+  const child = spawnNode(entry(script), raiseFdLimit, ["pipe", "pipe", "inherit"]);
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];

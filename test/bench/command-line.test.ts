@@ -47,5 +47,9 @@ describe("the bench tools' command lines", () => {
     const scenario = tool("run.ts", "--scenarios", "nope");
     assert.equal(scenario.status, 2);
     assert.match(scenario.stderr, /unknown scenario nope; known: update-stream/);
+    assert.match(scenario.stderr, /known: .*\bfairness\b/);
+    const caps = tool("run.ts", "--scenarios", "fairness", "--fairness-caps", "maybe");
+    assert.equal(caps.status, 2);
+    assert.match(caps.stderr, /--fairness-caps takes on, off or both \(on,off\), not maybe/);
   });
 });
