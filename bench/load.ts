@@ -38,6 +38,8 @@ update subscribers' lag; writes DIR/load-<time>.json and DIR/load-<time>.html.
                           errors<1%, rate>=190, updates.p99<100ms (lag); one breached: exit 1
   --connections N         HTTP keep-alive connections to the server
   --acs-contracts N       contracts created beforehand for the acs scenario to read
+  --reassignment-contracts N  contracts the reassignment scenario moves between two synchronizers,
+                          one per request in flight (a request waits for a free one)
   --template ID           a template to create instead of the sample Iou (#pkg-name:Module:Entity)
   --create-arguments JSON its create arguments; the string "$party" stands for the run's party
   --compare A.json B.json two results files side by side (nothing else is run)`;
@@ -60,6 +62,7 @@ const { values, positionals } = commandLine(
     threshold: { type: "string", multiple: true },
     connections: { type: "string", default: "64" },
     "acs-contracts": { type: "string", default: "100" },
+    "reassignment-contracts": { type: "string", default: "64" },
     template: { type: "string" },
     "create-arguments": { type: "string" },
     compare: { type: "string" },

@@ -10,6 +10,7 @@ import { UsageError } from "./usage-error.js";
 export const REQUEST_SCENARIOS = [
   "submit-and-wait",
   "submit-and-wait-for-transaction",
+  "submit-and-wait-for-reassignment",
   "submit-async",
   "acs",
   "reads",
@@ -46,6 +47,8 @@ export interface LoadOptions {
   connections: number;
   /** Contracts the acs scenario's party holds, created before the run. */
   acsContracts: number;
+  /** Contracts the submit-and-wait-for-reassignment scenario moves (one request holds one). */
+  reassignmentContracts: number;
   template?: { id: string; createArguments: unknown };
 }
 
@@ -101,6 +104,7 @@ export interface RawOptions {
   threshold?: string[] | undefined;
   connections: string;
   "acs-contracts": string;
+  "reassignment-contracts": string;
   template?: string | undefined;
   "create-arguments"?: string | undefined;
 }
@@ -176,6 +180,7 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     thresholds: (raw.threshold ?? []).map(parseThreshold),
     connections: positiveInteger(raw.connections, "--connections"),
     acsContracts: positiveInteger(raw["acs-contracts"], "--acs-contracts"),
+    reassignmentContracts: positiveInteger(raw["reassignment-contracts"], "--reassignment-contracts"),
     ...(template && { template }),
   };
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { JsonClient } from "./json-client.js";
+import { type MovingContract, ReassignmentPool } from "./reassignment-pool.js";
 
 /**
  * What a run needs on the server, made through the JSON Ledger API with the run's token (a user
@@ -26,6 +27,8 @@ export interface Prepared {
   templateId: string;
   /** The create arguments of one contract of `owner`. */
   createArguments: (owner: string) => unknown;
+  /** The contracts of the submit-and-wait-for-reassignment scenario, on the first of two synchronizers. */
+  reassignments?: ReassignmentPool;
   /** The ledger end once everything was made: where the streams begin, the acs reads' offset. */
   ledgerEnd: number;
   /** Takes back the rights granted. */
@@ -81,7 +84,12 @@ export const createCommand = (prepared: Prepared, commandId: string, owner: stri
 export async function prepare(
   client: JsonClient,
   token: () => string,
-  options: { template?: { id: string; createArguments: unknown }; acsContracts?: number },
+  options: {
+    template?: { id: string; createArguments: unknown };
+    acsContracts?: number;
+    /** Contracts to move between synchronizers (submit-and-wait-for-reassignment). */
+    reassignmentContracts?: number;
+  },
   progress: (line: string) => void,
 ): Promise<Prepared> {
   const get = <T>(path: string) => client.json<T>("GET", path, token());
@@ -153,6 +161,13 @@ export async function prepare(
   };
   try {
     await prepareContracts(prepared, options.acsContracts, post, progress);
+    if (options.reassignmentContracts)
+      prepared.reassignments = await reassignmentContracts(
+        prepared,
+        options.reassignmentContracts,
+        get,
+        post,
+      );
     prepared.ledgerEnd = (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
   } catch (error) {
     await prepared.cleanUp().catch(() => undefined);
@@ -181,4 +196,45 @@ async function prepareContracts(
     );
     progress(`prepared: ${total} contracts of the acs party`);
   }
+}
+
+/**
+ * Contracts of the run's party to move, created 8 at a time; the participant must be connected to
+ * two synchronizers (the contracts go between the first two it lists).
+ */
+async function reassignmentContracts(
+  prepared: Prepared,
+  total: number,
+  get: <T>(path: string) => Promise<T>,
+  post: <T>(path: string, body: unknown) => Promise<T>,
+): Promise<ReassignmentPool> {
+  const { connectedSynchronizers } = await get<{ connectedSynchronizers: { synchronizerId: string }[] }>(
+    `/v2/state/connected-synchronizers?party=${encodeURIComponent(prepared.party)}`,
+  );
+  const [a, b] = connectedSynchronizers.map((s) => s.synchronizerId);
+  if (a === undefined || b === undefined)
+    throw new Error(
+      `submit-and-wait-for-reassignment needs a participant connected to two synchronizers; this one has ${connectedSynchronizers.length}`,
+    );
+  const contracts: MovingContract[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(8, total) }, async () => {
+      while (next < total) {
+        const i = next++;
+        const answer = await post<{
+          transaction: { synchronizerId: string; events: { CreatedEvent: { contractId: string } }[] };
+        }>("/v2/commands/submit-and-wait-for-transaction", {
+          commands: createCommand(prepared, `${prepared.prefix}-moving-${i}`, prepared.party),
+        });
+        const created = answer.transaction.events[0]?.CreatedEvent;
+        if (created)
+          contracts.push({
+            contractId: created.contractId,
+            synchronizerId: answer.transaction.synchronizerId,
+          });
+      }
+    }),
+  );
+  return new ReassignmentPool(contracts, [a, b]);
 }

@@ -2,6 +2,7 @@ import { errorCode, type JsonClient, networkErrorCode } from "./json-client.js";
 import type { LagTracker } from "./lag-tracker.js";
 import type { RequestScenario } from "./load-options.js";
 import { createCommand, type Prepared } from "./prepare.js";
+import type { ReassignmentAnswer, ReassignmentPool } from "./reassignment-pool.js";
 
 /** A request's outcome: undefined when it succeeded, else the code it is counted under. */
 export type Outcome = string | undefined;
@@ -62,6 +63,36 @@ export function requestScenario(
         }));
     case "submit-async":
       return (seq, sentAt, measured) => command(seq, sentAt, measured, "/v2/commands/async/submit", (c) => c);
+    case "submit-and-wait-for-reassignment": {
+      const pool = prepared.reassignments as ReassignmentPool;
+      const eventFormat = { filtersByParty: { [prepared.party]: {} }, verbose: false };
+      return async (seq) => {
+        const contract = await pool.take();
+        try {
+          const answer = await client.request(
+            "POST",
+            "/v2/commands/submit-and-wait-for-reassignment",
+            token(),
+            {
+              reassignmentCommands: {
+                commandId: `${prepared.prefix}-${name}-${seq}`,
+                userId: prepared.userId,
+                submitter: prepared.party,
+                commands: [{ command: pool.nextCommand(contract) }],
+              },
+              eventFormat,
+            },
+          );
+          if (answer.status < 200 || answer.status > 299) return errorCode(answer);
+          pool.advance(contract, JSON.parse(answer.body) as ReassignmentAnswer);
+          return undefined;
+        } catch (error) {
+          return networkErrorCode(error);
+        } finally {
+          pool.give(contract);
+        }
+      };
+    }
     case "acs": {
       const body = {
         eventFormat: { filtersByParty: { [prepared.acsParty as string]: {} }, verbose: false },

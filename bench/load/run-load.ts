@@ -49,6 +49,9 @@ export async function runLoad(
       {
         ...(options.template && { template: options.template }),
         ...(options.requests.includes("acs") && { acsContracts: options.acsContracts }),
+        ...(options.requests.includes("submit-and-wait-for-reassignment") && {
+          reassignmentContracts: options.reassignmentContracts,
+        }),
       },
       log,
     );

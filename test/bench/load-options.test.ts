@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { ArrivalSchedule } from "../../bench/load/arrivals.js";
 import { loadOptions, parseStages, type RawOptions } from "../../bench/load/load-options.js";
 import { isEmbeddedSandbox } from "../../bench/load/prepare.js";
+import { ReassignmentPool } from "../../bench/load/reassignment-pool.js";
 import { judge, parseThreshold } from "../../bench/load/thresholds.js";
 import { tokenExpiry } from "../../bench/load/token-source.js";
 import { UsageError } from "../../bench/load/usage-error.js";
@@ -19,6 +20,7 @@ const raw = (over: Partial<RawOptions> = {}): RawOptions => ({
   out: "out",
   connections: "64",
   "acs-contracts": "100",
+  "reassignment-contracts": "64",
   ...over,
 });
 
@@ -145,5 +147,37 @@ describe("what the load tool tells apart", () => {
     const payload = Buffer.from(JSON.stringify({ sub: "u", exp: 1_800_000_000 })).toString("base64url");
     assert.equal(tokenExpiry(`e30.${payload}.sig`), 1_800_000_000_000);
     assert.equal(tokenExpiry("not-a-jwt"), undefined);
+  });
+});
+
+describe("the contracts the reassignment scenario moves", () => {
+  it("moves each one step at a time: unassign to the other synchronizer, assign there, and back", () => {
+    const pool = new ReassignmentPool([{ contractId: "c1", synchronizerId: "s1" }], ["s1", "s2"]);
+    const contract = { contractId: "c1", synchronizerId: "s1" };
+    assert.deepEqual(pool.nextCommand(contract), {
+      UnassignCommand: { value: { contractId: "c1", source: "s1", target: "s2" } },
+    });
+    const unassigned = { reassignmentId: "r1", source: "s1", target: "s2" };
+    pool.advance(contract, { reassignment: { events: [{ JsUnassignedEvent: { value: unassigned } }] } });
+    assert.deepEqual(pool.nextCommand(contract), { AssignCommand: { value: unassigned } });
+    pool.advance(contract, { reassignment: { events: [{}] } });
+    assert.deepEqual(contract, { contractId: "c1", synchronizerId: "s2", unassigned: undefined });
+    assert.deepEqual(pool.nextCommand(contract), {
+      UnassignCommand: { value: { contractId: "c1", source: "s2", target: "s1" } },
+    });
+  });
+
+  it("gives a request a contract no other holds, the next waiting one the contract given back", async () => {
+    const pool = new ReassignmentPool([{ contractId: "c1", synchronizerId: "s1" }], ["s1", "s2"]);
+    const first = await pool.take();
+    let second: string | undefined;
+    const waiting = pool.take().then((c) => {
+      second = c.contractId;
+    });
+    await Promise.resolve();
+    assert.equal(second, undefined, "all held: it waits");
+    pool.give(first);
+    await waiting;
+    assert.equal(second, "c1");
   });
 });

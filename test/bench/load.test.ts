@@ -205,14 +205,20 @@ describe("the load tool against a gateway it did not start", () => {
     const out = join(dir, "closed");
     const closed = await load(
       ...["--url", stack.url, "--token-file", tokenFile, "--concurrency", "2", "--acs-contracts", "5"],
-      ...["--scenario", "reads,acs,submit-async,submit-and-wait-for-transaction"],
+      ...[
+        "--scenario",
+        "reads,acs,submit-async,submit-and-wait-for-transaction,submit-and-wait-for-reassignment",
+      ],
+      ...["--reassignment-contracts", "2"],
       ...["--duration", "2s", "--warm-up", "0", "--interval", "1s", "--out", out, "--threshold", "errors<1%"],
     );
     assert.equal(closed.status, 0, closed.stderr);
     const [a] = resultFiles(mixedOut, ".json");
     const [b] = resultFiles(out, ".json");
     const result = JSON.parse(readFileSync(b as string, "utf8")) as LoadResult;
-    for (const name of ["reads", "acs", "submit-async", "submit-and-wait-for-transaction", "completions"]) {
+    const names = ["reads", "acs", "submit-async", "submit-and-wait-for-transaction", "completions"];
+    // Each reassignment moves a contract a step on (unassign, then assign): every step succeeded.
+    for (const name of [...names, "submit-and-wait-for-reassignment"]) {
       const s = result.scenarios[name];
       assert.ok(s && s.requests > 0, name);
       assert.equal(s.errors, 0, `${name}: ${JSON.stringify(s.errorsByCode)}`);
