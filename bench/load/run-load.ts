@@ -2,26 +2,20 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { ArrivalSchedule, runArrivals } from "./arrivals.js";
 import { JsonClient } from "./json-client.js";
 import { LagTracker } from "./lag-tracker.js";
+import { completionsSubscriber, updatesSubscriber } from "./ledger-streams.js";
 import type { LoadOptions, RequestScenario } from "./load-options.js";
 import type { LoadResult, TimelinePoint } from "./load-result.js";
 import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
 import { progressLine } from "./progress-line.js";
 import { type IntervalFigures, mergedTotals, SeriesRecorder } from "./recorder.js";
 import { type Outcome, requestScenario } from "./request-scenarios.js";
-import { offsetIn, type StreamSubscriber, stringIn, subscribe } from "./stream-subscriber.js";
+import type { StreamSubscriber } from "./stream-subscriber.js";
 import { openTokenSource } from "./token-source.js";
 
 /** How long the run waits, after its last arrival, for answers still out. */
 const DRAIN_MS = 10_000;
 /** And for the subscribers to receive the last commands' transactions. */
 const LAG_DRAIN_MS = 3_000;
-
-/** An update frame of a transaction begins `{"update":{"Transaction":`; its command id is the run's. */
-const TRANSACTION = Buffer.from('"Transaction"');
-const COMMAND_ID = Buffer.from('"commandId":"');
-
-// biome-ignore lint/suspicious/noExplicitAny: stream frames, read loosely as a client would
-type Json = Record<string, any>;
 
 /**
  * One load run against a JSON Ledger API server: prepare (prepare.ts), open the subscribers, send
@@ -70,62 +64,11 @@ export async function runLoad(
     const lag = new LagTracker(options.subscribers);
     const awaitingCompletion = new Map<string, number>();
     const now = () => performance.now();
-    const wsBase = options.url.replace(/^http/, "ws");
-    let deliveries = 0;
 
-    for (let i = 0; i < options.subscribers; i++)
-      subscribers.push(
-        subscribe({
-          url: `${wsBase}/v2/updates`,
-          token,
-          beginExclusive: prepared.ledgerEnd,
-          request: (beginExclusive) => updatesRequest(prepared.party, beginExclusive),
-          onElement: (frame, at) => {
-            const commandId = frame.subarray(0, 40).includes(TRANSACTION)
-              ? stringIn(frame, COMMAND_ID)
-              : undefined;
-            if (commandId !== undefined) {
-              deliveries++;
-              const late = lag.received(commandId, at);
-              if (late !== undefined) updates?.record(late);
-            }
-            return offsetIn(frame);
-          },
-          onFault: (code) => updates?.error(code),
-          now,
-        }),
-      );
-    if (completions)
-      subscribers.push(
-        subscribe({
-          url: `${wsBase}/v2/commands/completions`,
-          token,
-          beginExclusive: prepared.ledgerEnd,
-          request: (beginExclusive) => ({
-            userId: prepared.userId,
-            parties: [prepared.party],
-            beginExclusive,
-          }),
-          onElement: (frame, at) => {
-            const response = (JSON.parse(frame.toString("utf8")) as Json).completionResponse as
-              | Json
-              | undefined;
-            const completion = response?.Completion?.value as Json | undefined;
-            if (completion) {
-              const sentAt = awaitingCompletion.get(String(completion.commandId));
-              if (sentAt !== undefined) {
-                awaitingCompletion.delete(String(completion.commandId));
-                const code = completion.status?.code ?? 0;
-                if (code === 0) completions.record(at - sentAt);
-                else completions.error(`completion status ${code}`);
-              }
-            }
-            return offsetIn(frame);
-          },
-          onFault: (code) => completions.error(code),
-          now,
-        }),
-      );
+    const streams = { url: options.url, token, prepared, now };
+    const updateStreams = { ...streams, lag, deliveries: 0, lags: updates as SeriesRecorder };
+    for (let i = 0; i < options.subscribers; i++) subscribers.push(updatesSubscriber(updateStreams));
+    if (completions) subscribers.push(completionsSubscriber({ ...streams, awaitingCompletion, completions }));
 
     if (server.ledgerJsonGateway)
       tokens.onChange((renewed) => {
@@ -242,7 +185,7 @@ export async function runLoad(
     const scenarios: LoadResult["scenarios"] = {};
     for (const [name, recorder] of series) scenarios[name] = recorder.result(seconds);
     if (completions) scenarios.completions = completions.result(seconds);
-    if (updates) scenarios.updates = { ...updates.result(seconds), deliveries };
+    if (updates) scenarios.updates = { ...updates.result(seconds), deliveries: updateStreams.deliveries };
     return {
       tool: "ledger-json-gateway load",
       command,
@@ -287,17 +230,6 @@ function describeLoad(options: LoadOptions): string {
   const streams = options.subscribers > 0 ? `, ${options.subscribers} update subscribers` : "";
   return `${options.requests.join(" + ")}${streams}; ${model} for ${options.durationMs / 1000} s after ${options.warmUpMs / 1000} s of warm-up`;
 }
-
-/** The query frame of a subscriber: the run party's transactions (ACS deltas) after the offset. */
-const updatesRequest = (party: string, beginExclusive: number) => ({
-  beginExclusive,
-  updateFormat: {
-    includeTransactions: {
-      eventFormat: { filtersByParty: { [party]: {} }, verbose: false },
-      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-    },
-  },
-});
 
 /** A tick every interval from the end of the warm-up; `finish` cuts the last (partial) one. */
 function startIntervals(options: LoadOptions, from: number, now: () => number, tick: () => void) {
