@@ -167,6 +167,18 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     throw new UsageError("--create-arguments goes with --template");
   }
 
+  const thresholds = (raw.threshold ?? []).map(parseThreshold);
+  const series = [
+    ...requests,
+    ...(requests.includes("submit-async") ? ["completions"] : []),
+    ...(subscribers > 0 ? ["updates"] : []),
+  ];
+  for (const threshold of thresholds)
+    if (threshold.scenario !== undefined && !series.includes(threshold.scenario))
+      throw new UsageError(
+        `--threshold '${threshold.text}' reads ${threshold.scenario}, which this run does not have (it has ${series.join(", ")})`,
+      );
+
   return {
     url: url.toString().replace(/\/$/, ""),
     token: tokenFile !== undefined ? { file: tokenFile } : { command: tokenCommand as string },
@@ -177,7 +189,7 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     warmUpMs: parseDuration(raw["warm-up"], "--warm-up"),
     intervalMs: parseDuration(raw.interval, "--interval"),
     outDir: raw.out,
-    thresholds: (raw.threshold ?? []).map(parseThreshold),
+    thresholds,
     connections: positiveInteger(raw.connections, "--connections"),
     acsContracts: positiveInteger(raw["acs-contracts"], "--acs-contracts"),
     reassignmentContracts: positiveInteger(raw["reassignment-contracts"], "--reassignment-contracts"),

@@ -66,6 +66,11 @@ describe("the load tool's options", () => {
     refused({ template: "#p:M:T", "create-arguments": "{" }, /--create-arguments is not JSON/);
     refused({ threshold: ["p99 < fast"] }, /--threshold 'p99 < fast' is not/);
     refused({ threshold: ["p99<50"] }, /a latency needs a unit/);
+    refused(
+      { threshold: ["acs.p99<50ms"] },
+      /reads acs, which this run does not have \(it has submit-and-wait, updates\)/,
+    );
+    assert.equal(loadOptions(raw({ threshold: ["updates.p99<1s", "p99<50ms"] })).thresholds.length, 2);
   });
 });
 
