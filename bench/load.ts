@@ -26,7 +26,8 @@ update subscribers' lag; writes DIR/load-<time>.json and DIR/load-<time>.html.
   --token-file FILE       a token of a user with participant_admin; read again when the file changes
   --token-command 'CMD'   or a command printing one, run again before the token's exp
   --scenario LIST         ${REQUEST_SCENARIOS.join(", ")}, updates
-  --rate R                open model: requests per second of all request scenarios together (200/s)
+  --rate R                open model: requests per second of all request scenarios together, e.g.
+                          200/s (the default, without --stages or --concurrency: 100/s)
   --stages D:R,...        open model ramping: each stage goes to its rate over its duration (10s:100/s,30s:500/s)
   --concurrency N         closed model: N loops, each sending its next request when the last answered
   --subscribers N         WebSocket /v2/updates subscribers of the updates scenario
