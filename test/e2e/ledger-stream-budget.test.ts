@@ -207,6 +207,34 @@ describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
   });
 });
 
+describe("limits.ledger-streams over real sockets: fan-out members", () => {
+  const budget = stackWithBudget(
+    ["--limits.ledger-streams", "2", "--limits.ledger-streams-queue-timeout", "120s"],
+    1,
+  );
+
+  it("takes one slot for a shared stream whatever its subscribers: a joiner's admission probe holds one only while it runs", async () => {
+    const metrics = budget.stack().gateway.metrics;
+    const subscribers = () => sum(metrics?.fanoutSubscribers);
+    const sockets = [budget.subscribe(0)];
+    await until(async () => (await budget.open()) === 1 && (await subscribers()) === 1);
+    // Identical requests: they join the first one's ledger call, each after its empty-range probe.
+    for (let joined = 2; joined <= 4; joined++) {
+      sockets.push(budget.subscribe(0));
+      await until(async () => (await subscribers()) === joined);
+    }
+    await until(async () => (await budget.open()) === 1);
+    assert.equal(await sum(metrics?.fanoutUpstreams), 1);
+    assert.equal(await budget.queued(), 0);
+    // The other slot is free: a stream of its own opens at once.
+    const reply = await budget.list(0);
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    for (const { socket } of sockets) socket.close(1000);
+    await Promise.all(sockets.map(({ ended }) => ended));
+    await until(async () => (await budget.open()) === 0);
+  });
+});
+
 describe("limits.ledger-streams-queue-timeout over real sockets: budget 1", () => {
   const budget = stackWithBudget(
     [
