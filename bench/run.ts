@@ -6,7 +6,7 @@
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
  *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
- *                          [--gateway-cpu-prof DIR] [--fairness-seconds 10]
+ *                          [--gateway-cpu-prof DIR] [--fairness-seconds 10] [--fairness-rounds 1]
  *                          [--fairness-victim-concurrency 2] [--fairness-victim-rate 100]
  *                          [--flood-concurrency 64] [--flood-sockets 16] [--flood-nice 0]
  *                          [--fairness-caps on,off]
@@ -96,6 +96,7 @@ const { values } = commandLine("run.js", {
   "workers-batch": { type: "string", default: "10" },
   "workers-concurrency": { type: "string", default: "16" },
   "fairness-seconds": { type: "string", default: "10" },
+  "fairness-rounds": { type: "string", default: "1" },
   "fairness-victim-concurrency": { type: "string", default: "2" },
   "fairness-victim-rate": { type: "string", default: "100" },
   "flood-concurrency": { type: "string", default: "64" },
@@ -543,6 +544,7 @@ async function fairness(): Promise<FairnessResult | undefined> {
   const admin = mintToken({ user: "participant_admin", secret: "bench", expiresInSeconds: 3600 });
   const victimRate = Number(values["fairness-victim-rate"]);
   const seconds = Number(values["fairness-seconds"]);
+  const rounds = Number(values["fairness-rounds"]);
   const result: FairnessResult = {
     scenario:
       `user B: submit-and-wait from ${values["fairness-victim-concurrency"]} loops paced to ${victimRate} commands/s and ` +
@@ -550,9 +552,10 @@ async function fairness(): Promise<FairnessResult | undefined> {
       `${values["flood-concurrency"]} loops back to back (a 429 retried at once) and ${values["flood-sockets"]} ` +
       `WebSockets with an update stream each, reopened when closed` +
       (values["flood-nice"] === "0" ? "" : `, at nice ${values["flood-nice"]}`) +
-      `; B measured unloaded, flooded, unloaded again, ` +
-      `${seconds} s each, after a flooded warm-up window; one gateway worker`,
+      `; B measured unloaded then flooded ${rounds} time(s), then unloaded again, ` +
+      `${seconds} s each, after a flooded warm-up window; figures compared as medians; one gateway worker`,
     seconds,
+    rounds,
     victim: {
       concurrency: Number(values["fairness-victim-concurrency"]),
       commandsPerSecond: victimRate,
@@ -591,6 +594,7 @@ async function fairness(): Promise<FairnessResult | undefined> {
               victim: { party: parties.victim, token: token(parties.victim) },
               flood: { party: parties.flood, token: token(parties.flood) },
               seconds,
+              rounds,
               victimConcurrency: result.victim.concurrency,
               victimRate,
               floodConcurrency: result.flood.concurrency,
@@ -791,7 +795,7 @@ if (fairnessResult) {
   );
   for (const run of fairnessResult.runs)
     console.log(
-      `fairness, caps ${run.caps}: flooded / unloaded p99 ${run.ratios.p99}x, deliveries/s ${run.ratios.deliveriesPerSecond}x ` +
+      `fairness, caps ${run.caps}: flooded / unloaded (medians) p99 ${run.ratios.p99}x, deliveries/s ${run.ratios.deliveriesPerSecond}x ` +
         `(target: p99 <= ${1 + FAIRNESS_TARGET}x, deliveries >= ${1 - FAIRNESS_TARGET}x): ${verdict(run.met)}`,
     );
 }

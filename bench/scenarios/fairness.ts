@@ -14,8 +14,9 @@ import { updatesRequest } from "./fanout.js";
  * reads its own party's updates on one WebSocket; the flood (user A, a process of its own:
  * bench/lib/flood-client.ts) submits and waits from `floodConcurrency` loops as fast as it is
  * answered, a 429 retried at once, and keeps `floodSockets` WebSockets with an update stream
- * each, reopened as soon as they are closed. B is measured unloaded, under the flood, and
- * unloaded again, each for `seconds`; with the caps on and, to show what they buy, off.
+ * each, reopened as soon as they are closed. B is measured unloaded then under the flood, `rounds`
+ * times, then unloaded again, each window `seconds` long, and the medians compared (on a shared
+ * machine one window's p99 is noise); with the caps on and, to show what they buy, off.
  *
  * B is paced because a user that a per-user cap must not touch is one that stays under it: an
  * unpaced closed loop runs as fast as the machine lets it, and a commands cap meant for the
@@ -82,11 +83,14 @@ export interface FairnessRun {
   caps: "on" | "off";
   gatewayArgs: string[];
   windows: FairnessWindow[];
-  /** Flooded / first unloaded window: p99 (lower is better), commands/s and deliveries/s. */
+  /**
+   * The median of the flooded windows' figures / the median of the unloaded ones' (the last
+   * unloaded window included): p99 (lower is better), p50, commands/s and deliveries/s.
+   */
   ratios: Ratios;
-  /** Flooded / the unloaded window after it: the drift between the two unloaded ones, seen. */
-  ratiosToUnloadedAgain: Ratios;
-  /** p99 at most 1.2x, deliveries/s at least 0.8x of unloaded. */
+  /** Each round's flooded window / the unloaded window before it: the spread, seen. */
+  roundRatios: Ratios[];
+  /** p99 at most 1.2x, deliveries/s at least 0.8x of unloaded (medians). */
   met: boolean;
 }
 
@@ -104,6 +108,8 @@ export interface FairnessSetup {
   victim: { party: string; token: string };
   flood: { party: string; token: string };
   seconds: number;
+  /** Unloaded then flooded windows, this many times, then an unloaded one. */
+  rounds: number;
   victimConcurrency: number;
   victimRate: number;
   floodConcurrency: number;
@@ -117,6 +123,15 @@ export interface FairnessSetup {
 }
 
 export const FAIRNESS_TARGET = 0.2;
+
+/** The median; of an even count, the mean of the two in the middle. */
+function middle(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[half] as number)
+    : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
+}
 
 /** A party allocated through the gateway with an admin token; B's and A's tokens act as it. */
 export async function allocateParty(base: string, adminToken: string, hint: string): Promise<string> {
@@ -133,6 +148,7 @@ export async function allocateParty(base: string, adminToken: string, hint: stri
 export interface FairnessResult {
   scenario: string;
   seconds: number;
+  rounds: number;
   victim: { concurrency: number; commandsPerSecond: number; webSockets: number };
   flood: { concurrency: number; webSockets: number; nice: number };
   caps: typeof FAIRNESS_CAPS;
@@ -317,7 +333,11 @@ export async function fairnessRun(
     setup.progress(`caps ${caps}: warm-up (a flooded window, not kept) ...`);
     await window(setup, http, stream, "flooded");
     const windows: FairnessWindow[] = [];
-    for (const load of ["unloaded", "flooded", "unloaded again"] as const) {
+    const loads = [
+      ...Array.from({ length: setup.rounds }, () => ["unloaded", "flooded"] as const).flat(),
+      "unloaded again" as const,
+    ];
+    for (const load of loads) {
       setup.progress(`caps ${caps}: ${load}, ${setup.seconds} s ...`);
       const w = await window(setup, http, stream, load);
       const v = w.victim;
@@ -332,21 +352,35 @@ export async function fairnessRun(
       );
       windows.push(w);
     }
-    const [unloaded, flooded, again] = windows as [FairnessWindow, FairnessWindow, FairnessWindow];
     const ratio = (a: number, b: number) => round(a / b, 3);
-    const ratiosTo = (base: VictimFigures): Ratios => ({
-      p99: ratio(flooded.victim.p99Ms, base.p99Ms),
-      p50: ratio(flooded.victim.p50Ms, base.p50Ms),
-      commandsPerSecond: ratio(flooded.victim.commandsPerSecond, base.commandsPerSecond),
-      deliveriesPerSecond: ratio(flooded.victim.deliveriesPerSecond, base.deliveriesPerSecond),
+    const ratiosOf = (flooded: VictimFigures, unloaded: VictimFigures): Ratios => ({
+      p99: ratio(flooded.p99Ms, unloaded.p99Ms),
+      p50: ratio(flooded.p50Ms, unloaded.p50Ms),
+      commandsPerSecond: ratio(flooded.commandsPerSecond, unloaded.commandsPerSecond),
+      deliveriesPerSecond: ratio(flooded.deliveriesPerSecond, unloaded.deliveriesPerSecond),
     });
-    const ratios = ratiosTo(unloaded.victim);
+    const medianOf = (load: "flooded" | "unloaded"): VictimFigures => {
+      const of = windows.filter((w) => (load === "flooded") === (w.load === "flooded")).map((w) => w.victim);
+      const mid = (pick: (v: VictimFigures) => number) => middle(of.map(pick));
+      return {
+        ...(of[0] as VictimFigures),
+        p99Ms: mid((v) => v.p99Ms),
+        p50Ms: mid((v) => v.p50Ms),
+        commandsPerSecond: mid((v) => v.commandsPerSecond),
+        deliveriesPerSecond: mid((v) => v.deliveriesPerSecond),
+      };
+    };
+    const ratios = ratiosOf(medianOf("flooded"), medianOf("unloaded"));
+    const roundRatios = windows.flatMap((w, i) => {
+      const before = windows[i - 1];
+      return w.load === "flooded" && before ? [ratiosOf(w.victim, before.victim)] : [];
+    });
     return {
       caps,
       gatewayArgs,
       windows,
       ratios,
-      ratiosToUnloadedAgain: ratiosTo(again.victim),
+      roundRatios,
       met: ratios.p99 <= 1 + FAIRNESS_TARGET && ratios.deliveriesPerSecond >= 1 - FAIRNESS_TARGET,
     };
   } finally {

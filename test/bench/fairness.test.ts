@@ -35,6 +35,7 @@ describe("the fairness bench scenario", () => {
         victim: await user("victim"),
         flood: await user("flood"),
         seconds: 1,
+        rounds: 1,
         victimConcurrency: 2,
         victimRate: 50,
         floodConcurrency: 16,
@@ -63,6 +64,7 @@ describe("the fairness bench scenario", () => {
       assert.ok(w.cpuSeconds.gateway >= 0 && w.cpuSeconds.sandbox >= 0);
     }
     assert.equal(typeof run.ratios.p99, "number");
+    assert.equal(run.roundRatios.length, 1);
     assert.equal(typeof run.met, "boolean");
   });
 
