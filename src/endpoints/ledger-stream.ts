@@ -83,7 +83,8 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     defer(() => deps.json.fromJson(requestType, toRequest(request), token));
 
   const reshape = spec.toElement;
-  const toText = deps.json.wireText(responseType);
+  // Compiled at the first call: an endpoint nobody opens costs no writers.
+  let toText: ReturnType<RouteDeps["json"]["wireText"]> | undefined;
   const { service, rpc } = spec;
   /** One gRPC call; `draining` is told when the ledger closes its connection gracefully. */
   const call = (
@@ -93,6 +94,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     trace: TraceContext | undefined,
     draining?: (closing: unknown) => void,
   ): Observable<string> => {
+    const text = (toText ??= deps.json.wireText(responseType));
     const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
@@ -102,7 +104,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
           ...(draining ? { onDraining: draining } : {}),
         }),
       ),
-      mapInOrder((bytes) => toText(bytes, token)),
+      mapInOrder((bytes) => text(bytes, token)),
     );
     return reshape ? elements$.pipe(mapInOrder(reshaped(reshape))) : elements$;
   };
