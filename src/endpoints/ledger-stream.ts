@@ -94,7 +94,8 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     trace: TraceContext | undefined,
     draining?: (closing: unknown) => void,
   ): Observable<string> => {
-    const text = (toText ??= deps.json.wireText(responseType));
+    toText ??= deps.json.wireText(responseType);
+    const text = toText;
     const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
