@@ -777,8 +777,8 @@ if (fairnessResult) {
   console.table(
     Object.fromEntries(
       fairnessResult.runs.flatMap((run) =>
-        run.windows.map((w) => [
-          `caps ${run.caps}, ${w.load}`,
+        run.windows.map((w, i) => [
+          `caps ${run.caps}, ${i + 1}. ${w.load}`,
           {
             "B commands/s": w.victim.commandsPerSecond,
             "B p50 ms": w.victim.p50Ms,
