@@ -58,6 +58,11 @@ export class BodyReader {
     res.pause();
   }
 
+  /** What Content-Length announced (undefined: chunked). */
+  get declaredBytes(): number | undefined {
+    return this.declaredLength;
+  }
+
   /** The whole body arrived: nothing of it is left on the connection. */
   get done(): boolean {
     return this.complete;

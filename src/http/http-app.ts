@@ -366,7 +366,14 @@ async function respond(
       const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
       if (refused) throw refused;
     }
-    if (options.quotas !== undefined) holdQuotas(exchange, route, token, options.quotas);
+    if (options.quotas !== undefined) {
+      try {
+        holdQuotas(exchange, route, token, options.quotas);
+      } catch (refusal) {
+        await readRefusedBody(body);
+        throw refusal;
+      }
+    }
     const raw = body ? await body.read() : undefined;
     const path = parsePathParams(pathValues, route.pathParams);
     const query = parseQuery(rawQuery, route.query);
@@ -411,6 +418,21 @@ async function respond(
   }
   if (answer.kind === "stream") stream(exchange, answer, route, options);
   else finish(exchange, answer, route.path, method, options);
+}
+
+/**
+ * A client past a cap is asked to come back, usually on the same connection: a small body
+ * (a command's) is read and dropped, so that the 429 keeps the connection open. Otherwise each
+ * refusal would cost the client, and the gateway, a new connection: under a flood that was
+ * most of what refusing cost (bench/scenarios/fairness.ts). A larger body is not read.
+ */
+const REFUSED_BODY_READ_BYTES = 16 * 1024;
+
+async function readRefusedBody(body: BodyReader | undefined): Promise<void> {
+  const declared = body?.declaredBytes;
+  if (body === undefined || body.done || declared === undefined || declared > REFUSED_BODY_READ_BYTES) return;
+  // A body that does not come (timeout, client gone) leaves the connection to close as before.
+  await body.read().catch(() => undefined);
 }
 
 /** The command submissions: their user's token bucket (limits.commands-per-second-per-user). */

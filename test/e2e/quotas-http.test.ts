@@ -104,7 +104,7 @@ describe("limits.commands-per-second-per-user over real sockets", () => {
 
   const users: Record<string, string> = {};
   before(async () => {
-    for (const id of ["carol", "dave", "erin"]) users[id] = await userFor(stack(), id, []);
+    for (const id of ["carol", "dave", "erin", "frank"]) users[id] = await userFor(stack(), id, []);
   });
 
   it("takes a burst of 2 submissions, refuses the third with 429 and a retryInfo, and takes one again after it", async () => {
@@ -136,6 +136,30 @@ describe("limits.commands-per-second-per-user over real sockets", () => {
     await new Promise((resolve) => setTimeout(resolve, retryMs + 20));
     assert.equal((await submit(alice)).status, 400);
     assert.equal((await submit(alice)).status, 429);
+  });
+
+  it("keeps the connection of a refused submission open: its small body is read, the next request served on it", async () => {
+    const connection = await RawConnection.open(stack().gateway.port);
+    const submission = (token: string) =>
+      `POST /v2/commands/async/submit HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    try {
+      for (let i = 1; i <= 3; i++) {
+        connection.write(submission(users.frank as string));
+        await connection.untilResponses(i);
+      }
+      const [first, second, refused] = connection.responses();
+      assert.deepEqual([first?.status, second?.status, refused?.status], [400, 400, 429]);
+      assert.notEqual(refused?.headers.connection, "close");
+      connection.write(
+        `GET /v2/version HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${users.frank}\r\n\r\n`,
+      );
+      await connection.untilResponses(4);
+      assert.equal(connection.responses()[3]?.status, 200);
+      assert.equal(connection.closed, false);
+    } finally {
+      connection.destroy();
+    }
   });
 
   it("paces the interactive submission's execute routes too", async () => {
