@@ -42,25 +42,28 @@ const iouArguments = {
   ],
 };
 
+/** An Event of a created Iou, as the ledger would send it. */
+const createdIou = {
+  created: {
+    offset: "12",
+    nodeId: 0,
+    contractId: "00abc",
+    templateId: iouId,
+    createArguments: iouArguments,
+    witnessParties: ["alice::1220"],
+    signatories: ["bank::1220"],
+    observers: ["alice::1220", "bob::1220"],
+    createdAt: { seconds: "1700000000", nanos: 0 },
+    packageName: "gateway-samples",
+    representativePackageId: SAMPLE_PACKAGE_ID,
+    acsDelta: true,
+  },
+};
+
 describe("LedgerJson: events to JSON", () => {
   it("writes a created event with its typed payload under createArgument", async () => {
     const json = new LedgerJson(protos.root, signatures());
-    const event = overTheWire(`${V2}.Event`, {
-      created: {
-        offset: "12",
-        nodeId: 0,
-        contractId: "00abc",
-        templateId: iouId,
-        createArguments: iouArguments,
-        witnessParties: ["alice::1220"],
-        signatories: ["bank::1220"],
-        observers: ["alice::1220", "bob::1220"],
-        createdAt: { seconds: "1700000000", nanos: 0 },
-        packageName: "gateway-samples",
-        representativePackageId: SAMPLE_PACKAGE_ID,
-        acsDelta: true,
-      },
-    });
+    const event = overTheWire(`${V2}.Event`, createdIou);
     const out = (await json.toJson(`${V2}.Event`, event, "t")) as { CreatedEvent: Record<string, unknown> };
     assert.deepEqual(Object.keys(out), ["CreatedEvent"]);
     const created = out.CreatedEvent;
@@ -195,22 +198,8 @@ describe("LedgerJson: commands from JSON", () => {
 });
 
 describe("LedgerJson: wire bytes to JSON text", () => {
-  const created = {
-    created: {
-      offset: "12",
-      nodeId: 0,
-      contractId: "00abc",
-      templateId: iouId,
-      createArguments: iouArguments,
-      witnessParties: ["alice::1220"],
-      signatories: ["bank::1220"],
-      createdAt: { seconds: "1700000000", nanos: 0 },
-      packageName: "gateway-samples",
-      acsDelta: true,
-    },
-  };
   const eventType = protos.type(`${V2}.Event`);
-  const bytes = Buffer.from(eventType.encode(eventType.fromObject(created)).finish());
+  const bytes = Buffer.from(eventType.encode(eventType.fromObject(createdIou)).finish());
 
   /** The sample package, held only once `ensure` loaded it (or never, with `loads: false`). */
   function loading(loads = true): PackageSignatures & { asked: [string[], string | undefined][] } {
@@ -237,7 +226,7 @@ describe("LedgerJson: wire bytes to JSON text", () => {
     assert.deepEqual(sigs.asked, [[[SAMPLE_PACKAGE_ID], "alice-token"]]);
     const reference = await new LedgerJson(protos.root, signatures()).toJson(
       `${V2}.Event`,
-      overTheWire(`${V2}.Event`, created),
+      overTheWire(`${V2}.Event`, createdIou),
       "t",
     );
     assert.deepEqual(JSON.parse(text), reference);

@@ -3,31 +3,10 @@ import { after, before, describe, it } from "node:test";
 import { RawConnection } from "../http/raw-http.js";
 import { capturingLogger } from "../support/capturing-logger.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { stackWithInFlight } from "../support/stack-in-flight.js";
 import { waitFor } from "../support/transport-harness.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { allocate, userFor } from "./ledger-client.js";
-
-/** A stack with this body read timeout, and its in-flight gauge read every 20 ms. */
-function stackWithGauge(bodyReadTimeout: string): { stack: () => Stack; inFlight: () => number } {
-  let stack: Stack;
-  let inFlight = 0;
-  let poller: NodeJS.Timeout;
-  before(async () => {
-    stack = await startStack(["--server.body-read-timeout", bodyReadTimeout]);
-    const gauge = stack.gateway.metrics?.httpInFlight;
-    assert.ok(gauge);
-    poller = setInterval(() => {
-      void gauge.get().then(({ values }) => {
-        inFlight = values[0]?.value ?? 0;
-      });
-    }, 20);
-  });
-  after(async () => {
-    clearInterval(poller);
-    await stack.stop();
-  });
-  return { stack: () => stack, inFlight: () => inFlight };
-}
 
 /** The framing header of a POST whose body stops short, and the part of the body sent. */
 const UNFINISHED = {
@@ -47,7 +26,7 @@ async function sendUnfinished(stack: Stack, framing: keyof typeof UNFINISHED): P
 
 describe("requests in flight whose client leaves mid-body (raw TCP)", () => {
   // The default body read timeout (60 s) is far beyond these waits: the client's leaving settles them.
-  const { stack, inFlight } = stackWithGauge("60s");
+  const { stack, inFlight } = stackWithInFlight(["--server.body-read-timeout", "60s"]);
 
   it("settles a request whose client leaves before its Content-Length arrived", async () => {
     const connection = await sendUnfinished(stack(), "contentLength");
@@ -65,7 +44,7 @@ describe("requests in flight whose client leaves mid-body (raw TCP)", () => {
 });
 
 describe("requests in flight whose body never finishes (raw TCP)", () => {
-  const { stack, inFlight } = stackWithGauge("1s");
+  const { stack, inFlight } = stackWithInFlight(["--server.body-read-timeout", "1s"]);
 
   it("answers 408 and closes when a chunked body does not finish within server.body-read-timeout", async () => {
     const connection = await sendUnfinished(stack(), "chunked");

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Gauge, Histogram } from "prom-client";
-import WebSocket from "ws";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { updatesSocket } from "../support/updates-socket.js";
 import { allocate, call, createIouTransaction, userFor } from "./ledger-client.js";
 
 /** What the tests read of a MAXIMUM_NUMBER_OF_STREAMS body or frame. */
@@ -15,29 +15,6 @@ interface Refusal {
   retryInfo: string | null;
   context: Record<string, string>;
   cause: string;
-}
-
-interface Outcome {
-  frames: Record<string, unknown>[];
-  code: number;
-}
-
-/** A /v2/updates socket: `ended` settles with its frames once it is closed, whoever closes it. */
-function socketOf(
-  stack: Stack,
-  token: string,
-  request: unknown,
-): { socket: WebSocket; ended: Promise<Outcome> } {
-  const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
-    "daml.ws.auth",
-    `jwt.token.${token}`,
-  ]);
-  const frames: Record<string, unknown>[] = [];
-  socket.on("open", () => socket.send(JSON.stringify(request)));
-  socket.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString("utf8"))));
-  socket.on("error", () => undefined);
-  const ended = new Promise<Outcome>((resolve) => socket.on("close", (code) => resolve({ frames, code })));
-  return { socket, ended };
 }
 
 const sum = async (metric: Gauge | Histogram | undefined, name?: string) => {
@@ -87,7 +64,8 @@ function stackWithBudget(args: string[], parties: number) {
   return {
     stack: () => stack,
     /** An open-ended WebSocket stream of party `i`: one ledger call while it is open. */
-    subscribe: (i: number) => socketOf(stack, reader, updatesRequest(partyFilter(party[i] as string))),
+    subscribe: (i: number) =>
+      updatesSocket(stack.url, reader, updatesRequest(partyFilter(party[i] as string))),
     /** A list twin of party `i`'s updates up to the ledger end: its call ends by itself. */
     list: (i: number) =>
       call<unknown[] | Refusal>(

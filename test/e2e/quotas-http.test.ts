@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { RawConnection } from "../http/raw-http.js";
 import { gatewayMetric } from "../support/gateway-metric.js";
-import { type Stack, startStack } from "../support/stack.js";
+import type { Stack } from "../support/stack.js";
+import { stackWithInFlight } from "../support/stack-in-flight.js";
 import { waitFor } from "../support/transport-harness.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { allocate, userFor } from "./ledger-client.js";
@@ -15,28 +16,6 @@ interface Refusal {
   definiteAnswer: boolean | null;
   context: Record<string, string>;
   cause: string;
-}
-
-/** A stack with these caps, and its HTTP in-flight gauge read every 20 ms. */
-function stackWithCaps(args: string[]): { stack: () => Stack; inFlight: () => number } {
-  let stack: Stack;
-  let inFlight = 0;
-  let poller: NodeJS.Timeout;
-  before(async () => {
-    stack = await startStack(args);
-    const gauge = stack.gateway.metrics?.httpInFlight;
-    assert.ok(gauge);
-    poller = setInterval(() => {
-      void gauge.get().then(({ values }) => {
-        inFlight = values[0]?.value ?? 0;
-      });
-    }, 20);
-  });
-  after(async () => {
-    clearInterval(poller);
-    await stack.stop();
-  });
-  return { stack: () => stack, inFlight: () => inFlight };
 }
 
 /** A POST /v2/users of `token`'s user whose body never finishes: in flight until its connection ends. */
@@ -52,7 +31,7 @@ const refusals = (stack: Stack, cap: string) =>
   gatewayMetric(stack.url, "ledger_gateway_limit_refusals_total", `cap="${cap}"`, 'reason="limit"');
 
 describe("limits.http-in-flight-per-user over real sockets", () => {
-  const { stack, inFlight } = stackWithCaps(["--limits.http-in-flight-per-user", "2"]);
+  const { stack, inFlight } = stackWithInFlight(["--limits.http-in-flight-per-user", "2"]);
   let alice: string;
   let bob: string;
   before(async () => {
@@ -92,7 +71,7 @@ describe("limits.http-in-flight-per-user over real sockets", () => {
 });
 
 describe("limits.commands-per-second-per-user over real sockets", () => {
-  const { stack } = stackWithCaps([
+  const { stack } = stackWithInFlight([
     "--limits.commands-per-second-per-user",
     "1",
     "--limits.commands-burst-per-user",
@@ -173,7 +152,7 @@ describe("limits.commands-per-second-per-user over real sockets", () => {
 });
 
 describe("limits.streams-per-user over HTTP list twins", () => {
-  const { stack, inFlight } = stackWithCaps(["--limits.streams-per-user", "1"]);
+  const { stack, inFlight } = stackWithInFlight(["--limits.streams-per-user", "1"]);
   let party: string;
   let frank: string;
   let grace: string;

@@ -5,33 +5,8 @@ import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { waitFor } from "../support/transport-harness.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { type SocketOutcome, updatesSocket } from "../support/updates-socket.js";
 import { allocate, userFor } from "./ledger-client.js";
-
-interface Outcome {
-  frames: Record<string, unknown>[];
-  code: number;
-  reason: string;
-}
-
-/** A /v2/updates socket of `token`: `ended` settles with its frames once it is closed, whoever closes it. */
-function socketOf(
-  stack: Stack,
-  token: string,
-  request: unknown,
-): { socket: WebSocket; ended: Promise<Outcome> } {
-  const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
-    "daml.ws.auth",
-    `jwt.token.${token}`,
-  ]);
-  const frames: Record<string, unknown>[] = [];
-  socket.on("open", () => socket.send(JSON.stringify(request)));
-  socket.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString("utf8"))));
-  socket.on("error", () => undefined);
-  const ended = new Promise<Outcome>((resolve) =>
-    socket.on("close", (code, reason) => resolve({ frames, code, reason: reason.toString() })),
-  );
-  return { socket, ended };
-}
 
 /** A stack with these caps, its open WebSocket streams read every 20 ms, and users that read one party. */
 function stackWithCaps(args: string[], users: string[]) {
@@ -62,12 +37,13 @@ function stackWithCaps(args: string[], users: string[]) {
     token: (id: string) => tokens[id] as string,
     party: () => party,
     /** Open-ended: the socket stays until one side closes it. */
-    subscribe: (id: string) => socketOf(stack, tokens[id] as string, updatesRequest(partyFilter(party))),
+    subscribe: (id: string) =>
+      updatesSocket(stack.url, tokens[id] as string, updatesRequest(partyFilter(party))),
   };
 }
 
 /** The refusal as a client sees it: one MAXIMUM_NUMBER_OF_STREAMS error frame naming `cap`, then 1013. */
-function assertRefused(outcome: Outcome, cap: string, value: number): void {
+function assertRefused(outcome: SocketOutcome, cap: string, value: number): void {
   assert.equal(outcome.code, 1013);
   assert.equal(outcome.frames.length, 1);
   const [frame] = outcome.frames as {
@@ -112,7 +88,7 @@ describe("limits.ws-connections-per-user over real sockets", () => {
 
   it("gives a slot back when the stream ends with an error frame (a query frame that is no request)", async () => {
     for (let i = 0; i < 3; i++) {
-      const failed = await socketOf(caps.stack(), caps.token("henry"), { nothing: i }).ended;
+      const failed = await updatesSocket(caps.stack().url, caps.token("henry"), { nothing: i }).ended;
       assert.equal((failed.frames[0] as { code?: string } | undefined)?.code, "INVALID_ARGUMENT");
     }
     const a = caps.subscribe("henry");
@@ -123,8 +99,8 @@ describe("limits.ws-connections-per-user over real sockets", () => {
   });
 
   it("gives a slot back when the gateway ends the stream (a bounded request's close 1000)", async () => {
-    const bounded = socketOf(
-      caps.stack(),
+    const bounded = updatesSocket(
+      caps.stack().url,
       caps.token("henry"),
       updatesRequest(partyFilter(caps.party()), 0, 1),
     );

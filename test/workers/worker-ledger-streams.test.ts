@@ -3,31 +3,14 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
+import { adminPost } from "../support/admin-post.js";
 import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 
 const PARTIES = 10;
-
-/** The sum of a metric's series in the merged /metrics of all workers, labelled or not. */
-async function metric(base: string, name: string, label?: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, "gm"))]
-    .filter((m) => label === undefined || (m[1] ?? "").split(",").includes(label))
-    .reduce((sum, m) => sum + Number(m[2]), 0);
-}
-
-async function post(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${base}${path}`, {
-    method: "POST",
-    body: JSON.stringify(body),
-    headers: { authorization: `Bearer ${tokenFor()}` },
-  });
-  const answer = (await res.json()) as Record<string, unknown>;
-  assert.equal(res.status, 200, JSON.stringify(answer));
-  return answer;
-}
 
 describe("limits.ledger-streams with server.workers 2", () => {
   it("holds one budget for both workers together: 2 ledger calls open, the other subscriptions wait and get the slots freed on either worker", async () => {
@@ -56,24 +39,24 @@ describe("limits.ledger-streams with server.workers 2", () => {
       const base = `http://127.0.0.1:${await listeningPort(child)}`;
       const parties: string[] = [];
       for (let i = 0; i < PARTIES; i++) {
-        const { partyDetails } = (await post(base, "/v2/parties", {
+        const { partyDetails } = (await adminPost(base, "/v2/parties", {
           partyIdHint: `workers_budget_${i}`,
         })) as {
           partyDetails: { party: string };
         };
         parties.push(partyDetails.party);
       }
-      await post(base, "/v2/users", {
+      await adminPost(base, "/v2/users", {
         user: { id: "budget-reader", primaryParty: "" },
         rights: [{ kind: { CanReadAsAnyParty: { value: {} } } }],
       });
       const token = tokenFor("budget-reader");
-      assert.equal(await metric(base, "ledger_gateway_ledger_streams_budget"), 2);
+      assert.equal(await gatewayMetric(base, "ledger_gateway_ledger_streams_budget"), 2);
 
-      const open = () => metric(base, "ledger_gateway_ledger_streams_open");
-      const queued = () => metric(base, "ledger_gateway_ledger_streams_queued");
+      const open = () => gatewayMetric(base, "ledger_gateway_ledger_streams_open");
+      const queued = () => gatewayMetric(base, "ledger_gateway_ledger_streams_queued");
       const onWorker = (worker: number) =>
-        metric(base, "ledger_gateway_worker_ws_streams_open", `worker="${worker}"`);
+        gatewayMetric(base, "ledger_gateway_worker_ws_streams_open", `worker="${worker}"`);
       const state = async () =>
         `${await open()} open, ${await queued()} queued, workers ${await onWorker(1)}/${await onWorker(2)}`;
 
@@ -106,7 +89,7 @@ describe("limits.ledger-streams with server.workers 2", () => {
           { observed: state },
         );
       }
-      assert.equal(await metric(base, "ledger_gateway_ledger_streams_refused_total"), 0);
+      assert.equal(await gatewayMetric(base, "ledger_gateway_ledger_streams_refused_total"), 0);
     } finally {
       for (const socket of sockets) socket.terminate();
       child.kill("SIGTERM");

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
+import { adminPost } from "../support/admin-post.js";
 import { gatewayMetric } from "../support/gateway-metric.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
@@ -28,27 +29,16 @@ function startCli(args: string[]): { child: ChildProcess; port: Promise<number> 
   return { child, port };
 }
 
-async function post(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${base}${path}`, {
-    method: "POST",
-    body: JSON.stringify(body),
-    headers: { authorization: `Bearer ${tokenFor()}` },
-  });
-  const answer = (await res.json()) as Record<string, unknown>;
-  assert.equal(res.status, 200, JSON.stringify(answer));
-  return answer;
-}
-
 describe("caps with server.workers 2", () => {
   it("holds limits.ws-connections-per-user across both workers together, and gives a slot back at a close", async () => {
     const gateway = startCli(["--server.workers", "2", "--limits.ws-connections-per-user", "2"]);
     try {
       const base = `http://127.0.0.1:${await gateway.port}`;
-      const { partyDetails } = (await post(base, "/v2/parties", { partyIdHint: "workers_quota" })) as {
+      const { partyDetails } = (await adminPost(base, "/v2/parties", { partyIdHint: "workers_quota" })) as {
         partyDetails: { party: string };
       };
       const party = partyDetails.party;
-      await post(base, "/v2/users", {
+      await adminPost(base, "/v2/users", {
         user: { id: "olivia", primaryParty: "" },
         rights: [{ kind: { CanReadAs: { value: { party } } } }],
       });
