@@ -14,7 +14,6 @@ import {
   InvalidValueError,
   type JsCantonError,
   methodNotAllowedError,
-  quotaExceededError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,
@@ -27,7 +26,7 @@ import {
   type TraceContext,
   traceContextOf,
 } from "../ledger/trace-context.js";
-import type { ClientQuotas, QuotaClaim } from "../limits/client-quotas.js";
+import type { ClientQuotas } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { type ContentCoding, codingAccepted } from "./answer-compression.js";
@@ -37,6 +36,7 @@ import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } fro
 import { PathMatcher } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import { type RequestFraming, requestFraming } from "./request-framing.js";
+import { holdRequestQuotas, readRefusedBody } from "./request-quotas.js";
 import { STREAM_FRAMINGS } from "./stream-framing.js";
 import { writeStreamed } from "./streamed-response.js";
 
@@ -366,9 +366,11 @@ async function respond(
       const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
       if (refused) throw refused;
     }
-    if (options.quotas !== undefined) {
+    if (options.quotas !== undefined && token !== undefined) {
+      // The token's subject is the user whose caps the request takes; no token, no user.
+      const user = exchange.user ?? decodeTokenClaims(token)?.subject;
       try {
-        holdQuotas(exchange, route, token, options.quotas);
+        if (user !== undefined) exchange.holdUntilSettled(holdRequestQuotas(user, route, options.quotas));
       } catch (refusal) {
         await readRefusedBody(body);
         throw refusal;
@@ -418,48 +420,6 @@ async function respond(
   }
   if (answer.kind === "stream") stream(exchange, answer, route, options);
   else finish(exchange, answer, route.path, method, options);
-}
-
-/**
- * A client past a cap is asked to come back, usually on the same connection: a small body
- * (a command's) is read and dropped, so that the 429 keeps the connection open. Otherwise each
- * refusal would cost the client, and the gateway, a new connection: under a flood that was
- * most of what refusing cost (bench/scenarios/fairness.ts). A larger body is not read.
- */
-const REFUSED_BODY_READ_BYTES = 16 * 1024;
-
-async function readRefusedBody(body: BodyReader | undefined): Promise<void> {
-  const declared = body?.declaredBytes;
-  if (body === undefined || body.done || declared === undefined || declared > REFUSED_BODY_READ_BYTES) return;
-  // A body that does not come (timeout, client gone) leaves the connection to close as before.
-  await body.read().catch(() => undefined);
-}
-
-/** The command submissions: their user's token bucket (limits.commands-per-second-per-user). */
-const COMMAND_SUBMISSION = /^\/v2\/(?:commands\/(?!completions$)|interactive-submission\/execute)/;
-
-/**
- * Takes this request's share of its user's caps (the token's subject; a request without one has
- * no user and no per-user cap), before its body is read: a slot in flight, a stream for a list
- * twin, a token for a command submission. Held until the exchange settles, whichever way it ends;
- * a refusal throws its 429 and holds nothing.
- */
-function holdQuotas(exchange: Exchange, route: Route, token: string | undefined, quotas: ClientQuotas): void {
-  const user = token === undefined ? undefined : (exchange.user ?? decodeTokenClaims(token)?.subject);
-  if (user === undefined) return;
-  const claims: QuotaClaim[] = [{ cap: "http-in-flight-per-user", who: user }];
-  if (route.response.kind === "json-array" && route.response.streamed === true)
-    claims.push({ cap: "streams-per-user", who: user });
-  const hold = quotas.hold(claims);
-  if (hold.refusal !== undefined) throw quotaExceededError(hold.refusal);
-  if (COMMAND_SUBMISSION.test(route.path)) {
-    const refusal = quotas.command(user);
-    if (refusal !== undefined) {
-      hold.release();
-      throw quotaExceededError(refusal);
-    }
-  }
-  exchange.holdUntilSettled(hold.release);
 }
 
 /**
