@@ -4,6 +4,7 @@
  *                          [--concurrency 16] [--batch 10] [--warm-up 4000]
  *                          [--scenarios update-stream,submit-and-wait,fanout,idle,workers,request-cost,ws-compression]
  *                          [--fanout-ticks 20000] [--subscribers 1,10,100,1000] [--deliveries 200000]
+ *                          [--fanout-replay off]
  *                          [--idle-connections 10000] [--workers-seconds 10] [--workers-ticks 20000]
  *                          [--workers-batch 10] [--workers-concurrency 16] [--note TEXT]
  *                          [--gateway-cpu-prof DIR] [--fairness-seconds 10] [--fairness-rounds 1]
@@ -14,6 +15,9 @@
  * ones (fanout, idle, workers; ws-compression, not run unless named: the fan-out's subscribers
  * offering permessage-deflate at N = 1 and 100, against websocket-config.compression off and on)
  * run their clients in a separate process (bench/bench-client.ts)
+ * (`--fanout-replay on`: each fan-out point's N subscribers read the whole preloaded ledger from
+ * offset 0, sent together, whatever `--deliveries` says: issue 23's replay crowd, e.g.
+ * `--fanout-ticks 5000 --subscribers 100 --fanout-replay on`)
  * and read the gateway's CPU and resident memory from /proc; they write SVG charts beside the
  * results file. Their targets are printed, never asserted in tests. `--gateway-cpu-prof DIR`
  * runs every gateway under `node --cpu-prof`, one .cpuprofile per gateway in DIR.
@@ -90,6 +94,7 @@ const { values } = commandLine("run.js", {
   "fanout-ticks": { type: "string", default: "20000" },
   subscribers: { type: "string", default: "1,10,100,1000" },
   deliveries: { type: "string", default: "200000" },
+  "fanout-replay": { type: "string", default: "off" },
   "idle-connections": { type: "string", default: "10000" },
   "workers-seconds": { type: "string", default: "10" },
   "workers-ticks": { type: "string", default: "20000" },
@@ -418,17 +423,14 @@ async function wave2(): Promise<Wave2Result | undefined> {
         await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, 10, 1000);
         const points: FanoutPoint[] = [];
         for (const n of counts) {
-          const elements = Math.min(sandbox.lastOffset, Math.floor(budget / n));
-          const point = await fanoutPoint(
-            client,
-            gateway,
-            sandbox.tickParty,
-            sandbox.lastOffset,
-            n,
-            elements,
-          );
+          const replay = values["fanout-replay"] === "on";
+          const elements = replay ? sandbox.lastOffset : Math.min(sandbox.lastOffset, Math.floor(budget / n));
+          const point = {
+            ...(await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, n, elements)),
+            ...(replay && { replay: true }),
+          };
           say(
-            `fanout N=${n} x ${elements} elements: ${point.deliveriesPerSecond} deliveries/s, ` +
+            `fanout${replay ? " replay" : ""} N=${n} x ${elements} elements: ${point.deliveriesPerSecond} deliveries/s, ` +
               `${point.gatewayCpuMicrosPerDelivery} µs gateway CPU per delivery, ${point.upstreamStreams} upstream streams ` +
               `(catch-ups ${JSON.stringify(point.catchUps)}, ${point.detaches} detaches, ${point.handovers} handovers), ` +
               `${point.admissionProbes} admission probes, ${point.getUpdatesCalls} GetUpdates calls` +

@@ -18,6 +18,11 @@ export interface GatewayUnderTest {
 
 export interface FanoutPoint {
   subscribers: number;
+  /**
+   * `--fanout-replay`: the subscribers read the whole preloaded ledger from offset 0, their
+   * requests sent together (issue 23's replay crowd: dashboards restarting).
+   */
+  replay?: boolean;
   elementsPerSubscriber: number;
   deliveries: number;
   errors: number;
