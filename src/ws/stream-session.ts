@@ -49,8 +49,8 @@ export interface StreamSessionOptions {
   fanout?: SharedStreams;
   /** How often the ledger is asked again whether this subscriber's token may still read its request. */
   recheckIntervalMs: number;
-  /** How long the socket may wait for its query frame (0: no limit). */
-  queryFrameTimeoutMs: number;
+  /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
+  openedAt: number;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -73,9 +73,7 @@ const CLOSE_GOING_AWAY = 1001;
 export class StreamSession {
   readonly #options: StreamSessionOptions;
   readonly #sink: SocketSink;
-  readonly #started = process.hrtime.bigint();
   #queried = false;
-  #queryTimer: NodeJS.Timeout | undefined;
   #subscription: Subscription | undefined;
   /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
   #reason: StreamEndReason | undefined;
@@ -105,19 +103,19 @@ export class StreamSession {
         this.#subscription?.unsubscribe();
       },
     });
-    metrics?.wsStreamsOpen.inc({ endpoint });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
-    // A socket that never asks for anything would otherwise hold its place forever.
-    const wait = options.queryFrameTimeoutMs;
-    if (wait > 0) {
-      this.#queryTimer = setTimeout(() => {
-        this.#queried = true;
-        this.#reason = "error";
-        this.#sink.errorFrame(JSON.stringify(traced(queryFrameTimeoutBody(wait), options.trace.traceId)));
-        this.#sink.complete();
-      }, wait);
-      this.#queryTimer.unref();
-    }
+  }
+
+  /**
+   * No query frame within `waitMs` of the upgrade (websocket-config.query-frame-timeout): a
+   * socket that never asks for anything would otherwise hold its place forever.
+   */
+  queryFrameTimedOut(waitMs: number): void {
+    if (this.#queried) return;
+    this.#queried = true;
+    this.#reason = "error";
+    this.#sink.errorFrame(JSON.stringify(traced(queryFrameTimeoutBody(waitMs), this.#options.trace.traceId)));
+    this.#sink.complete();
   }
 
   /**
@@ -134,7 +132,6 @@ export class StreamSession {
       return;
     }
     this.#queried = true;
-    clearTimeout(this.#queryTimer);
     const { endpoint, validator } = this.#options;
     let request: unknown;
     try {
@@ -251,7 +248,6 @@ export class StreamSession {
 
   /** uWS `close`, whoever closed: cancels the gRPC call at once and records the end. */
   closed(code: number): void {
-    clearTimeout(this.#queryTimer);
     const undelivered = this.#sink.sent - this.#sink.delivered;
     if (undelivered > 0) {
       // Handed to uWS but never out of its buffer: lost with the connection, so not counted.
@@ -263,23 +259,11 @@ export class StreamSession {
     this.#sink.socketClosed();
     this.#untrackLag?.();
     this.#subscription?.unsubscribe();
-    const reason = this.#reason ?? "unsubscribed";
-    this.#options.span?.end(
-      {
-        "ledger_gateway.stream.upstream": this.#upstream ?? "none",
-        "ledger_gateway.stream.elements": this.#sink.delivered,
-        "ledger_gateway.stream.end_reason": reason,
-        "ledger_gateway.stream.close_code": code,
-      },
-      reason === "error" ? "error" : undefined,
-    );
-    const endpoint = this.#options.endpoint.path;
-    const metrics = this.#options.metrics;
-    if (metrics === undefined) return;
-    const seconds = Number(process.hrtime.bigint() - this.#started) / 1e9;
-    metrics.wsStreamsOpen.dec({ endpoint });
-    metrics.wsCloses.inc({ endpoint, code: closeCodeLabel(code) });
-    metrics.recordStreamEnd(endpoint, "ws", reason, seconds);
+    recordStreamClose(this.#options, code, {
+      reason: this.#reason ?? "unsubscribed",
+      upstream: this.#upstream ?? "none",
+      delivered: this.#sink.delivered,
+    });
   }
 
   #logFailure(error: unknown): void {
@@ -291,6 +275,37 @@ export class StreamSession {
       );
     }
   }
+}
+
+/**
+ * How a stream socket ended, in its span and the metrics; for a socket closed before it needed a
+ * session (it never sent its query), with nothing delivered and no upstream.
+ */
+export function recordStreamClose(
+  socket: Pick<StreamSessionOptions, "endpoint" | "metrics" | "span" | "openedAt">,
+  code: number,
+  how: { reason: StreamEndReason; upstream: "own" | "shared" | "none"; delivered: number } = {
+    reason: "unsubscribed",
+    upstream: "none",
+    delivered: 0,
+  },
+): void {
+  socket.span?.end(
+    {
+      "ledger_gateway.stream.upstream": how.upstream,
+      "ledger_gateway.stream.elements": how.delivered,
+      "ledger_gateway.stream.end_reason": how.reason,
+      "ledger_gateway.stream.close_code": code,
+    },
+    how.reason === "error" ? "error" : undefined,
+  );
+  const endpoint = socket.endpoint.path;
+  const metrics = socket.metrics;
+  if (metrics === undefined) return;
+  const seconds = (performance.now() - socket.openedAt) / 1000;
+  metrics.wsStreamsOpen.dec({ endpoint });
+  metrics.wsCloses.inc({ endpoint, code: closeCodeLabel(code) });
+  metrics.recordStreamEnd(endpoint, "ws", how.reason, seconds);
 }
 
 /** The token of a renewal frame (`{"token": "<JWT>"}`), or undefined for any other frame. */

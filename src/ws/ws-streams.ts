@@ -33,8 +33,9 @@ import type { ClientQuotas, QuotaHold } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
+import { QueryDeadlines } from "./query-deadlines.js";
 import type { SessionLimits, SubscriptionSpan } from "./stream-session.js";
-import { StreamSession } from "./stream-session.js";
+import { recordStreamClose, StreamSession } from "./stream-session.js";
 import { wsAuth } from "./ws-auth.js";
 
 export interface WsStreamsOptions {
@@ -97,6 +98,12 @@ interface SocketData {
   span: SubscriptionSpan | undefined;
   /** The client offered permessage-deflate and the route has it on: uWS negotiated it. */
   compressed: boolean;
+  /** When it opened (performance.now()); 0 until then. */
+  openedAt: number;
+  /**
+   * Made when first needed (its query frame, its query-frame deadline, a shutdown), not at the
+   * open: an idle socket holds no session, sink, subjects or timers.
+   */
   session?: StreamSession;
   /** Past a cap: the socket gets this error frame and close 1013, and no session. */
   refusal?: unknown;
@@ -124,7 +131,6 @@ const FANOUT_ROTATE_BEFORE_EXPIRY_MS = 10_000;
 
 const COMPRESSORS: Record<WsCompressionMode, number> = { off: uWS.DISABLED, on: uWS.SHARED_COMPRESSOR };
 
-const GOING_AWAY = 1001;
 /** RFC 6455 "Try Again Later": a cap of limits.* refused the socket. */
 const TRY_AGAIN_LATER = 1013;
 /** uWS's code for a connection that ended without a close frame. */
@@ -139,6 +145,29 @@ const ABNORMAL = 1006;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const sockets = new Set<uWS.WebSocket<SocketData>>();
+  const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
+    const data = ws.getUserData();
+    if (data.session !== undefined) return data.session;
+    deadlines.delete(ws);
+    data.session = new StreamSession(ws, {
+      endpoint: data.endpoint,
+      token: data.token,
+      compressed: data.compressed,
+      trace: data.trace,
+      ...(data.span ? { span: data.span } : {}),
+      validator: options.validator,
+      limits: options.limits,
+      metrics: options.metrics,
+      log: options.log,
+      fanout,
+      recheckIntervalMs: options.recheckIntervalMs,
+      openedAt: data.openedAt,
+    });
+    return data.session;
+  };
+  const deadlines = new QueryDeadlines<uWS.WebSocket<SocketData>>(options.queryFrameTimeoutMs, (ws) =>
+    sessionOf(ws).queryFrameTimedOut(options.queryFrameTimeoutMs),
+  );
   const fanout = new SharedStreams({
     ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
     history: options.fanoutHistoryElements,
@@ -167,7 +196,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       else upgrade(res, req, context, endpoint, options);
     },
     open: (ws) => {
-      const { endpoint, token, compressed, trace, span, refusal } = ws.getUserData();
+      const { endpoint, trace, span, refusal } = ws.getUserData();
       if (refusal !== undefined) {
         span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": TRY_AGAIN_LATER });
         ws.cork(() => {
@@ -176,24 +205,16 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         });
         return;
       }
+      ws.getUserData().openedAt = performance.now();
       sockets.add(ws);
       pinger.add(ws);
-      ws.getUserData().session = new StreamSession(ws, {
-        endpoint,
-        token,
-        compressed,
-        trace,
-        ...(span ? { span } : {}),
-        validator: options.validator,
-        limits: options.limits,
-        metrics: options.metrics,
-        log: options.log,
-        fanout,
-        recheckIntervalMs: options.recheckIntervalMs,
-        queryFrameTimeoutMs: options.queryFrameTimeoutMs,
-      });
+      deadlines.add(ws);
+      options.metrics?.wsStreamsOpen.inc({ endpoint: endpoint.path });
     },
-    message: (ws, message) => ws.getUserData().session?.message(Buffer.from(message).toString("utf8")),
+    message: (ws, message) => {
+      if (ws.getUserData().refusal === undefined)
+        sessionOf(ws).message(Buffer.from(message).toString("utf8"));
+    },
     drain: (ws) => ws.getUserData().session?.drained(),
     pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
     close: (ws, code, message) => {
@@ -205,10 +226,14 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
           "WebSocket closed by uWS",
         );
       }
+      const data = ws.getUserData();
       sockets.delete(ws);
       pinger.delete(ws);
-      ws.getUserData().releaseQuotas?.();
-      ws.getUserData().session?.closed(code);
+      deadlines.delete(ws);
+      data.releaseQuotas?.();
+      if (data.session !== undefined) data.session.closed(code);
+      // Closed before it needed a session; a refused socket was never a stream.
+      else if (data.refusal === undefined) recordStreamClose({ ...data, metrics: options.metrics }, code);
     },
   });
   return {
@@ -220,11 +245,8 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     },
     closeAll: () => {
       pinger.stop();
-      for (const ws of [...sockets]) {
-        const session = ws.getUserData().session;
-        if (session) session.goAway();
-        else ws.end(GOING_AWAY, "gateway shutting down");
-      }
+      deadlines.stop();
+      for (const ws of [...sockets]) sessionOf(ws).goAway();
     },
   };
 }
@@ -284,7 +306,7 @@ function upgrade(
       // Upgraded, to be told on the socket: a browser never sees the status of a refused upgrade.
       const capped = quotaExceededError(hold.refusal);
       res.upgrade<SocketData>(
-        { endpoint, token: undefined, compressed, trace, span, refusal: capped },
+        { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
         key,
         auth.protocol,
         extensions,
@@ -307,6 +329,7 @@ function upgrade(
         compressed,
         trace,
         span,
+        openedAt: 0,
         ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
       },
       key,
