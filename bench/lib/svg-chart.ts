@@ -14,11 +14,12 @@ const WIDTH = 560;
 const HEIGHT = 300;
 const MARGIN = { top: 44, right: 20, bottom: 44, left: 64 };
 
-const xmlText = (text: string) =>
+/** Text as SVG/HTML content or attribute value. */
+export const escapeXml = (text: string) =>
   text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 
 /** 1234567 -> "1.23M", 0.8123 -> "0.812": three significant digits. */
-function shortNumber(value: number): string {
+export function shortNumber(value: number): string {
   const abs = Math.abs(value);
   if (abs >= 1e6) return `${(value / 1e6).toPrecision(3)}M`;
   if (abs >= 1e4) return `${(value / 1e3).toPrecision(3)}k`;
@@ -36,8 +37,8 @@ export function barChartSvg(chart: BarChart): string {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
-    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">${xmlText(chart.title)}</text>`,
-    `<text x="14" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + plotH / 2})">${xmlText(chart.unit)}</text>`,
+    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">${escapeXml(chart.title)}</text>`,
+    `<text x="14" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + plotH / 2})">${escapeXml(chart.unit)}</text>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top + plotH}" x2="${WIDTH - MARGIN.right}" y2="${MARGIN.top + plotH}" stroke="#333"/>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top}" x2="${MARGIN.left}" y2="${MARGIN.top + plotH}" stroke="#333"/>`,
   ];
@@ -54,14 +55,14 @@ export function barChartSvg(chart: BarChart): string {
     parts.push(
       `<rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${barW.toFixed(1)}" height="${(MARGIN.top + plotH - top).toFixed(1)}" fill="#3b6ea8"/>`,
       `<text x="${(x + barW / 2).toFixed(1)}" y="${(top - 5).toFixed(1)}" text-anchor="middle">${shortNumber(bar.value)}</text>`,
-      `<text x="${(x + barW / 2).toFixed(1)}" y="${MARGIN.top + plotH + 18}" text-anchor="middle">${xmlText(bar.label)}</text>`,
+      `<text x="${(x + barW / 2).toFixed(1)}" y="${MARGIN.top + plotH + 18}" text-anchor="middle">${escapeXml(bar.label)}</text>`,
     );
   });
   if (chart.target) {
     const ty = y(chart.target.value).toFixed(1);
     parts.push(
       `<line x1="${MARGIN.left}" y1="${ty}" x2="${WIDTH - MARGIN.right}" y2="${ty}" stroke="#c0392b" stroke-dasharray="6 4"/>`,
-      `<text x="${WIDTH - MARGIN.right}" y="${Number(ty) - 5}" text-anchor="end" fill="#c0392b">${xmlText(chart.target.label)}</text>`,
+      `<text x="${WIDTH - MARGIN.right}" y="${Number(ty) - 5}" text-anchor="end" fill="#c0392b">${escapeXml(chart.target.label)}</text>`,
     );
   }
   parts.push("</svg>");

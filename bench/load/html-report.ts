@@ -1,4 +1,5 @@
-import { escapeXml, lineChartSvg } from "./line-chart.js";
+import { escapeXml } from "../lib/svg-chart.js";
+import { lineChartSvg } from "./line-chart.js";
 import type { LoadResult } from "./load-result.js";
 
 /**

@@ -1,3 +1,5 @@
+import { escapeXml, shortNumber } from "../lib/svg-chart.js";
+
 /**
  * Line charts over time as hand-written SVG (the HTML report is self-contained: no script from
  * anywhere, no charting dependency): one polyline per series, a dot per point, axes with their
@@ -18,17 +20,6 @@ const HEIGHT = 280;
 const MARGIN = { top: 36, right: 150, bottom: 40, left: 64 };
 const COLORS = ["#3b6ea8", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#16a085", "#7f8c8d"];
 
-export const escapeXml = (text: string) =>
-  text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
-
-function tickLabel(value: number): string {
-  const abs = Math.abs(value);
-  if (abs >= 1e6) return `${(value / 1e6).toPrecision(3)}M`;
-  if (abs >= 1e4) return `${(value / 1e3).toPrecision(3)}k`;
-  if (abs >= 100 || Number.isInteger(value)) return String(Math.round(value));
-  return value.toPrecision(3);
-}
-
 export function lineChartSvg(chart: LineChart): string {
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = HEIGHT - MARGIN.top - MARGIN.bottom;
@@ -47,11 +38,11 @@ export function lineChartSvg(chart: LineChart): string {
     const v = (maxY / 4) * i;
     parts.push(
       `<line x1="${MARGIN.left}" y1="${y(v)}" x2="${MARGIN.left + plotW}" y2="${y(v)}" stroke="#ddd"/>`,
-      `<text x="${MARGIN.left - 6}" y="${Number(y(v)) + 4}" text-anchor="end" fill="#555">${tickLabel(v)}</text>`,
+      `<text x="${MARGIN.left - 6}" y="${Number(y(v)) + 4}" text-anchor="end" fill="#555">${shortNumber(v)}</text>`,
     );
     const t = (maxX / 4) * i;
     parts.push(
-      `<text x="${x(t)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle" fill="#555">${tickLabel(t)}</text>`,
+      `<text x="${x(t)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle" fill="#555">${shortNumber(t)}</text>`,
     );
   }
   parts.push(
