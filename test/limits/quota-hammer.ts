@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { SharedQuotas } from "../../src/limits/shared-quotas.js";
-import { moduleWorkerData, startModuleWorker } from "../../src/threads/module-worker.js";
+import { moduleWorkerData } from "../../src/threads/module-worker.js";
+import { workerAnswer } from "../support/worker-answer.js";
 
 /**
  * A worker thread that hammers one key of a shared quota table: `rounds` acquires (under
@@ -18,14 +19,7 @@ const MARK = "quotaHammerWorker";
 
 /** Runs one hammering worker; resolves with the acquires it was given. */
 export function hammer(data: HammerData): Promise<number> {
-  const worker = startModuleWorker(import.meta.url, MARK, data);
-  return new Promise((resolve, reject) => {
-    worker.once("message", (granted: number) => {
-      resolve(granted);
-      void worker.terminate();
-    });
-    worker.once("error", reject);
-  });
+  return workerAnswer(import.meta.url, MARK, data);
 }
 
 const data = moduleWorkerData<HammerData>(MARK);

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { LedgerStreamBudget } from "../../src/limits/ledger-stream-budget.js";
-import { moduleWorkerData, startModuleWorker } from "../../src/threads/module-worker.js";
+import { moduleWorkerData } from "../../src/threads/module-worker.js";
+import { workerAnswer } from "../support/worker-answer.js";
 
 /**
  * A worker thread that contends for a shared stream budget: `claims` claims at once, each held
@@ -25,14 +26,7 @@ const MARK = "streamBudgetHammerWorker";
 
 /** Runs one contending worker; resolves with what its claims got. */
 export function hammerBudget(data: HammerData): Promise<HammerResult> {
-  const worker = startModuleWorker(import.meta.url, MARK, data);
-  return new Promise((resolve, reject) => {
-    worker.once("message", (result: HammerResult) => {
-      resolve(result);
-      void worker.terminate();
-    });
-    worker.once("error", reject);
-  });
+  return workerAnswer(import.meta.url, MARK, data);
 }
 
 const data = moduleWorkerData<HammerData>(MARK);
