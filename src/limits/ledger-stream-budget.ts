@@ -201,9 +201,7 @@ export class LedgerStreamBudget {
   /** Gives freed slots to this thread's waiters in arrival order; sleeps on the count while none is free. */
   #serve(): void {
     while (this.#queue.length > 0) {
-      const held = Atomics.load(this.#ints, HELD);
-      if (held < this.#settings.limit) {
-        if (Atomics.compareExchange(this.#ints, HELD, held, held + 1) !== held) continue;
+      if (this.#take()) {
         // Out of the queue before its callback, which may end the claim (and serve) at once.
         const waiter = this.#queue.shift() as Waiter;
         clearTimeout(waiter.timer);
@@ -215,6 +213,9 @@ export class LedgerStreamBudget {
         continue;
       }
       if (this.#sleeping) return;
+      // Sleep on the full count seen; one freed since #take looked is taken on the next round.
+      const held = Atomics.load(this.#ints, HELD);
+      if (held < this.#settings.limit) continue;
       const wait = atomics.waitAsync(this.#ints, HELD, held, WAIT_SLICE_MS);
       // The count moved between the load and the wait: look again.
       if (!wait.async) continue;
