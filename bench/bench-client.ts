@@ -10,8 +10,9 @@
  *       that offset
  *   {"kind":"idle","url","token","n"}  opens n WebSockets and sends nothing: {"ready"}; on
  *       "close" closes them: {"closed"}
- *   {"kind":"http","url","token","body","concurrency","seconds"}  POSTs the body back to back
- *       from `concurrency` loops for `seconds`: {"requests","seconds","bytes"}
+ *   {"kind":"http","url","token","body","concurrency","seconds","unique"?}  POSTs the body back
+ *       to back from `concurrency` loops for `seconds`, with every `unique` in it replaced by a
+ *       number of this process's own (command ids): {"requests","failures","seconds","bytes"}
  *   {"kind":"streams","url","token","request","concurrency","seconds"}  from `concurrency` loops
  *       for `seconds`: open a WebSocket, send the (bounded) request, count its frames and bytes
  *       until the server closes it, again: {"streams","frames","bytes","failures","seconds"}.
@@ -31,7 +32,15 @@ type Job =
       deflate?: boolean;
     }
   | { kind: "idle"; url: string; token: string; n: number }
-  | { kind: "http"; url: string; token: string; body: string; concurrency: number; seconds: number }
+  | {
+      kind: "http";
+      url: string;
+      token: string;
+      body: string;
+      concurrency: number;
+      seconds: number;
+      unique?: string;
+    }
   | {
       kind: "streams";
       url: string;
@@ -150,19 +159,25 @@ async function idle(job: Extract<Job, { kind: "idle" }>): Promise<void> {
   say({ closed: sockets.length, stillOpenAtClose: open });
 }
 
+/** Numbers handed to `unique` so far: never reused by a later job of this process. */
+let uniqueSent = 0;
+
 async function http(job: Extract<Job, { kind: "http" }>): Promise<void> {
   const started = process.hrtime.bigint();
   const until = started + BigInt(Math.round(job.seconds * 1e9));
   let requests = 0;
   let bytes = 0;
   let failures = 0;
+  const { unique } = job;
+  const nextBody = () =>
+    unique === undefined ? job.body : job.body.replaceAll(unique, `${process.pid}-${uniqueSent++}`);
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
       while (process.hrtime.bigint() < until) {
         const res = await fetch(job.url, {
           method: "POST",
           headers: { authorization: `Bearer ${job.token}` },
-          body: job.body,
+          body: nextBody(),
         });
         const body = await res.arrayBuffer();
         if (res.status === 200) {

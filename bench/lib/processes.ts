@@ -43,6 +43,8 @@ export async function startSandboxProcess(
   ticks: number,
   payloadBytes: number,
   perTransaction = 1,
+  /** `taskset -c` CPU list the sandbox runs on (bench/workers-scaling.ts); unset: any. */
+  cpus?: string,
 ): Promise<RunningSandbox> {
   const args = [
     "--port",
@@ -52,8 +54,9 @@ export async function startSandboxProcess(
     "--preload",
     `ticks=${ticks},payloadBytes=${payloadBytes},party=bench,perTransaction=${perTransaction}`,
   ];
-  const child = spawn(process.execPath, [...entry("src/sandbox/main"), ...args], {
+  const child = spawnNode([...entry("src/sandbox/main"), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    cpus,
   });
   const port = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", (line) =>
@@ -79,26 +82,45 @@ export async function startSandboxProcess(
   };
 }
 
+interface SpawnOptions {
+  stdio: ("ignore" | "pipe" | "inherit")[];
+  /** Under the hard limit of open files (10,000 sockets need more than the usual soft 1024). */
+  raiseFdLimit?: boolean;
+  /**
+   * A `taskset -c` CPU list (`0-3`, `8,9`) the process and all its threads are kept on, so that
+   * processes measured together on a machine with cores to spare never share a core.
+   */
+  cpus?: string | undefined;
+}
+
 /**
- * `node ARGS`, under the hard limit of open files when `raiseFdLimit` (10,000 sockets need more
- * than the usual soft 1024): `bash -c 'ulimit -n …; exec node …'`, so the pid is node's.
+ * `node ARGS`, as `bash -c 'ulimit -n …; exec taskset -c … node …'` where asked: every step
+ * execs the next, so the pid is node's.
  */
-function spawnNode(
-  args: string[],
-  raiseFdLimit: boolean,
-  stdio: ("ignore" | "pipe" | "inherit")[],
-): ChildProcess {
-  if (!raiseFdLimit) return spawn(process.execPath, args, { stdio });
-  const quoted = [process.execPath, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+function spawnNode(args: string[], options: SpawnOptions): ChildProcess {
+  const { stdio, raiseFdLimit = false, cpus } = options;
+  const command = [...(cpus === undefined ? [] : ["taskset", "-c", cpus]), process.execPath, ...args];
+  if (!raiseFdLimit) return spawn(command[0] as string, command.slice(1), { stdio });
+  const quoted = command.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   return spawn("bash", ["-c", `ulimit -n "$(ulimit -Hn)" && exec ${quoted}`], { stdio });
 }
 
 export interface GatewayProcessOptions {
-  /** server.workers; default 1 (the bench's scenarios before workers existed ran one thread). */
-  workers?: number;
+  /**
+   * server.workers; default 1 (the bench's scenarios before workers existed ran one thread);
+   * "default": the flag left out, so the gateway chooses as it does for users.
+   */
+  workers?: number | "default";
   raiseFdLimit?: boolean;
+  /** A `taskset -c` CPU list for the gateway (see SpawnOptions.cpus). */
+  cpus?: string;
   /** Node options before the entry point (`--cpu-prof --cpu-prof-dir DIR` to profile it). */
   nodeArgs?: string[];
+}
+
+export interface RunningGateway extends Running {
+  /** Worker threads, as its start-up line says (1 where it names none: one thread). */
+  readonly workers: number;
 }
 
 /** The gateway in front of a ledger; resolves with its HTTP port (from its start-up log line). */
@@ -106,7 +128,8 @@ export async function startGatewayProcess(
   ledgerPort: number,
   args: string[],
   options: GatewayProcessOptions = {},
-): Promise<Running> {
+): Promise<RunningGateway> {
+  const workers = options.workers ?? 1;
   const child = spawnNode(
     [
       ...(options.nodeArgs ?? []),
@@ -115,20 +138,18 @@ export async function startGatewayProcess(
       `127.0.0.1:${ledgerPort}`,
       "--port",
       "0",
-      "--server.workers",
-      String(options.workers ?? 1),
+      ...(workers === "default" ? [] : ["--server.workers", String(workers)]),
       ...args,
     ],
-    options.raiseFdLimit ?? false,
-    ["ignore", "pipe", "inherit"],
+    { stdio: ["ignore", "pipe", "inherit"], raiseFdLimit: options.raiseFdLimit ?? false, cpus: options.cpus },
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
-    const logged = JSON.parse(line) as { msg?: string; port?: number };
+    const logged = JSON.parse(line) as { msg?: string; port?: number; workers?: number };
     if (logged.msg === "gateway listening" && typeof logged.port === "number") {
       // Keep draining stdout so the gateway never blocks on a full pipe.
       lines.on("line", () => undefined);
-      return { port: logged.port, child, stop: stopper(child) };
+      return { port: logged.port, child, stop: stopper(child), workers: logged.workers ?? 1 };
     }
   }
   throw new Error("the gateway exited before listening");
@@ -144,8 +165,13 @@ export interface BenchClient {
 }
 
 /** `script`: another client of the same protocol (bench/lib/flood-client for the fairness flood). */
-export function startBenchClient(raiseFdLimit = true, script = "bench/bench-client"): BenchClient {
-  const child = spawnNode(entry(script), raiseFdLimit, ["pipe", "pipe", "inherit"]);
+export function startBenchClient(
+  raiseFdLimit = true,
+  script = "bench/bench-client",
+  /** A `taskset -c` CPU list for the client (see SpawnOptions.cpus). */
+  cpus?: string,
+): BenchClient {
+  const child = spawnNode(entry(script), { stdio: ["pipe", "pipe", "inherit"], raiseFdLimit, cpus });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];
