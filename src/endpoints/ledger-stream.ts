@@ -28,7 +28,8 @@ export interface LedgerStreamSpec {
   /**
    * Open-ended requests of this endpoint share one call per distinct request (src/fanout).
    * `updates`: a subscriber joins a running stream after an empty-range probe of its own
-   * request (`endInclusive` = `beginExclusive`: the ledger admits its token or refuses it);
+   * request (`endInclusive` = `beginExclusive`: the ledger admits its token or refuses it; from
+   * offset 0, `(0, 1]`, see probeSubscriber);
    * `completions`: no bounded form to probe with, so a subscriber starts on its own call and
    * splices in once it delivered an element. Completions without a user id are the token's
    * user's: only the same token shares them.
@@ -200,10 +201,12 @@ function shareSpec(
   if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
   const byToken = spec.share === "completions" && !normalized.userId;
   const from = (offset: number): unknown => startingAfter(request, offset);
-  // Offset 0 has no empty range to probe (an end of 0 reads as none): such a subscriber catches up.
+  // From offset 0 there is no empty range (an end of 0 reads as none): the probe reads offset 1
+  // once the shared stream showed that the ledger has it (probeSubscriber).
   const probe =
-    spec.share === "updates" && begin > 0
-      ? () => probeSubscriber(endpoint, from(begin), token, undefined, undefined, trace)
+    spec.share === "updates"
+      ? (reached: number) =>
+          probeSubscriber(endpoint, from(begin), token, undefined, undefined, trace, reached)
       : undefined;
   return {
     key: subscriptionKey({

@@ -227,7 +227,9 @@ function probeKind(endpoint: StreamEndpoint): ProbeKind | undefined {
  * - updates (and flats, trees): the empty range `beginExclusive = endInclusive` at the newest
  *   offset the subscriber has (its last element's, else its request's begin): the ledger checks
  *   the filter's parties and answers an empty stream, or refuses. From offset 0 there is no
- *   empty range (an end must be positive): the open-ended request, as completions;
+ *   empty range (an end must be positive): the range `(0, 1]` once the ledger is known to have
+ *   `reached` offset 1 (an end past the ledger's is refused), which reads one offset at most;
+ *   else the open-ended request, as completions;
  * - completions: the request from that offset (no end to bound it): admitted at its first
  *   element or end, or after `OPEN_ENDED_PROBE_SETTLE_MS` without a refusal;
  * - active contracts: the request itself (a snapshot ends by itself): admitted at its first
@@ -241,6 +243,8 @@ export function probeSubscriber(
   last: string | undefined,
   signal?: AbortSignal,
   trace?: TraceContext,
+  /** An offset the ledger is known to have reached (a shared stream read it): 0 when unknown. */
+  reached = 0,
 ): Promise<void> {
   const kind = probeKind(endpoint);
   if (kind === undefined) return Promise.resolve();
@@ -251,6 +255,8 @@ export function probeSubscriber(
   let settleMs: number | undefined;
   if (hasEmptyRange(kind, from)) {
     probe = { ...asked, beginExclusive: from, endInclusive: from };
+  } else if (kind === "updates" && from === 0 && reached >= 1) {
+    probe = { ...asked, beginExclusive: 0, endInclusive: 1 };
   } else if (kind !== "snapshot") {
     probe = { ...asked, beginExclusive: Number.isSafeInteger(from) ? from : asked.beginExclusive };
     delete probe.endInclusive;

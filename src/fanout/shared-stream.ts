@@ -118,6 +118,11 @@ export class SharedStream {
     return this.#closed;
   }
 
+  /** The offset of the last shared element (or the upstream's begin): the ledger has reached it. */
+  get position(): number {
+    return this.#position;
+  }
+
   /** Members by mode, for tests and logs. */
   members(): Record<MemberMode, number> {
     const counts: Record<MemberMode, number> = { shared: 0, catching_up: 0, own: 0 };

@@ -100,7 +100,7 @@ export class SharedStreams {
       else {
         // While the ledger is asked, the stream keeps what comes after the subscriber's offset.
         release = running.reserve(request.share.begin);
-        this.#admit(request, admit).then(
+        this.#admit(request, () => admit(running.position)).then(
           () => {
             join(true);
             release?.();

@@ -18,11 +18,12 @@ export interface ShareSpec {
   from(offset: number): unknown;
   /**
    * Whether the ledger admits this subscriber's token for this request, asked before it joins a
-   * running stream without a call of its own (rejects with the ledger's error). Absent, the
-   * subscriber always starts on its own call and splices in once that call has delivered an
-   * element: the ledger then admitted it.
+   * running stream without a call of its own (rejects with the ledger's error). `reached`: the
+   * running stream's position, an offset the ledger is known to have (a probe from offset 0 may
+   * read up to offset 1 once it is at least 1). Absent, the subscriber always starts on its own
+   * call and splices in once that call has delivered an element: the ledger then admitted it.
    */
-  admit?(): Promise<void>;
+  admit?(reached: number): Promise<void>;
 }
 
 /** How the fan-out opens a ledger stream (one gRPC call) for a request and a token. */

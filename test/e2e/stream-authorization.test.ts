@@ -261,4 +261,33 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     assert.equal(await reader.close(), 1000);
     await allGone();
   });
+
+  it("judges joiners from the ledger's begin too (no empty range there): the stranger is refused, the reader joins with no call of its own", {
+    timeout: 30_000,
+  }, async () => {
+    const first = await commit();
+    const request = { ...(await live()), beginExclusive: 0 };
+    const reader = new Subscriber(stack, request, token("steady"));
+    await reader.received(first);
+    const lateJoins = () =>
+      metric("ledger_gateway_fanout_catch_ups_total", { endpoint: UPDATES, cause: "late_join" });
+    const lateJoinsBefore = await lateJoins();
+    // The shared stream has read offset 1 and more: the ledger is asked for (0, 1] on each token.
+    const stranger = new Subscriber(stack, request, token("stranger"));
+    assert.equal(await stranger.closed, 1000);
+    assert.equal(stranger.frames.length, 1, JSON.stringify(stranger.frames));
+    assert.equal(stranger.frames[0]?.update, undefined);
+    assert.equal(typeof stranger.frames[0]?.code, "string");
+
+    const kept = new Subscriber(stack, request, token("kept"));
+    await kept.received(first);
+    const next = await commit();
+    await Promise.all([reader.received(next), kept.received(next)]);
+    assert.deepEqual(kept.updateIds, reader.updateIds, "replayed from the shared stream's history, in order");
+    assert.deepEqual(stranger.updateIds, []);
+    assert.equal(await lateJoins(), lateJoinsBefore, "admitted by its probe: no catch-up call");
+    assert.equal(await reader.close(), 1000);
+    assert.equal(await kept.close(), 1000);
+    await allGone();
+  });
 });

@@ -57,6 +57,26 @@ describe("per-subscriber stream authorization", () => {
     assert.deepEqual(opened, [{ beginExclusive: 12, endInclusive: 12 }]);
   });
 
+  it("probes updates from offset 0 over (0, 1] once the ledger is known to have reached 1, the open-ended request before", async () => {
+    const { endpoint, opened } = updatesEndpoint(empty);
+    await probeSubscriber(
+      endpoint,
+      { beginExclusive: 0, updateFormat: {} },
+      "t",
+      undefined,
+      undefined,
+      undefined,
+      3,
+    );
+    await probeSubscriber(endpoint, { updateFormat: {} }, "t", undefined, undefined, undefined, 1);
+    await probeSubscriber(endpoint, { beginExclusive: 0, updateFormat: {} }, "t", undefined);
+    assert.deepEqual(opened, [
+      { beginExclusive: 0, endInclusive: 1, updateFormat: {} },
+      { beginExclusive: 0, endInclusive: 1, updateFormat: {} },
+      { beginExclusive: 0, updateFormat: {} },
+    ]);
+  });
+
   it("holds every element until the ledger admitted the subscriber", async () => {
     const admission = new Subject<string>();
     const { endpoint } = updatesEndpoint(() => admission);

@@ -127,6 +127,48 @@ describe("shared update streams over real sockets", () => {
   });
 });
 
+describe("a crowd replaying from the ledger's begin", () => {
+  const TICKS = 300;
+  let stack: FanoutStack;
+
+  before(async () => {
+    stack = await startFanoutStack([], { ticks: TICKS });
+  });
+  after(() => stack.stop());
+
+  it("shares one ledger call: joiners from offset 0 are admitted by a probe and replayed from the history, in order", async () => {
+    const startedBefore = stack.sandbox.calls.started(GET_UPDATES);
+    const first = new Subscriber(stack, updatesFrom(stack.party, 0));
+    // Some joiners before the shared call read anything (an open-ended probe), some after
+    // (the probe over (0, 1]).
+    const early = Array.from({ length: 10 }, () => new Subscriber(stack, updatesFrom(stack.party, 0)));
+    await first.received(1);
+    const late = Array.from({ length: 10 }, () => new Subscriber(stack, updatesFrom(stack.party, 0)));
+    const crowd = [first, ...early, ...late];
+    await Promise.all(crowd.map((s) => s.received(TICKS)));
+
+    for (const s of crowd) {
+      assert.deepEqual(s.seqs, first.seqs);
+      assert.equal(new Set(s.offsets).size, TICKS);
+    }
+    assert.deepEqual(first.seqs, range(1, TICKS));
+    assert.equal(
+      await stack.metric("ledger_gateway_fanout_catch_ups_total", { endpoint: UPDATES, cause: "late_join" }),
+      0,
+    );
+    // One shared call; the rest are admission probes (one per question in flight: same token).
+    const probes = await stack.metric("ledger_gateway_fanout_admissions_total", {
+      endpoint: UPDATES,
+      outcome: "admitted",
+    });
+    assert.ok(probes >= 1 && probes <= 20);
+    assert.equal(stack.sandbox.calls.started(GET_UPDATES) - startedBefore, 1 + probes);
+    assert.equal(stack.sandbox.calls.open(GET_UPDATES), 1);
+    await Promise.all(crowd.map((s) => s.close()));
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+  });
+});
+
 describe("a late joiner beyond the shared stream's history", () => {
   let stack: FanoutStack;
   const more = (n: number) => stack.more(n);
