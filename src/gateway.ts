@@ -225,7 +225,7 @@ export async function startGateway(
     pingIntervalMs: config.websocket.pingIntervalMs,
     queryFrameTimeoutMs: config.websocket.queryFrameTimeoutMs,
     recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
-    fanoutHistoryElements: config.websocket.fanoutHistoryElements,
+    fanoutHistoryBytes: config.websocket.fanoutHistoryBytes,
     compression: config.websocket.compression,
     maxQueryBytes: config.websocket.maxQueryFrameBytes,
     log,

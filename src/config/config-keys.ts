@@ -140,10 +140,15 @@ export const CONFIG_KEYS = {
     default: "off",
     doc: "permessage-deflate on WebSocket streams for clients that offer it (`on`: each message deflated on its own, no memory per socket); `off`: frames as Canton sends them",
   },
+  "websocket-config.fanout-history-bytes": {
+    type: int(0, 2 ** 31 - 1),
+    default: 8 * 1024 * 1024,
+    doc: "bytes of the latest elements each shared WebSocket stream keeps (at most the hard limit), so that a subscriber admitted within them (a crowd replaying from the same offset, a joiner admitted while the stream read on) is replayed from them and reads the shared call without a call of its own; the default holds the 5,000 sample ticks of 1.3 KB a crowd replays in the bench; 0 disables",
+  },
   "websocket-config.fanout-history-elements": {
     type: int(0, 2 ** 31 - 1),
-    default: 1024,
-    doc: "latest elements each shared WebSocket stream keeps, so that a subscriber admitted within them is replayed from them and reads the shared call without a call of its own; 0 disables",
+    default: undefined,
+    doc: "deprecated, replaced by websocket-config.fanout-history-bytes (a count says nothing of what the history costs or a replay sends): still accepted so that existing configurations start; 0 still turns the history off, any other value is ignored",
   },
   "ledger.target": {
     type: { kind: "ledger" },

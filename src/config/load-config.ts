@@ -302,7 +302,11 @@ function build(settings: Settings): GatewayConfig {
         str("websocket-config.stream-authorization-recheck-interval"),
       ) as number,
       resumeWindowMs: parseDuration(str("websocket-config.resume-window")) as number,
-      fanoutHistoryElements: num("websocket-config.fanout-history-elements"),
+      // The deprecated count's 0 ("no history") is the one meaning it keeps: a bytes' 0.
+      fanoutHistoryBytes:
+        get("websocket-config.fanout-history-elements") === 0
+          ? 0
+          : num("websocket-config.fanout-history-bytes"),
       compression: str("websocket-config.compression") as WsCompressionMode,
     },
     ledger,

@@ -25,14 +25,21 @@ interface Reader {
 }
 
 export interface ReplayHistoryLimits {
-  /** The latest elements kept in any case; 0: none, the history only knows where it starts. */
-  readonly elements: number;
   /**
-   * Bytes the history may grow to past `elements` while a hold needs the elements from its offset
+   * Bytes of the latest elements kept in any case (their UTF-8 bytes, what a replay sends); 0:
+   * none, the history only knows where it starts. Bytes, not a count: what a history costs and
+   * what a replay sends grow with the elements' size, which a count says nothing about.
+   */
+  readonly bytes: number;
+  /**
+   * Bytes the history may grow to past `bytes` while a hold needs the elements from its offset
    * on: a reader that is held for must not cost more than its socket alone might have buffered.
    */
   readonly heldBytes: number;
 }
+
+/** Dropped elements kept in the array before it is cut: cutting it costs a copy of the rest. */
+const MIN_CUT = 1024;
 
 /**
  * The latest elements of a shared call, so that a reader behind it (admitted late, or skipped
@@ -102,7 +109,7 @@ export class ReplayHistory {
    * a reader held for may no longer be covered.
    */
   remember(element: SharedElement): boolean {
-    const limit = this.#limits.elements;
+    const { bytes: limit, heldBytes } = this.#limits;
     if (limit <= 0) {
       this.#drop(element);
       return true;
@@ -110,17 +117,17 @@ export class ReplayHistory {
     this.#elements.push(element);
     this.#bytes += element.bytes.byteLength;
     let dropped = false;
-    for (;;) {
-      const size = this.#elements.length - this.#head;
+    // The newest element stays even when it alone is past the limit: a history never holds less
+    // than the last element, so that a reader at the shared position is covered.
+    while (this.#bytes > limit && this.#elements.length - this.#head > 1) {
       const oldest = this.#elements[this.#head] as SharedElement;
-      if (size <= limit) break;
-      if (oldest.offset >= this.#floor && this.#bytes <= this.#limits.heldBytes) break;
+      if (oldest.offset >= this.#floor && this.#bytes <= heldBytes) break;
       this.#drop(oldest);
       this.#bytes -= oldest.bytes.byteLength;
       this.#head += 1;
       dropped = true;
     }
-    if (this.#head >= Math.max(limit, this.#elements.length - this.#head)) {
+    if (this.#head >= Math.max(MIN_CUT, this.#elements.length - this.#head)) {
       this.#elements = this.#elements.slice(this.#head);
       this.#head = 0;
     }

@@ -14,18 +14,19 @@ export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
   readonly catchUpBuffer: number;
   /**
-   * Bytes the history may grow to past `history` elements while a member lags or an admission is
+   * Bytes the history may grow to past `historyBytes` while a member lags or an admission is
    * asked: the elements after its offset are kept for it, once for every such member (the
    * per-socket hard limit: what its socket alone might have buffered).
    */
   readonly lagBytes: number;
   /**
-   * The latest shared elements the stream keeps, so that an admitted subscriber whose offset they
-   * cover (typically one that joined while its admission was asked) is replayed from them and
-   * reads the shared call at once instead of catching up on a call of its own, and a member that
-   * lags for a while (its socket over its high-water mark) is replayed from them once it drains.
+   * Bytes of the latest shared elements the stream keeps, so that an admitted subscriber whose
+   * offset they cover (one that joined while its admission was asked, or a crowd replaying from
+   * the same offset) is replayed from them and reads the shared call at once instead of catching
+   * up on a call of its own, and a member that lags for a while (its socket over its high-water
+   * mark) is replayed from them once it drains. At most `lagBytes`.
    */
-  readonly history: number;
+  readonly historyBytes: number;
   readonly events: FanoutEvents;
   /** Called once the stream has no member and no upstream left. */
   readonly onClosed: () => void;
@@ -60,8 +61,8 @@ export class DeliverySlot {
  *   element's text is parsed (offset, checkpoint) and encoded to UTF-8 once, and goes to every
  *   member in shared mode whose last offset is before it: the same string to all (transcoded
  *   once), its one Buffer in the delivery slot, which their sockets send (encoded once).
- * - The stream keeps its latest `history` elements (with their offsets, checkpoint flags and
- *   Buffers): an admitted member whose offset they cover gets the ones after its offset (same
+ * - The stream keeps its latest `historyBytes` of elements (with their offsets, checkpoint flags
+ *   and Buffers): an admitted member whose offset they cover gets the ones after its offset (same
  *   rules as the splice) and reads the shared call at once, with no call of its own.
  * - A member behind the history catches up on its own call from its offset while it
  *   buffers the shared elements (bounded); when its own call reaches the position the buffer
@@ -99,7 +100,11 @@ export class SharedStream {
 
   constructor(options: SharedStreamOptions) {
     this.#options = options;
-    this.#history = new ReplayHistory({ elements: options.history, heldBytes: options.lagBytes });
+    // A stream keeps no more for everyone than it may keep for one lagging member.
+    this.#history = new ReplayHistory({
+      bytes: Math.min(options.historyBytes, options.lagBytes),
+      heldBytes: options.lagBytes,
+    });
     this.#upstream = new UpstreamCall({
       members: this.#members,
       position: () => this.#position,

@@ -10,11 +10,12 @@ export interface SharedStreamsOptions {
    */
   catchUpBuffer: number;
   /**
-   * The latest shared elements each stream keeps for subscribers that join behind it (while
-   * their admission was asked): replayed from them, they read the shared call at once instead of
-   * a call of their own (websocket-config.fanout-history-elements).
+   * Bytes of the latest shared elements each stream keeps for subscribers that join behind it
+   * (while their admission was asked, or a crowd from the same offset): replayed from them, they
+   * read the shared call at once instead of a call of their own
+   * (websocket-config.fanout-history-bytes).
    */
-  history: number;
+  historyBytes: number;
   /**
    * Bytes a stream's history may grow to while a subscriber lags (over its high-water mark) or is
    * being admitted, so that it is replayed from it instead of a call of its own: the per-socket
@@ -35,7 +36,7 @@ export interface SharedStreamsOptions {
  *
  * @example
  * const fanout = new SharedStreams({
- *   history: 1024, lagBytes: hardLimit, catchUpBuffer: 4096, rotateBeforeExpiryMs: 10_000,
+ *   historyBytes: 8 * 1024 * 1024, lagBytes: hardLimit, catchUpBuffer: 4096, rotateBeforeExpiryMs: 10_000,
  *   events: metrics.fanoutEvents(),
  * });
  * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })
@@ -44,7 +45,7 @@ export interface SharedStreamsOptions {
 export class SharedStreams {
   readonly #streams = new Map<string, SharedStream>();
   readonly #catchUpBuffer: number;
-  readonly #history: number;
+  readonly #historyBytes: number;
   readonly #lagBytes: number;
   readonly #rotateBeforeExpiryMs: number;
   readonly #events: FanoutEvents;
@@ -54,7 +55,7 @@ export class SharedStreams {
 
   constructor(options: SharedStreamsOptions) {
     this.#catchUpBuffer = options.catchUpBuffer;
-    this.#history = options.history;
+    this.#historyBytes = options.historyBytes;
     this.#lagBytes = options.lagBytes;
     this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs;
     this.#events = options.events ?? {};
@@ -156,7 +157,7 @@ export class SharedStreams {
     if (stream === undefined || stream.closed) {
       const created = new SharedStream({
         catchUpBuffer: this.#catchUpBuffer,
-        history: this.#history,
+        historyBytes: this.#historyBytes,
         lagBytes: this.#lagBytes,
         rotateBeforeExpiryMs: this.#rotateBeforeExpiryMs,
         events: this.#events,

@@ -47,8 +47,8 @@ export interface WsStreamsOptions {
   pingIntervalMs: number;
   /** How often each subscriber's token is asked about again while it streams (0: never). */
   recheckIntervalMs: number;
-  /** Latest elements each shared stream keeps for late joiners within them (websocket-config.fanout-history-elements; 0: none). */
-  fanoutHistoryElements: number;
+  /** Bytes of the latest elements each shared stream keeps for joiners within them (websocket-config.fanout-history-bytes; 0: none). */
+  fanoutHistoryBytes: number;
   /** permessage-deflate for clients that offer it (websocket-config.compression). */
   compression: WsCompressionMode;
   /**
@@ -170,7 +170,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   );
   const fanout = new SharedStreams({
     ...(options.metrics ? { events: options.metrics.fanoutEvents() } : {}),
-    history: options.fanoutHistoryElements,
+    historyBytes: options.fanoutHistoryBytes,
     lagBytes: options.limits.hardLimit,
     catchUpBuffer: FANOUT_CATCH_UP_BUFFER,
     rotateBeforeExpiryMs: FANOUT_ROTATE_BEFORE_EXPIRY_MS,

@@ -36,7 +36,7 @@ describe("loadConfig", () => {
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,
-      fanoutHistoryElements: 1024,
+      fanoutHistoryBytes: 8 * 1024 * 1024,
       compression: "off",
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
@@ -62,6 +62,18 @@ describe("loadConfig", () => {
       (error: Error) =>
         error instanceof ConfigError &&
         error.message === "ledger.keepalive-interval must be longer than 0s, not 0s",
+    );
+  });
+
+  it("reads websocket-config.fanout-history-bytes, and still accepts the deprecated fanout-history-elements (only its 0 counts)", () => {
+    const bytes = (...argv: string[]) => loadConfig({ argv, env: {} }).websocket.fanoutHistoryBytes;
+    assert.equal(bytes("--websocket-config.fanout-history-bytes", "65536"), 65_536);
+    assert.equal(bytes("--websocket-config.fanout-history-bytes", "0"), 0);
+    assert.equal(bytes("--websocket-config.fanout-history-elements", "0"), 0, "no history, as it meant");
+    assert.equal(
+      bytes("--websocket-config.fanout-history-elements", "20"),
+      8 * 1024 * 1024,
+      "a count is ignored",
     );
   });
 

@@ -68,7 +68,7 @@ describe("shared update streams over real sockets", () => {
     const directBefore = await joined("direct");
     const splicesBefore = await joined("splice");
     const startedBefore = stack.sandbox.calls.started(GET_UPDATES);
-    // Its offset is 15 elements behind the shared call, well within the history (1024).
+    // Its offset is 15 elements behind the shared call, well within the history (8 MiB).
     const late = new Subscriber(stack, updatesFrom(stack.party, end));
     await late.received(15);
     const after = await more(10);
@@ -175,8 +175,8 @@ describe("a late joiner beyond the shared stream's history", () => {
   const joined = (how: "direct" | "splice") => stack.joins(UPDATES, how);
 
   before(async () => {
-    // A history of 5 elements: a joiner 15 behind is beyond it.
-    stack = await startFanoutStack(["--websocket-config.fanout-history-elements", "5"], { ticks: 0 });
+    // A history of 6,000 bytes, 4 of these 1.3 KB ticks: a joiner 15 behind is beyond it.
+    stack = await startFanoutStack(["--websocket-config.fanout-history-bytes", "6000"], { ticks: 0 });
   });
   after(() => stack.stop());
 
@@ -226,11 +226,11 @@ describe("a slow subscriber of a shared stream", () => {
         String(64 * 1024),
         "--websocket-config.low-water-mark",
         String(16 * 1024),
-        // A lagging member is replayed from the history while it covers it (20 elements, and up
-        // to the hard limit's bytes while a member lags: 64 of these): a reader that stopped falls
-        // further behind, so that it is detached.
-        "--websocket-config.fanout-history-elements",
-        "20",
+        // A lagging member is replayed from the history while it covers it (160 KiB, some 17 of
+        // these elements, and up to the hard limit's bytes while a member lags: 55 of them): a
+        // reader that stopped falls further behind, so that it is detached.
+        "--websocket-config.fanout-history-bytes",
+        String(160 * 1024),
         "--websocket-config.hard-limit",
         String(512 * 1024),
       ],

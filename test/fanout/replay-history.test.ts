@@ -18,8 +18,9 @@ const labels = (elements: Iterable<SharedElement>) =>
 const held = (history: ReplayHistory) => labels(history.atOrAfter(Number.NEGATIVE_INFINITY));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}`);
 
-function history(elements: number, heldBytes = 0, startAfter = 0): ReplayHistory {
-  const created = new ReplayHistory({ elements, heldBytes });
+/** A history of `bytes` (8 per element of the default size) and `heldBytes` while held. */
+function history(bytes: number, heldBytes = 0, startAfter = 0): ReplayHistory {
+  const created = new ReplayHistory({ bytes, heldBytes });
   created.startAfter(startAfter);
   return created;
 }
@@ -28,7 +29,7 @@ const at = (offset: number, checkpoint = false) => ({ offset, checkpoint });
 
 describe("ReplayHistory", () => {
   it("holds nothing when empty and covers exactly the readers at or after its start", () => {
-    const empty = history(3, 0, 5);
+    const empty = history(3 * 8, 0, 5);
     assert.deepEqual(held(empty), []);
     assert.deepEqual(labels(empty.atOrAfter(0)), []);
     assert.equal(empty.covers(at(4)), false, "before the start: a gap");
@@ -37,8 +38,8 @@ describe("ReplayHistory", () => {
     assert.equal(empty.covers(at(6)), true, "ahead of the call: still to come");
   });
 
-  it("keeps the latest elements up to its element limit, dropping the oldest first", () => {
-    const h = history(3);
+  it("keeps the latest elements up to its byte limit, dropping the oldest first", () => {
+    const h = history(3 * 8);
     const moved: boolean[] = [];
     const after: string[][] = [];
     for (let offset = 1; offset <= 6; offset += 1) {
@@ -51,7 +52,18 @@ describe("ReplayHistory", () => {
     assert.equal(h.covers(at(2)), false, "3 was dropped: a reader at 2 would miss it");
   });
 
-  it("with an element limit of 0 holds nothing, not even for a hold, and its start follows every element", () => {
+  it("holds as many elements as its bytes allow, whatever their count, and never fewer than the newest", () => {
+    const h = history(64);
+    for (let offset = 1; offset <= 8; offset += 1) h.remember(tx(offset));
+    assert.deepEqual(held(h), range(1, 8), "8 elements of 8 bytes");
+    h.remember(tx(9, 32));
+    assert.deepEqual(held(h), range(5, 9), "32 bytes more: the 4 oldest went");
+    assert.equal(h.remember(tx(10, 100)), true);
+    assert.deepEqual(held(h), ["10"], "past the limit alone, it still stays");
+    assert.equal(h.covers(at(9)), true, "a reader at the shared position misses nothing");
+  });
+
+  it("with a byte limit of 0 holds nothing, not even for a hold, and its start follows every element", () => {
     const h = history(0, 1000);
     h.hold({ last: 0 });
     assert.equal(h.remember(tx(1)), true);
@@ -61,9 +73,9 @@ describe("ReplayHistory", () => {
     assert.equal(h.covers(at(2)), true);
   });
 
-  it("keeps the elements from a held reader's offset on past the element limit, up to the held bytes", () => {
+  it("keeps the elements from a held reader's offset on past the byte limit, up to the held bytes", () => {
     // Room for 5 elements of 8 bytes while held; 2 otherwise.
-    const h = history(2, 5 * 8);
+    const h = history(2 * 8, 5 * 8);
     h.hold({ last: 1 });
     const moved = [1, 2, 3, 4, 5].map((offset) => h.remember(tx(offset)));
     assert.deepEqual(moved, [false, false, false, false, false]);
@@ -78,17 +90,17 @@ describe("ReplayHistory", () => {
   });
 
   it("counts bytes, not elements: one large element pushes the held ones out, and the newest always stays", () => {
-    const h = history(1, 24);
+    const h = history(8, 24);
     h.hold({ last: 0 });
     h.remember(tx(1));
     h.remember(tx(2));
     assert.deepEqual(held(h), ["1", "2"]);
     assert.equal(h.remember(tx(3, 100)), true);
-    assert.deepEqual(held(h), ["3"], "over the held bytes alone, yet within the element limit");
+    assert.deepEqual(held(h), ["3"], "over the held bytes alone: the newest stays");
   });
 
   it("drops the elements before the lowest held offset as if nothing were held", () => {
-    const h = history(2, 1000);
+    const h = history(2 * 8, 1000);
     h.hold({ last: 3 });
     for (let offset = 1; offset <= 6; offset += 1) h.remember(tx(offset));
     assert.deepEqual(held(h), range(3, 6));
@@ -96,8 +108,8 @@ describe("ReplayHistory", () => {
     assert.equal(h.covers(at(1)), false);
   });
 
-  it("keeps holding while any hold is left, and trims back to its element limit once the last ends", () => {
-    const h = history(2, 1000);
+  it("keeps holding while any hold is left, and trims back to its byte limit once the last ends", () => {
+    const h = history(2 * 8, 1000);
     const first = h.hold({ last: 1 });
     const second = h.hold({ last: 1 });
     for (let offset = 1; offset <= 5; offset += 1) h.remember(tx(offset));
@@ -111,7 +123,7 @@ describe("ReplayHistory", () => {
   });
 
   it("follows the lowest of its holds, reading where a held reader stands when a hold ends", () => {
-    const h = history(1, 1000);
+    const h = history(8, 1000);
     const reader = { last: 2 };
     h.hold(reader);
     h.hold({ last: 3 });
@@ -128,7 +140,7 @@ describe("ReplayHistory", () => {
   });
 
   it("starts after a dropped checkpoint: a reader at its offset is covered only if it had that checkpoint", () => {
-    const h = history(2, 0, 1);
+    const h = history(2 * 8, 0, 1);
     h.remember(tx(2));
     h.remember(cp(2));
     h.remember(tx(3));
@@ -143,7 +155,7 @@ describe("ReplayHistory", () => {
   });
 
   it("still counts a dropped checkpoint at its start when a later element at that offset is dropped", () => {
-    const h = history(1, 0, 1);
+    const h = history(8, 0, 1);
     h.remember(cp(2));
     h.remember(tx(2));
     h.remember(tx(3));
@@ -156,7 +168,7 @@ describe("ReplayHistory", () => {
   });
 
   it("looks up a position before, inside, between and after what it holds, every element at the offset included", () => {
-    const h = history(4);
+    const h = history(4 * 8);
     for (const e of [tx(1), tx(2), cp(2), tx(3), tx(5)]) h.remember(e);
     assert.deepEqual(held(h), ["2", "2c", "3", "5"]);
     assert.deepEqual(labels(h.atOrAfter(0)), ["2", "2c", "3", "5"], "before: everything held");
@@ -168,7 +180,7 @@ describe("ReplayHistory", () => {
   });
 
   it("keeps its order and its lookups across many elements", () => {
-    const h = history(3);
+    const h = history(3 * 8);
     for (let offset = 1; offset <= 1000; offset += 1) h.remember(tx(offset));
     assert.deepEqual(held(h), ["998", "999", "1000"]);
     assert.deepEqual(labels(h.atOrAfter(999)), ["999", "1000"]);
@@ -178,7 +190,7 @@ describe("ReplayHistory", () => {
   });
 
   it("lets go of every element and of their bytes when cleared", () => {
-    const h = history(1, 16);
+    const h = history(8, 16);
     h.hold({ last: 0 });
     h.remember(tx(1));
     h.remember(tx(2));

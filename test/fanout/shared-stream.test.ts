@@ -17,8 +17,10 @@ import { until } from "../support/until.js";
  */
 
 /** An element of the fake ledger: its offset, and whether it is a checkpoint. */
-const tx = (offset: number) => JSON.stringify({ o: offset });
-const checkpoint = (offset: number) => JSON.stringify({ o: offset, c: true });
+/** 8 bytes each (offsets below 1000), so that a history's bytes say how many it holds. */
+const tx = (offset: number) => JSON.stringify({ o: offset }).padEnd(8);
+/** 16 bytes. */
+const checkpoint = (offset: number) => JSON.stringify({ o: offset, c: true }).padEnd(16);
 
 interface Call {
   readonly from: number;
@@ -109,7 +111,8 @@ interface TestMember {
 }
 
 function fixture(options: {
-  history: number;
+  /** Bytes of the history: 8 per transaction, 16 per checkpoint. */
+  historyBytes: number;
   lagBytes?: number;
   admission?: Admission;
   rotateBeforeExpiryMs?: number;
@@ -130,7 +133,7 @@ function fixture(options: {
     rotated: (_e, cause) => count(`rotated:${cause}`)(),
   };
   const fanout = new SharedStreams({
-    history: options.history,
+    historyBytes: options.historyBytes,
     // The configuration's default, websocket-config.hard-limit, unless the test sets it.
     lagBytes: options.lagBytes ?? 16 * 1024 * 1024,
     // What src/ws/ws-streams.ts passes, unless the test sets it.
@@ -182,7 +185,7 @@ const txs = (from: number, to: number) => range(from, to).map(tx);
 describe("SharedStream", () => {
   it("shares one call among subscribers from the same offset whose admission comes after the history moved on", async () => {
     const admission = new Admission();
-    const { ledger, join, counts } = fixture({ history: 2, admission });
+    const { ledger, join, counts } = fixture({ historyBytes: 2 * 8, admission });
     const first = join(10, "first");
     const others = range(1, 9).map((i) => join(10, `token-${i}`));
     assert.equal(admission.asked, 9, "one admission per token");
@@ -199,7 +202,7 @@ describe("SharedStream", () => {
 
   it("asks the ledger once for subscribers that ask the same at the same time, and again later", async () => {
     const admission = new Admission();
-    const { ledger, join } = fixture({ history: 10, admission });
+    const { ledger, join } = fixture({ historyBytes: 10 * 8, admission });
     join(0, "same");
     const twins = range(1, 5).map(() => join(0, "same"));
     const other = join(0, "other");
@@ -214,7 +217,7 @@ describe("SharedStream", () => {
 
   it("keeps the stream for subscribers being admitted when every member left meanwhile", async () => {
     const admission = new Admission();
-    const { ledger, join, counts } = fixture({ history: 2, admission });
+    const { ledger, join, counts } = fixture({ historyBytes: 2 * 8, admission });
     const first = join(10, "first");
     const others = range(1, 3).map((i) => join(10, `other-${i}`));
     const shared = ledger.calls[0] as Call;
@@ -236,8 +239,8 @@ describe("SharedStream", () => {
   });
 
   it("replays the history to a lagging member when it drains: no call of its own, no gap, no duplicate", async () => {
-    // A history of 2 elements, which keeps up to 1000 bytes more while a member lags.
-    const { ledger, join, counts } = fixture({ history: 2, lagBytes: 1000 });
+    // A history of 2 elements' bytes, which keeps up to 1000 bytes while a member lags.
+    const { ledger, join, counts } = fixture({ historyBytes: 2 * 8, lagBytes: 1000 });
     const fast = join(0);
     const slow = join(0);
     await settle();
@@ -257,8 +260,8 @@ describe("SharedStream", () => {
   });
 
   it("detaches a member the history no longer covers onto its own call, and splices it back in when it drains", async () => {
-    // 3 elements, and 24 bytes while a member lags: 3 more of these 8-byte elements.
-    const { ledger, join, fanout, counts } = fixture({ history: 3, lagBytes: 6 * 8 });
+    // 3 elements' bytes, and 48 bytes while a member lags: 3 more of these 8-byte elements.
+    const { ledger, join, fanout, counts } = fixture({ historyBytes: 3 * 8, lagBytes: 6 * 8 });
     const fast = join(0);
     const slow = join(0);
     await settle();
@@ -292,7 +295,7 @@ describe("SharedStream", () => {
   });
 
   it("pauses the shared call only when every member is slow", async () => {
-    const { ledger, join } = fixture({ history: 100 });
+    const { ledger, join } = fixture({ historyBytes: 100 * 8 });
     const a = join(0);
     const b = join(0);
     await settle();
@@ -308,12 +311,12 @@ describe("SharedStream", () => {
 
   it("replays the history to an admitted late joiner only when it covers the joiner's offset, checkpoints included", async () => {
     const admission = new Admission();
-    const { ledger, join, counts } = fixture({ history: 3, lagBytes: 0, admission });
+    const { ledger, join, counts } = fixture({ historyBytes: 32, lagBytes: 32, admission });
     const first = join(0);
     const shared = ledger.calls[0] as Call;
     // The checkpoint at 2 carries the offset of the transaction before it.
     shared.emit(tx(1), tx(2), checkpoint(2), tx(3), tx(4));
-    // The history holds checkpoint(2), 3, 4: it begins after offset 2, whose checkpoint it has.
+    // The history (32 bytes) holds checkpoint(2), 3, 4: it begins after offset 2, whose checkpoint it has.
     const at2 = join(2);
     await admission.answerAll();
     assert.deepEqual(at2.received, [2, 3, 4], "the checkpoint at its offset, then 3 and 4");
@@ -333,7 +336,7 @@ describe("SharedStream", () => {
   });
 
   it("hands the call over once to another member's token when its owner leaves, without a gap", async () => {
-    const { ledger, join, counts } = fixture({ history: 10 });
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8 });
     const owner = join(0, "owner");
     const a = join(0, "a");
     const b = join(0, "b");
@@ -362,7 +365,7 @@ describe("SharedStream", () => {
   });
 
   it("moves the shared call onto the token that expires last shortly before its owner's expires", async () => {
-    const { ledger, join, counts } = fixture({ history: 10, rotateBeforeExpiryMs: 10_000 });
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8, rotateBeforeExpiryMs: 10_000 });
     const soon = `expires-${Date.now() + 10_200}`;
     const owner = join(0, soon);
     const never = join(0, "never");
@@ -384,7 +387,7 @@ describe("SharedStream", () => {
   });
 
   it("stays on its owner's token when no member's expires later", async () => {
-    const { ledger, join, counts } = fixture({ history: 10, rotateBeforeExpiryMs: 10_000 });
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8, rotateBeforeExpiryMs: 10_000 });
     join(0, `expires-${Date.now() + 10_100}`);
     join(0, `expires-${Date.now() + 5_000}`);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -393,7 +396,7 @@ describe("SharedStream", () => {
   });
 
   it("moves the shared call onto its owner's renewed token, and a member's renewal onto its own call", async () => {
-    const { ledger, join, counts } = fixture({ history: 0 });
+    const { ledger, join, counts } = fixture({ historyBytes: 0 });
     const renewals = new Subject<string>();
     const owner = join(0, "owner-1", renewals);
     const other = join(0, "other");

@@ -76,7 +76,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // The configuration's defaults.
     recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
     queryFrameTimeoutMs: DEFAULTS.queryFrameTimeoutMs,
-    fanoutHistoryElements: DEFAULTS.fanoutHistoryElements,
+    fanoutHistoryBytes: DEFAULTS.fanoutHistoryBytes,
     compression: DEFAULTS.compression,
     metrics,
     log,
