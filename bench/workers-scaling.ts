@@ -57,7 +57,7 @@ const { values } = commandLine(
     "--gateway-cpus  taskset CPU lists; by default, on 12 cores or more, the gateway gets the",
     "--sandbox-cpus  first 8 (fewer when the machine has fewer than 14), the sandbox the next 2,",
     "--client-cpus   the clients the rest; on fewer cores nothing is pinned (the file says so)",
-    "--commit        the commit measured, where the tree has no .git (a copied checkout)",
+    "--commit        the commit measured (whose dist/ ran), where the tree's .git does not say it",
   ].join("\n"),
 );
 
@@ -226,7 +226,8 @@ try {
 }
 
 const origin = provenance(root);
-const commit = origin.commit ?? (values.commit ? { id: values.commit, dirty: false } : undefined);
+// A copied checkout's .git (if it has one) need not be the commit its dist was built from.
+const commit = values.commit === undefined ? origin.commit : { id: values.commit, dirty: false };
 const file = join(values.out, resultFileName(startedAt, commit).replace(/^gateway-/, "workers-scaling-"));
 writeFileSync(
   file,

@@ -106,10 +106,7 @@ function spawnNode(args: string[], options: SpawnOptions): ChildProcess {
 }
 
 export interface GatewayProcessOptions {
-  /**
-   * server.workers; default 1 (the bench's scenarios before workers existed ran one thread);
-   * "default": the flag left out, so the gateway chooses as it does for users.
-   */
+  /** server.workers; "default" (the default): the flag left out, the gateway's choice for users. */
   workers?: number | "default";
   raiseFdLimit?: boolean;
   /** A `taskset -c` CPU list for the gateway (see SpawnOptions.cpus). */
@@ -129,7 +126,7 @@ export async function startGatewayProcess(
   args: string[],
   options: GatewayProcessOptions = {},
 ): Promise<RunningGateway> {
-  const workers = options.workers ?? 1;
+  const workers = options.workers ?? "default";
   const child = spawnNode(
     [
       ...(options.nodeArgs ?? []),

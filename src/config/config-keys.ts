@@ -43,7 +43,7 @@ export const CONFIG_KEYS = {
   "server.workers": {
     type: int(1, 1024),
     default: undefined,
-    doc: "uWS apps in worker threads sharing the port (SO_REUSEPORT), each with its own ledger channel; 1 = one thread; default: the machine's cores (os.availableParallelism())",
+    doc: "uWS apps in worker threads sharing the port (SO_REUSEPORT), each with its own ledger channel; 1 = one thread; default: half the cores the process may run on, 1 to 4 (docs/performance.md, Worker threads)",
   },
   "server.cors.allowed-origins": {
     type: { kind: "string" },

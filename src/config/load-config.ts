@@ -65,6 +65,15 @@ export interface ConfigSources {
 }
 
 /**
+ * server.workers when none is given: half the cores this process may run on (its CPU affinity),
+ * 1 to 4. Measured (docs/performance.md, "Worker threads"): on 2 cores that the ledger and the
+ * clients share, a second worker cost more CPU per command and answered fewer; with 8 cores of
+ * its own, streams gave 2.2x / 3.3x / 5.1x one worker at 2 / 4 / 8, while submit-and-wait, bound
+ * by the ledger, gave 1.25x / 1.34x / 0.98x at a CPU per command rising from 197 to 445 µs.
+ */
+export const defaultWorkers = (cores: number): number => Math.min(4, Math.max(1, Math.floor(cores / 2)));
+
+/**
  * Builds the configuration from defaults, then a YAML/JSON file (`--config F`), then
  * `LEDGER_GATEWAY_*` environment variables, then CLI flags: later sources win.
  */
@@ -274,7 +283,7 @@ function build(settings: Settings): GatewayConfig {
       drainDelayMs: parseDuration(str("server.drain-delay")) as number,
       bodyReadTimeoutMs: parseDuration(str("server.body-read-timeout")) as number,
       maxBodyBytes: num("server.max-body-bytes"),
-      workers: (get("server.workers") as number | undefined) ?? availableParallelism(),
+      workers: (get("server.workers") as number | undefined) ?? defaultWorkers(availableParallelism()),
       httpCompression:
         str("server.http-compression") === "on"
           ? { minBytes: num("server.http-compression-min-bytes") }

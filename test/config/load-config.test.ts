@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { availableParallelism } from "node:os";
 import { describe, it } from "node:test";
-import { ConfigError, loadConfig, parseDuration } from "../../src/config/load-config.js";
+import { ConfigError, defaultWorkers, loadConfig, parseDuration } from "../../src/config/load-config.js";
 
 const files = (content: Record<string, string>) => (path: string) => {
   const text = content[path];
@@ -20,7 +20,7 @@ describe("loadConfig", () => {
       drainDelayMs: 5_000,
       bodyReadTimeoutMs: 60_000,
       maxBodyBytes: 64 * 1024 * 1024,
-      workers: availableParallelism(),
+      workers: defaultWorkers(availableParallelism()),
       httpCompression: { minBytes: 4096 },
       cors: undefined,
     });
@@ -109,6 +109,21 @@ describe("loadConfig", () => {
       (error: Error) =>
         error instanceof ConfigError && /'https:\/\/wallet\.example\/app' is no origin/.test(error.message),
     );
+  });
+
+  it("defaults server.workers to half the cores, 1 to 4", () => {
+    const chosen = [1, 2, 3, 4, 5, 8, 9, 16, 64].map((cores) => [cores, defaultWorkers(cores)]);
+    assert.deepEqual(chosen, [
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 2],
+      [5, 2],
+      [8, 4],
+      [9, 4],
+      [16, 4],
+      [64, 4],
+    ]);
   });
 
   it("reads server.workers from the file, LEDGER_GATEWAY_SERVER_WORKERS and --server.workers", () => {
