@@ -40,6 +40,14 @@ export interface SharedStreamOptions {
 }
 
 /**
+ * Bytes of the history a member is replayed in one turn: a socket's high-water mark's worth
+ * (websocket-config.high-water-mark's default, 1 MiB) would let its demand pause it only after
+ * the whole of it was queued; a quarter of it keeps the socket's buffer below the mark while the
+ * replay runs, at a turn per 256 KiB (some 200 elements of 1.3 KB).
+ */
+const REPLAY_TURN_BYTES = 256 * 1024;
+
+/**
  * The UTF-8 bytes of the shared element being handed to a member right now, so that the member's
  * socket sends the Buffer the stream encoded once instead of encoding the text again (see
  * SharedStreams.bytesOf). Set around each synchronous `next`; the text is the key, so a stale or
@@ -215,11 +223,34 @@ export class SharedStream {
     }
   }
 
-  /** The history's elements after the member's last offset, to the member. */
+  /**
+   * The history's elements after the member's last offset, to the member, `REPLAY_TURN_BYTES`
+   * per turn: its socket sends them after this turn, so that its demand can only say stop
+   * between turns. Until the rest is replayed the member lags (skipped by the shared elements,
+   * the history held for it), and goes on at the next turn while its socket is ready, else when
+   * it drains.
+   */
   #replay(member: Member): void {
+    let replayed = 0;
     for (const { text, bytes, offset, checkpoint } of this.#history.atOrAfter(member.last)) {
-      if (member.lacks(offset, checkpoint)) this.#deliver(member, text, bytes, offset, checkpoint);
+      if (!member.lacks(offset, checkpoint)) continue;
+      if (replayed >= REPLAY_TURN_BYTES) {
+        this.#replayNextTurn(member);
+        return;
+      }
+      this.#deliver(member, text, bytes, offset, checkpoint);
+      replayed += bytes.byteLength;
     }
+  }
+
+  #replayNextTurn(member: Member): void {
+    this.#lag(member);
+    setImmediate(() => {
+      if (this.#closed || member.mode !== "shared" || member.lagging === undefined || !member.ready) return;
+      if (!this.#members.has(member)) return;
+      this.#stopLagging(member);
+      this.#replay(member);
+    });
   }
 
   #deliver(
@@ -295,11 +326,13 @@ export class SharedStream {
   }
 
   #readiness(member: Member, ready: boolean): void {
+    const drained = ready && !member.ready;
     member.ready = ready;
     if (this.#closed) return;
     if (member.mode === "shared") {
       if (!ready) this.#lag(member);
-      else if (member.lagging !== undefined) {
+      // Lagging while ready: a replay goes on at the next turn (#replayNextTurn).
+      else if (drained && member.lagging !== undefined) {
         this.#stopLagging(member);
         // What it missed is still in the history (else it was detached): replayed, it reads on.
         this.#replay(member);

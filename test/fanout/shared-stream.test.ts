@@ -259,6 +259,34 @@ describe("SharedStream", () => {
     assert.equal(counts.detached, undefined);
   });
 
+  it("replays the history 256 KiB per turn, going on while the member's socket is ready and after it drains", async () => {
+    const big = (offset: number) => JSON.stringify({ o: offset }).padEnd(64 * 1024);
+    const admission = new Admission();
+    const { ledger, join } = fixture({ historyBytes: 1024 * 1024, admission });
+    const first = join(0);
+    const shared = ledger.calls[0] as Call;
+    shared.emit(...range(1, 10).map(big));
+    const late = join(0);
+    await admission.answerAll();
+    assert.deepEqual(late.received, range(1, 4), "the first turn: 4 elements of 64 KiB");
+    shared.emit(big(11));
+    assert.deepEqual(late.received, range(1, 4), "the shared element waits for the replay");
+
+    late.demand.next(false);
+    await settle();
+    await settle();
+    assert.deepEqual(late.received, range(1, 4), "its socket is full: nothing more");
+    late.demand.next(true);
+    assert.deepEqual(late.received, range(1, 8), "drained: the next turn's worth at once");
+    await settle();
+    await settle();
+    assert.deepEqual(late.received, range(1, 11));
+    shared.emit(big(12));
+    assert.deepEqual(late.received, range(1, 12), "replayed: shared elements as they come");
+    assert.deepEqual(first.received, range(1, 12));
+    assert.equal(ledger.calls.length, 1);
+  });
+
   it("detaches a member the history no longer covers onto its own call, and splices it back in when it drains", async () => {
     // 3 elements' bytes, and 48 bytes while a member lags: 3 more of these 8-byte elements.
     const { ledger, join, fanout, counts } = fixture({ historyBytes: 3 * 8, lagBytes: 6 * 8 });
