@@ -135,8 +135,12 @@ function delta(after: Map<string, number>, before: Map<string, number>) {
   };
 }
 
+/**
+ * One point: N subscribers of the same open-ended request, spread over the client processes
+ * given (10,000 sockets and their frames would make one process the bound, not the gateway).
+ */
 export async function fanoutPoint(
-  client: BenchClient,
+  clientOrClients: BenchClient | readonly BenchClient[],
   gateway: GatewayUnderTest,
   party: string,
   lastOffset: number,
@@ -148,16 +152,19 @@ export async function fanoutPoint(
   // Open-ended, as live subscribers ask (a bounded range is never shared): each client closes
   // its socket with 1000 once it has the element at `lastOffset`, the ledger's end.
   const request = updatesRequest(party, lastOffset - elements, undefined);
-  client.send({
-    kind: "subscribe",
-    url: `ws://127.0.0.1:${gateway.port}/v2/updates`,
-    token: gateway.token,
-    request,
-    n: subscribers,
-    until: lastOffset,
-    ...(deflate === undefined ? {} : { deflate }),
-  });
-  await client.next<{ ready: number }>();
+  const shares = sharesOf(subscribers, Array.isArray(clientOrClients) ? clientOrClients : [clientOrClients]);
+  for (const [client, n] of shares) {
+    client.send({
+      kind: "subscribe",
+      url: `ws://127.0.0.1:${gateway.port}/v2/updates`,
+      token: gateway.token,
+      request,
+      n,
+      until: lastOffset,
+      ...(deflate === undefined ? {} : { deflate }),
+    });
+  }
+  await Promise.all(shares.map(([client]) => client.next<{ ready: number }>()));
   const rssOpen = deflate === undefined ? 0 : processRssBytes(gateway.pid);
   let rssPeak = rssOpen;
   const sampler =
@@ -169,15 +176,8 @@ export async function fanoutPoint(
   const countsBefore = counters(await gateway.metrics());
   const cpuBefore = processCpuSeconds(gateway.pid);
   const started = process.hrtime.bigint();
-  client.send("go");
-  const result = await client.next<{
-    deliveries: number;
-    errors: number;
-    textBytes: number;
-    wireBytes: number;
-    firstOffsets: number[];
-    lastOffsets: number[];
-  }>();
+  for (const [client] of shares) client.send("go");
+  const result = sumOf(await Promise.all(shares.map(([client]) => client.next<SubscribeAnswer>())));
   const seconds = secondsSince(started);
   clearInterval(sampler);
   const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
@@ -207,6 +207,35 @@ export async function fanoutPoint(
     }),
   };
 }
+
+/** What the bench client answers a subscribe job once all its sockets closed. */
+interface SubscribeAnswer {
+  deliveries: number;
+  errors: number;
+  textBytes: number;
+  wireBytes: number;
+  firstOffsets: number[];
+  lastOffsets: number[];
+}
+
+/** `n` subscribers over the clients, as evenly as they go; a client with none is left out. */
+const sharesOf = (n: number, clients: readonly BenchClient[]): [BenchClient, number][] =>
+  clients
+    .map((client, i): [BenchClient, number] => [
+      client,
+      Math.floor(n / clients.length) + (i < n % clients.length ? 1 : 0),
+    ])
+    .filter(([, share]) => share > 0);
+
+const sumOf = (answers: SubscribeAnswer[]): SubscribeAnswer => ({
+  deliveries: answers.reduce((sum, a) => sum + a.deliveries, 0),
+  errors: answers.reduce((sum, a) => sum + a.errors, 0),
+  textBytes: answers.reduce((sum, a) => sum + a.textBytes, 0),
+  wireBytes: answers.reduce((sum, a) => sum + a.wireBytes, 0),
+  // Each client names the distinct offsets its sockets began and ended at.
+  firstOffsets: [...new Set(answers.flatMap((a) => a.firstOffsets))],
+  lastOffsets: [...new Set(answers.flatMap((a) => a.lastOffsets))],
+});
 
 export interface IdleResult {
   connections: number;
