@@ -75,9 +75,12 @@ test-repeat: install
 soak: install
 	node --import tsx test/fuzz/soak.ts
 
-# Writes a new bench/results/gateway-<date>-<commit>.json per run (with the machine and commit).
+# The gateway against direct gRPC, the load tool's `local` scenarios on processes it starts (make
+# bench ARGS="--scenario fanout"; node dist/bench/load.js local --help lists them). Writes a new
+# bench/results/gateway-<date>-<commit>.json per run (with the machine and commit), its HTML
+# report and charts beside it.
 bench: build
-	node dist/bench/run.js $(ARGS)
+	node dist/bench/load.js local $(ARGS)
 
 # docs/performance.md's bench tables, from the newest committed bench/results/gateway-*.json.
 bench-readme: install

@@ -2,18 +2,21 @@
  * The load tester of any JSON Ledger API deployment (this gateway, or Canton's own JSON API), a
  * server it did not start: `node dist/bench/load.js --url URL --token-file T --scenario
  * submit-and-wait,updates --rate 200/s --subscribers 100 --duration 60s --out DIR`, or
- * `ledger-json-gateway bench ...`. docs/load-testing.md is its guide. Exit status: 0, 1 when a
- * threshold is breached or the run could not be made (the fault on stderr), 2 for a command
- * line it cannot run (the fault and the usage line on stderr).
+ * `ledger-json-gateway bench ...`. docs/load-testing.md is its guide. `load.js local ...` (`make
+ * bench`) runs the gateway's own comparison against direct gRPC on processes it starts itself
+ * (bench/load/local-command.ts): one harness for both. Exit status: 0, 1 when a threshold is
+ * breached or the run could not be made (the fault on stderr), 2 for a command line it cannot
+ * run (the fault and the usage line on stderr).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commandLine } from "./lib/command-line.js";
 import { machine } from "./lib/results.js";
-import { compareRuns, readResult } from "./load/compare-runs.js";
+import { compareFiles } from "./load/compare-runs.js";
 import { htmlReport } from "./load/html-report.js";
 import { loadOptions, REQUEST_SCENARIOS } from "./load/load-options.js";
 import type { LoadResult } from "./load/load-result.js";
+import { localCommand } from "./load/local-command.js";
 import { runLoad } from "./load/run-load.js";
 import { judge } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
@@ -43,34 +46,45 @@ update subscribers' lag; writes DIR/load-<time>.json and DIR/load-<time>.html.
                           one per request in flight (a request waits for a free one)
   --template ID           a template to create instead of the sample Iou (#pkg-name:Module:Entity)
   --create-arguments JSON its create arguments; the string "$party" stands for the run's party
-  --compare A.json B.json two results files side by side (nothing else is run)`;
+  --compare A.json B.json two results files side by side (nothing else is run): two load runs, or two
+                          comparisons of \`local\` (bench/results/gateway-*.json, every age of them)
 
-const { values, positionals } = commandLine(
-  "load.js",
-  {
-    url: { type: "string" },
-    "token-file": { type: "string" },
-    "token-command": { type: "string" },
-    scenario: { type: "string", default: "submit-and-wait,updates" },
-    rate: { type: "string" },
-    stages: { type: "string" },
-    concurrency: { type: "string" },
-    subscribers: { type: "string", default: "10" },
-    duration: { type: "string", default: "60s" },
-    "warm-up": { type: "string", default: "5s" },
-    interval: { type: "string", default: "5s" },
-    out: { type: "string", default: "load-results" },
-    threshold: { type: "string", multiple: true },
-    connections: { type: "string", default: "64" },
-    "acs-contracts": { type: "string", default: "100" },
-    "reassignment-contracts": { type: "string", default: "64" },
-    template: { type: "string" },
-    "create-arguments": { type: "string" },
-    compare: { type: "string" },
-  },
-  "",
-  HELP,
-);
+  local ...               the gateway against direct gRPC on a sandbox and gateways it starts itself
+                          (make bench): \`node dist/bench/load.js local --help\` lists its flags`;
+
+const LOAD_FLAGS = {
+  url: { type: "string" },
+  "token-file": { type: "string" },
+  "token-command": { type: "string" },
+  scenario: { type: "string", default: "submit-and-wait,updates" },
+  rate: { type: "string" },
+  stages: { type: "string" },
+  concurrency: { type: "string" },
+  subscribers: { type: "string", default: "10" },
+  duration: { type: "string", default: "60s" },
+  "warm-up": { type: "string", default: "5s" },
+  interval: { type: "string", default: "5s" },
+  out: { type: "string", default: "load-results" },
+  threshold: { type: "string", multiple: true },
+  connections: { type: "string", default: "64" },
+  "acs-contracts": { type: "string", default: "100" },
+  "reassignment-contracts": { type: "string", default: "64" },
+  template: { type: "string" },
+  "create-arguments": { type: "string" },
+  compare: { type: "string" },
+} as const;
+
+function loadCommand(): void {
+  const { values, positionals } = commandLine("load.js", LOAD_FLAGS, "", HELP);
+  main(values, positionals).then(
+    // Streams and keep-alive sockets are closed; nothing the run started should hold the process.
+    () => process.exit(),
+    (error: Error) => {
+      process.stderr.write(`load: ${error.message}\n`);
+      process.exit(1);
+    },
+  );
+}
 
 const USAGE_LINE =
   "usage: node dist/bench/load.js --url URL (--token-file FILE | --token-command CMD) [--scenario LIST] [--rate R | --stages D:R,... | --concurrency N] ... (--help lists them)";
@@ -97,11 +111,13 @@ function recordedCommand(): string {
   ].join(" ");
 }
 
-async function main(): Promise<void> {
+async function main(
+  values: ReturnType<typeof commandLine<typeof LOAD_FLAGS>>["values"],
+  positionals: string[],
+): Promise<void> {
   if (values.compare !== undefined) {
     if (positionals.length !== 1) usageFault("--compare takes two results files: --compare A.json B.json");
-    const [pathA, pathB] = [values.compare, positionals[0] as string];
-    process.stdout.write(compareRuns(pathA, readResult(pathA), pathB, readResult(pathB)));
+    process.stdout.write(compareFiles(values.compare, positionals[0] as string));
     return;
   }
   if (positionals.length > 0) usageFault(`unexpected argument '${positionals[0]}'`);
@@ -163,11 +179,17 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  // Streams and keep-alive sockets are closed; nothing the run started should hold the process.
-  () => process.exit(),
-  (error: Error) => {
-    process.stderr.write(`load: ${error.message}\n`);
-    process.exit(1);
-  },
-);
+if (process.argv[2] === "local") {
+  // commandLine reads process.argv: the subcommand's flags are what follows its name.
+  process.argv.splice(2, 1);
+  localCommand().then(
+    // The processes it started are stopped; nothing it opened should hold the process.
+    (status) => process.exit(status),
+    (error: Error) => {
+      process.stderr.write(`load local: ${error.stack ?? error.message}\n`);
+      process.exit(1);
+    },
+  );
+} else {
+  loadCommand();
+}

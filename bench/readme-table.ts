@@ -4,7 +4,8 @@
  * bench/results: the update stream and submit-and-wait table (between `<!-- bench:gateway -->`
  * and `<!-- /bench:gateway -->`) from the newest with those scenarios, and the fan-out, idle
  * connections and workers figures with their SVG charts (`<!-- bench:wave2 -->` ...) from the
- * newest with any of them.
+ * newest with any of them. The files are `make bench`'s (`load.js local`), and bench/run.ts's
+ * before it, in the same shape: both render alike.
  * test/bench/readme-table.test.ts fails when the guide is not what this renders.
  */
 import { execFileSync } from "node:child_process";

@@ -2,12 +2,15 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { arch, cpus, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
+import type { FairnessResult } from "../scenarios/fairness.js";
 import type { FanoutPoint, IdleResult, WorkersPoint } from "../scenarios/fanout.js";
+import type { RequestCostResult } from "../scenarios/request-cost.js";
 
 /**
  * Bench results: one file per run, `bench/results/gateway-<UTC date>-<commit>.json`, never
  * overwritten, each saying which machine and which commit produced it. docs/performance.md's
- * table is rendered from the newest committed one (`make bench-readme`).
+ * table is rendered from the newest committed one (`make bench-readme`). `make bench`
+ * (`node dist/bench/load.js local`) writes them; bench/run.ts wrote the older ones, in the same shape.
  */
 export interface Machine {
   cpus: string;
@@ -64,8 +67,15 @@ export interface GatewayResultFile {
   result: GatewayResult;
 }
 
-/** What `bench/run.ts` writes (older files lack `commit` and `machine`). */
+/**
+ * What `load.js local` writes, and bench/run.ts wrote before it (older files lack `commit` and
+ * `machine`, and those of run.ts `tool`, `caveat` and `thresholds`).
+ */
 export interface GatewayResult {
+  /** Tells a comparison's file from a load run's (`--compare` reads both). */
+  tool?: typeof LOCAL_TOOL;
+  /** Every figure is against the embedded sandbox: said beside them (issue 26, item 5). */
+  caveat?: string;
   date: string;
   node: string;
   cpus: string;
@@ -89,14 +99,27 @@ export interface GatewayResult {
   fanout?: Omit<NonNullable<Wave2Result["fanout"]>, "points"> & { points: StoredFanoutPoint[] };
   idleConnections?: Wave2Result["idleConnections"];
   workers?: Wave2Result["workers"];
+  wsCompression?: Wave2Result["wsCompression"];
+  requestCost?: RequestCostResult & { targets?: RequestCostTargets };
+  fairness?: FairnessResult;
+  /** `--threshold`s' verdicts. */
+  thresholds?: { threshold: string; actual: number; passed: boolean }[];
   targets: {
     webSocketVsDirect?: { min: number; met: boolean; metBatched: boolean };
     cpuPerDeliveryAt100?: { maxMicros: number; micros: number; met: boolean };
     oneUpstreamPerDistinctRequest?: { calls: number[]; met: boolean };
     idleConnectionRss?: { maxBytes: number; bytes: number; met: boolean };
     twoWorkersVsOne?: { min: number; ratio: number; met: boolean };
+    fairUnderLoad?: { maxP99Ratio: number; minDeliveriesRatio: number; met: boolean };
   };
 }
+
+export const LOCAL_TOOL = "ledger-json-gateway load local";
+
+/** The request-cost scenario's targets, each with its verdict (bench/load/local-request-cost.ts). */
+type RequestCostTargets = Record<string, { met: boolean }> & {
+  listTwinPeakRss?: { timesAnswer?: number | undefined; met: boolean };
+};
 
 /** A fan-out point as a results file holds it: runs before the breakdown had `upstreamCalls`. */
 type Breakdown = "upstreamStreams" | "handovers" | "admissionProbes" | "catchUps" | "detaches";

@@ -1,17 +1,37 @@
 import { readFileSync } from "node:fs";
+import type { GatewayResult } from "../lib/results.js";
 import type { LoadResult } from "./load-result.js";
+import { compareLocalRuns } from "./local-compare.js";
 
-/** Reads a results file of the load tool, or says why it is not one. */
-export function readResult(path: string): LoadResult {
-  let parsed: LoadResult;
+type AnyResult = { kind: "load"; result: LoadResult } | { kind: "local"; result: GatewayResult };
+
+/**
+ * Reads a results file of the load tool: a load run's, or a comparison's (`local`, and the
+ * `gateway-*.json` that bench/run.ts wrote before it: those have no `tool`, but their targets),
+ * or says why it is neither.
+ */
+function readResult(path: string): AnyResult {
+  let parsed: { tool?: unknown; targets?: unknown; date?: unknown };
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8")) as LoadResult;
+    parsed = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
-  if (parsed.tool !== "ledger-json-gateway load")
-    throw new Error(`${path} is not a results file of the load tool`);
-  return parsed;
+  if (parsed.tool === "ledger-json-gateway load") return { kind: "load", result: parsed as LoadResult };
+  if (typeof parsed.targets === "object" && typeof parsed.date === "string")
+    return { kind: "local", result: parsed as GatewayResult };
+  throw new Error(`${path} is not a results file of the load tool`);
+}
+
+/** `--compare A.json B.json`: two load runs, or two comparisons (`local`), side by side. */
+export function compareFiles(pathA: string, pathB: string): string {
+  const a = readResult(pathA);
+  const b = readResult(pathB);
+  if (a.kind === "load" && b.kind === "load") return compareRuns(pathA, a.result, pathB, b.result);
+  if (a.kind === "local" && b.kind === "local") return compareLocalRuns(pathA, a.result, pathB, b.result);
+  throw new Error(
+    `${pathA} is ${a.kind === "load" ? "a load run" : "a comparison (local)"}, ${pathB} ${b.kind === "load" ? "a load run" : "a comparison (local)"}: their figures are not the same`,
+  );
 }
 
 const METRICS = [
@@ -27,7 +47,7 @@ const METRICS = [
  * Two runs side by side: per series and figure, A, B and B/A; each run's target and load first,
  * with the sandbox caveat where a run has it.
  */
-export function compareRuns(pathA: string, a: LoadResult, pathB: string, b: LoadResult): string {
+function compareRuns(pathA: string, a: LoadResult, pathB: string, b: LoadResult): string {
   const lines = [
     `A: ${pathA}: ${a.target.url}, ${a.load.description}${a.target.caveat ? ` (${a.target.caveat})` : ""}`,
     `B: ${pathB}: ${b.target.url}, ${b.load.description}${b.target.caveat ? ` (${b.target.caveat})` : ""}`,

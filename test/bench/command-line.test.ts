@@ -16,9 +16,9 @@ const tool = (name: string, ...args: string[]) =>
 
 describe("the bench tools' command lines", () => {
   it("print their usage for --help, with the defaults, and exit 0", () => {
-    const run = tool("run.ts", "--help");
-    assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /^usage: node dist\/bench\/run\.js .*\[--ticks 100000\]/);
+    const local = tool("load.ts", "local", "--help");
+    assert.equal(local.status, 0, local.stderr);
+    assert.match(local.stdout, /^usage: node dist\/bench\/load\.js local .*\[--ticks 100000\]/);
     const unary = tool("unary-cost.ts", "--help");
     assert.equal(unary.status, 0, unary.stderr);
     assert.match(unary.stdout, /^usage: node dist\/bench\/unary-cost\.js get\|submit /);
@@ -37,18 +37,18 @@ describe("the bench tools' command lines", () => {
   });
 
   it("refuse an unknown flag, a missing value or an unknown scenario with a usage line and exit 2", () => {
-    const unknown = tool("run.ts", "--bogus", "1");
+    const unknown = tool("load.ts", "local", "--bogus", "1");
     assert.equal(unknown.status, 2);
-    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: node dist\/bench\/run\.js /);
+    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: node dist\/bench\/load\.js local /);
     assert.doesNotMatch(unknown.stderr, /\n\s+at /, "no stack trace");
     const missing = tool("stream-cost.ts", "--ticks");
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /argument missing\nusage: node dist\/bench\/stream-cost\.js /);
-    const scenario = tool("run.ts", "--scenarios", "nope");
+    const scenario = tool("load.ts", "local", "--scenario", "nope");
     assert.equal(scenario.status, 2);
     assert.match(scenario.stderr, /unknown scenario nope; known: update-stream/);
     assert.match(scenario.stderr, /known: .*\bfairness\b/);
-    const caps = tool("run.ts", "--scenarios", "fairness", "--fairness-caps", "maybe");
+    const caps = tool("load.ts", "local", "--scenario", "fairness", "--fairness-caps", "maybe");
     assert.equal(caps.status, 2);
     assert.match(caps.stderr, /--fairness-caps takes on, off or both \(on,off\), not maybe/);
   });

@@ -1,0 +1,191 @@
+import { type LocalThreshold, parseLocalThreshold } from "./local-thresholds.js";
+import { UsageError } from "./usage-error.js";
+
+/**
+ * What `node dist/bench/load.js local` (`make bench`) was asked to do: the gateway against direct
+ * gRPC on sandboxes and gateways it starts itself. The flags are the comparison's own sizes, not
+ * the load model of a run against a URL: its scenarios measure ratios and costs on a preloaded
+ * ledger, each with its own fixed shape (bench/scenarios/*). Every fault is a `UsageError`.
+ */
+
+const LOCAL_SCENARIOS = [
+  "update-stream",
+  "submit-and-wait",
+  "fanout",
+  "idle",
+  "workers",
+  "request-cost",
+  "ws-compression",
+  "fairness",
+] as const;
+type LocalScenario = (typeof LOCAL_SCENARIOS)[number];
+
+/** The flag table: commandLine writes the usage line, with these defaults, from it. */
+export const LOCAL_FLAGS = {
+  scenario: { type: "string", default: "update-stream,submit-and-wait,fanout,idle,workers" },
+  ticks: { type: "string", default: "100000" },
+  payload: { type: "string", default: "64" },
+  runs: { type: "string", default: "3" },
+  commands: { type: "string", default: "2000" },
+  concurrency: { type: "string", default: "16" },
+  batch: { type: "string", default: "10" },
+  "warm-up": { type: "string", default: "4000" },
+  "fanout-ticks": { type: "string", default: "20000" },
+  subscribers: { type: "string", default: "1,10,100,1000" },
+  deliveries: { type: "string", default: "200000" },
+  "fanout-replay": { type: "string", default: "off" },
+  "idle-connections": { type: "string", default: "10000" },
+  "workers-seconds": { type: "string", default: "10" },
+  "workers-ticks": { type: "string", default: "20000" },
+  "workers-batch": { type: "string", default: "10" },
+  "workers-concurrency": { type: "string", default: "16" },
+  "fairness-seconds": { type: "string", default: "10" },
+  "fairness-rounds": { type: "string", default: "1" },
+  "fairness-victim-concurrency": { type: "string", default: "2" },
+  "fairness-victim-rate": { type: "string", default: "100" },
+  "flood-concurrency": { type: "string", default: "64" },
+  "flood-sockets": { type: "string", default: "16" },
+  "flood-nice": { type: "string", default: "0" },
+  "fairness-caps": { type: "string", default: "on,off" },
+  out: { type: "string", default: "bench/results" },
+  threshold: { type: "string", multiple: true },
+  note: { type: "string" },
+  "gateway-cpu-prof": { type: "string" },
+} as const;
+
+export const LOCAL_HELP = `The gateway against direct gRPC (make bench), on a sandbox, gateways and clients it starts
+itself, each a process of its own; every figure is against the embedded sandbox. Writes
+OUT/gateway-<UTC time>-<commit>.json (what make bench-readme renders docs/performance.md from),
+an HTML report beside it, and SVG charts of the fan-out, idle and workers scenarios.
+
+  --scenario LIST         ${LOCAL_SCENARIOS.join(", ")}
+                          (ws-compression, request-cost and fairness run only when named)
+  update-stream           the update stream [0, end] over direct gRPC, the WebSocket and the list twin,
+                          --ticks of --payload B, 1 and --batch events per transaction, --runs each
+  submit-and-wait         --commands at --concurrency, direct gRPC vs the gateway, after --warm-up commands
+  fanout                  --subscribers N identical WebSocket subscribers (about --deliveries in all) on a
+                          sandbox of --fanout-ticks; --fanout-replay on: each reads the ledger from offset 0
+  idle                    --idle-connections idle WebSockets: the gateway's RSS per connection
+  workers                 1 and 2 gateway workers under --workers-concurrency stream loops for --workers-seconds
+  request-cost            the gateway's CPU per request and per streamed element, one gateway per kind
+  ws-compression          subscribers offering permessage-deflate, websocket-config.compression off and on
+  fairness                one user's flood against another's paced load, caps --fairness-caps on,off
+  --out DIR               where the results, the report and the charts go
+  --threshold EXPR        SCENARIO.FIGURE OP VALUE, several allowed, e.g. 'fanout.cpu-per-delivery<1.5us',
+                          'update-stream.ws-vs-direct>=0.8', 'submit-and-wait.p99<40ms', 'idle.rss-per-connection<16KiB';
+                          the results' figures are listed in the report and by --compare; one breached: exit 1
+  --note TEXT             what else ran on the machine, kept in the results
+  --gateway-cpu-prof DIR  every gateway runs under node --cpu-prof, one .cpuprofile each in DIR
+
+Targets (the ratios and costs the gateway aims at) are printed and written, never the exit status:
+a threshold is what fails a run. Exit status: 0, 1 (a threshold breached, or the run failed),
+2 (a command line it cannot run).`;
+
+export interface LocalOptions {
+  scenarios: ReadonlySet<LocalScenario>;
+  ticks: number;
+  payloadBytes: number;
+  runs: number;
+  commands: number;
+  concurrency: number;
+  batch: number;
+  /** Commands (or requests) each measured gateway answers before its window. */
+  warmUp: number;
+  fanoutTicks: number;
+  subscribers: number[];
+  deliveries: number;
+  fanoutReplay: boolean;
+  idleConnections: number;
+  workersSeconds: number;
+  workersTicks: number;
+  workersBatch: number;
+  workersConcurrency: number;
+  fairnessSeconds: number;
+  fairnessRounds: number;
+  fairnessVictimConcurrency: number;
+  fairnessVictimRate: number;
+  floodConcurrency: number;
+  floodSockets: number;
+  floodNice: number;
+  fairnessCaps: ("on" | "off")[];
+  outDir: string;
+  thresholds: LocalThreshold[];
+  note?: string;
+  gatewayCpuProf?: string;
+}
+
+type Raw = {
+  [K in keyof typeof LOCAL_FLAGS]: (typeof LOCAL_FLAGS)[K] extends { multiple: true }
+    ? string[] | undefined
+    : (typeof LOCAL_FLAGS)[K] extends { default: string }
+      ? string
+      : string | undefined;
+};
+
+function integer(text: string, flag: string, min: number): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isInteger(value) || value < min)
+    throw new UsageError(`${flag} takes a whole number of at least ${min}; got '${text}'`);
+  return value;
+}
+
+const list = (text: string) =>
+  text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+
+export function localOptions(raw: Raw): LocalOptions {
+  const names = list(raw.scenario);
+  for (const name of names)
+    if (!(LOCAL_SCENARIOS as readonly string[]).includes(name))
+      throw new UsageError(`unknown scenario ${name}; known: ${LOCAL_SCENARIOS.join(", ")}`);
+  if (names.length === 0) throw new UsageError("--scenario names none");
+  const scenarios = new Set(names as LocalScenario[]);
+  const fairnessCaps = list(raw["fairness-caps"]);
+  if (fairnessCaps.length === 0 || fairnessCaps.some((mode) => mode !== "on" && mode !== "off"))
+    throw new UsageError(`--fairness-caps takes on, off or both (on,off), not ${raw["fairness-caps"]}`);
+  if (raw["fanout-replay"] !== "on" && raw["fanout-replay"] !== "off")
+    throw new UsageError(`--fanout-replay takes on or off, not ${raw["fanout-replay"]}`);
+  const thresholds = (raw.threshold ?? []).map(parseLocalThreshold);
+  for (const threshold of thresholds)
+    if (!scenarios.has(threshold.scenario as LocalScenario))
+      throw new UsageError(
+        `--threshold '${threshold.text}' reads ${threshold.scenario}, which this run does not have (it has ${names.join(", ")})`,
+      );
+  return {
+    scenarios,
+    ticks: integer(raw.ticks, "--ticks", 1),
+    payloadBytes: integer(raw.payload, "--payload", 1),
+    runs: integer(raw.runs, "--runs", 1),
+    commands: integer(raw.commands, "--commands", 1),
+    concurrency: integer(raw.concurrency, "--concurrency", 1),
+    batch: integer(raw.batch, "--batch", 1),
+    warmUp: integer(raw["warm-up"], "--warm-up", 0),
+    fanoutTicks: integer(raw["fanout-ticks"], "--fanout-ticks", 1),
+    subscribers: list(raw.subscribers).map((n) => integer(n, "--subscribers", 1)),
+    deliveries: integer(raw.deliveries, "--deliveries", 1),
+    fanoutReplay: raw["fanout-replay"] === "on",
+    idleConnections: integer(raw["idle-connections"], "--idle-connections", 1),
+    workersSeconds: integer(raw["workers-seconds"], "--workers-seconds", 1),
+    workersTicks: integer(raw["workers-ticks"], "--workers-ticks", 1),
+    workersBatch: integer(raw["workers-batch"], "--workers-batch", 1),
+    workersConcurrency: integer(raw["workers-concurrency"], "--workers-concurrency", 1),
+    fairnessSeconds: integer(raw["fairness-seconds"], "--fairness-seconds", 1),
+    fairnessRounds: integer(raw["fairness-rounds"], "--fairness-rounds", 1),
+    fairnessVictimConcurrency: integer(
+      raw["fairness-victim-concurrency"],
+      "--fairness-victim-concurrency",
+      1,
+    ),
+    fairnessVictimRate: integer(raw["fairness-victim-rate"], "--fairness-victim-rate", 1),
+    floodConcurrency: integer(raw["flood-concurrency"], "--flood-concurrency", 1),
+    floodSockets: integer(raw["flood-sockets"], "--flood-sockets", 0),
+    floodNice: integer(raw["flood-nice"], "--flood-nice", -20),
+    fairnessCaps: fairnessCaps as ("on" | "off")[],
+    outDir: raw.out,
+    thresholds,
+    ...(raw.note !== undefined && { note: raw.note }),
+    ...(raw["gateway-cpu-prof"] !== undefined && { gatewayCpuProf: raw["gateway-cpu-prof"] }),
+  };
+}
