@@ -2,6 +2,21 @@ import type { Subscriber, Subscription } from "rxjs";
 import type { Position, Release, SharedElement } from "./replay-history.js";
 import type { MemberMode, MemberRequest } from "./subscription.js";
 
+/**
+ * Where a subscriber's teardown leads: the stream it is a member of now. A member handed from a
+ * catch-up stream to the main one takes its seat along, so that its subscriber leaves the right one.
+ */
+export interface Seat {
+  leave: (() => void) | undefined;
+}
+
+/** Where a member handed over from another stream of the same request starts. */
+export interface MemberStart {
+  readonly position: Position;
+  /** Its token then: it may have renewed it since its request came. */
+  readonly token: string | undefined;
+}
+
 /** One subscriber of a shared stream. */
 export class Member {
   mode: MemberMode = "shared";
@@ -30,10 +45,13 @@ export class Member {
   constructor(
     readonly request: MemberRequest,
     readonly subscriber: Subscriber<string>,
+    readonly seat: Seat,
+    start?: MemberStart,
   ) {
-    this.last = request.share.begin;
-    this.token = request.token;
-    this.expiresAt = request.source.expiryOf(request.token) ?? Number.POSITIVE_INFINITY;
+    this.last = start?.position.offset ?? request.share.begin;
+    this.lastCheckpoint = start?.position.checkpoint ?? false;
+    this.token = start === undefined ? request.token : start.token;
+    this.expiresAt = request.source.expiryOf(this.token) ?? Number.POSITIVE_INFINITY;
   }
 
   position(): Position {

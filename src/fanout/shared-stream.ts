@@ -1,5 +1,5 @@
 import { BehaviorSubject, distinctUntilChanged, type Subscriber, Subscription } from "rxjs";
-import { Member } from "./member.js";
+import { Member, type MemberStart, type Seat } from "./member.js";
 import { ReplayHistory, type SharedElement } from "./replay-history.js";
 import type {
   CatchUpCause,
@@ -37,6 +37,12 @@ export interface SharedStreamOptions {
    * later (the ledger ends a call when its token expires).
    */
   readonly rotateBeforeExpiryMs: number;
+  /**
+   * Set on a catch-up stream (one call shared by subscribers that joined too far behind the main
+   * stream's history): the main stream of its request, if one runs, to which each member moves
+   * once the main stream's history covers it. Its call counts as a catch-up, not an upstream.
+   */
+  readonly catchUpOf?: () => SharedStream | undefined;
 }
 
 /**
@@ -72,8 +78,14 @@ export class DeliverySlot {
  * - The stream keeps its latest `historyBytes` of elements (with their offsets, checkpoint flags
  *   and Buffers): an admitted member whose offset they cover gets the ones after its offset (same
  *   rules as the splice) and reads the shared call at once, with no call of its own.
- * - A member behind the history catches up on its own call from its offset while it
- *   buffers the shared elements (bounded); when its own call reaches the position the buffer
+ * - Admitted subscribers behind the history share a catch-up stream: a stream like this one
+ *   (`catchUpOf` set, see SharedStreams) on the first one's token from its offset, which others
+ *   from the offsets it has not passed (or still holds) join; each of its members moves to the
+ *   main stream once the main history covers it, replayed from there, and the catch-up call ends
+ *   with its last member.
+ * - A member behind the history that was not admitted (a request with no probe), or that fell
+ *   behind it, catches up on its own call from its offset while it buffers the shared elements
+ *   (bounded); when its own call reaches the position the buffer
  *   started at, the own call is cancelled and the buffer is replayed from after the member's last
  *   offset: by offset, so no gap and no duplicate (a checkpoint at a transaction's offset is not
  *   replayed twice: only offsets strictly after the last one go out). Past the bound it stays
@@ -113,6 +125,7 @@ export class SharedStream {
       bytes: Math.min(options.historyBytes, options.lagBytes),
       heldBytes: options.lagBytes,
     });
+    const { upstreamOpened: _opened, upstreamClosed: _closed, ...catchUpEvents } = options.events;
     this.#upstream = new UpstreamCall({
       members: this.#members,
       position: () => this.#position,
@@ -122,7 +135,8 @@ export class SharedStream {
         error: (error: unknown) => this.#upstreamFailed(error),
         complete: () => this.#upstreamCompleted(),
       },
-      events: options.events,
+      // A catch-up stream's call is counted as the catch-up it is (see join).
+      events: options.catchUpOf === undefined ? options.events : catchUpEvents,
       rotateBeforeExpiryMs: options.rotateBeforeExpiryMs,
     });
   }
@@ -131,9 +145,22 @@ export class SharedStream {
     return this.#closed;
   }
 
+  /** Its call was opened: it has a position and a history. */
+  get opened(): boolean {
+    return this.#upstream.opened;
+  }
+
   /** The offset of the last shared element (or the upstream's begin): the ledger has reached it. */
   get position(): number {
     return this.#position;
+  }
+
+  /**
+   * Whether a subscriber admitted for this request from `position` would read everything after it
+   * here, from the history or the call still to come, with no call of its own.
+   */
+  covers(position: { readonly offset: number; readonly checkpoint: boolean }): boolean {
+    return !this.#closed && this.#upstream.opened && this.#history.covers(position);
   }
 
   /** Members by mode, for tests and logs. */
@@ -164,23 +191,33 @@ export class SharedStream {
   }
 
   /**
-   * Adds a subscriber; returns its teardown. `admitted`: the ledger admitted its token for this
-   * request, so it may read shared elements without a call of its own.
+   * Adds a subscriber; returns its teardown, which its seat holds too. `admitted`: the ledger
+   * admitted its token for this request, so it may read shared elements without a call of its
+   * own. `start`: a member handed over from a catch-up stream, where it stands there.
    */
-  join(request: MemberRequest, subscriber: Subscriber<string>, admitted: boolean): () => void {
-    const member = new Member(request, subscriber);
+  join(
+    request: MemberRequest,
+    subscriber: Subscriber<string>,
+    admitted: boolean,
+    seat: Seat,
+    start?: MemberStart,
+  ): () => void {
+    const member = new Member(request, subscriber, seat, start);
     this.#members.add(member);
     if (!this.#upstream.opened) {
       this.#setMode(member, "shared", undefined);
-      this.#position = request.share.begin;
-      this.#history.startAfter(request.share.begin);
+      this.#position = member.last;
+      this.#history.startAfter(member.last);
       this.#upstream.open(member);
-      this.#joined(request, "direct");
-    } else if (admitted && this.#history.covers({ offset: request.share.begin, checkpoint: false })) {
+      if (this.#options.catchUpOf === undefined) this.#joined(request, "direct");
+      else this.#caughtUpFor(request, "late_join");
+    } else if (admitted && this.#history.covers(member.position())) {
       // Everything after its offset is at hand: the history's rest, then the shared call.
       this.#replay(member);
       this.#setMode(member, "shared", undefined);
-      this.#joined(request, "direct");
+      if (this.#options.catchUpOf !== undefined)
+        request.told?.event("fanout.catch_up", { cause: "late_join" });
+      else this.#joined(request, start === undefined ? "direct" : "splice");
       this.#updateDemand();
     } else {
       this.#catchUp(member, "late_join", undefined);
@@ -194,7 +231,25 @@ export class SharedStream {
     member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
     request.position?.(() => ({ last: member.last, newest: this.#position }));
     this.#upstream.checkExpiry();
-    return () => this.#leave(member);
+    seat.leave = () => this.#leave(member);
+    return seat.leave;
+  }
+
+  /**
+   * A catch-up stream's members that the main stream's history covers move to it (each in its
+   * seat, admitted as they were): replayed from there, they read the main call, and this one
+   * ends with its last member.
+   */
+  #handOffCovered(): void {
+    const main = this.#options.catchUpOf?.();
+    if (main === undefined || this.#closed) return;
+    for (const member of [...this.#members]) {
+      if (member.mode !== "shared" || member.lagging !== undefined) continue;
+      const position = member.position();
+      if (!main.covers(position)) continue;
+      this.#leave(member);
+      main.join(member.request, member.subscriber, true, member.seat, { position, token: member.token });
+    }
   }
 
   #shared(text: string): void {
@@ -221,6 +276,7 @@ export class SharedStream {
         }
       }
     }
+    this.#handOffCovered();
   }
 
   /**
@@ -241,6 +297,8 @@ export class SharedStream {
       this.#deliver(member, text, bytes, offset, checkpoint);
       replayed += bytes.byteLength;
     }
+    // Replayed to the end: where it stands, the main stream may cover it now.
+    if (member.lagging === undefined && member.mode === "shared") this.#handOffCovered();
   }
 
   #replayNextTurn(member: Member): void {
@@ -434,7 +492,7 @@ export class SharedStream {
     member.demand?.unsubscribe();
     member.renewals?.unsubscribe();
     member.own?.unsubscribe();
-    this.#options.events.memberMode?.(member.request.endpoint, undefined, member.mode);
+    this.#options.events.memberMode?.(member.request.endpoint, undefined, this.#told(member.mode));
     if (this.#closed) return;
     if (member === this.#upstream.owner) this.#upstream.handOver();
     // An admission being asked keeps the stream (its history, its position) for that subscriber.
@@ -487,7 +545,12 @@ export class SharedStream {
     member.mode = mode;
     if (mode !== "shared") this.#stopLagging(member);
     else if (!member.ready) this.#lag(member);
-    this.#options.events.memberMode?.(member.request.endpoint, mode, previous);
+    this.#options.events.memberMode?.(member.request.endpoint, this.#told(mode), this.#told(previous));
+  }
+
+  /** A member's mode as the metrics see it: reading a catch-up stream is catching up. */
+  #told<M extends MemberMode | undefined>(mode: M): M | "catching_up" {
+    return mode === "shared" && this.#options.catchUpOf !== undefined ? "catching_up" : mode;
   }
 
   /** A member reads the shared call now: the metrics and the member's own events are told. */

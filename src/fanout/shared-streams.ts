@@ -1,4 +1,5 @@
 import { Observable } from "rxjs";
+import type { Seat } from "./member.js";
 import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
 import { tokenDigest } from "./subscription-key.js";
@@ -50,6 +51,8 @@ export class SharedStreams {
   readonly #rotateBeforeExpiryMs: number;
   readonly #events: FanoutEvents;
   readonly #delivering = new DeliverySlot();
+  /** Catch-up streams by request key (see #streamFor). */
+  readonly #catchUps = new Map<string, Set<SharedStream>>();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
   readonly #admissions = new Map<string, Promise<void>>();
 
@@ -87,12 +90,13 @@ export class SharedStreams {
    */
   open(request: MemberRequest): Observable<string> {
     return new Observable<string>((subscriber) => {
-      let leave: (() => void) | undefined;
+      // The stream it is a member of may change (from a catch-up stream to the main one).
+      const seat: Seat = { leave: undefined };
       let release: (() => void) | undefined;
       let gone = false;
       const join = (admitted: boolean) => {
         if (gone) return;
-        leave = this.#streamFor(request.share.key).join(request, subscriber, admitted);
+        this.#streamFor(request, admitted).join(request, subscriber, admitted, seat);
       };
       const admit = request.share.admit;
       const running = this.#streams.get(request.share.key);
@@ -115,7 +119,7 @@ export class SharedStreams {
       return () => {
         gone = true;
         release?.();
-        leave?.();
+        seat.leave?.();
       };
     });
   }
@@ -152,23 +156,56 @@ export class SharedStreams {
     return answer;
   }
 
-  #streamFor(key: string): SharedStream {
-    let stream = this.#streams.get(key);
-    if (stream === undefined || stream.closed) {
-      const created = new SharedStream({
-        catchUpBuffer: this.#catchUpBuffer,
-        historyBytes: this.#historyBytes,
-        lagBytes: this.#lagBytes,
-        rotateBeforeExpiryMs: this.#rotateBeforeExpiryMs,
-        events: this.#events,
-        delivering: this.#delivering,
-        onClosed: () => {
-          if (this.#streams.get(key) === created) this.#streams.delete(key);
-        },
+  /**
+   * The stream a subscriber joins: its request's main stream, unless it was admitted from an
+   * offset behind the main stream's history. Such subscribers share a catch-up stream: one that
+   * covers their offset (same offset, or one it has not passed yet), else a new one from theirs,
+   * so that a crowd behind the history costs one catch-up call, not one each.
+   */
+  #streamFor(request: MemberRequest, admitted: boolean): SharedStream {
+    const { key, begin } = request.share;
+    const main = this.#streams.get(key);
+    if (main === undefined || main.closed) {
+      const created = this.#stream(() => {
+        if (this.#streams.get(key) === created) this.#streams.delete(key);
       });
-      stream = created;
-      this.#streams.set(key, stream);
+      this.#streams.set(key, created);
+      return created;
     }
-    return stream;
+    const from = { offset: begin, checkpoint: false };
+    // Not admitted (no probe for its request): the main stream gives it a call of its own.
+    if (!admitted || !main.opened || main.covers(from)) return main;
+    let catchUps = this.#catchUps.get(key);
+    for (const running of catchUps ?? []) if (running.covers(from)) return running;
+    if (catchUps === undefined) {
+      catchUps = new Set();
+      this.#catchUps.set(key, catchUps);
+    }
+    const all = catchUps;
+    const created = this.#stream(
+      () => {
+        all.delete(created);
+        if (all.size === 0 && this.#catchUps.get(key) === all) this.#catchUps.delete(key);
+      },
+      () => {
+        const current = this.#streams.get(key);
+        return current?.closed ? undefined : current;
+      },
+    );
+    all.add(created);
+    return created;
+  }
+
+  #stream(onClosed: () => void, catchUpOf?: () => SharedStream | undefined): SharedStream {
+    return new SharedStream({
+      catchUpBuffer: this.#catchUpBuffer,
+      historyBytes: this.#historyBytes,
+      lagBytes: this.#lagBytes,
+      rotateBeforeExpiryMs: this.#rotateBeforeExpiryMs,
+      events: this.#events,
+      delivering: this.#delivering,
+      onClosed,
+      ...(catchUpOf === undefined ? {} : { catchUpOf }),
+    });
   }
 }

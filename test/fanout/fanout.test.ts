@@ -184,7 +184,7 @@ describe("a late joiner beyond the shared stream's history", () => {
   });
   after(() => stack.stop());
 
-  it("lets a late joiner catch up on its own call and splice in by offset: no gap, no duplicate", async () => {
+  it("lets a late joiner catch up on a call and move to the shared one by offset: no gap, no duplicate", async () => {
     const end = await stack.ledgerEnd();
     const first = new Subscriber(stack, updatesFrom(stack.party, end));
     await until(async () => stack.sandbox.calls.open(GET_UPDATES) === 1);
@@ -193,7 +193,7 @@ describe("a late joiner beyond the shared stream's history", () => {
 
     const splicesBefore = await joined("splice");
     const late = new Subscriber(stack, updatesFrom(stack.party, end));
-    // New elements while the late joiner is still behind: they wait in its splice buffer.
+    // New elements while the late joiner is still behind: it moves once the history covers it.
     const during = await more(10);
     await until(async () => (await joined("splice")) - splicesBefore === 1);
     const after = await more(10);
@@ -213,6 +213,35 @@ describe("a late joiner beyond the shared stream's history", () => {
     // Spliced: its own call is gone, one call serves both.
     await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
     await Promise.all([first.close(), late.close()]);
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
+  });
+
+  it("gives late joiners from the same offset one catch-up call between them, then the shared one", async () => {
+    const end = await stack.ledgerEnd();
+    const first = new Subscriber(stack, updatesFrom(stack.party, end));
+    await until(async () => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    const early = await more(15);
+    await first.received(15);
+
+    const lateJoins = () =>
+      stack.metric("ledger_gateway_fanout_catch_ups_total", { endpoint: UPDATES, cause: "late_join" });
+    const probes = () =>
+      stack.metric("ledger_gateway_fanout_admissions_total", { endpoint: UPDATES, outcome: "admitted" });
+    const lateJoinsBefore = await lateJoins();
+    const probesBefore = await probes();
+    const splicesBefore = await joined("splice");
+    const late = Array.from({ length: 5 }, () => new Subscriber(stack, updatesFrom(stack.party, end)));
+    await until(async () => (await joined("splice")) - splicesBefore === 5);
+    const after = await more(5);
+    await Promise.all([first, ...late].map((s) => s.received(20)));
+
+    for (const s of late) assert.deepEqual(s.seqs, [...early, ...after]);
+    // Joiners admitted together (one probe for their one token, typically all five) share a
+    // catch-up call; one admitted after that call read past the history starts another.
+    const catchUps = (await lateJoins()) - lateJoinsBefore;
+    assert.ok(catchUps >= 1 && catchUps <= (await probes()) - probesBefore, `${catchUps} catch-up calls`);
+    await until(() => stack.sandbox.calls.open(GET_UPDATES) === 1);
+    await Promise.all([first, ...late].map((s) => s.close()));
     await until(() => stack.sandbox.calls.open(GET_UPDATES) === 0);
   });
 });

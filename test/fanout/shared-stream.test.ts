@@ -200,6 +200,47 @@ describe("SharedStream", () => {
     assert.equal(counts["catchUp:late_join"], undefined);
   });
 
+  it("shares one catch-up call among admitted joiners behind the history, and hands them to the shared call once its history covers them", async () => {
+    const admission = new Admission();
+    // 2 elements' bytes; no more held for an admission (the joiners are behind it anyway).
+    const { ledger, join, fanout, counts } = fixture({ historyBytes: 2 * 8, lagBytes: 2 * 8, admission });
+    const first = join(10, "first");
+    const main = ledger.calls[0] as Call;
+    main.emit(...txs(11, 30));
+    const behind = range(1, 3).map((i) => join(12, `behind-${i}`));
+    await admission.answerAll();
+    assert.equal(ledger.calls.length, 2, "one catch-up call for the three");
+    const catchUp = ledger.calls[1] as Call;
+    assert.equal(catchUp.from, 12);
+    assert.equal(catchUp.token, "behind-1");
+    assert.equal(counts["catchUp:late_join"], 1);
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 1, catching_up: 0, own: 0 });
+
+    // From before where that catch-up started: a catch-up of its own.
+    const earlier = join(5, "earlier");
+    await admission.answerAll();
+    assert.equal(ledger.calls.length, 3);
+    assert.equal((ledger.calls[2] as Call).from, 5);
+    assert.equal(counts["catchUp:late_join"], 2);
+
+    catchUp.emit(...txs(13, 27));
+    for (const member of behind) assert.deepEqual(member.received, range(13, 27));
+    assert.equal(catchUp.cancelled, false, "27: the shared history (29, 30) does not cover it yet");
+    catchUp.emit(tx(28));
+    assert.equal(catchUp.cancelled, true, "28: covered, all three moved to the shared call");
+    for (const member of behind) assert.deepEqual(member.received, range(13, 30), "and were replayed 29, 30");
+    assert.equal(counts["joined:splice"], 3);
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 4, catching_up: 0, own: 0 });
+
+    main.emit(tx(31));
+    for (const member of [first, ...behind]) assert.deepEqual(member.received.slice(-2), [30, 31]);
+    assert.deepEqual(earlier.received, [], "still on its catch-up");
+    // A member that moved leaves the shared call when its subscriber goes.
+    behind[0]?.subscription.unsubscribe();
+    assert.deepEqual(fanout.stream("k")?.members(), { shared: 3, catching_up: 0, own: 0 });
+    assert.equal(ledger.open$().length, 2, "the shared call and the earlier joiner's catch-up");
+  });
+
   it("asks the ledger once for subscribers that ask the same at the same time, and again later", async () => {
     const admission = new Admission();
     const { ledger, join } = fixture({ historyBytes: 10 * 8, admission });
