@@ -8,6 +8,7 @@ import type { GatewayResult } from "../../bench/lib/results.js";
 import { localFigures } from "../../bench/load/local-figures.js";
 import { judgeLocal, parseLocalThreshold } from "../../bench/load/local-thresholds.js";
 import { UsageError } from "../../bench/load/usage-error.js";
+import { renderWave2 } from "../../bench/readme-table.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 
 const ROOT = projectRoot();
@@ -72,6 +73,10 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
     assert.match(html, /<figure id="idle"><svg/);
     assert.match(html, /idle\.rss-per-connection&lt;1B<\/td><td>\d+<\/td><td class="fail">BREACHED/);
     assert.match(run.stderr, /^load local: every figure below is against the embedded sandbox/m);
+    // make bench-readme renders it as it renders the files bench/run.ts wrote.
+    const block = renderWave2(ROOT, { path: `bench/results/${json}`, result });
+    assert.match(block, /\*\*[\d.]+ KiB per connection\*\*/);
+    assert.match(block, /`node dist\/bench\/load\.js local --scenario idle /);
   });
 
   it("judges its thresholds on the named figures: one breached is exit 1, said on stderr and in the results", () => {
