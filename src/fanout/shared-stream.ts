@@ -281,16 +281,19 @@ export class SharedStream {
 
   /**
    * The history's elements after the member's last offset, to the member, `REPLAY_TURN_BYTES`
-   * per turn: its socket sends them after this turn, so that its demand can only say stop
+   * (at most a quarter of `lagBytes`, the hard limit) per turn: its socket sends them after this turn, so that its demand can only say stop
    * between turns. Until the rest is replayed the member lags (skipped by the shared elements,
    * the history held for it), and goes on at the next turn while its socket is ready, else when
    * it drains.
    */
   #replay(member: Member): void {
+    // A quarter of the hard limit at most, so that a socket below its high-water mark takes a
+    // turn's worth without reaching it; one element at least, so that every turn moves.
+    const turn = Math.min(REPLAY_TURN_BYTES, this.#options.lagBytes / 4);
     let replayed = 0;
     for (const { text, bytes, offset, checkpoint } of this.#history.atOrAfter(member.last)) {
       if (!member.lacks(offset, checkpoint)) continue;
-      if (replayed >= REPLAY_TURN_BYTES) {
+      if (replayed > 0 && replayed >= turn) {
         this.#replayNextTurn(member);
         return;
       }

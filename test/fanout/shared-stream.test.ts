@@ -202,8 +202,8 @@ describe("SharedStream", () => {
 
   it("shares one catch-up call among admitted joiners behind the history, and hands them to the shared call once its history covers them", async () => {
     const admission = new Admission();
-    // 2 elements' bytes; no more held for an admission (the joiners are behind it anyway).
-    const { ledger, join, fanout, counts } = fixture({ historyBytes: 2 * 8, lagBytes: 2 * 8, admission });
+    // 2 elements' bytes: the joiners are behind it, so nothing is held for their admission.
+    const { ledger, join, fanout, counts } = fixture({ historyBytes: 2 * 8, lagBytes: 1000, admission });
     const first = join(10, "first");
     const main = ledger.calls[0] as Call;
     main.emit(...txs(11, 30));
@@ -380,7 +380,7 @@ describe("SharedStream", () => {
 
   it("replays the history to an admitted late joiner only when it covers the joiner's offset, checkpoints included", async () => {
     const admission = new Admission();
-    const { ledger, join, counts } = fixture({ historyBytes: 32, lagBytes: 32, admission });
+    const { ledger, join, counts } = fixture({ historyBytes: 32, lagBytes: 1000, admission });
     const first = join(0);
     const shared = ledger.calls[0] as Call;
     // The checkpoint at 2 carries the offset of the transaction before it.
