@@ -34,6 +34,7 @@ import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
+import { SharedAdmissions } from "./shared-admissions.js";
 import type { SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
 import { wsAuth } from "./ws-auth.js";
@@ -144,6 +145,7 @@ const ABNORMAL = 1006;
  */
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
+  const admissions = new SharedAdmissions();
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
@@ -193,7 +195,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     upgrade: (res, req, context) => {
       const endpoint = endpoints.get(canonicalPath(req.getUrl()).replace(/(.)\/$/, "$1"));
       if (endpoint === undefined) req.setYield(true);
-      else upgrade(res, req, context, endpoint, options);
+      else upgrade(res, req, context, endpoint, options, admissions);
     },
     open: (ws) => {
       const { endpoint, trace, span, refusal } = ws.getUserData();
@@ -257,6 +259,7 @@ function upgrade(
   context: us_socket_context_t,
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
+  admissions: SharedAdmissions,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const auth = wsAuth(req.getHeader("authorization"), req.getHeader("sec-websocket-protocol"));
@@ -291,7 +294,7 @@ function upgrade(
     ]);
     return hold?.refusal === undefined;
   };
-  void admission(auth.token, endpoint, options, trace, holdCaps).then((refusal) => {
+  void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
     if (aborted) {
       hold?.release();
       span?.end({ "http.response.status_code": 499 });
@@ -384,12 +387,13 @@ function refuse(
  * before it upgrades (its user exists, is active, its rights can be read), so a caller it
  * refuses gets a plain HTTP answer: the gateway's own token check first (when configured), then
  * the caps (limits.*: past one, undefined here and the socket is refused on itself), then the
- * ledger's admission. What the caller may read is the stream's own call, after the query.
+ * ledger's admission (one question for the upgrades of a token in flight together). What the caller may read is the stream's own call, after the query.
  */
 async function admission(
   token: string,
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
+  admissions: SharedAdmissions,
   trace: TraceContext,
   /** Takes the caller's caps; false: past one of them, the ledger is not asked. */
   holdCaps: () => boolean,
@@ -397,8 +401,10 @@ async function admission(
   const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
   if (refused !== undefined) return { kind: "json", status: refused.httpStatus, body: refused.body };
   if (!holdCaps()) return undefined;
+  const { admit } = endpoint;
+  if (admit === undefined) return undefined;
   try {
-    await endpoint.admit?.(token, trace);
+    await admissions.admit(endpoint.path, token, () => admit(token, trace));
     return undefined;
   } catch (error) {
     return errorAnswer(error);

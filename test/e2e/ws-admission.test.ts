@@ -46,6 +46,36 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     assert.match(String(answer.body?.traceId), /^[0-9a-f]{32}$/);
   });
 
+  it("asks the ledger once for a crowd of one token upgrading together, and refuses a refused token's crowd every one", async () => {
+    const versionCalls = async () => {
+      const text = await (await fetch(`${stack.url}/metrics`)).text();
+      const counts = text.match(
+        /^ledger_gateway_grpc_client_call_duration_seconds_count\{[^}]*GetLedgerApiVersion[^}]*\} (\d+)$/gm,
+      );
+      return (counts ?? []).reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+    };
+    const token = await userFor(stack, "ws-crowd", [alice]);
+    const before = await versionCalls();
+    const crowd = await Promise.all(Array.from({ length: 40 }, () => upgradeAs(wsUrl, token)));
+    assert.deepEqual(
+      crowd.map((answer) => answer.status),
+      crowd.map(() => 101),
+    );
+    const asked = (await versionCalls()) - before;
+    assert.ok(asked >= 1 && asked < 40, `${asked} admission calls for 40 upgrades in flight together`);
+    // Nothing is kept once answered: a later upgrade asks the ledger again.
+    const lone = await versionCalls();
+    assert.equal((await upgradeAs(wsUrl, token)).status, 101);
+    assert.equal((await versionCalls()) - lone, 1);
+    const refused = await Promise.all(
+      Array.from({ length: 10 }, () => upgradeAs(wsUrl, tokenFor("no-such-user"))),
+    );
+    assert.deepEqual(
+      refused.map((answer) => answer.status),
+      refused.map(() => 403),
+    );
+  });
+
   it("refuses a deactivated user (403) and upgrades it while it is active", async () => {
     const token = await userFor(stack, "ws-soon-deactivated", [alice]);
     assert.deepEqual(await upgradeAs(wsUrl, token), { status: 101, protocol: "daml.ws.auth" });
