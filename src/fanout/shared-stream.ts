@@ -114,6 +114,8 @@ export class SharedStream {
   readonly #history: ReplayHistory;
   /** Shared members over their high-water mark, skipped until they drain. */
   readonly #lagging = new Set<Member>();
+  /** The member whose join runs: not handed off before it is a member in full. */
+  #joining: Member | undefined;
   /** Admissions being asked: the stream stays for them when its members are gone. */
   #reservations = 0;
   #closed = false;
@@ -204,6 +206,7 @@ export class SharedStream {
   ): () => void {
     const member = new Member(request, subscriber, seat, start);
     this.#members.add(member);
+    this.#joining = member;
     if (!this.#upstream.opened) {
       this.#setMode(member, "shared", undefined);
       this.#position = member.last;
@@ -232,6 +235,9 @@ export class SharedStream {
     request.position?.(() => ({ last: member.last, newest: this.#position }));
     this.#upstream.checkExpiry();
     seat.leave = () => this.#leave(member);
+    this.#joining = undefined;
+    // Replayed to where the main stream may cover it: a catch-up stream's member moves now.
+    this.#handOffCovered();
     return seat.leave;
   }
 
@@ -244,7 +250,8 @@ export class SharedStream {
     const main = this.#options.catchUpOf?.();
     if (main === undefined || this.#closed) return;
     for (const member of [...this.#members]) {
-      if (member.mode !== "shared" || member.lagging !== undefined) continue;
+      // One that is joining moves once it is a member in full (its subscriptions, its seat).
+      if (member === this.#joining || member.mode !== "shared" || member.lagging !== undefined) continue;
       const position = member.position();
       if (!main.covers(position)) continue;
       this.#leave(member);
@@ -281,8 +288,8 @@ export class SharedStream {
 
   /**
    * The history's elements after the member's last offset, to the member, `REPLAY_TURN_BYTES`
-   * (at most a quarter of `lagBytes`, the hard limit) per turn: its socket sends them after this turn, so that its demand can only say stop
-   * between turns. Until the rest is replayed the member lags (skipped by the shared elements,
+   * (at most a quarter of `lagBytes`, the hard limit) per turn: its socket sends them after this
+   * turn, so that its demand can only say stop between turns. Until the rest is replayed the member lags (skipped by the shared elements,
    * the history held for it), and goes on at the next turn while its socket is ready, else when
    * it drains.
    */
@@ -301,7 +308,7 @@ export class SharedStream {
       replayed += bytes.byteLength;
     }
     // Replayed to the end: where it stands, the main stream may cover it now.
-    if (member.lagging === undefined && member.mode === "shared") this.#handOffCovered();
+    this.#handOffCovered();
   }
 
   #replayNextTurn(member: Member): void {
