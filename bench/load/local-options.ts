@@ -33,6 +33,7 @@ export const LOCAL_FLAGS = {
   "fanout-ticks": { type: "string", default: "20000" },
   subscribers: { type: "string", default: "1,10,100,1000" },
   deliveries: { type: "string", default: "200000" },
+  "fanout-sockets-per-client": { type: "string", default: "2500" },
   "fanout-replay": { type: "string", default: "off" },
   "idle-connections": { type: "string", default: "10000" },
   "workers-seconds": { type: "string", default: "10" },
@@ -63,8 +64,9 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
   update-stream           the update stream [0, end] over direct gRPC, the WebSocket and the list twin,
                           --ticks of --payload B, 1 and --batch events per transaction, --runs each
   submit-and-wait         --commands at --concurrency, direct gRPC vs the gateway, after --warm-up commands
-  fanout                  --subscribers N identical WebSocket subscribers (about --deliveries in all) on a
-                          sandbox of --fanout-ticks; --fanout-replay on: each reads the ledger from offset 0
+  fanout                  --subscribers N identical WebSocket subscribers (about --deliveries in all, 200
+                          elements each at least) on a sandbox of --fanout-ticks, over a client process per
+                          --fanout-sockets-per-client; --fanout-replay on: each reads the ledger from offset 0
   idle                    --idle-connections idle WebSockets: the gateway's RSS per connection
   workers                 1 and 2 gateway workers under --workers-concurrency stream loops for --workers-seconds
   request-cost            the gateway's CPU per request and per streamed element, one gateway per kind
@@ -94,6 +96,8 @@ export interface LocalOptions {
   fanoutTicks: number;
   subscribers: number[];
   deliveries: number;
+  /** Subscribers one bench client process takes; more subscribers, more client processes. */
+  fanoutSocketsPerClient: number;
   fanoutReplay: boolean;
   idleConnections: number;
   workersSeconds: number;
@@ -165,6 +169,7 @@ export function localOptions(raw: Raw): LocalOptions {
     fanoutTicks: integer(raw["fanout-ticks"], "--fanout-ticks", 1),
     subscribers: list(raw.subscribers).map((n) => integer(n, "--subscribers", 1)),
     deliveries: integer(raw.deliveries, "--deliveries", 1),
+    fanoutSocketsPerClient: integer(raw["fanout-sockets-per-client"], "--fanout-sockets-per-client", 1),
     fanoutReplay: raw["fanout-replay"] === "on",
     idleConnections: integer(raw["idle-connections"], "--idle-connections", 1),
     workersSeconds: integer(raw["workers-seconds"], "--workers-seconds", 1),

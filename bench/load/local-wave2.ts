@@ -17,6 +17,8 @@ import {
 } from "../scenarios/fanout.js";
 import { type LocalBench, tickOwnerToken } from "./local-ledger.js";
 
+const MIN_FANOUT_ELEMENTS = 200;
+
 /**
  * fanout, ws-compression, idle, workers (bench v2): one sandbox of `--fanout-ticks`, a gateway
  * per scenario (per point for workers), and the clients in a process of their own
@@ -31,6 +33,14 @@ export async function wave2(bench: LocalBench): Promise<Wave2Result | undefined>
   const sandbox = await startSandboxProcess(o.fanoutTicks, o.payloadBytes, 1);
   const token = tickOwnerToken(sandbox);
   const client = startBenchClient(true);
+  // More client processes for larger crowds (10,000 sockets and their frames would bound one
+  // before the gateway), started as a point first needs them.
+  const clients = [client];
+  const clientsFor = (subscribers: number) => {
+    const needed = Math.ceil(subscribers / o.fanoutSocketsPerClient);
+    while (clients.length < needed) clients.push(startBenchClient(true));
+    return clients.slice(0, needed);
+  };
   const withGateway = async <T>(
     workers: number,
     body: (gateway: GatewayUnderTest) => Promise<T>,
@@ -62,11 +72,20 @@ export async function wave2(bench: LocalBench): Promise<Wave2Result | undefined>
         const points: FanoutPoint[] = [];
         for (const n of o.subscribers) {
           const replay = o.fanoutReplay;
+          // At least MIN_FANOUT_ELEMENTS each: at N = 10,000 the budget's 20 would measure the
+          // upgrades, not the deliveries.
           const elements = replay
             ? sandbox.lastOffset
-            : Math.min(sandbox.lastOffset, Math.floor(o.deliveries / n));
+            : Math.min(sandbox.lastOffset, Math.max(MIN_FANOUT_ELEMENTS, Math.floor(o.deliveries / n)));
           const point = {
-            ...(await fanoutPoint(client, gateway, sandbox.tickParty, sandbox.lastOffset, n, elements)),
+            ...(await fanoutPoint(
+              clientsFor(n),
+              gateway,
+              sandbox.tickParty,
+              sandbox.lastOffset,
+              n,
+              elements,
+            )),
             ...(replay && { replay: true }),
           };
           say(
@@ -168,7 +187,7 @@ export async function wave2(bench: LocalBench): Promise<Wave2Result | undefined>
       }
     }
   } finally {
-    await client.stop();
+    await Promise.all(clients.map((c) => c.stop()));
     await sandbox.stop();
   }
   return result;
