@@ -45,6 +45,11 @@ export interface SharedStreamOptions {
   readonly catchUpOf?: () => SharedStream | undefined;
 }
 
+/** A held element's text again, for a replay (the history holds bytes only: HeldElement). */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+}
+
 /**
  * Bytes of the history a member is replayed in one turn: a socket's high-water mark's worth
  * (websocket-config.high-water-mark's default, 1 MiB) would let its demand pause it only after
@@ -267,7 +272,8 @@ export class SharedStream {
     const bytes = Buffer.from(text, "utf8");
     const element: SharedElement = { text, bytes, offset, checkpoint };
     this.#position = offset;
-    if (this.#history.remember(element)) this.#detachUncovered();
+    // Its own object, without the text (see HeldElement): the splice buffers hold the element.
+    if (this.#history.remember({ bytes, offset, checkpoint, text: undefined })) this.#detachUncovered();
     for (const member of this.#members) {
       if (member.mode === "shared") {
         if (member.lagging === undefined && member.lacks(offset, checkpoint))
@@ -298,13 +304,15 @@ export class SharedStream {
     // turn's worth without reaching it; one element at least, so that every turn moves.
     const turn = Math.min(REPLAY_TURN_BYTES, this.#options.lagBytes / 4);
     let replayed = 0;
-    for (const { text, bytes, offset, checkpoint } of this.#history.atOrAfter(member.last)) {
+    for (const held of this.#history.atOrAfter(member.last)) {
+      const { bytes, offset, checkpoint } = held;
       if (!member.lacks(offset, checkpoint)) continue;
       if (replayed > 0 && replayed >= turn) {
         this.#replayNextTurn(member);
         return;
       }
-      this.#deliver(member, text, bytes, offset, checkpoint);
+      held.text ??= textOf(bytes);
+      this.#deliver(member, held.text, bytes, offset, checkpoint);
       replayed += bytes.byteLength;
     }
     // Replayed to the end: where it stands, the main stream may cover it now.

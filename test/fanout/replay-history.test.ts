@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ReplayHistory, type SharedElement } from "../../src/fanout/replay-history.js";
+import { type HeldElement, ReplayHistory } from "../../src/fanout/replay-history.js";
 
 /** An element at `offset` of `size` bytes (8 unless a test needs otherwise). */
-const element = (offset: number, checkpoint: boolean, size = 8): SharedElement => ({
-  text: JSON.stringify({ offset, checkpoint }),
+const element = (offset: number, checkpoint: boolean, size = 8): HeldElement => ({
+  text: undefined,
   bytes: new Uint8Array(size),
   offset,
   checkpoint,
@@ -13,7 +13,7 @@ const tx = (offset: number, size?: number) => element(offset, false, size);
 const cp = (offset: number) => element(offset, true);
 
 /** Elements as `2` (a transaction) and `2c` (a checkpoint), to compare in one assertion. */
-const labels = (elements: Iterable<SharedElement>) =>
+const labels = (elements: Iterable<HeldElement>) =>
   [...elements].map(({ offset, checkpoint }) => (checkpoint ? `${offset}c` : `${offset}`));
 const held = (history: ReplayHistory) => labels(history.atOrAfter(Number.NEGATIVE_INFINITY));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}`);
