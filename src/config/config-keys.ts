@@ -142,8 +142,8 @@ export const CONFIG_KEYS = {
   },
   "websocket-config.fanout-history-bytes": {
     type: int(0, 2 ** 31 - 1),
-    default: 8 * 1024 * 1024,
-    doc: "bytes of the latest elements each shared WebSocket stream keeps (at most the hard limit), so that a subscriber admitted within them (a crowd replaying from the same offset, a joiner admitted while the stream read on) is replayed from them and reads the shared call without a call of its own; the default holds the 5,000 sample ticks of 1.3 KB a crowd replays in the bench; 0 disables",
+    default: 1024 * 1024,
+    doc: "bytes of the latest elements each shared WebSocket stream keeps (at most the hard limit; every distinct shared stream holds its own), so that a subscriber admitted within them is replayed from them and reads the shared call without a call of its own (subscribers admitted behind them share a catch-up call); more are held, up to the hard limit, while an admission is asked or a subscriber lags; 0 disables",
   },
   "websocket-config.fanout-history-elements": {
     type: int(0, 2 ** 31 - 1),

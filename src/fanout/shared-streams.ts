@@ -37,7 +37,7 @@ export interface SharedStreamsOptions {
  *
  * @example
  * const fanout = new SharedStreams({
- *   historyBytes: 8 * 1024 * 1024, lagBytes: hardLimit, catchUpBuffer: 4096, rotateBeforeExpiryMs: 10_000,
+ *   historyBytes: 1024 * 1024, lagBytes: hardLimit, catchUpBuffer: 4096, rotateBeforeExpiryMs: 10_000,
  *   events: metrics.fanoutEvents(),
  * });
  * fanout.open({ endpoint: "/v2/updates", share, source, token, demand$: sink.demand$ })

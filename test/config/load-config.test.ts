@@ -36,7 +36,7 @@ describe("loadConfig", () => {
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,
-      fanoutHistoryBytes: 8 * 1024 * 1024,
+      fanoutHistoryBytes: 1024 * 1024,
       compression: "off",
     });
     assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
@@ -72,7 +72,7 @@ describe("loadConfig", () => {
     assert.equal(bytes("--websocket-config.fanout-history-elements", "0"), 0, "no history, as it meant");
     assert.equal(
       bytes("--websocket-config.fanout-history-elements", "20"),
-      8 * 1024 * 1024,
+      1024 * 1024,
       "a count is ignored",
     );
   });

@@ -68,7 +68,7 @@ describe("shared update streams over real sockets", () => {
     const directBefore = await joined("direct");
     const splicesBefore = await joined("splice");
     const startedBefore = stack.sandbox.calls.started(GET_UPDATES);
-    // Its offset is 15 elements behind the shared call, well within the history (8 MiB).
+    // Its offset is 15 elements behind the shared call, well within the history (1 MiB).
     const late = new Subscriber(stack, updatesFrom(stack.party, end));
     await late.received(15);
     const after = await more(10);
@@ -145,7 +145,7 @@ describe("a crowd replaying from the ledger's begin", () => {
     await first.received(1);
     const late = Array.from({ length: 10 }, () => new Subscriber(stack, updatesFrom(stack.party, 0)));
     await first.received(TICKS);
-    // After the shared call read all of them: its history (8 MiB; 300 of these are 0.4 MiB)
+    // After the shared call read all of them: its history (1 MiB; 300 of these are 0.4 MiB)
     // still starts at offset 0.
     const last = Array.from({ length: 5 }, () => new Subscriber(stack, updatesFrom(stack.party, 0)));
     const crowd = [first, ...early, ...late, ...last];
