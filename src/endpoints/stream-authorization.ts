@@ -5,9 +5,12 @@ import {
   staleStreamAuthorizationError,
   tokenOfAnotherUserError,
 } from "../errors/index.js";
+import { InFlightQuestions } from "../fanout/in-flight-questions.js";
+import { tokenDigest } from "../fanout/subscription-key.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
 import { expiryTimer } from "../jwt/expiry-timer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import { recheckClock } from "./recheck-clock.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 /**
@@ -70,7 +73,7 @@ export function authorizeSubscriber(
     new Observable<string>((subscriber) => {
       // Renewals replace it (options.renewals).
       let current = token;
-      const timers = new Set<NodeJS.Timeout>();
+      let stopRechecks: (() => void) | undefined;
       const probes = new Set<AbortController>();
       const probed = !options.sourceAdmits && probeKind(endpoint) !== undefined;
       let admitted = !probed;
@@ -107,30 +110,40 @@ export function authorizeSubscriber(
       watchExpiry(token);
 
       let checking = false;
+      let requestText: string | undefined;
       const recheck = () => {
         if (checking || subscriber.closed) return;
         checking = true;
-        ask().then(
-          () => {
-            checking = false;
-          },
-          (error: unknown) => {
-            checking = false;
-            if (!isTokenRefusal(error)) return;
-            // A re-check asked just before `exp` may be answered just after it: that refusal
-            // is the expiry's (the timer due at `exp` may not have run yet), not a stale right.
-            const at = now();
-            subscriber.error(
-              expiry !== undefined && at >= expiry
-                ? accessTokenExpiredError(expiry, at)
-                : staleStreamAuthorizationError(),
-            );
-          },
-        );
+        // The same question as the crowd's (one token, one request, from one offset) shares
+        // their probe; it is not cancelled with this subscriber: it ends by itself, soon.
+        requestText ??= JSON.stringify(request);
+        const from = last === undefined ? "" : String(endpoint.offsetOf?.(last) ?? "");
+        const asked = current;
+        recheckQuestionsOf(endpoint)
+          .ask(`${tokenDigest(asked ?? "")} ${from} ${requestText}`, () =>
+            probeSubscriber(endpoint, request, asked, last, undefined, options.trace),
+          )
+          .then(
+            () => {
+              checking = false;
+            },
+            (error: unknown) => {
+              checking = false;
+              if (!isTokenRefusal(error)) return;
+              // A re-check asked just before `exp` may be answered just after it: that refusal
+              // is the expiry's (the timer due at `exp` may not have run yet), not a stale right.
+              const at = now();
+              subscriber.error(
+                expiry !== undefined && at >= expiry
+                  ? accessTokenExpiredError(expiry, at)
+                  : staleStreamAuthorizationError(),
+              );
+            },
+          );
       };
 
       if (!probed && options.recheckIntervalMs > 0 && probeKind(endpoint) !== undefined) {
-        timers.add(setInterval(recheck, options.recheckIntervalMs));
+        stopRechecks = recheckClock(options.recheckIntervalMs).every(recheck);
       } else if (probed) {
         ask().then(
           () => {
@@ -141,7 +154,7 @@ export function authorizeSubscriber(
             for (const element of elements) deliver(element);
             if (heldComplete) subscriber.complete();
             else if (options.recheckIntervalMs > 0) {
-              timers.add(setInterval(recheck, options.recheckIntervalMs));
+              stopRechecks = recheckClock(options.recheckIntervalMs).every(recheck);
             }
           },
           (error: unknown) => subscriber.error(error),
@@ -183,7 +196,7 @@ export function authorizeSubscriber(
       return () => {
         sourceSubscription.unsubscribe();
         renewalSubscription?.unsubscribe();
-        for (const timer of timers) clearTimeout(timer);
+        stopRechecks?.();
         expiryWatch?.clear();
         for (const controller of probes) controller.abort();
         held = [];
@@ -217,6 +230,18 @@ function probeKind(endpoint: StreamEndpoint): ProbeKind | undefined {
     default:
       return undefined;
   }
+}
+
+/** Re-check probes in flight, per endpoint (each gateway builds its own endpoints). */
+const recheckQuestions = new WeakMap<StreamEndpoint, InFlightQuestions>();
+
+function recheckQuestionsOf(endpoint: StreamEndpoint): InFlightQuestions {
+  let questions = recheckQuestions.get(endpoint);
+  if (questions === undefined) {
+    questions = new InFlightQuestions();
+    recheckQuestions.set(endpoint, questions);
+  }
+  return questions;
 }
 
 /**

@@ -174,6 +174,39 @@ describe("per-subscriber stream authorization", () => {
     assert.deepEqual(opened.at(-1), { beginExclusive: 2, endInclusive: 2 });
   });
 
+  it("re-checks a crowd of one token and request with one probe, and another token with its own", async () => {
+    // Unanswered until the test says so: every re-check stays in flight, whatever the ticks.
+    const answers = new Subject<void>();
+    const { endpoint, opened } = updatesEndpoint(
+      () =>
+        new Observable<string>((s) => {
+          const answered = answers.subscribe(() => s.complete());
+          return () => answered.unsubscribe();
+        }),
+    );
+    const source = new Subject<string>();
+    const subscribe = (user: string) =>
+      collect(
+        source.pipe(
+          authorizeSubscriber(endpoint, { beginExclusive: 1 }, signToken(user), {
+            recheckIntervalMs: 10,
+            sourceAdmits: true,
+          }),
+        ),
+      );
+    const subscribers = [...Array.from({ length: 20 }, () => subscribe("alice")), subscribe("bob")];
+    source.next('{"offset":2}');
+    while (opened.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Several ticks have passed: 21 subscribers, two questions (alice's crowd's, bob's).
+    assert.equal(opened.length, 2, `${opened.length} probes`);
+    answers.next();
+    for (const got of subscribers) {
+      assert.deepEqual(got.elements, ['{"offset":2}']);
+      got.unsubscribe();
+    }
+  });
+
   it("reports a re-check refused once the token expired as ACCESS_TOKEN_EXPIRED, not as stale", async () => {
     const token = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 60 });
     let at = Date.now();
