@@ -103,8 +103,15 @@ export class SharedStreams {
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.
       if (admit === undefined || running === undefined || running.closed) join(false);
       else {
-        // While the ledger is asked, the stream keeps what comes after the subscriber's offset.
-        release = running.reserve(request.share.begin);
+        // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
+        // and so does a catch-up stream that covers it, should the main one not.
+        const from = { offset: request.share.begin, checkpoint: false };
+        const releases = [running, ...this.#catchUpsOf(request.share.key)]
+          .filter((stream) => stream === running || stream.covers(from))
+          .map((stream) => stream.reserve(request.share.begin));
+        release = () => {
+          for (const released of releases) released();
+        };
         this.#admit(request, () => admit(running.position)).then(
           () => {
             join(true);
@@ -176,7 +183,7 @@ export class SharedStreams {
     // Not admitted (no probe for its request): the main stream gives it a call of its own.
     if (!admitted || !main.opened || main.covers(from)) return main;
     let catchUps = this.#catchUps.get(key);
-    for (const running of catchUps ?? []) if (running.covers(from)) return running;
+    for (const running of this.#catchUpsOf(key)) if (running.covers(from)) return running;
     if (catchUps === undefined) {
       catchUps = new Set();
       this.#catchUps.set(key, catchUps);
@@ -194,6 +201,10 @@ export class SharedStreams {
     );
     all.add(created);
     return created;
+  }
+
+  #catchUpsOf(key: string): Iterable<SharedStream> {
+    return this.#catchUps.get(key) ?? [];
   }
 
   #stream(onClosed: () => void, catchUpOf?: () => SharedStream | undefined): SharedStream {

@@ -241,6 +241,27 @@ describe("SharedStream", () => {
     assert.equal(ledger.open$().length, 2, "the shared call and the earlier joiner's catch-up");
   });
 
+  it("holds a running catch-up call's elements for a joiner being admitted from where it started", async () => {
+    const admission = new Admission();
+    const { ledger, join, counts } = fixture({ historyBytes: 2 * 8, lagBytes: 1000, admission });
+    join(10, "first");
+    const main = ledger.calls[0] as Call;
+    main.emit(...txs(11, 30));
+    const a = join(12, "a");
+    await admission.answerAll();
+    const catchUp = ledger.calls[1] as Call;
+    const b = join(12, "b");
+    // The catch-up call reads past its history (2 elements) while b's admission is asked.
+    catchUp.emit(...txs(13, 20));
+    await admission.answerAll();
+    assert.equal(ledger.calls.length, 2, "b joined the running catch-up call");
+    assert.deepEqual(b.received, range(13, 20));
+    catchUp.emit(...txs(21, 28));
+    for (const member of [a, b]) assert.deepEqual(member.received, range(13, 30));
+    assert.equal(counts["catchUp:late_join"], 1);
+    assert.equal(catchUp.cancelled, true);
+  });
+
   it("asks the ledger once for subscribers that ask the same at the same time, and again later", async () => {
     const admission = new Admission();
     const { ledger, join } = fixture({ historyBytes: 10 * 8, admission });
