@@ -3,7 +3,7 @@ import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { commandLine } from "../lib/command-line.js";
-import { type GatewayResult, LOCAL_TOOL, provenance, resultFileName } from "../lib/results.js";
+import { LOCAL_TOOL, provenance, resultFileName } from "../lib/results.js";
 import { localCharts } from "./local-charts.js";
 import { fairness } from "./local-fairness.js";
 import { localFigures } from "./local-figures.js";
@@ -11,11 +11,13 @@ import { localBench } from "./local-ledger.js";
 import { LOCAL_FLAGS, LOCAL_HELP, type LocalOptions, localOptions } from "./local-options.js";
 import { localReport } from "./local-report.js";
 import { requestCost } from "./local-request-cost.js";
+import type { LocalResult } from "./local-result.js";
 import { streamsAndCommands } from "./local-streams.js";
 import { printSummary } from "./local-summary.js";
 import { localTargets, workersRatio } from "./local-targets.js";
 import { judgeLocal } from "./local-thresholds.js";
 import { wave2 } from "./local-wave2.js";
+import { workersScaling } from "./local-workers-scaling.js";
 import { SANDBOX_CAVEAT } from "./prepare.js";
 import { UsageError } from "./usage-error.js";
 
@@ -52,11 +54,15 @@ export async function localCommand(): Promise<number> {
   const ratio = workersRatio(wave2Result);
   if (wave2Result?.workers && ratio !== undefined) wave2Result.workers.ratio = ratio;
   const fairnessResult = await fairness(bench);
+  const scaling = await workersScaling(bench);
   const targets = localTargets(streams, wave2Result, fairnessResult);
 
   const root = projectRoot();
-  const { commit, machine } = provenance(root);
-  const result: GatewayResult = {
+  const origin = provenance(root);
+  // A copied checkout's .git (if it has one) need not be the commit its dist was built from.
+  const commit = options.commit === undefined ? origin.commit : { id: options.commit, dirty: false };
+  const { machine } = origin;
+  const result: LocalResult = {
     tool: LOCAL_TOOL,
     caveat: SANDBOX_CAVEAT,
     date: startedAt.toISOString(),
@@ -76,6 +82,7 @@ export async function localCommand(): Promise<number> {
     ...wave2Result,
     ...(cost && { requestCost: cost }),
     ...(fairnessResult && { fairness: fairnessResult }),
+    ...(scaling && { workersScaling: scaling }),
     targets,
   };
   const figures = localFigures(result);
@@ -105,6 +112,7 @@ export async function localCommand(): Promise<number> {
     requestCost: cost,
     wave2: wave2Result,
     fairness: fairnessResult,
+    workersScaling: scaling,
     targets,
   });
   for (const verdict of verdicts)

@@ -1,4 +1,5 @@
 import type { GatewayResult } from "../lib/results.js";
+import type { LocalResult } from "./local-result.js";
 
 /**
  * The comparison's results as named figures, `SCENARIO.NAME` -> a number and its unit: what
@@ -16,7 +17,7 @@ export interface Figure {
 
 type Put = (name: string, value: number | undefined, unit: FigureUnit) => void;
 
-export function localFigures(r: GatewayResult): Record<string, Figure> {
+export function localFigures(r: LocalResult): Record<string, Figure> {
   const figures: Record<string, Figure> = {};
   const put: Put = (name, value, unit) => {
     if (typeof value === "number" && !Number.isNaN(value)) figures[name] = { value, unit };
@@ -56,6 +57,7 @@ export function localFigures(r: GatewayResult): Record<string, Figure> {
       put("fairness.deliveries-ratio", run.ratios.deliveriesPerSecond, "x");
     }
   }
+  workersScaling(r, put);
   return figures;
 }
 
@@ -118,4 +120,27 @@ function requestCost(r: GatewayResult, put: Put): void {
   }
   put("request-cost.ndjson-first-element", c.updateStream.ndjsonFirstElementMs, "ms");
   put("request-cost.list-rss-times-answer", c.targets?.listTwinPeakRss?.timesAnswer, "x");
+}
+
+/**
+ * Per load (streams, submit) and worker count W (`default` too): `rate-wW`, `gateway-cores-wW`,
+ * `cpu-per-transaction-wW` or `cpu-per-command-wW`, and `wW-vs-1`, the rate against the first
+ * 1-worker point's. A count measured again (`--scaling-workers 1,2,1,2`) names its later points
+ * `-run2`, `-run3`, so that no point hides another.
+ */
+function workersScaling(r: LocalResult, put: Put): void {
+  for (const [load, measured] of Object.entries(r.workersScaling?.results ?? {})) {
+    const at = `workers-scaling.${load}`;
+    const per = load === "streams" ? "cpu-per-transaction" : "cpu-per-command";
+    const seen = new Map<string, number>();
+    for (const p of measured?.points ?? []) {
+      const runs = (seen.get(String(p.workers)) ?? 0) + 1;
+      seen.set(String(p.workers), runs);
+      const w = `w${p.workers}${runs > 1 ? `-run${runs}` : ""}`;
+      put(`${at}.rate-${w}`, p.perSecond, "/s");
+      put(`${at}.gateway-cores-${w}`, p.cores.gateway, "");
+      put(`${at}.${per}-${w}`, p.gatewayCpuMicrosPer, "µs");
+      put(`${at}.${w}-vs-1`, p.ratio, "x");
+    }
+  }
 }

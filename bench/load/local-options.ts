@@ -17,6 +17,7 @@ const LOCAL_SCENARIOS = [
   "request-cost",
   "ws-compression",
   "fairness",
+  "workers-scaling",
 ] as const;
 type LocalScenario = (typeof LOCAL_SCENARIOS)[number];
 
@@ -48,10 +49,23 @@ export const LOCAL_FLAGS = {
   "flood-sockets": { type: "string", default: "16" },
   "flood-nice": { type: "string", default: "0" },
   "fairness-caps": { type: "string", default: "on,off" },
+  "scaling-workers": { type: "string", default: "1,2,4,8,default" },
+  "scaling-scenarios": { type: "string", default: "streams,submit" },
+  "scaling-seconds": { type: "string", default: "10" },
+  "scaling-warm-up-seconds": { type: "string", default: "5" },
+  "scaling-clients": { type: "string", default: "4" },
+  "scaling-stream-concurrency": { type: "string", default: "64" },
+  "scaling-submit-concurrency": { type: "string", default: "64" },
+  "scaling-ticks": { type: "string", default: "20000" },
+  "scaling-batch": { type: "string", default: "10" },
+  "gateway-cpus": { type: "string" },
+  "sandbox-cpus": { type: "string" },
+  "client-cpus": { type: "string" },
   out: { type: "string", default: "bench/results" },
   threshold: { type: "string", multiple: true },
   note: { type: "string" },
   "gateway-cpu-prof": { type: "string" },
+  commit: { type: "string" },
 } as const;
 
 export const LOCAL_HELP = `The gateway against direct gRPC (make bench), on a sandbox, gateways and clients it starts
@@ -60,7 +74,7 @@ OUT/gateway-<UTC time>-<commit>.json (what make bench-readme renders docs/perfor
 an HTML report beside it, and SVG charts of the fan-out, idle and workers scenarios.
 
   --scenario LIST         ${LOCAL_SCENARIOS.join(", ")}
-                          (ws-compression, request-cost and fairness run only when named)
+                          (ws-compression, request-cost, fairness and workers-scaling run only when named)
   update-stream           the update stream [0, end] over direct gRPC, the WebSocket and the list twin,
                           --ticks of --payload B, 1 and --batch events per transaction, --runs each
   submit-and-wait         --commands at --concurrency, direct gRPC vs the gateway, after --warm-up commands
@@ -72,12 +86,26 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
   request-cost            the gateway's CPU per request and per streamed element, one gateway per kind
   ws-compression          subscribers offering permessage-deflate, websocket-config.compression off and on
   fairness                one user's flood against another's paced load, caps --fairness-caps on,off
+  workers-scaling         a fresh gateway per --scaling-workers count (\`default\`: server.workers left out,
+                          the gateway's own choice) against one load, --scaling-scenarios streams,submit:
+                          streams: bounded WebSocket /v2/updates of a sandbox of --scaling-ticks of --payload B
+                          in transactions of --scaling-batch, read to the end again and again from
+                          --scaling-stream-concurrency loops; submit: submit-and-wait of one tick from
+                          --scaling-submit-concurrency loops; the loops spread over --scaling-clients
+                          processes; each point warmed --scaling-warm-up-seconds, measured --scaling-seconds;
+                          figures workers-scaling.streams.w2-vs-1, ...streams.rate-w4,
+                          ...submit.cpu-per-command-w1 (µs; streams: cpu-per-transaction-wW), ...gateway-cores-wW
+  --gateway-cpus LIST     workers-scaling: taskset CPU lists; by default, on 12 cores or more, the gateway
+  --sandbox-cpus LIST     gets the first 8 (fewer below 14 cores), the sandbox the next 2, the clients
+  --client-cpus LIST      the rest; on fewer cores nothing is pinned (the results say so)
   --out DIR               where the results, the report and the charts go
   --threshold EXPR        SCENARIO.FIGURE OP VALUE, several allowed, e.g. 'fanout.cpu-per-delivery<1.5us',
                           'update-stream.ws-vs-direct>=0.8', 'submit-and-wait.p99<40ms', 'idle.rss-per-connection<16KiB';
                           the results' figures are listed in the report and by --compare; one breached: exit 1
   --note TEXT             what else ran on the machine, kept in the results
   --gateway-cpu-prof DIR  every gateway runs under node --cpu-prof, one .cpuprofile each in DIR
+  --commit ID             the commit measured (whose dist/ ran), recorded and in the file name instead of
+                          what the tree's .git says: for a copied checkout whose dist was built elsewhere
 
 Targets (the ratios and costs the gateway aims at) are printed and written, never the exit status:
 a threshold is what fails a run. Exit status: 0, 1 (a threshold breached, or the run failed),
@@ -112,10 +140,29 @@ export interface LocalOptions {
   floodSockets: number;
   floodNice: number;
   fairnessCaps: ("on" | "off")[];
+  workersScaling: WorkersScalingOptions;
   outDir: string;
   thresholds: LocalThreshold[];
   note?: string;
   gatewayCpuProf?: string;
+  /** `--commit`: recorded instead of the tree's HEAD (a copied checkout need not have it). */
+  commit?: string;
+}
+
+/** The workers-scaling scenario's own sizes (its flags are `--scaling-*` and the CPU lists). */
+export interface WorkersScalingOptions {
+  /** Worker counts, one gateway each; `default` leaves server.workers out. */
+  workers: (number | "default")[];
+  loads: ("streams" | "submit")[];
+  seconds: number;
+  warmUpSeconds: number;
+  clients: number;
+  streamConcurrency: number;
+  submitConcurrency: number;
+  ticks: number;
+  batch: number;
+  /** `taskset -c` CPU lists as given; none given: planned from the machine's cores. */
+  cpus: { gateway?: string; sandbox?: string; clients?: string };
 }
 
 type Raw = {
@@ -188,9 +235,56 @@ export function localOptions(raw: Raw): LocalOptions {
     floodSockets: integer(raw["flood-sockets"], "--flood-sockets", 0),
     floodNice: integer(raw["flood-nice"], "--flood-nice", -20),
     fairnessCaps: fairnessCaps as ("on" | "off")[],
+    workersScaling: workersScalingOptions(raw),
     outDir: raw.out,
     thresholds,
     ...(raw.note !== undefined && { note: raw.note }),
     ...(raw["gateway-cpu-prof"] !== undefined && { gatewayCpuProf: raw["gateway-cpu-prof"] }),
+    ...(raw.commit !== undefined && { commit: commitId(raw.commit) }),
+  };
+}
+
+// The id goes into the results' file name: a word, as `git rev-parse` or a hand-made name writes it.
+function commitId(text: string): string {
+  if (!/^[\w.-]+$/.test(text))
+    throw new UsageError(`--commit takes a commit id such as d62f3b9, not '${text}'`);
+  return text;
+}
+
+// taskset -c's lists: `0-7`, `8,9`, `10-15`.
+function cpuList(text: string | undefined, flag: string): string | undefined {
+  if (text !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(text))
+    throw new UsageError(`${flag} takes a taskset CPU list such as 0-7 or 8,9; got '${text}'`);
+  return text;
+}
+
+function workersScalingOptions(raw: Raw): WorkersScalingOptions {
+  const workers = list(raw["scaling-workers"]).map((w) =>
+    w === "default" ? ("default" as const) : integer(w, "--scaling-workers", 1),
+  );
+  if (workers.length === 0) throw new UsageError("--scaling-workers names none");
+  const loads = list(raw["scaling-scenarios"]);
+  if (loads.length === 0 || loads.some((load) => load !== "streams" && load !== "submit"))
+    throw new UsageError(
+      `--scaling-scenarios takes streams, submit or both, not ${raw["scaling-scenarios"]}`,
+    );
+  const gateway = cpuList(raw["gateway-cpus"], "--gateway-cpus");
+  const sandbox = cpuList(raw["sandbox-cpus"], "--sandbox-cpus");
+  const clients = cpuList(raw["client-cpus"], "--client-cpus");
+  return {
+    workers,
+    loads: loads as ("streams" | "submit")[],
+    seconds: integer(raw["scaling-seconds"], "--scaling-seconds", 1),
+    warmUpSeconds: integer(raw["scaling-warm-up-seconds"], "--scaling-warm-up-seconds", 0),
+    clients: integer(raw["scaling-clients"], "--scaling-clients", 1),
+    streamConcurrency: integer(raw["scaling-stream-concurrency"], "--scaling-stream-concurrency", 1),
+    submitConcurrency: integer(raw["scaling-submit-concurrency"], "--scaling-submit-concurrency", 1),
+    ticks: integer(raw["scaling-ticks"], "--scaling-ticks", 1),
+    batch: integer(raw["scaling-batch"], "--scaling-batch", 1),
+    cpus: {
+      ...(gateway !== undefined && { gateway }),
+      ...(sandbox !== undefined && { sandbox }),
+      ...(clients !== undefined && { clients }),
+    },
   };
 }

@@ -1,6 +1,6 @@
-import type { GatewayResult } from "../lib/results.js";
 import { escapeXml } from "../lib/svg-chart.js";
 import { localFigures } from "./local-figures.js";
+import type { LocalResult } from "./local-result.js";
 
 /**
  * The comparison as one self-contained HTML page (inline SVG, nothing fetched), as the load
@@ -8,7 +8,7 @@ import { localFigures } from "./local-figures.js";
  * `--compare` read), the targets' verdicts, the thresholds' and the bench v2 charts. Every figure
  * is against the embedded sandbox, and the page says so beside them.
  */
-export function localReport(result: GatewayResult, charts: [name: string, svg: string][]): string {
+export function localReport(result: LocalResult, charts: [name: string, svg: string][]): string {
   const caveat = result.caveat ?? "";
   const figures = Object.entries(localFigures(result)).map(
     ([name, f]) =>

@@ -3,6 +3,7 @@ import type { Wave2Result } from "../lib/results.js";
 import { FAIRNESS_TARGET, type FairnessResult } from "../scenarios/fairness.js";
 import type { UpdateStreamResult } from "../scenarios/update-stream.js";
 import type { LocalRequestCost } from "./local-request-cost.js";
+import type { WorkersScalingResult } from "./local-result.js";
 import type { StreamsAndCommands } from "./local-streams.js";
 import {
   FANOUT_CPU_TARGET_MICROS,
@@ -20,6 +21,7 @@ export interface LocalRun {
   requestCost?: LocalRequestCost | undefined;
   wave2?: Wave2Result | undefined;
   fairness?: FairnessResult | undefined;
+  workersScaling?: WorkersScalingResult | undefined;
   targets: LocalTargets;
 }
 
@@ -76,6 +78,28 @@ export function printSummary(run: LocalRun): void {
     );
   }
   if (run.fairness) printFairness(run.fairness);
+  if (run.workersScaling) printWorkersScaling(run.workersScaling);
+}
+
+function printWorkersScaling(scaling: WorkersScalingResult): void {
+  for (const [load, measured] of Object.entries(scaling.results)) {
+    if (!measured) continue;
+    console.log(`workers-scaling, ${load}: ${measured.unit} per second, ${measured.concurrency} loops`);
+    console.table(
+      measured.points.map((p) => ({
+        workers: p.workers,
+        threads: p.threads,
+        "per second": p.perSecond,
+        "vs 1": p.ratio ?? "-",
+        "gateway cores": p.cores.gateway,
+        "sandbox cores": p.cores.sandbox,
+        "client cores": p.cores.clients,
+        "gateway CPU µs each": p.gatewayCpuMicrosPer,
+        failures: p.failures,
+      })),
+    );
+  }
+  console.log(`workers-scaling cpus: ${scaling.cpus.why}`);
 }
 
 function printRequestCost(r: LocalRequestCost, run: LocalRun): void {

@@ -6,7 +6,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { GatewayResult } from "../../bench/lib/results.js";
 import { localFigures } from "../../bench/load/local-figures.js";
+import { LOCAL_FLAGS, localOptions } from "../../bench/load/local-options.js";
+import type { LocalResult, WorkersScalingResult } from "../../bench/load/local-result.js";
 import { judgeLocal, parseLocalThreshold } from "../../bench/load/local-thresholds.js";
+import { cpuPlan } from "../../bench/load/local-workers-scaling.js";
 import { UsageError } from "../../bench/load/usage-error.js";
 import { renderWave2 } from "../../bench/readme-table.js";
 import { projectRoot } from "../../src/proto/project-root.js";
@@ -122,7 +125,11 @@ describe("load.js local's command line", () => {
       help.stdout,
       /^usage: node dist\/bench\/load\.js local \[--scenario update-stream,submit-and-wait,fanout,idle,workers\] \[--ticks 100000\]/,
     );
-    assert.match(help.stdout, /request-cost, ws-compression, fairness/);
+    assert.match(help.stdout, /request-cost, ws-compression, fairness, workers-scaling/);
+    assert.match(help.stdout, /\[--scaling-workers 1,2,4,8,default\] \[--scaling-scenarios streams,submit\]/);
+    assert.match(help.stdout, /^ {2}workers-scaling {9}a fresh gateway per --scaling-workers count/m);
+    assert.match(help.stdout, /^ {2}--gateway-cpus LIST {5}workers-scaling: taskset CPU lists/m);
+    assert.match(help.stdout, /^ {2}--commit ID {13}the commit measured/m);
     const top = await bench("load.ts", "--help");
     assert.match(top.stdout, /^ {2}local \.\.\. +the gateway against direct gRPC/m);
   });
@@ -205,5 +212,170 @@ describe("local's named figures and thresholds", () => {
     const wrongUnit = verdict("idle.rss-per-connection<16ms");
     assert.ok(Number.isNaN(wrongUnit.actual) && !wrongUnit.passed);
     assert.throws(() => parseLocalThreshold("p99<50ms"), UsageError);
+  });
+});
+
+describe("load.js local --scenario workers-scaling: worker counts against one load", () => {
+  it("runs only when named, and reads its flags", () => {
+    const defaults = Object.fromEntries(
+      Object.entries(LOCAL_FLAGS).map(([name, flag]) => [name, "default" in flag ? flag.default : undefined]),
+    ) as Parameters<typeof localOptions>[0];
+    const plain = localOptions(defaults);
+    assert.equal(plain.scenarios.has("workers-scaling"), false);
+    assert.deepEqual(plain.workersScaling.workers, [1, 2, 4, 8, "default"]);
+    assert.deepEqual(plain.workersScaling.loads, ["streams", "submit"]);
+    assert.deepEqual(plain.workersScaling.cpus, {});
+    assert.equal(plain.commit, undefined);
+    const options = localOptions({
+      ...defaults,
+      scenario: "workers-scaling",
+      "scaling-workers": "1,2,default",
+      "scaling-scenarios": "submit",
+      "scaling-seconds": "8",
+      "scaling-warm-up-seconds": "4",
+      "scaling-clients": "2",
+      "scaling-stream-concurrency": "32",
+      "scaling-submit-concurrency": "16",
+      "scaling-ticks": "5000",
+      "scaling-batch": "5",
+      "gateway-cpus": "0-7",
+      "sandbox-cpus": "8,9",
+      "client-cpus": "10-15",
+      commit: "d62f3b9",
+      threshold: ["workers-scaling.streams.w2-vs-1>=1.7"],
+    });
+    assert.deepEqual(options.workersScaling, {
+      workers: [1, 2, "default"],
+      loads: ["submit"],
+      seconds: 8,
+      warmUpSeconds: 4,
+      clients: 2,
+      streamConcurrency: 32,
+      submitConcurrency: 16,
+      ticks: 5000,
+      batch: 5,
+      cpus: { gateway: "0-7", sandbox: "8,9", clients: "10-15" },
+    });
+    assert.equal(options.commit, "d62f3b9");
+    for (const [flag, value, message] of [
+      ["scaling-workers", "1,none", /--scaling-workers takes a whole number of at least 1; got 'none'/],
+      ["scaling-scenarios", "streams,nope", /--scaling-scenarios takes streams, submit or both/],
+      ["gateway-cpus", "first eight", /--gateway-cpus takes a taskset CPU list/],
+      ["commit", "a b", /--commit takes a commit id/],
+    ] as const)
+      assert.throws(
+        () => localOptions({ ...defaults, [flag]: value }),
+        (error: Error) => error instanceof UsageError && message.test(error.message),
+      );
+  });
+
+  it("pins the processes apart on 12 cores or more with taskset, as given where given, else nothing", () => {
+    assert.deepEqual(cpuPlan({}, 16, true), {
+      gateway: "0-7",
+      sandbox: "8-9",
+      clients: "10-15",
+      why: "16 cores: gateway, sandbox and clients on cores of their own",
+    });
+    assert.deepEqual(cpuPlan({}, 12, true), {
+      gateway: "0-5",
+      sandbox: "6-7",
+      clients: "8-11",
+      why: "12 cores: gateway, sandbox and clients on cores of their own",
+    });
+    assert.deepEqual(cpuPlan({}, 2, true), { why: "unpinned: 2 cores; every process shares them" });
+    assert.deepEqual(cpuPlan({}, 16, false), {
+      why: "unpinned: 16 cores, no taskset; every process shares them",
+    });
+    assert.deepEqual(cpuPlan({ gateway: "0-1" }, 2, true), { gateway: "0-1", why: "as given" });
+  });
+
+  it("names the figures of bench/workers-scaling.ts's committed run as it names its own", () => {
+    // What the standalone tool wrote, less what a comparison's file holds once, is this scenario's shape.
+    const old = JSON.parse(
+      readFileSync(committed("workers-scaling-2026-11-27T03-50-29Z-d62f3b9.json"), "utf8"),
+    ) as WorkersScalingResult;
+    const figures = localFigures({ targets: {}, workersScaling: old } as unknown as LocalResult);
+    assert.deepEqual(figures["workers-scaling.streams.w2-vs-1"], { value: 2.24, unit: "x" });
+    assert.deepEqual(figures["workers-scaling.streams.w4-vs-1"], { value: 3.33, unit: "x" });
+    assert.deepEqual(figures["workers-scaling.streams.rate-w1"], { value: 15640, unit: "/s" });
+    assert.deepEqual(figures["workers-scaling.submit.cpu-per-command-w1"], { value: 196.5, unit: "µs" });
+    assert.ok(figures["workers-scaling.submit.rate-wdefault"]);
+    const repeated = localFigures({
+      targets: {},
+      workersScaling: {
+        results: {
+          streams: {
+            unit: "transactions of 10 events",
+            concurrency: 16,
+            points: [1, 2, 1].map((workers, i) => ({
+              workers,
+              threads: workers,
+              seconds: 6,
+              perSecond: 1000 + i,
+              failures: 0,
+              cores: { gateway: 1, sandbox: 0.2, clients: 0.1 },
+              gatewayCpuMicrosPer: 70,
+              ...(i > 0 && { ratio: 1 }),
+            })),
+          },
+        },
+      },
+    } as unknown as LocalResult);
+    assert.equal(repeated["workers-scaling.streams.rate-w1"]?.value, 1000);
+    assert.equal(repeated["workers-scaling.streams.rate-w1-run2"]?.value, 1002);
+  });
+
+  it("a tiny run writes its points into the results file and its figures into the report, under --commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "local-scaling-test-"));
+    try {
+      const run = await bench(
+        "load.ts",
+        ...["local", "--scenario", "workers-scaling", "--scaling-workers", "1", "--scaling-seconds", "1"],
+        ...["--scaling-warm-up-seconds", "1", "--scaling-ticks", "200", "--scaling-clients", "1"],
+        ...["--scaling-stream-concurrency", "2", "--scaling-submit-concurrency", "2"],
+        ...["--commit", "abc1234", "--out", dir, "--threshold", "workers-scaling.streams.rate-w1>0"],
+      );
+      assert.equal(run.status, 0, run.stderr);
+      const json = `${readdirSync(dir).find((name) => /^gateway-.*-abc1234\.json$/.test(name))}`;
+      const result = JSON.parse(readFileSync(join(dir, json), "utf8")) as LocalResult;
+      assert.deepEqual(result.commit, { id: "abc1234", dirty: false });
+      const scaling = result.workersScaling as WorkersScalingResult;
+      assert.match(scaling.cpus.why, /^unpinned: \d+ cores|cores of their own$/);
+      assert.deepEqual(
+        [scaling.seconds, scaling.warmUpSeconds, scaling.clients, scaling.ticks],
+        [1, 1, 1, 200],
+      );
+      for (const [load, unit] of [
+        ["streams", "transactions of 10 events"],
+        ["submit", "commands"],
+      ] as const) {
+        const measured = scaling.results[load];
+        assert.equal(measured?.unit, unit);
+        assert.equal(measured?.concurrency, 2);
+        const [point] = measured?.points ?? [];
+        assert.deepEqual(Object.keys(point ?? {}), [
+          "workers",
+          "threads",
+          "seconds",
+          "perSecond",
+          "failures",
+          "cores",
+          "gatewayCpuMicrosPer",
+        ]);
+        assert.equal(point?.workers, 1);
+        assert.equal(point?.threads, 1);
+        assert.ok((point?.perSecond ?? 0) > 0, JSON.stringify(point));
+        assert.deepEqual(Object.keys(point?.cores ?? {}), ["gateway", "sandbox", "clients"]);
+      }
+      assert.deepEqual(
+        result.thresholds?.map((v) => v.passed),
+        [true],
+      );
+      const html = readFileSync(join(dir, json.replace(/\.json$/, ".html")), "utf8");
+      assert.match(html, /<td>workers-scaling\.submit\.cpu-per-command-w1<\/td><td>[\d.]+<\/td><td>µs<\/td>/);
+      assert.match(run.stdout, /^workers-scaling, streams: transactions of 10 events per second, 2 loops$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
