@@ -73,7 +73,8 @@ itself, each a process of its own; every figure is against the embedded sandbox.
 OUT/gateway-<UTC time>-<commit>.json (what make bench-readme renders docs/performance.md from),
 an HTML report beside it, and SVG charts of the fan-out, idle and workers scenarios.
 
-  --scenario LIST         ${LOCAL_SCENARIOS.join(", ")}
+  --scenario LIST         ${LOCAL_SCENARIOS.slice(0, 5).join(", ")},
+                          ${LOCAL_SCENARIOS.slice(5).join(", ")}
                           (ws-compression, request-cost, fairness and workers-scaling run only when named)
   update-stream           the update stream [0, end] over direct gRPC, the WebSocket and the list twin,
                           --ticks of --payload B, 1 and --batch events per transaction, --runs each
