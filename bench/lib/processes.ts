@@ -43,7 +43,7 @@ export async function startSandboxProcess(
   ticks: number,
   payloadBytes: number,
   perTransaction = 1,
-  /** `taskset -c` CPU list the sandbox runs on (bench/workers-scaling.ts); unset: any. */
+  /** `taskset -c` CPU list the sandbox runs on (the workers-scaling scenario); unset: any. */
   cpus?: string,
 ): Promise<RunningSandbox> {
   const args = [

@@ -83,16 +83,21 @@ describe("Grafana dashboard on Prometheus", {
     // next window can reach the socket before the pause takes hold again; at 2 MiB the plain slow
     // consumer below was cut as a slow consumer in some 1 run in 5.
     front = await startFaultProxy({ targetPort: sandbox.port });
-    gateway = await startGatewayProcess(front.port, [
-      "--websocket-config.high-water-mark",
-      "16384",
-      "--websocket-config.low-water-mark",
-      "4096",
-      "--websocket-config.fanout-history-elements",
-      "20",
-      "--websocket-config.hard-limit",
-      String(4 * 1024 * 1024),
-    ]);
+    gateway = await startGatewayProcess(
+      front.port,
+      [
+        "--websocket-config.high-water-mark",
+        "16384",
+        "--websocket-config.low-water-mark",
+        "4096",
+        // Some 20 of these frames.
+        "--websocket-config.fanout-history-bytes",
+        String(80 * 1024),
+        "--websocket-config.hard-limit",
+        String(4 * 1024 * 1024),
+      ],
+      { workers: 1 },
+    );
     // server.workers 2: the per-worker series exist only then. The fan-out runs on the first
     // gateway (one thread), where identical subscriptions certainly meet in one registry. It
     // starts after the first gateway's load (running beside it, it made the slow consumer's
