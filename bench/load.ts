@@ -22,26 +22,37 @@ import { judge } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
 
 const HELP = `Runs scenarios against a JSON Ledger API server it did not start and reports latency
-(HDR histograms, from each request's intended send time), throughput, errors by code and the
-update subscribers' lag; writes DIR/load-<time>.json and DIR/load-<time>.html.
+(HDR histograms, from each request's intended send time), throughput, errors by code, the
+update and completion subscribers' lag and the ACS readers' reads; writes DIR/load-<time>.json
+and DIR/load-<time>.html.
 
   --url URL               the server, e.g. http://127.0.0.1:7575 (required)
   --token-file FILE       a token of a user with participant_admin; read again when the file changes
   --token-command 'CMD'   or a command printing one, run again before the token's exp
-  --scenario LIST         ${REQUEST_SCENARIOS.join(", ")}, updates
+  --scenario LIST         mixed in one run; requests (sharing the rate): ${REQUEST_SCENARIOS.slice(0, 2).join(", ")},
+                          ${REQUEST_SCENARIOS.slice(2, 4).join(", ")},
+                          ${REQUEST_SCENARIOS.slice(4).join(", ")};
+                          streams: updates (/v2/updates subscribers: lag), completions-stream
+                          (/v2/commands/completions subscribers: lag; not \`completions\`, which is
+                          submit-async's own completions series), acs-stream (readers of the ACS
+                          snapshot over WebSocket, again and again: latency per read, contracts/s)
   --rate R                open model: requests per second of all request scenarios together, e.g.
                           200/s (the default, without --stages or --concurrency: 100/s)
   --stages D:R,...        open model ramping: each stage goes to its rate over its duration (10s:100/s,30s:500/s)
   --concurrency N         closed model: N loops, each sending its next request when the last answered
-  --subscribers N         WebSocket /v2/updates subscribers of the updates scenario
+  --subscribers N[,S=N]   streams of each stream scenario: N for each (--subscribers 100 is a run's
+                          crowd, whichever streams it holds), or a count of its own, e.g.
+                          100,acs-stream=4 (an ACS reader reads a whole snapshot again and again)
   --duration D            measured time (500ms, 30s, 2m); with --stages, their sum
   --warm-up D             sent before it and not recorded
   --interval D            one progress line and one timeline point per interval
   --out DIR               where the JSON results and the HTML report go
   --threshold EXPR        [SCENARIO.]METRIC<VALUE, several allowed: p99<50ms, submit-and-wait.p99.9<200ms,
-                          errors<1%, rate>=190, updates.p99<100ms (lag); one breached: exit 1
+                          errors<1%, rate>=190, updates.p99<100ms (lag), completions-stream.p99<100ms,
+                          acs-stream.p99<1s (a read); one breached: exit 1
   --connections N         HTTP keep-alive connections to the server
-  --acs-contracts N       contracts created beforehand for the acs scenario to read
+  --acs-contracts N       contracts created beforehand for acs, acs-stream and updates-list to read
+                          (updates-list lists their creations, a fixed range, in each request)
   --reassignment-contracts N  contracts the reassignment scenario moves between two synchronizers,
                           one per request in flight (a request waits for a free one)
   --template ID           a template to create instead of the sample Iou (#pkg-name:Module:Entity)
@@ -157,7 +168,7 @@ async function main(
   for (const [name, s] of Object.entries(result.scenarios)) {
     const l = s.latencyMs;
     out.push(
-      `${name}: ${s.requests} at ${s.ratePerSecond}/s, p50 ${l.p50} ms, p99 ${l.p99} ms, p99.9 ${l["p99.9"]} ms, max ${l.max} ms, errors ${s.errors}${Object.keys(s.errorsByCode).length ? ` ${JSON.stringify(s.errorsByCode)}` : ""}${caveat}`,
+      `${name}: ${s.requests} at ${s.ratePerSecond}/s${s.elementsPerSecond !== undefined ? ` (${s.elementsPerSecond} contracts/s)` : ""}, p50 ${l.p50} ms, p99 ${l.p99} ms, p99.9 ${l["p99.9"]} ms, max ${l.max} ms, errors ${s.errors}${Object.keys(s.errorsByCode).length ? ` ${JSON.stringify(s.errorsByCode)}` : ""}${caveat}`,
     );
   }
   for (const verdict of result.thresholds)

@@ -5,14 +5,17 @@ import type { LoadResult } from "./load-result.js";
 /**
  * The run as one self-contained HTML page (inline SVG, one inline script, nothing fetched): what
  * was loaded and how, a table per series, the thresholds, and charts over time of the latency
- * percentiles, the throughput, the errors and the subscribers' lag. Against the embedded sandbox
+ * percentiles, the throughput, the errors, the subscribers' lag and the ACS readers' reads. Against the embedded sandbox
  * the caveat stands beside every figure. The script marks `<body data-charts-drawn="N">` with the
  * charts whose lines the browser laid out with a length: what a test reads in headless Chromium.
  */
+/** Series of the stream scenarios: charted apart from the requests' latency and throughput. */
+const STREAM_SERIES = ["updates", "completions-stream", "acs-stream"];
+
 export function htmlReport(result: LoadResult): string {
   const caveat = result.target.caveat;
   const beside = caveat ? ` (${caveat})` : "";
-  const requestNames = Object.keys(result.scenarios).filter((name) => name !== "updates");
+  const requestNames = Object.keys(result.scenarios).filter((name) => !STREAM_SERIES.includes(name));
   const timeline = result.timeline;
   const points = (
     name: string,
@@ -66,6 +69,41 @@ export function htmlReport(result: LoadResult): string {
         ...(caveat && { caption: caveat }),
       }),
     );
+  if (result.scenarios["completions-stream"])
+    charts.push(
+      lineChartSvg({
+        title: `completion lag: command sent -> completion at each of ${result.load.streams?.["completions-stream"]} subscribers`,
+        unit: "ms",
+        series: (["p50", "p99", "p99.9", "max"] as const).map((p) => ({
+          name: p,
+          points: points("completions-stream", (f) => f.latencyMs[p]),
+        })),
+        ...(caveat && { caption: caveat }),
+      }),
+    );
+  if (result.scenarios["acs-stream"])
+    charts.push(
+      lineChartSvg({
+        title: `ACS snapshot reads: latency per read at ${result.load.streams?.["acs-stream"]} readers`,
+        unit: "ms",
+        series: (["p50", "p99", "p99.9", "max"] as const).map((p) => ({
+          name: p,
+          points: points("acs-stream", (f) => f.latencyMs[p]),
+        })),
+        ...(caveat && { caption: caveat }),
+      }),
+      lineChartSvg({
+        title: "ACS snapshot reads: contracts received per second",
+        unit: "per second",
+        series: [
+          {
+            name: "contracts",
+            points: points("acs-stream", (f, seconds) => (seconds > 0 ? (f.elements ?? 0) / seconds : 0)),
+          },
+        ],
+        ...(caveat && { caption: caveat }),
+      }),
+    );
 
   charts.push(
     lineChartSvg({
@@ -88,7 +126,11 @@ export function htmlReport(result: LoadResult): string {
         ? "updates: lag per delivery"
         : name === "completions"
           ? "completions: send to completion"
-          : name;
+          : name === "completions-stream"
+            ? "completions-stream: lag per completion"
+            : name === "acs-stream"
+              ? `acs-stream: per snapshot read (${s.elementsPerSecond ?? 0} contracts/s)`
+              : name;
     return `<tr><td>${escapeXml(label)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td><td>${l.p50}</td><td>${l.p90}</td><td>${l.p99}</td><td>${l["p99.9"]}</td><td>${l.max}</td><td>${s.errors}${codes ? ` (${codes})` : ""}</td>${caveat ? `<td class="caveat">${escapeXml(caveat)}</td>` : ""}</tr>`;
   });
   const verdicts = result.thresholds.map(

@@ -1,12 +1,14 @@
 import type { LagTracker } from "./lag-tracker.js";
 import type { Prepared } from "./prepare.js";
 import type { SeriesRecorder } from "./recorder.js";
-import { offsetIn, type StreamSubscriber, stringIn, subscribe } from "./stream-subscriber.js";
+import { numberIn, offsetIn, type StreamSubscriber, stringIn, subscribe } from "./stream-subscriber.js";
 
 /**
- * The two streams a run holds open: a /v2/updates subscriber (the updates scenario, N of them),
- * which reads each transaction's lag; the /v2/commands/completions stream of submit-async, which
- * reads each async command's completion. Both begin at the ledger end after the preparation.
+ * The streams a run holds open: a /v2/updates subscriber (the updates scenario, N of them), which
+ * reads each transaction's lag; the /v2/commands/completions stream of submit-async, which reads
+ * each async command's completion; a /v2/commands/completions subscriber (the completions-stream
+ * scenario, N of them), which reads each command's completion lag. All begin at the ledger end
+ * after the preparation.
  */
 interface StreamDeps {
   /** The server's http(s) URL. */
@@ -83,6 +85,41 @@ export function completionsSubscriber(
       return offsetIn(frame);
     },
     onFault: (code) => completions.error(code),
+    now: deps.now,
+  });
+}
+
+const COMPLETION = Buffer.from('"Completion"');
+const STATUS_CODE = Buffer.from('"status":{"code":');
+
+/**
+ * One subscriber of the completions-stream scenario: every command of the run (whichever request
+ * scenario sent it) completes on it, and its lag is the time from the command's intended send time
+ * to its completion here; a completion with a status other than OK is counted under its code.
+ * Read from the bytes, as the update subscribers' frames are.
+ */
+export function completionLagSubscriber(
+  deps: StreamDeps & { lag: LagTracker; lags: SeriesRecorder },
+): StreamSubscriber {
+  const { prepared } = deps;
+  return subscribe({
+    url: wsUrl(deps.url, "/v2/commands/completions"),
+    token: deps.token,
+    beginExclusive: prepared.ledgerEnd,
+    request: (beginExclusive) => ({ userId: prepared.userId, parties: [prepared.party], beginExclusive }),
+    onElement: (frame, at) => {
+      const commandId = frame.subarray(0, 40).includes(COMPLETION) ? stringIn(frame, COMMAND_ID) : undefined;
+      if (commandId !== undefined) {
+        const late = deps.lag.received(commandId, at);
+        const code = numberIn(frame, STATUS_CODE) ?? 0;
+        if (late !== undefined) {
+          if (code === 0) deps.lags.record(late);
+          else deps.lags.error(`completion status ${code}`);
+        }
+      }
+      return offsetIn(frame);
+    },
+    onFault: (code) => deps.lags.error(code),
     now: deps.now,
   });
 }

@@ -13,12 +13,23 @@ export const REQUEST_SCENARIOS = [
   "submit-and-wait-for-reassignment",
   "submit-async",
   "acs",
+  "updates-list",
   "reads",
 ] as const;
 export type RequestScenario = (typeof REQUEST_SCENARIOS)[number];
-/** Scenarios that hold streams open for the whole run. */
-const STREAM_SCENARIOS = ["updates"] as const;
+/**
+ * Scenarios that hold streams for the whole run, each with its own count of streams. Not named
+ * `completions`: that is submit-async's series (its one completions stream), read by thresholds as such.
+ */
+const STREAM_SCENARIOS = ["updates", "completions-stream", "acs-stream"] as const;
+type StreamScenario = (typeof STREAM_SCENARIOS)[number];
 const SCENARIOS: readonly string[] = [...REQUEST_SCENARIOS, ...STREAM_SCENARIOS];
+/** The scenarios whose commands a stream scenario's subscribers receive (reads deliver nothing). */
+const COMMAND_SCENARIOS: readonly RequestScenario[] = [
+  "submit-and-wait",
+  "submit-and-wait-for-transaction",
+  "submit-async",
+];
 
 /** One stage of an open-model run: the rate goes linearly from the previous stage's to `rate`. */
 export interface Stage {
@@ -37,6 +48,10 @@ export interface LoadOptions {
   requests: RequestScenario[];
   /** WebSocket /v2/updates subscribers (the `updates` scenario); 0 without it. */
   subscribers: number;
+  /** WebSocket /v2/commands/completions subscribers (the `completions-stream` scenario); 0 without it. */
+  completionSubscribers: number;
+  /** WebSocket /v2/state/active-contracts readers, each reading in a loop (`acs-stream`); 0 without it. */
+  acsReaders: number;
   model: LoadModel;
   durationMs: number;
   warmUpMs: number;
@@ -45,7 +60,7 @@ export interface LoadOptions {
   thresholds: Threshold[];
   /** HTTP connections kept open to the server (open model: requests past them wait, and that wait counts). */
   connections: number;
-  /** Contracts the acs scenario's party holds, created before the run. */
+  /** Contracts the acs party holds, created before the run (acs, acs-stream and updates-list read them). */
   acsContracts: number;
   /** Contracts the submit-and-wait-for-reassignment scenario moves (one request holds one). */
   reassignmentContracts: number;
@@ -85,6 +100,33 @@ function positiveInteger(text: string, flag: string, min = 1): number {
   if (!Number.isInteger(value) || value < min)
     throw new UsageError(`${flag} takes a whole number of at least ${min}; got '${text}'`);
   return value;
+}
+
+/**
+ * `--subscribers 100` (each stream scenario of the run), or with counts of their own:
+ * `100,acs-stream=4` (an ACS reader reads a whole snapshot again and again: some want fewer).
+ */
+function parseSubscribers(text: string): Record<StreamScenario, number> {
+  const counts: Partial<Record<StreamScenario, number>> = {};
+  let all: number | undefined;
+  for (const part of text.split(",").map((p) => p.trim())) {
+    const [name, count, extra] = part.split("=");
+    if (count === undefined) {
+      if (all !== undefined)
+        throw new UsageError(`--subscribers has two counts for every stream scenario: '${text}'`);
+      all = positiveInteger(part, "--subscribers");
+    } else if (extra === undefined && (STREAM_SCENARIOS as readonly string[]).includes(name as string)) {
+      counts[name as StreamScenario] = positiveInteger(count, `--subscribers ${name}=`);
+    } else {
+      throw new UsageError(
+        `--subscribers takes N or N,SCENARIO=N,... (stream scenarios: ${STREAM_SCENARIOS.join(", ")}); got '${part}'`,
+      );
+    }
+  }
+  return Object.fromEntries(STREAM_SCENARIOS.map((name) => [name, counts[name] ?? all ?? 10])) as Record<
+    StreamScenario,
+    number
+  >;
 }
 
 /** The options as the command line gives them (strings), checked and typed. */
@@ -132,9 +174,18 @@ export function loadOptions(raw: RawOptions): LoadOptions {
       throw new UsageError(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
   if (names.length === 0) throw new UsageError("--scenario names none");
   const requests = REQUEST_SCENARIOS.filter((name) => names.includes(name));
-  const subscribers = names.includes("updates") ? positiveInteger(raw.subscribers, "--subscribers") : 0;
-  if (requests.length === 0)
+  const counts = parseSubscribers(raw.subscribers);
+  const streamCount = (name: StreamScenario) => (names.includes(name) ? counts[name] : 0);
+  const subscribers = streamCount("updates");
+  const completionSubscribers = streamCount("completions-stream");
+  const acsReaders = streamCount("acs-stream");
+  // acs-stream reads what the preparation made: it loads the server without any requests.
+  if (requests.length === 0 && names.some((name) => name !== "acs-stream"))
     throw new UsageError("--scenario needs a request scenario (updates alone has no commands to deliver)");
+  if (completionSubscribers > 0 && !requests.some((name) => COMMAND_SCENARIOS.includes(name)))
+    throw new UsageError(
+      `completions-stream needs a command scenario to deliver completions of (${COMMAND_SCENARIOS.join(", ")})`,
+    );
 
   const given = [raw.rate, raw.stages, raw.concurrency].filter((value) => value !== undefined).length;
   if (given > 1) throw new UsageError("give one of --rate, --stages or --concurrency");
@@ -171,7 +222,7 @@ export function loadOptions(raw: RawOptions): LoadOptions {
   const series = [
     ...requests,
     ...(requests.includes("submit-async") ? ["completions"] : []),
-    ...(subscribers > 0 ? ["updates"] : []),
+    ...STREAM_SCENARIOS.filter((name) => streamCount(name) > 0),
   ];
   for (const threshold of thresholds)
     if (threshold.scenario !== undefined && !series.includes(threshold.scenario))
@@ -184,6 +235,8 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     token: tokenFile !== undefined ? { file: tokenFile } : { command: tokenCommand as string },
     requests,
     subscribers,
+    completionSubscribers,
+    acsReaders,
     model,
     durationMs,
     warmUpMs: parseDuration(raw["warm-up"], "--warm-up"),

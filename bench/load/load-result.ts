@@ -8,12 +8,18 @@ import type { Verdict } from "./thresholds.js";
  * left out.
  */
 interface SeriesResult {
-  /** Answers (request scenarios), completions, or deliveries with a measured lag (updates). */
+  /**
+   * Answers (request scenarios), completions, deliveries with a measured lag (updates,
+   * completions-stream: one per subscriber and command), or whole snapshot reads (acs-stream).
+   */
   requests: number;
   errors: number;
   errorsByCode: Record<string, number>;
   ratePerSecond: number;
-  /** From each request's intended send time; for updates, the lag from the command's send. */
+  /**
+   * From each request's intended send time; for updates and completions-stream, the lag from the
+   * command's intended send; for acs-stream, a read's time from opening its socket to its end.
+   */
   latencyMs: LatencySummary;
   /** HdrHistogram's compressed base64 form, in microseconds. */
   histogram: string;
@@ -50,7 +56,10 @@ export interface LoadResult {
     warmUpSeconds: number;
     intervalSeconds: number;
     scenarios: string[];
+    /** Update subscribers (the updates scenario). */
     subscribers: number;
+    /** The streams of each stream scenario of the run (updates, completions-stream, acs-stream). */
+    streams?: Record<string, number>;
     connections: number;
     /** The prefix of every party and command id the run made. */
     prefix: string;
@@ -59,7 +68,10 @@ export interface LoadResult {
   };
   /** All request scenarios together (not completions, not updates). */
   overall: Omit<SeriesResult, "errorsByCode" | "histogram">;
-  scenarios: Record<string, SeriesResult & { deliveries?: number }>;
+  scenarios: Record<
+    string,
+    SeriesResult & { deliveries?: number; elements?: number; elementsPerSecond?: number }
+  >;
   timeline: TimelinePoint[];
   thresholds: Verdict[];
 }

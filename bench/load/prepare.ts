@@ -24,6 +24,11 @@ export interface Prepared {
   userId: string;
   party: string;
   acsParty?: string;
+  /**
+   * The offsets around the acs party's creations (beginExclusive, endInclusive) and their count:
+   * the fixed range the updates-list scenario lists, the same transactions in every request.
+   */
+  acsRange?: { beginExclusive: number; endInclusive: number; transactions: number };
   templateId: string;
   /** The create arguments of one contract of `owner`. */
   createArguments: (owner: string) => unknown;
@@ -160,7 +165,16 @@ export async function prepare(
     },
   };
   try {
-    await prepareContracts(prepared, options.acsContracts, post, progress);
+    if (acsParty) {
+      const ledgerEnd = async () => (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
+      const beginExclusive = await ledgerEnd();
+      await prepareContracts(prepared, options.acsContracts, post, progress);
+      prepared.acsRange = {
+        beginExclusive,
+        endInclusive: await ledgerEnd(),
+        transactions: options.acsContracts ?? 0,
+      };
+    }
     if (options.reassignmentContracts)
       prepared.reassignments = await reassignmentContracts(
         prepared,

@@ -30,6 +30,8 @@ export interface IntervalFigures {
   count: number;
   errors: number;
   latencyMs: LatencySummary;
+  /** acs-stream: the contracts its reads received over the interval. */
+  elements?: number;
 }
 
 const summarize = (h: Histogram): LatencySummary => {

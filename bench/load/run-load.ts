@@ -1,8 +1,9 @@
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { type AcsReader, acsReader } from "./acs-reader.js";
 import { ArrivalSchedule, runArrivals } from "./arrivals.js";
 import { JsonClient } from "./json-client.js";
 import { LagTracker } from "./lag-tracker.js";
-import { completionsSubscriber, updatesSubscriber } from "./ledger-streams.js";
+import { completionLagSubscriber, completionsSubscriber, updatesSubscriber } from "./ledger-streams.js";
 import type { LoadOptions, RequestScenario } from "./load-options.js";
 import type { LoadResult, TimelinePoint } from "./load-result.js";
 import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
@@ -33,6 +34,7 @@ export async function runLoad(
   const tokens = await openTokenSource(options.token, log);
   const client = new JsonClient(options.url, options.connections);
   const subscribers: StreamSubscriber[] = [];
+  const readers: AcsReader[] = [];
   /** Takes back the rights granted, until it has. */
   let cleanUp: (() => Promise<void>) | undefined;
   try {
@@ -42,7 +44,9 @@ export async function runLoad(
       token,
       {
         ...(options.template && { template: options.template }),
-        ...(options.requests.includes("acs") && { acsContracts: options.acsContracts }),
+        ...((options.requests.includes("acs") ||
+          options.requests.includes("updates-list") ||
+          options.acsReaders > 0) && { acsContracts: options.acsContracts }),
         ...(options.requests.includes("submit-and-wait-for-reassignment") && {
           reassignmentContracts: options.reassignmentContracts,
         }),
@@ -62,6 +66,11 @@ export async function runLoad(
     const completions = options.requests.includes("submit-async") ? new SeriesRecorder() : undefined;
     const updates = options.subscribers > 0 ? new SeriesRecorder() : undefined;
     const lag = new LagTracker(options.subscribers);
+    const completionsStream = options.completionSubscribers > 0 ? new SeriesRecorder() : undefined;
+    const completionLag = new LagTracker(options.completionSubscribers);
+    const acsStream = options.acsReaders > 0 ? new SeriesRecorder() : undefined;
+    /** The acs-stream reads' contracts: over the window, and over the interval. */
+    const acsElements = { total: 0, interval: 0 };
     const awaitingCompletion = new Map<string, number>();
     const now = () => performance.now();
 
@@ -69,6 +78,9 @@ export async function runLoad(
     const updateStreams = { ...streams, lag, deliveries: 0, lags: updates as SeriesRecorder };
     for (let i = 0; i < options.subscribers; i++) subscribers.push(updatesSubscriber(updateStreams));
     if (completions) subscribers.push(completionsSubscriber({ ...streams, awaitingCompletion, completions }));
+    const completionStreams = { ...streams, lag: completionLag, lags: completionsStream as SeriesRecorder };
+    for (let i = 0; i < options.completionSubscribers; i++)
+      subscribers.push(completionLagSubscriber(completionStreams));
 
     if (server.ledgerJsonGateway)
       tokens.onChange((renewed) => {
@@ -79,7 +91,7 @@ export async function runLoad(
     const senders = new Map(
       options.requests.map((name) => [
         name,
-        requestScenario(name, { client, token, prepared, lag, awaitingCompletion }),
+        requestScenario(name, { client, token, prepared, lag, completionLag, awaitingCompletion }),
       ]),
     );
     const sequence = new Map<RequestScenario, number>();
@@ -89,6 +101,24 @@ export async function runLoad(
     let finished = false;
     const startedAt = now();
     const measuredFrom = startedAt + options.warmUpMs;
+    /** Set when the last request was sent: a stream read begun after it is not measured. */
+    let windowEnd = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < options.acsReaders; i++)
+      readers.push(
+        acsReader({
+          url: options.url,
+          client,
+          token,
+          prepared,
+          reads: acsStream as SeriesRecorder,
+          onElements: (count) => {
+            acsElements.total += count;
+            acsElements.interval += count;
+          },
+          measured: (at) => at >= measuredFrom && at < windowEnd,
+          now,
+        }),
+      );
     const send = (i: number, sentAt: number) => {
       const name = options.requests[i % options.requests.length] as RequestScenario;
       const seq = sequence.get(name) ?? 0;
@@ -131,20 +161,29 @@ export async function runLoad(
       for (const [name, cut] of cuts) point.scenarios[name] = figures(cut);
       if (completions) point.scenarios.completions = figures(completions.cut());
       if (updates) point.scenarios.updates = figures(updates.cut());
+      if (completionsStream) point.scenarios["completions-stream"] = figures(completionsStream.cut());
+      if (acsStream) {
+        point.scenarios["acs-stream"] = { ...figures(acsStream.cut()), elements: acsElements.interval };
+        acsElements.interval = 0;
+      }
       timeline.push(point);
       log(
         progressLine(
           point,
           cuts.map(([, cut]) => cut.histogram),
           intervalSeconds,
-          options.subscribers,
+          streamCounts(options),
           server.embeddedSandbox,
         ),
       );
     });
 
     if (options.warmUpMs > 0) log(`load: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
-    if (options.model.kind === "open") {
+    if (options.requests.length === 0) {
+      // acs-stream alone: its readers are the load.
+      const endAt = measuredFrom + options.durationMs;
+      while (now() < endAt && !stop.aborted) await sleep(Math.min(100, endAt - now()));
+    } else if (options.model.kind === "open") {
       const schedule = new ArrivalSchedule(options.model.stages, options.model.startRate, options.warmUpMs);
       await runArrivals(
         schedule,
@@ -165,16 +204,20 @@ export async function runLoad(
       );
     }
     const lastSendAt = now();
+    windowEnd = lastSendAt;
     await drain(inFlight, DRAIN_MS, now);
     finished = true;
     for (const { name, measured } of inFlight.values())
       if (measured) series.get(name)?.error(`unanswered ${DRAIN_MS / 1000} s after the last request`);
     await waitUntil(() => awaitingCompletion.size === 0, LAG_DRAIN_MS);
     if (options.subscribers > 0) await waitUntil(() => lag.outstanding() === 0, LAG_DRAIN_MS);
+    if (options.completionSubscribers > 0)
+      await waitUntil(() => completionLag.outstanding() === 0, LAG_DRAIN_MS);
     for (const _ of awaitingCompletion) completions?.error("no completion by the end");
     intervals.finish();
     loopDelay.disable();
     for (const subscriber of subscribers.splice(0)) subscriber.close();
+    for (const reader of readers.splice(0)) reader.close();
     await takeBack(cleanUp, log);
     cleanUp = undefined;
 
@@ -186,6 +229,13 @@ export async function runLoad(
     for (const [name, recorder] of series) scenarios[name] = recorder.result(seconds);
     if (completions) scenarios.completions = completions.result(seconds);
     if (updates) scenarios.updates = { ...updates.result(seconds), deliveries: updateStreams.deliveries };
+    if (completionsStream) scenarios["completions-stream"] = completionsStream.result(seconds);
+    if (acsStream)
+      scenarios["acs-stream"] = {
+        ...acsStream.result(seconds),
+        elements: acsElements.total,
+        elementsPerSecond: Math.round(acsElements.total / seconds),
+      };
     return {
       tool: "ledger-json-gateway load",
       command,
@@ -197,8 +247,9 @@ export async function runLoad(
         durationSeconds: seconds,
         warmUpSeconds: options.warmUpMs / 1000,
         intervalSeconds: options.intervalMs / 1000,
-        scenarios: [...options.requests, ...(options.subscribers > 0 ? ["updates"] : [])],
+        scenarios: [...options.requests, ...Object.keys(streamCounts(options))],
         subscribers: options.subscribers,
+        streams: streamCounts(options),
         connections: options.connections,
         prefix: prepared.prefix,
         ...(stop.aborted && { interrupted: true }),
@@ -210,11 +261,27 @@ export async function runLoad(
     };
   } finally {
     for (const subscriber of subscribers) subscriber.close();
+    for (const reader of readers) reader.close();
     if (cleanUp) await takeBack(cleanUp, log);
     client.close();
     tokens.close();
   }
 }
+
+/** The stream scenarios of the run, each with its count of streams. */
+function streamCounts(options: LoadOptions): Partial<Record<keyof typeof STREAM_LABELS, number>> {
+  return {
+    ...(options.subscribers > 0 && { updates: options.subscribers }),
+    ...(options.completionSubscribers > 0 && { "completions-stream": options.completionSubscribers }),
+    ...(options.acsReaders > 0 && { "acs-stream": options.acsReaders }),
+  };
+}
+
+const STREAM_LABELS = {
+  updates: "update subscribers",
+  "completions-stream": "completion subscribers",
+  "acs-stream": "ACS readers",
+};
 
 function figures(cut: IntervalFigures): IntervalFigures {
   return { count: cut.count, errors: cut.errors, latencyMs: cut.latencyMs };
@@ -222,13 +289,18 @@ function figures(cut: IntervalFigures): IntervalFigures {
 
 function describeLoad(options: LoadOptions): string {
   const model =
-    options.model.kind === "closed"
-      ? `closed model, ${options.model.concurrency} concurrent loops`
-      : options.model.stages.length === 1 && options.model.startRate > 0
-        ? `open model, ${options.model.stages[0]?.rate}/s`
-        : `open model, stages ${options.model.stages.map((s) => `${s.durationMs / 1000}s:${s.rate}/s`).join(",")}`;
-  const streams = options.subscribers > 0 ? `, ${options.subscribers} update subscribers` : "";
-  return `${options.requests.join(" + ")}${streams}; ${model} for ${options.durationMs / 1000} s after ${options.warmUpMs / 1000} s of warm-up`;
+    options.requests.length === 0
+      ? "no requests"
+      : options.model.kind === "closed"
+        ? `closed model, ${options.model.concurrency} concurrent loops`
+        : options.model.stages.length === 1 && options.model.startRate > 0
+          ? `open model, ${options.model.stages[0]?.rate}/s`
+          : `open model, stages ${options.model.stages.map((s) => `${s.durationMs / 1000}s:${s.rate}/s`).join(",")}`;
+  const streams = Object.entries(streamCounts(options)).map(
+    ([name, n]) => `${n} ${STREAM_LABELS[name as keyof typeof STREAM_LABELS]}`,
+  );
+  const what = [...(options.requests.length > 0 ? [options.requests.join(" + ")] : []), ...streams];
+  return `${what.join(", ")}; ${model} for ${options.durationMs / 1000} s after ${options.warmUpMs / 1000} s of warm-up`;
 }
 
 /** A tick every interval from the end of the warm-up; `finish` cuts the last (partial) one. */

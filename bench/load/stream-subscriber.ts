@@ -78,8 +78,13 @@ const OFFSET = Buffer.from('"offset":');
  * would measure its own JSON.parse as much as the server.
  */
 export function offsetIn(frame: Buffer): number | undefined {
-  const at = frame.indexOf(OFFSET);
-  return at < 0 ? undefined : numberAt(frame, at + OFFSET.length);
+  return numberIn(frame, OFFSET);
+}
+
+/** The number value of the first `"key":N` of a frame. */
+export function numberIn(frame: Buffer, key: Buffer): number | undefined {
+  const at = frame.indexOf(key);
+  return at < 0 ? undefined : numberAt(frame, at + key.length);
 }
 
 function numberAt(frame: Buffer, from: number): number | undefined {

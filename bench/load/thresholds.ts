@@ -3,8 +3,9 @@ import { UsageError } from "./usage-error.js";
 /**
  * `--threshold` pass/fail criteria, k6's idea in a line: `[SCENARIO.]METRIC OP VALUE`, e.g.
  * `p99<50ms`, `submit-and-wait.p99.9<=200ms`, `errors<1%`, `reads.errors<5`, `rate>=190`,
- * `updates.p99<100ms` (the subscribers' lag). Without a scenario a threshold reads the figures of
- * all request scenarios together (the updates lag is read only as `updates.`).
+ * `updates.p99<100ms` (the subscribers' lag; `completions-stream.` the completion subscribers',
+ * `acs-stream.` the ACS readers' reads). Without a scenario a threshold reads the figures of all
+ * request scenarios together (the streams' figures are read only by their names).
  */
 export interface Threshold {
   /** As given, to name it when breached. */

@@ -46,6 +46,35 @@ describe("the load tool's options", () => {
     assert.deepEqual(loadOptions(raw({ concurrency: "16" })).model, { kind: "closed", concurrency: 16 });
   });
 
+  it("gives --subscribers N to each stream scenario of the run, or a count of its own", () => {
+    const streams = "submit-async,updates-list,updates,completions-stream,acs-stream";
+    const each = loadOptions(raw({ scenario: streams, subscribers: "100" }));
+    assert.deepEqual(each.requests, ["submit-async", "updates-list"]);
+    assert.deepEqual([each.subscribers, each.completionSubscribers, each.acsReaders], [100, 100, 100]);
+    const own = loadOptions(raw({ scenario: streams, subscribers: "100,acs-stream=4" }));
+    assert.deepEqual([own.subscribers, own.completionSubscribers, own.acsReaders], [100, 100, 4]);
+    const named = loadOptions(raw({ scenario: streams, subscribers: "completions-stream=7" }));
+    assert.deepEqual([named.subscribers, named.completionSubscribers, named.acsReaders], [10, 7, 10]);
+    const notNamed = loadOptions(raw({ scenario: "submit-and-wait,acs-stream", subscribers: "5" }));
+    assert.deepEqual([notNamed.subscribers, notNamed.completionSubscribers, notNamed.acsReaders], [0, 0, 5]);
+  });
+
+  it("runs acs-stream alone, and reads the new series' thresholds", () => {
+    const alone = loadOptions(raw({ scenario: "acs-stream", subscribers: "2" }));
+    assert.deepEqual(alone.requests, []);
+    assert.equal(alone.acsReaders, 2);
+    const options = loadOptions(
+      raw({
+        scenario: "submit-and-wait,updates-list,completions-stream,acs-stream",
+        threshold: ["completions-stream.p99<100ms", "acs-stream.p99<1s", "updates-list.errors<1"],
+      }),
+    );
+    assert.deepEqual(
+      options.thresholds.map((t) => t.scenario),
+      ["completions-stream", "acs-stream", "updates-list"],
+    );
+  });
+
   it("refuses what it cannot run with a message naming the flag", () => {
     const refused = (over: Partial<RawOptions>, message: RegExp) =>
       assert.throws(
@@ -57,6 +86,15 @@ describe("the load tool's options", () => {
     refused({ duration: "10" }, /--duration takes a duration such as/);
     refused({ scenario: "submit-and-wait,nope" }, /unknown scenario nope; known: submit-and-wait, /);
     refused({ scenario: "updates" }, /needs a request scenario/);
+    refused({ scenario: "acs-stream,completions-stream" }, /needs a request scenario/);
+    refused({ scenario: "reads,completions-stream" }, /completions-stream needs a command scenario/);
+    refused({ subscribers: "10,acs=2" }, /--subscribers takes N or N,SCENARIO=N/);
+    refused({ subscribers: "10,20" }, /--subscribers has two counts for every stream scenario/);
+    refused({ subscribers: "acs-stream=0" }, /--subscribers acs-stream= takes a whole number of at least 1/);
+    refused(
+      { scenario: "submit-async,acs-stream", threshold: ["completions-stream.p99<1s"] },
+      /reads completions-stream, which this run does not have \(it has submit-async, completions, acs-stream\)/,
+    );
     refused({ rate: "10/s", concurrency: "2" }, /one of --rate, --stages or --concurrency/);
     refused({ "token-command": "x" }, /one of --token-file FILE or --token-command/);
     refused({ url: "ftp://x" }, /--url takes an http\(s\) URL/);

@@ -237,6 +237,47 @@ describe("the load tool against a gateway it did not start", () => {
     assert.match(compared.stdout, /^acs +errors +- +0 +-$/m);
   });
 
+  it("mixes completion subscribers, ACS readers and the updates list twin in one run, each measured", async () => {
+    const out = join(dir, "streams");
+    const run = await load(
+      ...["--url", stack.url, "--token-file", tokenFile, "--acs-contracts", "5"],
+      ...["--scenario", "submit-async,updates-list,completions-stream,acs-stream"],
+      ...["--rate", "20/s", "--subscribers", "3,acs-stream=2", "--duration", "2s", "--warm-up", "0"],
+      ...["--interval", "1s", "--out", out, "--threshold", "errors<1"],
+      ...["--threshold", "completions-stream.errors<1", "--threshold", "acs-stream.errors<1"],
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const lines = run.stderr.split("\n").filter((line) => /^\[\s*\d+\.\d s\]/.test(line));
+    assert.ok(lines.length >= 2, run.stderr);
+    assert.match(lines[0] as string, /completion lag p50 [\d.]+ ms p99 [\d.]+ ms over 3 subscribers/);
+    assert.match(
+      lines[0] as string,
+      /acs reads p50 [\d.]+ ms p99 [\d.]+ ms [\d.]+\/s \d+ contracts\/s over 2 readers/,
+    );
+    const [json] = resultFiles(out, ".json");
+    const result = JSON.parse(readFileSync(json as string, "utf8")) as LoadResult;
+    assert.deepEqual(result.load.streams, { "completions-stream": 3, "acs-stream": 2 });
+    for (const name of ["submit-async", "updates-list", "completions", "completions-stream", "acs-stream"]) {
+      const s = result.scenarios[name];
+      assert.ok(s && s.requests > 0 && s.latencyMs.p50 > 0, name);
+      assert.equal(s.errors, 0, `${name}: ${JSON.stringify(s.errorsByCode)}`);
+    }
+    // Every measured command's completion reached every completion subscriber.
+    assert.equal(
+      result.scenarios["completions-stream"]?.requests,
+      3 * (result.scenarios["submit-async"]?.requests ?? 0),
+    );
+    // Each read had the acs party's 5 contracts.
+    const acs = result.scenarios["acs-stream"];
+    assert.equal(acs?.elements, 5 * (acs?.requests ?? 0));
+    assert.ok((acs?.elementsPerSecond ?? 0) > 0);
+    assert.ok(result.timeline.some((point) => (point.scenarios["acs-stream"]?.elements ?? 0) > 0));
+    const [html] = resultFiles(out, ".html");
+    const page = readFileSync(html as string, "utf8");
+    assert.match(page, /completion lag: command sent -&gt; completion at each of 3 subscribers/);
+    assert.match(page, /ACS snapshot reads: contracts received per second/);
+  });
+
   it("answers --help with exit 0 and a bad flag or value with a usage line and exit 2", async () => {
     const help = await load("--help");
     assert.equal(help.status, 0);
