@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { GatewayResult } from "../lib/results.js";
 import type { LoadResult } from "./load-result.js";
 import { compareLocalRuns } from "./local-compare.js";
+import { sideBySide } from "./side-by-side.js";
 
 type AnyResult = { kind: "load"; result: LoadResult } | { kind: "local"; result: GatewayResult };
 
@@ -52,28 +53,22 @@ function compareRuns(pathA: string, a: LoadResult, pathB: string, b: LoadResult)
     `A: ${pathA}: ${a.target.url}, ${a.load.description}${a.target.caveat ? ` (${a.target.caveat})` : ""}`,
     `B: ${pathB}: ${b.target.url}, ${b.load.description}${b.target.caveat ? ` (${b.target.caveat})` : ""}`,
   ];
-  const rows: string[][] = [["series", "figure", "A", "B", "B/A"]];
   const names = [...new Set([...Object.keys(a.scenarios), ...Object.keys(b.scenarios)])];
-  for (const name of names) {
-    const sa = a.scenarios[name];
-    const sb = b.scenarios[name];
-    for (const [label, read] of METRICS) {
-      const va = sa ? read(sa) : undefined;
-      const vb = sb ? read(sb) : undefined;
-      const ratio = va !== undefined && vb !== undefined && va !== 0 ? (vb / va).toFixed(2) : "-";
-      rows.push([
-        name,
-        label,
-        va === undefined ? "-" : String(va),
-        vb === undefined ? "-" : String(vb),
-        ratio,
-      ]);
-    }
-  }
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
-  for (const row of rows)
-    lines.push(
-      row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  "),
-    );
+  lines.push(
+    ...sideBySide(
+      ["series", "figure"],
+      names.flatMap((name) =>
+        METRICS.map(([label, read]) => {
+          const sa = a.scenarios[name];
+          const sb = b.scenarios[name];
+          return {
+            labels: [name, label] as [string, string],
+            a: sa ? read(sa) : undefined,
+            b: sb ? read(sb) : undefined,
+          };
+        }),
+      ),
+    ),
+  );
   return `${lines.join("\n")}\n`;
 }

@@ -1,6 +1,7 @@
 import type { GatewayResult } from "../lib/results.js";
 import { localFigures } from "./local-figures.js";
 import { SANDBOX_CAVEAT } from "./prepare.js";
+import { sideBySide } from "./side-by-side.js";
 
 const describe = (r: GatewayResult) =>
   `${r.command}, ${r.commit ? r.commit.id.slice(0, 7) + (r.commit.dirty ? "-dirty" : "") : "commit unknown"}, ${r.machine?.cpus ?? r.cpus}, ${r.date}`;
@@ -18,23 +19,16 @@ export function compareLocalRuns(pathA: string, a: GatewayResult, pathB: string,
     `B: ${pathB}: ${describe(b)}`,
     `both ${a.caveat ?? b.caveat ?? SANDBOX_CAVEAT}`,
   ];
-  const rows: string[][] = [["figure", "unit", "A", "B", "B/A"]];
-  for (const name of [...new Set([...Object.keys(fa), ...Object.keys(fb)])]) {
-    const va = fa[name]?.value;
-    const vb = fb[name]?.value;
-    const ratio = va !== undefined && vb !== undefined && va !== 0 ? (vb / va).toFixed(2) : "-";
-    rows.push([
-      name,
-      fa[name]?.unit ?? fb[name]?.unit ?? "",
-      va === undefined ? "-" : String(va),
-      vb === undefined ? "-" : String(vb),
-      ratio,
-    ]);
-  }
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
-  for (const row of rows)
-    lines.push(
-      row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  "),
-    );
+  const names = [...new Set([...Object.keys(fa), ...Object.keys(fb)])];
+  lines.push(
+    ...sideBySide(
+      ["figure", "unit"],
+      names.map((name) => ({
+        labels: [name, fa[name]?.unit ?? fb[name]?.unit ?? ""],
+        a: fa[name]?.value,
+        b: fb[name]?.value,
+      })),
+    ),
+  );
   return `${lines.join("\n")}\n`;
 }
