@@ -174,8 +174,11 @@ export function loadOptions(raw: RawOptions): LoadOptions {
       throw new UsageError(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
   if (names.length === 0) throw new UsageError("--scenario names none");
   const requests = REQUEST_SCENARIOS.filter((name) => names.includes(name));
-  const counts = parseSubscribers(raw.subscribers);
-  const streamCount = (name: StreamScenario) => (names.includes(name) ? counts[name] : 0);
+  // Read only for a run that holds streams, as --subscribers was before there were several.
+  const counts = names.some((name) => (STREAM_SCENARIOS as readonly string[]).includes(name))
+    ? parseSubscribers(raw.subscribers)
+    : undefined;
+  const streamCount = (name: StreamScenario) => (counts && names.includes(name) ? counts[name] : 0);
   const subscribers = streamCount("updates");
   const completionSubscribers = streamCount("completions-stream");
   const acsReaders = streamCount("acs-stream");

@@ -57,6 +57,11 @@ describe("the load tool's options", () => {
     assert.deepEqual([named.subscribers, named.completionSubscribers, named.acsReaders], [10, 7, 10]);
     const notNamed = loadOptions(raw({ scenario: "submit-and-wait,acs-stream", subscribers: "5" }));
     assert.deepEqual([notNamed.subscribers, notNamed.completionSubscribers, notNamed.acsReaders], [0, 0, 5]);
+    assert.equal(
+      loadOptions(raw({ scenario: "reads", subscribers: "0" })).subscribers,
+      0,
+      "no streams: not read",
+    );
   });
 
   it("runs acs-stream alone, and reads the new series' thresholds", () => {
