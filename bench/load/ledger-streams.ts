@@ -1,7 +1,14 @@
 import type { LagTracker } from "./lag-tracker.js";
 import type { Prepared } from "./prepare.js";
 import type { SeriesRecorder } from "./recorder.js";
-import { numberIn, offsetIn, type StreamSubscriber, stringIn, subscribe } from "./stream-subscriber.js";
+import {
+  numberIn,
+  offsetIn,
+  type StreamSpec,
+  type StreamSubscriber,
+  stringIn,
+  subscribe,
+} from "./stream-subscriber.js";
 
 /**
  * The streams a run holds open: a /v2/updates subscriber (the updates scenario, N of them), which
@@ -66,12 +73,8 @@ interface CompletionFrame {
 export function completionsSubscriber(
   deps: StreamDeps & { awaitingCompletion: Map<string, number>; completions: SeriesRecorder },
 ): StreamSubscriber {
-  const { prepared, awaitingCompletion, completions } = deps;
-  return subscribe({
-    url: wsUrl(deps.url, "/v2/commands/completions"),
-    token: deps.token,
-    beginExclusive: prepared.ledgerEnd,
-    request: (beginExclusive) => ({ userId: prepared.userId, parties: [prepared.party], beginExclusive }),
+  const { awaitingCompletion, completions } = deps;
+  return completionsOfTheRun(deps, {
     onElement: (frame, at) => {
       const completion = (JSON.parse(frame.toString("utf8")) as CompletionFrame).completionResponse
         ?.Completion?.value;
@@ -85,7 +88,6 @@ export function completionsSubscriber(
       return offsetIn(frame);
     },
     onFault: (code) => completions.error(code),
-    now: deps.now,
   });
 }
 
@@ -101,12 +103,7 @@ const STATUS_CODE = Buffer.from('"status":{"code":');
 export function completionLagSubscriber(
   deps: StreamDeps & { lag: LagTracker; lags: SeriesRecorder },
 ): StreamSubscriber {
-  const { prepared } = deps;
-  return subscribe({
-    url: wsUrl(deps.url, "/v2/commands/completions"),
-    token: deps.token,
-    beginExclusive: prepared.ledgerEnd,
-    request: (beginExclusive) => ({ userId: prepared.userId, parties: [prepared.party], beginExclusive }),
+  return completionsOfTheRun(deps, {
     onElement: (frame, at) => {
       const commandId = frame.subarray(0, 40).includes(COMPLETION) ? stringIn(frame, COMMAND_ID) : undefined;
       if (commandId !== undefined) {
@@ -120,6 +117,21 @@ export function completionLagSubscriber(
       return offsetIn(frame);
     },
     onFault: (code) => deps.lags.error(code),
+  });
+}
+
+/** WebSocket /v2/commands/completions of the run's user and party, from the ledger end at its start. */
+function completionsOfTheRun(
+  deps: StreamDeps,
+  handlers: Pick<StreamSpec, "onElement" | "onFault">,
+): StreamSubscriber {
+  const { prepared } = deps;
+  return subscribe({
+    url: wsUrl(deps.url, "/v2/commands/completions"),
+    token: deps.token,
+    beginExclusive: prepared.ledgerEnd,
+    request: (beginExclusive) => ({ userId: prepared.userId, parties: [prepared.party], beginExclusive }),
+    ...handlers,
     now: deps.now,
   });
 }
