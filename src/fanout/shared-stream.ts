@@ -237,7 +237,11 @@ export class SharedStream {
       error: (error: unknown) => this.#fail(member, error),
     });
     member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
-    request.position?.(() => ({ last: member.last, newest: this.#position }));
+    // A catch-up stream's members are behind the main stream, not only behind their own call.
+    request.position?.(() => ({
+      last: member.last,
+      newest: Math.max(this.#position, this.#options.catchUpOf?.()?.position ?? 0),
+    }));
     this.#upstream.checkExpiry();
     seat.leave = () => this.#leave(member);
     this.#joining = undefined;

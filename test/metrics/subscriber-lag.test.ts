@@ -122,11 +122,14 @@ describe("subscriber lag", () => {
       slow.stopReading();
       // The kernel's socket buffers take a few MiB before the gateway's own (uWS's) fills.
       let behind = await lag();
-      while (!(behind.maxBytes > 0 && behind.maxOffsets > 0)) {
-        assert.ok(slow.received < TICKS, `read everything; observed ${JSON.stringify(behind)}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        behind = await lag();
-      }
+      await until(
+        async () => {
+          assert.ok(slow.received < TICKS, `read everything; observed ${JSON.stringify(behind)}`);
+          behind = await lag();
+          return behind.maxBytes > 0 && behind.maxOffsets > 0;
+        },
+        { observed },
+      );
       // One slow reader among caught-up ones: the sum is its lag.
       assert.equal(behind.bytes, behind.maxBytes);
       assert.equal(behind.offsets, behind.maxOffsets);
