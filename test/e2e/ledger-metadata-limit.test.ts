@@ -7,6 +7,7 @@ import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { answerOk, LEDGER_END_5, startWireLedger, type WireLedger } from "../ledger/wire-ledger.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { allocate, createIouTransaction, upgradeAs, userFor } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
@@ -91,7 +92,7 @@ describe("the gateway refuses headers over the ledger's announced limit (wire-le
     const connections = ledger.connections;
     hold = true;
     const inFlight = ledgerEnd(tokenOf(10));
-    while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => held.length > 0);
     hold = false;
 
     for (const bytes of [16 * 1024, 6 * 1024]) {

@@ -9,6 +9,7 @@ import { gatewayMetric } from "../support/gateway-metric.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { allocate, userFor } from "./ledger-client.js";
 
@@ -132,7 +133,7 @@ describe("span export with OTEL_TRACES_EXPORTER=otlp (OTLP/HTTP protobuf)", () =
       gatewayMetric(stack.url, "ledger_gateway_ws_token_renewals_total", 'outcome="accepted"');
     const before = await accepted();
     socket.send(JSON.stringify({ token: tokenFor("otel-reader") }));
-    while ((await accepted()) === before) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(async () => (await accepted()) !== before);
     socket.close(1000);
     await closed;
 

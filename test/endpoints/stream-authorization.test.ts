@@ -6,6 +6,7 @@ import { authorizeSubscriber, probeSubscriber } from "../../src/endpoints/stream
 import type { StreamEndpoint } from "../../src/endpoints/stream-endpoint.js";
 import { CantonHttpError, errorFrameBody } from "../../src/errors/index.js";
 import { signToken } from "../jwt/test-tokens.js";
+import { until } from "../support/until.js";
 
 const grpcError = (code: status) =>
   Object.assign(new Error(`code ${code}`), { code, details: `code ${code}`, metadata: new Metadata() });
@@ -196,7 +197,7 @@ describe("per-subscriber stream authorization", () => {
       );
     const subscribers = [...Array.from({ length: 20 }, () => subscribe("alice")), subscribe("bob")];
     source.next('{"offset":2}');
-    while (opened.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => opened.length >= 2, { observed: () => `${opened.length} probes` });
     await new Promise((resolve) => setTimeout(resolve, 50));
     // Several ticks have passed: 21 subscribers, two questions (alice's crowd's, bob's).
     assert.equal(opened.length, 2, `${opened.length} probes`);
