@@ -2,6 +2,11 @@ import { escapeXml } from "../lib/svg-chart.js";
 import { lineChartSvg } from "./line-chart.js";
 import type { LoadResult } from "./load-result.js";
 
+/** Series of the stream scenarios: charted apart from the requests' latency and throughput. */
+const STREAM_SERIES = ["updates", "completions-stream", "acs-stream"];
+/** A stream's lag or read latency: its tail matters, so the max too. */
+const STREAM_PERCENTILES = ["p50", "p99", "p99.9", "max"] as const;
+
 /**
  * The run as one self-contained HTML page (inline SVG, one inline script, nothing fetched): what
  * was loaded and how, a table per series, the thresholds, and charts over time of the latency
@@ -9,9 +14,6 @@ import type { LoadResult } from "./load-result.js";
  * the caveat stands beside every figure. The script marks `<body data-charts-drawn="N">` with the
  * charts whose lines the browser laid out with a length: what a test reads in headless Chromium.
  */
-/** Series of the stream scenarios: charted apart from the requests' latency and throughput. */
-const STREAM_SERIES = ["updates", "completions-stream", "acs-stream"];
-
 export function htmlReport(result: LoadResult): string {
   const caveat = result.target.caveat;
   const beside = caveat ? ` (${caveat})` : "";
@@ -27,19 +29,22 @@ export function htmlReport(result: LoadResult): string {
       return figures ? [[point.seconds, value(figures, seconds)] as const] : [];
     });
 
+  /** A series' latency percentiles over the run, one line each. */
+  const latencyChart = (
+    name: string,
+    title: string,
+    percentiles: readonly ("p50" | "p99" | "p99.9" | "max")[],
+  ) =>
+    lineChartSvg({
+      title,
+      unit: "ms",
+      series: percentiles.map((p) => ({ name: p, points: points(name, (f) => f.latencyMs[p]) })),
+      ...(caveat && { caption: caveat }),
+    });
+
   const charts: string[] = [];
   for (const name of requestNames)
-    charts.push(
-      lineChartSvg({
-        title: `${name}: latency percentiles per interval`,
-        unit: "ms",
-        series: (["p50", "p99", "p99.9"] as const).map((p) => ({
-          name: p,
-          points: points(name, (f) => f.latencyMs[p]),
-        })),
-        ...(caveat && { caption: caveat }),
-      }),
-    );
+    charts.push(latencyChart(name, `${name}: latency percentiles per interval`, ["p50", "p99", "p99.9"]));
   charts.push(
     lineChartSvg({
       title: "throughput: answers per second",
@@ -59,39 +64,27 @@ export function htmlReport(result: LoadResult): string {
   );
   if (result.scenarios.updates)
     charts.push(
-      lineChartSvg({
-        title: `stream lag: command sent -> transaction at each of ${result.load.subscribers} subscribers`,
-        unit: "ms",
-        series: (["p50", "p99", "p99.9", "max"] as const).map((p) => ({
-          name: p,
-          points: points("updates", (f) => f.latencyMs[p]),
-        })),
-        ...(caveat && { caption: caveat }),
-      }),
+      latencyChart(
+        "updates",
+        `stream lag: command sent -> transaction at each of ${result.load.subscribers} subscribers`,
+        STREAM_PERCENTILES,
+      ),
     );
   if (result.scenarios["completions-stream"])
     charts.push(
-      lineChartSvg({
-        title: `completion lag: command sent -> completion at each of ${result.load.streams?.["completions-stream"]} subscribers`,
-        unit: "ms",
-        series: (["p50", "p99", "p99.9", "max"] as const).map((p) => ({
-          name: p,
-          points: points("completions-stream", (f) => f.latencyMs[p]),
-        })),
-        ...(caveat && { caption: caveat }),
-      }),
+      latencyChart(
+        "completions-stream",
+        `completion lag: command sent -> completion at each of ${result.load.streams?.["completions-stream"]} subscribers`,
+        STREAM_PERCENTILES,
+      ),
     );
   if (result.scenarios["acs-stream"])
     charts.push(
-      lineChartSvg({
-        title: `ACS snapshot reads: latency per read at ${result.load.streams?.["acs-stream"]} readers`,
-        unit: "ms",
-        series: (["p50", "p99", "p99.9", "max"] as const).map((p) => ({
-          name: p,
-          points: points("acs-stream", (f) => f.latencyMs[p]),
-        })),
-        ...(caveat && { caption: caveat }),
-      }),
+      latencyChart(
+        "acs-stream",
+        `ACS snapshot reads: latency per read at ${result.load.streams?.["acs-stream"]} readers`,
+        STREAM_PERCENTILES,
+      ),
       lineChartSvg({
         title: "ACS snapshot reads: contracts received per second",
         unit: "per second",
