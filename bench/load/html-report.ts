@@ -4,6 +4,12 @@ import type { LoadResult } from "./load-result.js";
 
 /** Series of the stream scenarios: charted apart from the requests' latency and throughput. */
 const STREAM_SERIES = ["updates", "completions-stream", "acs-stream"];
+/** What a series' latencies are, where its name does not say it. */
+const SERIES_LABELS: Record<string, string> = {
+  updates: "updates: lag per delivery",
+  completions: "completions: send to completion",
+  "completions-stream": "completions-stream: lag per completion",
+};
 /** A stream's lag or read latency: its tail matters, so the max too. */
 const STREAM_PERCENTILES = ["p50", "p99", "p99.9", "max"] as const;
 
@@ -115,15 +121,9 @@ export function htmlReport(result: LoadResult): string {
       .map(([code, n]) => `${escapeXml(code)}: ${n}`)
       .join(", ");
     const label =
-      name === "updates"
-        ? "updates: lag per delivery"
-        : name === "completions"
-          ? "completions: send to completion"
-          : name === "completions-stream"
-            ? "completions-stream: lag per completion"
-            : name === "acs-stream"
-              ? `acs-stream: per snapshot read (${s.elementsPerSecond ?? 0} contracts/s)`
-              : name;
+      name === "acs-stream"
+        ? `acs-stream: per snapshot read (${s.elementsPerSecond ?? 0} contracts/s)`
+        : (SERIES_LABELS[name] ?? name);
     return `<tr><td>${escapeXml(label)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td><td>${l.p50}</td><td>${l.p90}</td><td>${l.p99}</td><td>${l["p99.9"]}</td><td>${l.max}</td><td>${s.errors}${codes ? ` (${codes})` : ""}</td>${caveat ? `<td class="caveat">${escapeXml(caveat)}</td>` : ""}</tr>`;
   });
   const verdicts = result.thresholds.map(
