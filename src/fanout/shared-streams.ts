@@ -1,4 +1,5 @@
 import { Observable } from "rxjs";
+import { InFlightQuestions } from "./in-flight-questions.js";
 import type { Seat } from "./member.js";
 import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
@@ -54,7 +55,7 @@ export class SharedStreams {
   /** Catch-up streams by request key (see #streamFor). */
   readonly #catchUps = new Map<string, Set<SharedStream>>();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
-  readonly #admissions = new Map<string, Promise<void>>();
+  readonly #admissions = new InFlightQuestions();
 
   constructor(options: SharedStreamsOptions) {
     this.#catchUpBuffer = options.catchUpBuffer;
@@ -140,22 +141,15 @@ export class SharedStreams {
   #admit(request: MemberRequest, admit: () => Promise<void>): Promise<void> {
     const token = request.token === undefined ? "" : tokenDigest(request.token);
     const question = `${request.share.begin} ${token} ${request.share.key}`;
-    let answer = this.#admissions.get(question);
-    if (answer === undefined) {
-      answer = admit().then(
+    const answer = this.#admissions.ask(question, () =>
+      admit().then(
         () => this.#events.admission?.(request.endpoint, "admitted"),
         (error: unknown) => {
           this.#events.admission?.(request.endpoint, "refused");
           throw error;
         },
-      );
-      const asked = answer;
-      this.#admissions.set(question, asked);
-      const forget = () => {
-        if (this.#admissions.get(question) === asked) this.#admissions.delete(question);
-      };
-      asked.then(forget, forget);
-    }
+      ),
+    );
     answer.then(
       () => request.told?.event("admission", { outcome: "admitted", at: "fanout" }),
       () => request.told?.event("admission", { outcome: "refused", at: "fanout" }),
