@@ -224,7 +224,11 @@ export async function startGateway(
     },
     pingIntervalMs: config.websocket.pingIntervalMs,
     queryFrameTimeoutMs: config.websocket.queryFrameTimeoutMs,
-    recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
+    authorization: {
+      recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
+      ledgerAwayGraceMs: config.websocket.resumeWindowMs,
+      renewalsPerMinute: config.websocket.tokenRenewalsPerMinute,
+    },
     fanoutHistoryBytes: config.websocket.fanoutHistoryBytes,
     compression: config.websocket.compression,
     maxQueryBytes: config.websocket.maxQueryFrameBytes,

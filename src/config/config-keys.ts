@@ -128,7 +128,12 @@ export const CONFIG_KEYS = {
   "websocket-config.stream-authorization-recheck-interval": {
     type: { kind: "duration" },
     default: "5s",
-    doc: "how often the ledger is asked again whether each WebSocket subscriber's token may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
+    doc: "how often the ledger is asked again whether each stream subscriber's token (WebSocket, NDJSON, SSE) may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); an element goes out only while the ledger's latest yes is at most twice this old; refused, or unanswered for twice this long: STALE_STREAM_AUTHORIZATION (docs/security.md); 0s: admission and expiry only",
+  },
+  "websocket-config.token-renewals-per-minute": {
+    type: int(1, 600),
+    default: 6,
+    doc: 'renewal frames (`{"token": ...}`) one WebSocket stream may send a minute, a burst of as many at once; past it each is refused with a TOKEN_RENEWAL_RATE_EXCEEDED error frame before the ledger is asked (the stream keeps its token). A client renews once per token lifetime (minutes); 6 leaves room for retries',
   },
   "websocket-config.resume-window": {
     type: { kind: "duration" },

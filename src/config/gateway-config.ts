@@ -77,6 +77,8 @@ export interface GatewayConfig {
     streamAuthorizationRecheckMs: number;
     /** How long a stream is reopened from its last offset after the ledger connection is lost (0: never). */
     resumeWindowMs: number;
+    /** Renewal frames one WebSocket stream may send a minute (and at once). */
+    tokenRenewalsPerMinute: number;
     /** Bytes of the latest elements each shared stream keeps for subscribers admitted within them (0: none). */
     fanoutHistoryBytes: number;
     compression: WsCompressionMode;

@@ -311,6 +311,7 @@ function build(settings: Settings): GatewayConfig {
         str("websocket-config.stream-authorization-recheck-interval"),
       ) as number,
       resumeWindowMs: parseDuration(str("websocket-config.resume-window")) as number,
+      tokenRenewalsPerMinute: num("websocket-config.token-renewals-per-minute"),
       // The deprecated count's 0 ("no history") is the one meaning it keeps: a bytes' 0.
       fanoutHistoryBytes:
         get("websocket-config.fanout-history-elements") === 0

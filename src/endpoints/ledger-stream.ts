@@ -6,7 +6,7 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
 import type { RouteDeps } from "./route-deps.js";
-import { probeSubscriber } from "./stream-authorization.js";
+import { admitJoiner } from "./stream-authorization.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 export interface LedgerStreamSpec {
@@ -205,8 +205,7 @@ function shareSpec(
   // once the shared stream showed that the ledger has it (probeSubscriber).
   const probe =
     spec.share === "updates"
-      ? (reached: number) =>
-          probeSubscriber(endpoint, from(begin), token, undefined, undefined, trace, reached)
+      ? (reached: number) => admitJoiner(endpoint, from(begin), token, reached, trace)
       : undefined;
   return {
     key: subscriptionKey({

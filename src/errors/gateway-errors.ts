@@ -206,6 +206,36 @@ export function tokenOfAnotherUserError(): CantonHttpError {
 }
 
 /**
+ * A renewal frame whose token the ledger did not confirm in time (the question timed out, the
+ * ledger was away, or there was nothing yet to ask about): no yes, so the stream keeps its token.
+ * Retryable: the client sends the token again.
+ */
+export function renewalUnconfirmedError(waitedMs: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "TOKEN_RENEWAL_NOT_CONFIRMED",
+    `The ledger did not confirm the renewed token for this stream within ${waitedMs} ms; the stream keeps its current token`,
+    { definiteAnswer: false },
+  );
+}
+
+/**
+ * Renewal frames past websocket-config.token-renewals-per-minute on one socket: refused before
+ * anything is asked of the ledger, in the category of Canton's rate limits (429, retryable).
+ */
+export function renewalRateExceededError(perMinute: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "TOKEN_RENEWAL_RATE_EXCEEDED",
+    `More than ${perMinute} renewal frames a minute on this stream (websocket-config.token-renewals-per-minute); the stream keeps its current token`,
+    {
+      httpStatus: 429,
+      context: { limit: "websocket-config.token-renewals-per-minute", value: String(perMinute) },
+    },
+  );
+}
+
+/**
  * A WebSocket renewal frame on a stream that cannot move onto another token: the active
  * contracts are a snapshot with no offset to reopen from. It ends at its token's expiry.
  */

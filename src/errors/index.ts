@@ -39,6 +39,8 @@ export {
   missingTokenError,
   quotaExceededError,
   renewalNotSupportedError,
+  renewalRateExceededError,
+  renewalUnconfirmedError,
   requestTooLargeError,
   routeNotFoundError,
   shuttingDownError,

@@ -4,10 +4,10 @@
  * call: a question asked after the answer came is asked again, so no token's answer is kept
  * (tokens are never cached). Keys name tokens by digest only (`tokenDigest`).
  */
-export class InFlightQuestions {
-  readonly #inFlight = new Map<string, Promise<void>>();
+export class InFlightQuestions<T = void> {
+  readonly #inFlight = new Map<string, Promise<T>>();
 
-  ask(key: string, question: () => Promise<void>): Promise<void> {
+  ask(key: string, question: () => Promise<T>): Promise<T> {
     const running = this.#inFlight.get(key);
     if (running !== undefined) return running;
     const call = question().finally(() => this.#inFlight.delete(key));

@@ -55,7 +55,7 @@ export class SharedStreams {
   /** Catch-up streams by request key (see #streamFor). */
   readonly #catchUps = new Map<string, Set<SharedStream>>();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
-  readonly #admissions = new InFlightQuestions();
+  readonly #admissions = new InFlightQuestions<number | undefined>();
 
   constructor(options: SharedStreamsOptions) {
     this.#catchUpBuffer = options.catchUpBuffer;
@@ -114,8 +114,13 @@ export class SharedStreams {
           for (const released of releases) released();
         };
         this.#admit(request, () => admit(running.position)).then(
-          () => {
-            join(true);
+          (askedAt) => {
+            // No answer in time: its own call, which the ledger judges itself.
+            if (askedAt === undefined) join(false);
+            else if (!gone) {
+              request.admitted?.(askedAt);
+              join(true);
+            }
             release?.();
           },
           (error: unknown) => {
@@ -138,12 +143,15 @@ export class SharedStreams {
    * share one probe: the ledger's answer for that token, asked once while it is in flight, not
    * remembered after it (a later subscriber asks again).
    */
-  #admit(request: MemberRequest, admit: () => Promise<void>): Promise<void> {
+  #admit(request: MemberRequest, admit: () => Promise<number | undefined>): Promise<number | undefined> {
     const token = request.token === undefined ? "" : tokenDigest(request.token);
     const question = `${request.share.begin} ${token} ${request.share.key}`;
     const answer = this.#admissions.ask(question, () =>
       admit().then(
-        () => this.#events.admission?.(request.endpoint, "admitted"),
+        (askedAt) => {
+          this.#events.admission?.(request.endpoint, askedAt === undefined ? "unanswered" : "admitted");
+          return askedAt;
+        },
         (error: unknown) => {
           this.#events.admission?.(request.endpoint, "refused");
           throw error;
@@ -151,7 +159,11 @@ export class SharedStreams {
       ),
     );
     answer.then(
-      () => request.told?.event("admission", { outcome: "admitted", at: "fanout" }),
+      (askedAt) =>
+        request.told?.event("admission", {
+          outcome: askedAt === undefined ? "unanswered" : "admitted",
+          at: "fanout",
+        }),
       () => request.told?.event("admission", { outcome: "refused", at: "fanout" }),
     );
     return answer;

@@ -17,13 +17,16 @@ export interface ShareSpec {
   /** The subscriber's request, starting after `offset` instead of `begin`. */
   from(offset: number): unknown;
   /**
-   * Whether the ledger admits this subscriber's token for this request, asked before it joins a
-   * running stream without a call of its own (rejects with the ledger's error). `reached`: the
-   * running stream's position, an offset the ledger is known to have (a probe from offset 0 may
-   * read up to offset 1 once it is at least 1). Absent, the subscriber always starts on its own
-   * call and splices in once that call has delivered an element: the ledger then admitted it.
+   * Asks the ledger whether this subscriber's token may read this request, before it joins a
+   * running stream without a call of its own. Resolves with when the question was asked once the
+   * ledger said yes; with undefined when it gave no answer in time (the subscriber then starts on
+   * a call of its own, which the ledger judges itself: silence is never a yes); rejects with the
+   * ledger's refusal (or the stream budget's). `reached`: the running stream's position, an
+   * offset the ledger is known to have (a probe from offset 0 may read up to offset 1 once it is
+   * at least 1). Absent, the subscriber always starts on its own call and splices in once that
+   * call has delivered an element: the ledger then admitted it.
    */
-  admit?(reached: number): Promise<void>;
+  admit?(reached: number): Promise<number | undefined>;
 }
 
 /** How the fan-out opens a ledger stream (one gRPC call) for a request and a token. */
@@ -66,6 +69,11 @@ export interface MemberRequest {
    * element it was handed and of the upstream's last (for lag metrics, read when they are asked).
    */
   readonly position?: (read: () => { readonly last: number; readonly newest: number }) => void;
+  /**
+   * Told the ledger's yes to its admission (when it was asked) before it reads any shared
+   * element: the subscriber's grant, which its gate reads (src/endpoints/stream-authorization.ts).
+   */
+  readonly admitted?: (askedAt: number) => void;
   /** Told what happens to this subscriber as it happens (its span's events). */
   readonly told?: MemberEvents;
 }
@@ -79,7 +87,7 @@ interface MemberEvents {
 export type CatchUpCause = "late_join" | "detach" | "rejoin";
 
 /** The ledger's answer to a subscriber's admission probe (see ShareSpec.admit). */
-export type AdmissionOutcome = "admitted" | "refused";
+export type AdmissionOutcome = "admitted" | "refused" | "unanswered";
 
 /** Why a shared upstream ended. */
 export type UpstreamCloseReason = "last_member_left" | "completed" | "error";
@@ -97,7 +105,7 @@ export type MemberMode = "shared" | "catching_up" | "own";
 
 export const MEMBER_MODES: readonly MemberMode[] = ["shared", "catching_up", "own"];
 export const CATCH_UP_CAUSES: readonly CatchUpCause[] = ["late_join", "detach", "rejoin"];
-export const ADMISSION_OUTCOMES: readonly AdmissionOutcome[] = ["admitted", "refused"];
+export const ADMISSION_OUTCOMES: readonly AdmissionOutcome[] = ["admitted", "refused", "unanswered"];
 export const UPSTREAM_CLOSE_REASONS: readonly UpstreamCloseReason[] = [
   "last_member_left",
   "completed",

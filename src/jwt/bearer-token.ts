@@ -11,6 +11,8 @@ const decode = createDecoder({ complete: false });
 export interface TokenClaims {
   /** The ledger user (or `actAs-<party>` testing subject); logged, never put in metric labels. */
   subject?: string;
+  /** `iss`: with the subject, which identity provider's user the token names. */
+  issuer?: string;
   /** `exp` in epoch milliseconds: when the ledger stops accepting the token. */
   expiresAtMs?: number;
 }
@@ -24,6 +26,7 @@ export function decodeTokenClaims(token: string): TokenClaims | undefined {
     const payload = decode(token) as Record<string, unknown>;
     const claims: TokenClaims = {};
     if (typeof payload.sub === "string") claims.subject = payload.sub;
+    if (typeof payload.iss === "string") claims.issuer = payload.iss;
     if (typeof payload.exp === "number" && Number.isFinite(payload.exp))
       claims.expiresAtMs = payload.exp * 1000;
     return claims;

@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
 import { defer, map, type Observable, Subject, type Subscription } from "rxjs";
+import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
-import { authorizeSubscriber } from "../endpoints/stream-authorization.js";
+import { authorizeSubscriber, confirmedBy, subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
+import type { Grant } from "../endpoints/stream-grant.js";
 import { isOffsetCheckpoint } from "../endpoints/stream-position.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
 import {
@@ -24,6 +26,7 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/error-frame.js";
 import { streamEnd } from "../streams/stream-end.js";
+import { RenewalIntake } from "./renewal-intake.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -47,8 +50,9 @@ export interface StreamSessionOptions {
   log: Logger;
   /** The app's shared streams: open-ended requests the endpoint can share go through it. */
   fanout?: SharedStreams;
-  /** How often the ledger is asked again whether this subscriber's token may still read its request. */
-  recheckIntervalMs: number;
+  authorization: SessionAuthorization;
+  /** The gateway's own token check (auth.mode), which renewal tokens pass as the upgrade's did. */
+  tokenRefusal?: GatewayTokenRefusal;
   /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
   openedAt: number;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
@@ -57,6 +61,16 @@ export interface StreamSessionOptions {
   trace: TraceContext;
   /** Its span, with tracing on: ended when the socket closes, told what happened on the way. */
   span?: SubscriptionSpan;
+}
+
+/** How a subscriber's standing with the ledger is kept (src/endpoints/stream-authorization.ts). */
+export interface SessionAuthorization {
+  /** How often the ledger is asked again whether the subscriber's token may still read its request. */
+  readonly recheckIntervalMs: number;
+  /** How long a subscriber stays open, elements held, while the ledger is away (the resume window). */
+  readonly ledgerAwayGraceMs: number;
+  /** Renewal frames a minute (websocket-config.token-renewals-per-minute). */
+  readonly renewalsPerMinute: number;
 }
 
 type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
@@ -83,6 +97,8 @@ export class StreamSession {
   readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
+  readonly #grant: Grant;
+  #renewalIntake: RenewalIntake | undefined;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -104,6 +120,8 @@ export class StreamSession {
       },
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
+    const { recheckIntervalMs, ledgerAwayGraceMs } = options.authorization;
+    this.#grant = subscriberGrant(options.token, recheckIntervalMs, ledgerAwayGraceMs);
   }
 
   /**
@@ -127,7 +145,7 @@ export class StreamSession {
     if (this.#queried) {
       const token = renewalToken(text);
       if (token === undefined || this.#subscription === undefined) return;
-      if (this.#options.endpoint.renewable) this.#renewals.next(token);
+      if (this.#options.endpoint.renewable) this.#renew(token);
       else this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
       return;
     }
@@ -142,15 +160,14 @@ export class StreamSession {
       this.#sink.complete();
       return;
     }
-    const { token, recheckIntervalMs } = this.#options;
     this.#subscription = defer(() => this.#open(request))
       .pipe(
-        // Per subscriber, whoever's call its elements come from: its expiry and re-checks. Its
-        // admission is the source's: its own call, or the fan-out's (own call first, or probe).
-        authorizeSubscriber(endpoint, request, token, {
+        // Per subscriber, whoever's call its elements come from: the one gate of every element.
+        // Its calls and the fan-out's admission tell its grant what the ledger said.
+        authorizeSubscriber(endpoint, request, {
+          grant: this.#grant,
           trace: this.#options.trace,
-          recheckIntervalMs,
-          sourceAdmits: true,
+          recheckIntervalMs: this.#options.authorization.recheckIntervalMs,
           renewals: {
             tokens$: this.#renewals,
             renewed: (renewed) => {
@@ -178,6 +195,24 @@ export class StreamSession {
       });
   }
 
+  /**
+   * A renewal frame's token: past the socket's rate, the gateway's verifier and the user check
+   * (RenewalIntake), to the gate, which asks the ledger; refused anywhere, an error frame.
+   */
+  #renew(token: string): void {
+    this.#renewalIntake ??= new RenewalIntake({
+      ...(this.#options.tokenRefusal ? { tokenRefusal: this.#options.tokenRefusal } : {}),
+      where: `WebSocket ${this.#options.endpoint.path} token renewal`,
+      perMinute: this.#options.authorization.renewalsPerMinute,
+      upgradeToken: this.#options.token,
+    });
+    void this.#renewalIntake.check(token).then((refusal) => {
+      if (this.#subscription?.closed !== false) return;
+      if (refusal === undefined) this.#renewals.next(token);
+      else this.#renewalRefused(refusal);
+    });
+  }
+
   /** A renewal frame refused: the stream goes on, on the token it has. */
   #renewalRefused(error: unknown): void {
     const endpoint = this.#options.endpoint.path;
@@ -191,8 +226,11 @@ export class StreamSession {
     const { endpoint, token, fanout, trace } = this.#options;
     const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token, trace) : undefined;
     this.#upstream = share === undefined ? "own" : "shared";
+    const grant = this.#grant;
     if (fanout === undefined || share === undefined)
-      return endpoint.open(request, token, this.#sink.demand$, this.#renewed, trace);
+      return endpoint
+        .open(request, token, this.#sink.demand$, this.#renewed, trace)
+        .pipe(confirmedBy(grant, token));
     const offsetOf = endpoint.offsetOf;
     return fanout.open({
       endpoint: endpoint.path,
@@ -201,10 +239,13 @@ export class StreamSession {
       renewed$: this.#renewed,
       demand$: this.#sink.demand$,
       position: (read) => this.#sink.followShared(read),
+      admitted: (askedAt) => grant.confirm(token, askedAt),
       ...(trace.span ? { told: trace.span } : {}),
       source: {
         // The shared call carries the trace of the subscriber whose source opens it.
-        open: (request, token, demand$) => endpoint.open(request, token, demand$, undefined, trace),
+        // A call on this subscriber's token confirms its grant (its own, or the shared one it owns).
+        open: (request, token, demand$) =>
+          endpoint.open(request, token, demand$, undefined, trace).pipe(confirmedBy(grant, token)),
         offsetOf: (element) => {
           const offset = Number(offsetOf?.(element));
           return Number.isFinite(offset) ? offset : undefined;

@@ -35,7 +35,7 @@ import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
 import { SharedAdmissions } from "./shared-admissions.js";
-import type { SessionLimits, SubscriptionSpan } from "./stream-session.js";
+import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
 import { wsAuth } from "./ws-auth.js";
 
@@ -46,8 +46,8 @@ export interface WsStreamsOptions {
   limits: SessionLimits;
   /** 0: no keep-alive pings. */
   pingIntervalMs: number;
-  /** How often each subscriber's token is asked about again while it streams (0: never). */
-  recheckIntervalMs: number;
+  /** How each subscriber's standing with the ledger is kept: re-checks, the grace while the ledger is away, renewals. */
+  authorization: SessionAuthorization;
   /** Bytes of the latest elements each shared stream keeps for joiners within them (websocket-config.fanout-history-bytes; 0: none). */
   fanoutHistoryBytes: number;
   /** permessage-deflate for clients that offer it (websocket-config.compression). */
@@ -162,7 +162,8 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       metrics: options.metrics,
       log: options.log,
       fanout,
-      recheckIntervalMs: options.recheckIntervalMs,
+      authorization: options.authorization,
+      ...(options.tokenRefusal ? { tokenRefusal: options.tokenRefusal } : {}),
       openedAt: data.openedAt,
     });
     return data.session;

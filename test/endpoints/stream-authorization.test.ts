@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Metadata, status } from "@grpc/grpc-js";
 import { Observable, Subject, type Subscription } from "rxjs";
-import { authorizeSubscriber, probeSubscriber } from "../../src/endpoints/stream-authorization.js";
+import {
+  authorizeSubscriber,
+  confirmedBy,
+  probeSubscriber,
+  subscriberGrant,
+  UnansweredQuestion,
+} from "../../src/endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../../src/endpoints/stream-endpoint.js";
 import { CantonHttpError, errorFrameBody } from "../../src/errors/index.js";
 import { signToken } from "../jwt/test-tokens.js";
@@ -45,32 +51,45 @@ function collect(source: Observable<string>) {
   return { elements, ended, unsubscribe: () => subscription?.unsubscribe() };
 }
 
+/** A subscriber's gate over `source`, with a new grant on `token`; `admitted`: confirmed by its own call. */
+function gated(
+  endpoint: StreamEndpoint,
+  request: unknown,
+  token: string | undefined,
+  options: { recheckIntervalMs: number; now?: () => number; graceMs?: number; admitted?: boolean },
+  source: Observable<string>,
+) {
+  const now = options.now ?? Date.now;
+  const grant = subscriberGrant(token, options.recheckIntervalMs, options.graceMs ?? 0, now);
+  const confirmed = options.admitted ? source.pipe(confirmedBy(grant, token, now)) : source;
+  const got = collect(
+    confirmed.pipe(
+      authorizeSubscriber(endpoint, request, { grant, recheckIntervalMs: options.recheckIntervalMs, now }),
+    ),
+  );
+  return { ...got, grant };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
 describe("per-subscriber stream authorization", () => {
   it("probes updates over the empty range at the request's begin, with the subscriber's token", async () => {
     const { endpoint, opened } = updatesEndpoint(empty);
-    await probeSubscriber(endpoint, { beginExclusive: 7, updateFormat: {} }, "t", undefined);
+    await probeSubscriber(endpoint, { beginExclusive: 7, updateFormat: {} }, "t");
     assert.deepEqual(opened, [{ beginExclusive: 7, endInclusive: 7, updateFormat: {} }]);
   });
 
-  it("re-probes from the newest offset the subscriber got", async () => {
+  it("re-probes from the newest offset the subscriber stands at", async () => {
     const { endpoint, opened } = updatesEndpoint(empty);
-    await probeSubscriber(endpoint, { beginExclusive: 7 }, "t", '{"offset":12}');
+    await probeSubscriber(endpoint, { beginExclusive: 7 }, "t", { from: 12 });
     assert.deepEqual(opened, [{ beginExclusive: 12, endInclusive: 12 }]);
   });
 
   it("probes updates from offset 0 over (0, 1] once the ledger is known to have reached 1, the open-ended request before", async () => {
     const { endpoint, opened } = updatesEndpoint(empty);
-    await probeSubscriber(
-      endpoint,
-      { beginExclusive: 0, updateFormat: {} },
-      "t",
-      undefined,
-      undefined,
-      undefined,
-      3,
-    );
-    await probeSubscriber(endpoint, { updateFormat: {} }, "t", undefined, undefined, undefined, 1);
-    await probeSubscriber(endpoint, { beginExclusive: 0, updateFormat: {} }, "t", undefined);
+    await probeSubscriber(endpoint, { beginExclusive: 0, updateFormat: {} }, "t", { reached: 3 });
+    await probeSubscriber(endpoint, { updateFormat: {} }, "t", { reached: 1 });
+    await probeSubscriber(endpoint, { beginExclusive: 0, updateFormat: {} }, "t");
     assert.deepEqual(opened, [
       { beginExclusive: 0, endInclusive: 1, updateFormat: {} },
       { beginExclusive: 0, endInclusive: 1, updateFormat: {} },
@@ -78,18 +97,33 @@ describe("per-subscriber stream authorization", () => {
     ]);
   });
 
+  it("never takes silence for a yes: an open-ended probe that sends nothing is unanswered at its deadline", async () => {
+    const { endpoint } = updatesEndpoint(() => new Observable<string>(() => {}));
+    const controller = new AbortController();
+    let settled: unknown = "pending";
+    const probe = probeSubscriber(endpoint, { beginExclusive: 0 }, "t", { signal: controller.signal }).then(
+      () => "admitted",
+      (error: unknown) => error,
+    );
+    void probe.then((outcome) => {
+      settled = outcome;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    assert.equal(settled, "pending", "more than the old one-second settle: still no answer, so no yes");
+    controller.abort();
+    assert.ok((await probe) instanceof UnansweredQuestion);
+  });
+
   it("holds every element until the ledger admitted the subscriber", async () => {
     const admission = new Subject<string>();
     const { endpoint } = updatesEndpoint(() => admission);
     const source = new Subject<string>();
-    const got = collect(
-      source.pipe(authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 0 })),
-    );
+    const got = gated(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 0 }, source);
     source.next('{"offset":2}');
     source.next('{"offset":3}');
     assert.deepEqual(got.elements, []);
     admission.complete();
-    await new Promise((resolve) => setImmediate(resolve));
+    await until(() => got.elements.length === 2, { observed: () => `${got.elements.length} elements` });
     assert.deepEqual(got.elements, ['{"offset":2}', '{"offset":3}']);
     source.next('{"offset":4}');
     assert.equal(got.elements.length, 3);
@@ -100,13 +134,21 @@ describe("per-subscriber stream authorization", () => {
     const refusal = grpcError(status.PERMISSION_DENIED);
     const { endpoint } = updatesEndpoint(() => new Observable<string>((s) => s.error(refusal)));
     const source = new Subject<string>();
-    const got = collect(
-      source.pipe(authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 0 })),
-    );
+    const got = gated(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 0 }, source);
     source.next('{"offset":2}');
     assert.equal(await got.ended, refusal);
     assert.deepEqual(got.elements, []);
     assert.equal(source.observed, false, "the source is unsubscribed");
+  });
+
+  it("lets a call on the subscriber's own token admit it: no probe", async () => {
+    const { endpoint, opened } = updatesEndpoint(empty);
+    const source = new Subject<string>();
+    const got = gated(endpoint, { beginExclusive: 1 }, "t", { recheckIntervalMs: 0, admitted: true }, source);
+    source.next('{"offset":2}');
+    assert.deepEqual(got.elements, ['{"offset":2}']);
+    assert.equal(opened.length, 0, "no admission probe");
+    got.unsubscribe();
   });
 
   it("ends with STALE_STREAM_AUTHORIZATION when a re-check is refused", async () => {
@@ -116,9 +158,14 @@ describe("per-subscriber stream authorization", () => {
         new Observable<string>((s) => (refuse ? s.error(grpcError(status.PERMISSION_DENIED)) : s.complete())),
     );
     const source = new Subject<string>();
-    const got = collect(
-      source.pipe(authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 5 })),
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      undefined,
+      { recheckIntervalMs: 5, admitted: true },
+      source,
     );
+    source.next('{"offset":2}');
     await new Promise((resolve) => setTimeout(resolve, 20));
     refuse = true;
     const error = await got.ended;
@@ -132,47 +179,73 @@ describe("per-subscriber stream authorization", () => {
     assert.equal(body.definiteAnswer, false);
   });
 
-  it("keeps streaming while the ledger is unavailable for a re-check, and asks again", async () => {
-    let probes = 0;
+  it("ends with STALE_STREAM_AUTHORIZATION when re-checks go unanswered for twice the interval, and sends nothing stale", async () => {
+    let at = 1_000_000;
+    let answer: "yes" | "unavailable" = "yes";
     const { endpoint } = updatesEndpoint(
       () =>
-        new Observable<string>((s) => {
-          probes++;
-          if (probes === 1) s.complete();
-          else if (probes <= 3) s.error(grpcError(status.UNAVAILABLE));
-          else s.error(grpcError(status.UNAUTHENTICATED));
-        }),
+        new Observable<string>((s) =>
+          answer === "yes" ? s.complete() : s.error(grpcError(status.UNAVAILABLE)),
+        ),
     );
     const source = new Subject<string>();
-    const got = collect(
-      source.pipe(authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 5 })),
-    );
-    const error = await got.ended;
-    assert.equal(errorFrameBody(error).code, "STALE_STREAM_AUTHORIZATION");
-    assert.equal(probes, 4, "two UNAVAILABLE re-checks passed, the refusal ended it");
-  });
-
-  it("trusts a source that admits by itself (sourceAdmits): no admission probe, re-checks from the first", async () => {
-    let refuse = false;
-    const { endpoint, opened } = updatesEndpoint(
-      () =>
-        new Observable<string>((s) => (refuse ? s.error(grpcError(status.PERMISSION_DENIED)) : s.complete())),
-    );
-    const source = new Subject<string>();
-    const got = collect(
-      source.pipe(
-        authorizeSubscriber(endpoint, { beginExclusive: 1 }, undefined, {
-          recheckIntervalMs: 5,
-          sourceAdmits: true,
-        }),
-      ),
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      undefined,
+      { recheckIntervalMs: 1_000, now: () => at, admitted: true },
+      source,
     );
     source.next('{"offset":2}');
-    assert.deepEqual(got.elements, ['{"offset":2}']);
-    assert.equal(opened.length, 0, "no admission probe");
-    refuse = true;
+    assert.equal(got.elements.length, 1);
+    answer = "unavailable";
+    at += 2_001;
+    // No answer for 2.001 s: the element is not sent, and the subscriber ends.
+    source.next('{"offset":3}');
     assert.equal(errorFrameBody(await got.ended).code, "STALE_STREAM_AUTHORIZATION");
-    assert.deepEqual(opened.at(-1), { beginExclusive: 2, endInclusive: 2 });
+    assert.deepEqual(got.elements, ['{"offset":2}']);
+  });
+
+  it("holds elements while the ledger is away (within the grace), and sends them on a fresh yes", async () => {
+    let at = 1_000_000;
+    let answer: "yes" | "unavailable" = "yes";
+    const { endpoint, opened } = updatesEndpoint(
+      () =>
+        new Observable<string>((s) =>
+          answer === "yes" ? s.complete() : s.error(grpcError(status.UNAVAILABLE)),
+        ),
+    );
+    const source = new Subject<string>();
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      undefined,
+      { recheckIntervalMs: 1_000, now: () => at, graceMs: 30_000, admitted: true },
+      source,
+    );
+    source.next('{"offset":2}');
+    answer = "unavailable";
+    // A re-check (the clock's next tick) finds the ledger away.
+    at += 1_100;
+    await until(() => opened.length >= 1, { observed: () => `${opened.length} questions` });
+    await tick();
+    at += 1_000;
+    source.next('{"offset":3}');
+    await tick();
+    source.next('{"offset":4}');
+    await tick();
+    assert.deepEqual(got.elements, ['{"offset":2}'], "held, not sent, not ended: the ledger is away");
+    answer = "yes";
+    at += 1_000;
+    source.next('{"offset":5}');
+    await until(() => got.elements.length === 4, { observed: () => got.elements.join() });
+    assert.deepEqual(got.elements, ['{"offset":2}', '{"offset":3}', '{"offset":4}', '{"offset":5}']);
+    assert.deepEqual(
+      opened.at(-1),
+      { beginExclusive: 5, endInclusive: 5 },
+      "asked from the newest offset it holds",
+    );
+    got.unsubscribe();
   });
 
   it("re-checks a crowd of one token and request with one probe, and another token with its own", async () => {
@@ -187,19 +260,18 @@ describe("per-subscriber stream authorization", () => {
     );
     const source = new Subject<string>();
     const subscribe = (user: string) =>
-      collect(
-        source.pipe(
-          authorizeSubscriber(endpoint, { beginExclusive: 1 }, signToken(user), {
-            recheckIntervalMs: 10,
-            sourceAdmits: true,
-          }),
-        ),
+      gated(
+        endpoint,
+        { beginExclusive: 1 },
+        signToken(user),
+        { recheckIntervalMs: 10, admitted: true },
+        source,
       );
     const subscribers = [...Array.from({ length: 20 }, () => subscribe("alice")), subscribe("bob")];
     source.next('{"offset":2}');
     await until(() => opened.length >= 2, { observed: () => `${opened.length} probes` });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Several ticks have passed: 21 subscribers, two questions (alice's crowd's, bob's).
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    // Ticks have passed: 21 subscribers, two questions (alice's crowd's, bob's).
     assert.equal(opened.length, 2, `${opened.length} probes`);
     answers.next();
     for (const got of subscribers) {
@@ -211,23 +283,26 @@ describe("per-subscriber stream authorization", () => {
   it("reports a re-check refused once the token expired as ACCESS_TOKEN_EXPIRED, not as stale", async () => {
     const token = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 60 });
     let at = Date.now();
+    let probes = 0;
     const { endpoint } = updatesEndpoint(
       () =>
         new Observable<string>((s) => {
+          probes += 1;
+          if (probes === 1) return s.complete();
           // The ledger answers after the token's exp: the expiry timer has not run yet.
           at += 120_000;
           s.error(grpcError(status.UNAUTHENTICATED));
         }),
     );
-    const got = collect(
-      new Subject<string>().pipe(
-        authorizeSubscriber(endpoint, { beginExclusive: 1 }, token, {
-          recheckIntervalMs: 5,
-          sourceAdmits: true,
-          now: () => at,
-        }),
-      ),
+    const source = new Subject<string>();
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      token,
+      { recheckIntervalMs: 5, now: () => at },
+      source,
     );
+    source.next('{"offset":2}');
     assert.equal(errorFrameBody(await got.ended).code, "ACCESS_TOKEN_EXPIRED");
   });
 
@@ -236,9 +311,7 @@ describe("per-subscriber stream authorization", () => {
     const token = signToken("alice", { exp });
     const { endpoint } = updatesEndpoint(empty);
     const source = new Subject<string>();
-    const got = collect(
-      source.pipe(authorizeSubscriber(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 0 })),
-    );
+    const got = gated(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 0 }, source);
     const error = await got.ended;
     const body = errorFrameBody(error);
     assert.equal(body.code, "ACCESS_TOKEN_EXPIRED");
@@ -255,7 +328,56 @@ describe("per-subscriber stream authorization", () => {
     assert.equal(source.observed, false);
   });
 
-  it("leaves endpoints it cannot probe to their own call (expiry still applies)", async () => {
+  it("renews one token at a time: a newer frame replaces the one waiting; a refused one leaves the old token", async () => {
+    const answers: Subject<string>[] = [];
+    const { endpoint } = updatesEndpoint(() => {
+      const answer = new Subject<string>();
+      answers.push(answer);
+      return answer;
+    });
+    const old = signToken("alice");
+    const grant = subscriberGrant(old, 0, 0);
+    const tokens$ = new Subject<string>();
+    const renewed: string[] = [];
+    const refused: unknown[] = [];
+    const source = new Subject<string>();
+    const got = collect(
+      source.pipe(
+        confirmedBy(grant, old),
+        authorizeSubscriber(
+          endpoint,
+          { beginExclusive: 1 },
+          {
+            grant,
+            recheckIntervalMs: 0,
+            renewals: { tokens$, renewed: (t) => renewed.push(t), refused: (e) => refused.push(e) },
+          },
+        ),
+      ),
+    );
+    source.next('{"offset":2}');
+    const [first, second, third] = [
+      signToken("alice", { extra: { n: 1 } }),
+      signToken("alice", { extra: { n: 2 } }),
+      signToken("alice", { extra: { n: 3 } }),
+    ];
+    tokens$.next(first as string);
+    tokens$.next(second as string);
+    tokens$.next(third as string);
+    assert.equal(answers.length, 1, "one renewal question in flight");
+    (answers[0] as Subject<string>).error(grpcError(status.PERMISSION_DENIED));
+    await until(() => answers.length === 2, { observed: () => `${answers.length} questions` });
+    assert.equal(grant.token, old, "a refused renewal leaves the token");
+    (answers[1] as Subject<string>).complete();
+    await until(() => renewed.length === 1, { observed: () => `${renewed.length} renewed` });
+    assert.deepEqual(renewed, [third], "the newest frame replaced the one that waited");
+    assert.equal(grant.token, third);
+    assert.equal(refused.length, 1);
+    got.unsubscribe();
+  });
+
+  it("sends nothing for an endpoint it cannot ask about once its own call's yes is stale", async () => {
+    let at = 1_000_000;
     const endpoint: StreamEndpoint = {
       ...updatesEndpoint(empty).endpoint,
       requestSchema: "CounterRequest",
@@ -264,10 +386,17 @@ describe("per-subscriber stream authorization", () => {
       },
     };
     const source = new Subject<string>();
-    const got = collect(source.pipe(authorizeSubscriber(endpoint, {}, undefined, { recheckIntervalMs: 5 })));
-    source.next("a");
-    source.complete();
-    assert.equal(await got.ended, "complete");
-    assert.deepEqual(got.elements, ["a"]);
+    const got = gated(
+      endpoint,
+      {},
+      undefined,
+      { recheckIntervalMs: 1_000, now: () => at, admitted: true },
+      source,
+    );
+    source.next('{"offset":1}');
+    at += 2_001;
+    source.next('{"offset":2}');
+    assert.equal(errorFrameBody(await got.ended).code, "STALE_STREAM_AUTHORIZATION");
+    assert.deepEqual(got.elements, ['{"offset":1}']);
   });
 });

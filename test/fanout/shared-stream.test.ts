@@ -85,16 +85,22 @@ class FakeLedger implements UpstreamSource {
 /** An admission the test answers when it wants. */
 class Admission {
   asked = 0;
-  #answers: (() => void)[] = [];
+  #answers: ((askedAt: number | undefined) => void)[] = [];
 
-  admit = (): Promise<void> => {
+  admit = (): Promise<number | undefined> => {
     this.asked += 1;
     return new Promise((resolve) => this.#answers.push(resolve));
   };
 
   /** Admits everyone asked so far; resolves once their joins ran. */
   async answerAll(): Promise<void> {
-    for (const answer of this.#answers.splice(0)) answer();
+    for (const answer of this.#answers.splice(0)) answer(Date.now());
+    await settle();
+  }
+
+  /** Leaves everyone asked so far without an answer (their deadline passed); resolves once their joins ran. */
+  async timeOutAll(): Promise<void> {
+    for (const answer of this.#answers.splice(0)) answer(undefined);
     await settle();
   }
 }
@@ -148,7 +154,7 @@ function fixture(options: {
       begin,
       from: (offset) => ({ from: offset }),
       // Admitted at once unless the test answers the admissions itself.
-      admit: options.admission?.admit ?? (() => Promise.resolve()),
+      admit: options.admission?.admit ?? (() => Promise.resolve(Date.now())),
     };
     const request: MemberRequest = {
       endpoint: "/e",

@@ -74,7 +74,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     pingIntervalMs: options.pingIntervalMs ?? 0,
     maxQueryBytes: 64 * 1024,
     // The configuration's defaults.
-    recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
+    authorization: {
+      recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
+      ledgerAwayGraceMs: DEFAULTS.resumeWindowMs,
+      renewalsPerMinute: DEFAULTS.tokenRenewalsPerMinute,
+    },
     queryFrameTimeoutMs: DEFAULTS.queryFrameTimeoutMs,
     fanoutHistoryBytes: DEFAULTS.fanoutHistoryBytes,
     compression: DEFAULTS.compression,

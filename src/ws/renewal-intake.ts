@@ -1,0 +1,72 @@
+import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
+import { renewalRateExceededError, tokenOfAnotherUserError } from "../errors/index.js";
+import { decodeTokenClaims } from "../jwt/bearer-token.js";
+
+export interface RenewalIntakeOptions {
+  /** The gateway's own token check (auth.mode), the one the upgrade ran; absent in mode `none`. */
+  readonly tokenRefusal?: GatewayTokenRefusal;
+  /** Where, for the verifier's log line. */
+  readonly where: string;
+  /** Frames a minute, and at once (websocket-config.token-renewals-per-minute). */
+  readonly perMinute: number;
+  /** The token of the socket's upgrade: a renewal must name the same user. */
+  readonly upgradeToken: string | undefined;
+  readonly now?: () => number;
+}
+
+/**
+ * What a renewal frame's token must pass before the ledger is asked about it, in this order: the
+ * socket's rate (a flood costs no verification and no ledger call), the gateway's own verifier
+ * exactly as at the upgrade (signature, expiry, audience, lifetime), and the socket's user (the
+ * same `sub` and `iss`). Resolves with undefined to go on, or the refusal for its error frame;
+ * in arrival order, one at a time (a verifier may wait for keys).
+ */
+export class RenewalIntake {
+  readonly #options: RenewalIntakeOptions;
+  readonly #user: string | undefined;
+  #allowance: number;
+  #refilledAt: number;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: RenewalIntakeOptions) {
+    this.#options = options;
+    this.#user = userOf(options.upgradeToken);
+    this.#allowance = options.perMinute;
+    this.#refilledAt = this.#now();
+  }
+
+  check(candidate: string): Promise<unknown | undefined> {
+    if (!this.#take()) return Promise.resolve(renewalRateExceededError(this.#options.perMinute));
+    const checked = this.#queue.then(() => this.#verify(candidate));
+    this.#queue = checked.catch(() => undefined);
+    return checked;
+  }
+
+  async #verify(candidate: string): Promise<unknown | undefined> {
+    const refused = await this.#options.tokenRefusal?.(candidate, this.#options.where);
+    if (refused !== undefined) return refused;
+    const user = userOf(candidate);
+    return user === undefined || user !== this.#user ? tokenOfAnotherUserError() : undefined;
+  }
+
+  /** A token bucket of `perMinute`, refilled continuously. */
+  #take(): boolean {
+    const now = this.#now();
+    const { perMinute } = this.#options;
+    this.#allowance = Math.min(perMinute, this.#allowance + ((now - this.#refilledAt) * perMinute) / 60_000);
+    this.#refilledAt = now;
+    if (this.#allowance < 1) return false;
+    this.#allowance -= 1;
+    return true;
+  }
+
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+}
+
+/** The user a token names: its subject within its issuer (identity provider); undefined: none. */
+function userOf(token: string | undefined): string | undefined {
+  const claims = token === undefined ? undefined : decodeTokenClaims(token);
+  return claims?.subject === undefined ? undefined : JSON.stringify([claims.issuer ?? null, claims.subject]);
+}
