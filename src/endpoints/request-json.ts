@@ -1,10 +1,10 @@
 import { InvalidValueError } from "../errors/index.js";
 
 /**
- * How deeply a request's JSON may nest: Jackson's default (`StreamReadConstraints`, which
- * Canton's JSON API reads with). A Daml value may nest 100 levels, each at most two of JSON,
- * inside some ten of envelope, so no real request comes near it; what does is refused here,
- * before the validator, the codec or the fan-out's key walk it recursively.
+ * How deeply a request's JSON may nest: the bound JSON servers commonly use (Jackson's default
+ * `StreamReadConstraints.maxNestingDepth`). A Daml value may nest 100 levels, each at most two
+ * of JSON, inside some ten of envelope, so no real request comes near it; what does is refused
+ * here, before the validator, the codec or the fan-out's key walk it recursively.
  */
 export const MAX_REQUEST_JSON_DEPTH = 1000;
 
