@@ -1,17 +1,12 @@
-import { InvalidValueError } from "../errors/index.js";
 import type { BodyValidator } from "./body-validator.js";
+import { parseRequestJson } from "./request-json.js";
 
 /**
- * The client's one query frame -> the request JSON, checked against the endpoint's request
- * schema exactly as an HTTP body is (same `Invalid value for: body (...)` wording).
+ * The client's one query frame -> the request JSON, read and checked against the endpoint's
+ * request schema exactly as an HTTP body is (same bounds, same `Invalid value for: body (...)`).
  */
 export function parseStreamRequest(text: string, schema: string, validator: BodyValidator): unknown {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidValueError("body", (error as Error).message);
-  }
+  const json = parseRequestJson(text);
   validator.validate(schema, json);
   return json;
 }

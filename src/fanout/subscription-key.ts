@@ -1,15 +1,45 @@
 import { createHash } from "node:crypto";
 
-/** JSON with object keys sorted at every level: equal values, equal texts. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+/** What is left to write: a value, or text between values (brackets, commas, a key). */
+type Pending = { value: unknown } | { text: string };
+
+/**
+ * JSON with object keys sorted at every level: equal values, equal texts. A loop over a stack of
+ * what is left to write, not a recursion: a request nests as deeply as its client makes it, and
+ * no depth may overflow the key (request-json.ts bounds requests; the key holds without it).
+ */
+function canonicalJson(root: unknown): string {
+  let out = "";
+  const pending: Pending[] = [{ value: root }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if ("text" in next) {
+      out += next.text;
+      continue;
+    }
+    const { value } = next;
+    if (Array.isArray(value)) {
+      pending.push({ text: "]" });
+      for (let i = value.length - 1; i >= 0; i--) {
+        pending.push({ value: value[i] });
+        if (i > 0) pending.push({ text: "," });
+      }
+      pending.push({ text: "[" });
+    } else if (value !== null && typeof value === "object") {
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      pending.push({ text: "}" });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, member] = entries[i] as [string, unknown];
+        pending.push({ value: member });
+        pending.push({ text: `${i > 0 ? "," : ""}${JSON.stringify(key)}:` });
+      }
+      pending.push({ text: "{" });
+    } else {
+      out += JSON.stringify(value) ?? "null";
+    }
   }
-  return JSON.stringify(value) ?? "null";
+  return out;
 }
 
 export interface KeyParts {

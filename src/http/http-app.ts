@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
+import { parseRequestJson } from "../endpoints/request-json.js";
 import { canonicalPath } from "../endpoints/request-path.js";
 import type { Answer, HttpMethod, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import {
@@ -525,13 +526,8 @@ function decodeBody(route: Route, raw: Buffer | undefined, validator: BodyValida
   if (!route.body || raw === undefined) return undefined;
   if (route.body.kind === "bytes") return raw;
   // Content-Type is not looked at: Canton's own TypeScript client sends none.
-  let json: unknown;
-  try {
-    json = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
-  } catch (error) {
-    throw new InvalidValueError("body", (error as Error).message);
-  }
-  if (json === undefined) throw new InvalidValueError("body", "missing");
+  if (raw.length === 0) throw new InvalidValueError("body", "missing");
+  const json = parseRequestJson(raw.toString("utf8"));
   validator.validate(route.body.schema, json);
   return json;
 }

@@ -31,7 +31,13 @@ import { isUpdateMaskError, parseUpdateMask, updateMaskErrorReason } from "../up
 import type { IdentityProviderStore } from "../users/identity-provider-store.js";
 import { userErrors } from "../users/user-errors.js";
 import { decodeUserPageToken, encodeUserPageToken } from "../users/user-page-token.js";
-import { partiesOf, rightsFromProto, rightToProto, type UserRight } from "../users/user-rights.js";
+import {
+  needsParticipantAdmin,
+  partiesOf,
+  rightsFromProto,
+  rightToProto,
+  type UserRight,
+} from "../users/user-rights.js";
 import type { UserRecord, UserStore } from "../users/user-store.js";
 import {
   identityProviderMustExist,
@@ -181,13 +187,17 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
   };
 }
 
-/** Only a participant admin may hand out (or take away) ParticipantAdmin. */
+/**
+ * Creating a user with rights, granting and revoking: the provider's admin for the rights on its
+ * own parties, a participant admin for the participant-wide ones (needsParticipantAdmin), asked
+ * first as Canton's claims are, so such a request fails whole before anything changes.
+ */
 async function authorizeAdminOrIdpAdmin(
   context: CallContext,
   identityProviderId: string,
   rights: readonly Right__Output[],
 ): Promise<void> {
-  if (rights.some((right) => right.kind === "participantAdmin")) await context.authorize({ kind: "admin" });
+  if (rights.some(needsParticipantAdmin)) await context.authorize({ kind: "admin" });
   await context.authorize({ kind: "idp-admin", identityProviderId });
 }
 

@@ -81,3 +81,25 @@ export function partiesOf(rights: readonly UserRight[]): string[] {
   const parties = rights.flatMap((r) => (r.kind === "CanActAs" || r.kind === "CanReadAs" ? [r.party] : []));
   return [...new Set(parties)];
 }
+
+/**
+ * Whether granting or revoking `right` needs ParticipantAdmin rather than an identity provider's
+ * admin: the rights over the whole participant (Canton 3.5.6 and later,
+ * UserManagementServiceAuthorization.needsParticipantAdmin). Before 3.5.6 only ParticipantAdmin
+ * did, so an identity provider's admin could give itself CanReadAsAnyParty and read every party.
+ * Every kind is named: a new one fails to compile here until it is placed.
+ */
+export function needsParticipantAdmin(right: Right__Output): boolean {
+  switch (right.kind) {
+    case "participantAdmin":
+    case "canReadAsAnyParty":
+    case "canExecuteAsAnyParty":
+      return true;
+    case "canActAs":
+    case "canReadAs":
+    case "canExecuteAs":
+    case "identityProviderAdmin":
+    case undefined:
+      return false;
+  }
+}
