@@ -58,17 +58,24 @@ function uncategorized(
 }
 
 /**
+ * Canton's ABORTED codes that end a running stream for its token alone (AuthorizationChecksErrors,
+ * category ContentionOnSharedResources): ACCESS_TOKEN_EXPIRED at the token's expiry, and
+ * STALE_STREAM_AUTHORIZATION when UserBasedOngoingAuthorization finds the user's rights changed
+ * (or the user deactivated) since the stream opened, or could not confirm them in time.
+ */
+const TOKEN_ABORTS: ReadonlySet<string> = new Set(["ACCESS_TOKEN_EXPIRED", "STALE_STREAM_AUTHORIZATION"]);
+
+/**
  * The ledger refused the token itself: UNAUTHENTICATED, PERMISSION_DENIED (a right revoked, the
- * user deactivated), or its ACCESS_TOKEN_EXPIRED (ABORTED) ending a stream at the token's expiry.
+ * user deactivated), or one of its ABORTED codes ending a stream for its token (TOKEN_ABORTS).
  * Any other failure says nothing about the token.
  */
 export function isTokenRefusal(error: unknown): boolean {
   if (!isGrpcError(error)) return false;
   if (error.code === GrpcStatus.UNAUTHENTICATED || error.code === GrpcStatus.PERMISSION_DENIED) return true;
-  return (
-    error.code === GrpcStatus.ABORTED &&
-    decodeStatusDetails(error.metadata)?.errorInfos[0]?.reason === "ACCESS_TOKEN_EXPIRED"
-  );
+  if (error.code !== GrpcStatus.ABORTED) return false;
+  const reason = decodeStatusDetails(error.metadata)?.errorInfos[0]?.reason;
+  return reason !== undefined && TOKEN_ABORTS.has(reason);
 }
 
 export function jsCantonErrorOfGrpc(error: ServiceError): JsCantonError {

@@ -522,13 +522,23 @@ export class SharedStream {
     else this.#updateDemand();
   }
 
+  /**
+   * The ledger refused the token the call ran on (expired, a right revoked, the user's rights
+   * changed: Canton's STALE_STREAM_AUTHORIZATION): that is the error of every member holding that
+   * very token, the owner and those that share it, and of no other. They end with the ledger's
+   * error; the call moves from the shared position onto a remaining member's token (the owner's
+   * leave hands it over), where a refusal in turn does the same again. The others see nothing.
+   * With no member left on another token, or any other failure, the stream ends for all.
+   */
   #upstreamFailed(error: unknown): void {
     const owner = this.#upstream.owner;
-    if (this.#members.size > 1 && owner?.request.source.isTokenRefusal(error)) {
-      // The ledger refused the owner's token (expired, rights revoked): that is the owner's error.
-      this.#upstream.dropped();
-      this.#fail(owner, error);
-      return;
+    if (owner?.request.source.isTokenRefusal(error)) {
+      const refused = [...this.#members].filter((member) => member.token === owner.token);
+      if (refused.length < this.#members.size) {
+        this.#upstream.dropped();
+        for (const member of refused) this.#fail(member, error);
+        return;
+      }
     }
     this.#close("error");
     for (const member of [...this.#members]) member.subscriber.error(error);

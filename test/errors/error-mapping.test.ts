@@ -38,11 +38,13 @@ describe("isTokenRefusal", () => {
       }),
     );
 
-  it("is the ledger refusing the token: UNAUTHENTICATED, PERMISSION_DENIED, ACCESS_TOKEN_EXPIRED", () => {
+  it("is the ledger refusing the token: UNAUTHENTICATED, PERMISSION_DENIED, ACCESS_TOKEN_EXPIRED, STALE_STREAM_AUTHORIZATION", () => {
     assert.equal(isTokenRefusal(grpcError(status.UNAUTHENTICATED, "x")), true);
     assert.equal(isTokenRefusal(grpcError(status.PERMISSION_DENIED, "x")), true);
     // How Canton (and the sandbox) end a stream whose token expired while it ran.
     assert.equal(isTokenRefusal(withReason(status.ABORTED, "ACCESS_TOKEN_EXPIRED")), true);
+    // How Canton ends a running stream whose user's rights changed.
+    assert.equal(isTokenRefusal(withReason(status.ABORTED, "STALE_STREAM_AUTHORIZATION")), true);
   });
 
   it("is not any other failure, ABORTED included", () => {

@@ -30,6 +30,8 @@ interface Call {
   cancelled: boolean;
   emit(...elements: string[]): void;
   complete(): void;
+  /** The ledger ends the call with `error`. */
+  fail(error: unknown): void;
 }
 
 class FakeLedger implements UpstreamSource {
@@ -46,6 +48,7 @@ class FakeLedger implements UpstreamSource {
           for (const element of elements) if (!call.cancelled) subscriber.next(element);
         },
         complete: () => subscriber.complete(),
+        fail: (error) => subscriber.error(error),
       };
       this.calls.push(call);
       const demand = demand$.subscribe((ready) => {
@@ -458,6 +461,79 @@ describe("SharedStream", () => {
     await settle();
     assert.equal(ledger.calls.length, 2);
     assert.equal(ledger.open$().length, 0);
+  });
+
+  /** The fake ledger's refusal of a token (PERMISSION_DENIED), and a failure that says nothing about it. */
+  const refusal = { code: 7, message: "refused" };
+  const unavailable = { code: 14, message: "unavailable" };
+
+  it("ends the owner and every member on the owner's token when the ledger refuses it, and moves the call onto another member's token without a gap", async () => {
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8 });
+    const owner = join(0, "revoked");
+    const sameToken = join(0, "revoked");
+    const kept = join(0, "kept");
+    const alsoKept = join(0, "also-kept");
+    await settle();
+    const first = ledger.calls[0] as Call;
+    assert.equal(first.token, "revoked");
+    first.emit(...txs(1, 3));
+    first.fail(refusal);
+
+    for (const member of [owner, sameToken]) {
+      assert.equal(member.error, refusal, "the ledger's own error");
+      assert.deepEqual(member.received, range(1, 3));
+    }
+    await settle();
+    assert.equal(counts.handover, 1);
+    assert.equal(ledger.calls.length, 2, "one reopen");
+    const second = ledger.calls[1] as Call;
+    assert.deepEqual({ from: second.from, token: second.token }, { from: 3, token: "also-kept" });
+    second.emit(...txs(4, 5));
+    for (const member of [kept, alsoKept]) {
+      assert.equal(member.error, undefined);
+      assert.deepEqual(member.received, range(1, 5));
+    }
+  });
+
+  it("moves the call again when the next owner's token is refused in turn, and ends the stream when no other token is left", async () => {
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8 });
+    const a = join(0, "a");
+    const b = join(0, "b");
+    const c = join(0, "c");
+    await settle();
+    (ledger.calls[0] as Call).emit(...txs(1, 2));
+    (ledger.calls[0] as Call).fail(refusal);
+    await settle();
+    const second = ledger.calls[1] as Call;
+    assert.deepEqual({ from: second.from, token: second.token }, { from: 2, token: "c" });
+    second.emit(tx(3));
+    second.fail(refusal);
+    await settle();
+    const third = ledger.calls[2] as Call;
+    assert.deepEqual({ from: third.from, token: third.token }, { from: 3, token: "b" });
+    third.emit(tx(4));
+    assert.equal(counts.handover, 2);
+    assert.deepEqual([a.received, c.received, b.received], [range(1, 2), range(1, 3), range(1, 4)]);
+    assert.deepEqual([a.error, c.error, b.error], [refusal, refusal, undefined]);
+
+    // The last token refused: nobody to move to, the stream ends as for any failure.
+    third.fail(refusal);
+    await settle();
+    assert.equal(b.error, refusal);
+    assert.equal(ledger.calls.length, 3);
+    assert.equal(counts.handover, 2);
+  });
+
+  it("ends every member when the call fails for another reason than its token", async () => {
+    const { ledger, join, counts } = fixture({ historyBytes: 10 * 8 });
+    const members = [join(0, "a"), join(0, "b")];
+    await settle();
+    (ledger.calls[0] as Call).emit(tx(1));
+    (ledger.calls[0] as Call).fail(unavailable);
+    await settle();
+    for (const member of members) assert.equal(member.error, unavailable);
+    assert.equal(ledger.calls.length, 1);
+    assert.equal(counts.handover, undefined);
   });
 
   it("moves the shared call onto the token that expires last shortly before its owner's expires", async () => {

@@ -27,6 +27,13 @@ export interface NettyLedgerOptions {
   keepAliveTimeoutSeconds?: number;
   /** Canton's `max-inbound-metadata-size`, 8192 by default. */
   maxInboundMetadataBytes?: number;
+  /**
+   * How often the rights of a stream's user are read again; once they changed, the stream ends
+   * with STALE_STREAM_AUTHORIZATION, as Canton's UserBasedOngoingAuthorization ends it (Canton:
+   * user-management-service.cache-expiry-after-write-in-seconds, 5). Absent: never, so that the
+   * other tests' streams cost the sandbox no ListUserRights calls.
+   */
+  userRightsCheckIntervalSeconds?: number;
 }
 
 export interface NettyLedger {
@@ -50,6 +57,7 @@ const FLAGS: [keyof NettyLedgerOptions, string][] = [
   ["keepAliveTimeSeconds", "--keepalive-time"],
   ["keepAliveTimeoutSeconds", "--keepalive-timeout"],
   ["maxInboundMetadataBytes", "--max-inbound-metadata-size"],
+  ["userRightsCheckIntervalSeconds", "--user-rights-check-interval"],
 ];
 
 /**

@@ -14,14 +14,22 @@ import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,9 +40,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Options (durations in seconds, fractions allowed): --port (0: ephemeral), --backend
  * host:port, --max-connection-age, --max-connection-age-grace, --max-connection-idle,
- * --permit-keepalive-time, --keepalive-time, --keepalive-timeout, --max-inbound-metadata-size.
- * The bound port is stdout's first line. The process exits when its stdin closes, so that a test
- * runner that dies leaves no ledger behind.
+ * --permit-keepalive-time, --keepalive-time, --keepalive-timeout, --max-inbound-metadata-size,
+ * --user-rights-check-interval (absent: no checks; see UserRightsCheck). The bound port is stdout's
+ * first line. The process exits when its stdin closes, so that a test runner that dies leaves no
+ * ledger behind.
  */
 public final class NettyLedger {
   private static final int MIB = 1024 * 1024;
@@ -85,10 +94,14 @@ public final class NettyLedger {
     // Canton 3.5: ServerConfig.defaultMaxInboundMessageSize, LedgerApiServerConfig's
     // maxInboundMetadataSize (GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE) and
     // LedgerApiKeepAliveServerConfig(10m, 20s, 10s, false).
+    UserRightsCheck rightsCheck =
+        options.containsKey("user-rights-check-interval")
+            ? new UserRightsCheck(channel, nanos(options.get("user-rights-check-interval")))
+            : null;
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(
                 new InetSocketAddress("127.0.0.1", Integer.parseInt(options.getOrDefault("port", "0"))))
-            .fallbackHandlerRegistry(new ForwardingRegistry(channel))
+            .fallbackHandlerRegistry(new ForwardingRegistry(channel, rightsCheck))
             .maxInboundMessageSize(10 * MIB)
             .maxInboundMetadataSize(Integer.parseInt(options.getOrDefault("max-inbound-metadata-size", "8192")))
             .maxConcurrentCallsPerConnection(100_000)
@@ -146,10 +159,12 @@ public final class NettyLedger {
   /** Any method name: a byte-level method forwarded to the backend. */
   private static final class ForwardingRegistry extends HandlerRegistry {
     private final ManagedChannel backend;
+    private final UserRightsCheck rightsCheck;
     private final Map<String, ServerMethodDefinition<byte[], byte[]>> methods = new ConcurrentHashMap<>();
 
-    ForwardingRegistry(ManagedChannel backend) {
+    ForwardingRegistry(ManagedChannel backend, UserRightsCheck rightsCheck) {
       this.backend = backend;
+      this.rightsCheck = rightsCheck;
     }
 
     @Override
@@ -164,15 +179,19 @@ public final class NettyLedger {
                       .setRequestMarshaller(BYTES)
                       .setResponseMarshaller(BYTES)
                       .build(),
-                  new ForwardingHandler(backend)));
+                  new ForwardingHandler(
+                      backend, UserRightsCheck.STREAMS.contains(name) ? rightsCheck : null)));
     }
   }
 
   private static final class ForwardingHandler implements ServerCallHandler<byte[], byte[]> {
     private final ManagedChannel backend;
+    /** Set for the Ledger API's streams when the ledger checks their users' rights. */
+    private final UserRightsCheck rightsCheck;
 
-    ForwardingHandler(ManagedChannel backend) {
+    ForwardingHandler(ManagedChannel backend, UserRightsCheck rightsCheck) {
       this.backend = backend;
+      this.rightsCheck = rightsCheck;
     }
 
     @Override
@@ -181,7 +200,237 @@ public final class NettyLedger {
       Deadline deadline = Context.current().getDeadline();
       if (deadline != null) options = options.withDeadline(deadline);
       ClientCall<byte[], byte[]> clientCall = backend.newCall(serverCall.getMethodDescriptor(), options);
-      return new Relay(serverCall, clientCall, headers).clientSide;
+      Relay relay = new Relay(serverCall, clientCall, headers);
+      if (rightsCheck == null) relay.start();
+      else rightsCheck.watch(relay, headers);
+      return relay.clientSide;
+    }
+  }
+
+  /**
+   * Canton's UserBasedOngoingAuthorization (with UserRightsChangeAsyncChecker) for the Ledger API's
+   * streams: the rights of the stream's user are read when the call is authorized, before it
+   * starts, and again every interval (Canton: user-management-service's
+   * cache-expiry-after-write-in-seconds, 5 s by default); once they differ from the first, or the
+   * user cannot be read (deleted, deactivated), the stream ends with STALE_STREAM_AUTHORIZATION and
+   * its backend call is cancelled. As in Canton, only a token that resolves to a user is checked.
+   *
+   * <p>Canton reads its user store; this front reads the backend's, with ListUserRights for the
+   * token's own user (an empty user id), so a refusal of the token itself (UNAUTHENTICATED: it
+   * expired) says nothing about the rights and is left to the backend, which ends the stream at
+   * the token's expiry as Canton does. Canton's safety switch (a stream ends when no check
+   * completed within twice the interval) is not copied: a loaded test machine would trip it.
+   */
+  private static final class UserRightsCheck {
+    static final Set<String> STREAMS =
+        Set.of(
+            "com.daml.ledger.api.v2.UpdateService/GetUpdates",
+            "com.daml.ledger.api.v2.CommandCompletionService/CompletionStream",
+            "com.daml.ledger.api.v2.StateService/GetActiveContracts");
+
+    private static final MethodDescriptor<byte[], byte[]> LIST_USER_RIGHTS =
+        MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("com.daml.ledger.api.v2.admin.UserManagementService/ListUserRights")
+            .setRequestMarshaller(BYTES)
+            .setResponseMarshaller(BYTES)
+            .build();
+
+    private static final Metadata.Key<String> AUTHORIZATION =
+        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final ManagedChannel backend;
+    private final long intervalNanos;
+    private final ScheduledExecutorService clock =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "user-rights-check");
+              thread.setDaemon(true);
+              return thread;
+            });
+
+    UserRightsCheck(ManagedChannel backend, long intervalNanos) {
+      this.backend = backend;
+      this.intervalNanos = intervalNanos;
+    }
+
+    /** Starts the relay once the user's rights are known (or known not to be a user's), then checks them. */
+    void watch(Relay relay, Metadata headers) {
+      String authorization = headers.get(AUTHORIZATION);
+      if (authorization == null) {
+        relay.start();
+        return;
+      }
+      rightsOf(authorization)
+          .whenComplete(
+              (original, failure) -> {
+                relay.start();
+                if (failure == null) next(relay, authorization, original);
+              });
+    }
+
+    private void next(Relay relay, String authorization, Set<String> original) {
+      clock.schedule(() -> check(relay, authorization, original), intervalNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void check(Relay relay, String authorization, Set<String> original) {
+      if (relay.ended()) return;
+      rightsOf(authorization)
+          .whenComplete(
+              (now, failure) -> {
+                boolean stale =
+                    failure == null
+                        ? !now.equals(original)
+                        : Status.fromThrowable(failure).getCode() != Status.Code.UNAUTHENTICATED;
+                if (stale) StaleStreamAuthorization.end(relay);
+                else next(relay, authorization, original);
+              });
+    }
+
+    /** The token's user's rights, each as its encoded Right; fails with the backend's status. */
+    private CompletableFuture<Set<String>> rightsOf(String authorization) {
+      CompletableFuture<Set<String>> answer = new CompletableFuture<>();
+      Metadata headers = new Metadata();
+      headers.put(AUTHORIZATION, authorization);
+      ClientCall<byte[], byte[]> call = backend.newCall(LIST_USER_RIGHTS, CallOptions.DEFAULT);
+      call.start(
+          new ClientCall.Listener<>() {
+            private byte[] response;
+
+            @Override
+            public void onMessage(byte[] message) {
+              response = message;
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+              if (status.isOk() && response != null) answer.complete(Proto.lengthDelimited(response, 1));
+              else answer.completeExceptionally(status.asRuntimeException(trailers));
+            }
+          },
+          headers);
+      call.request(2);
+      // ListUserRightsRequest with no user id: the authenticated user.
+      call.sendMessage(new byte[0]);
+      call.halfClose();
+      return answer;
+    }
+  }
+
+  /**
+   * Canton's AuthorizationChecksErrors.StaleUserManagementBasedStreamClaims as Canton puts it on
+   * the wire: ABORTED (category ContentionOnSharedResources, 2), message `ID(2,tid): cause`, and a
+   * google.rpc.Status in grpc-status-details-bin with its ErrorInfo, RetryInfo (retry at once)
+   * and RequestInfo.
+   */
+  private static final class StaleStreamAuthorization {
+    private static final String ID = "STALE_STREAM_AUTHORIZATION";
+    private static final String CAUSE = "Stale stream authorization. Retry quickly.";
+    private static final Metadata.Key<byte[]> DETAILS =
+        Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    static void end(Relay relay) {
+      byte[] id = new byte[16];
+      RANDOM.nextBytes(id);
+      String tid = HexFormat.of().formatHex(id);
+      String message = ID + "(2," + tid.substring(0, 8) + "): " + CAUSE;
+      byte[] errorInfo =
+          new Proto()
+              .string(1, ID)
+              .entry(3, "category", "2")
+              .entry(3, "definite_answer", "false")
+              .entry(3, "tid", tid)
+              .bytes();
+      // retry_delay: a Duration of 0 s (all its fields default).
+      byte[] retryInfo = new Proto().message(1, new byte[0]).bytes();
+      byte[] requestInfo = new Proto().string(1, tid).bytes();
+      byte[] status =
+          new Proto()
+              .varint(1, Status.Code.ABORTED.value())
+              .string(2, message)
+              .message(3, any("google.rpc.ErrorInfo", errorInfo))
+              .message(3, any("google.rpc.RetryInfo", retryInfo))
+              .message(3, any("google.rpc.RequestInfo", requestInfo))
+              .bytes();
+      Metadata trailers = new Metadata();
+      trailers.put(DETAILS, status);
+      relay.abort(Status.ABORTED.withDescription(message), trailers);
+    }
+
+    private static byte[] any(String type, byte[] value) {
+      return new Proto().string(1, "type.googleapis.com/" + type).message(2, value).bytes();
+    }
+  }
+
+  /** The few protobuf wire rules the checks need: writing the error's messages, reading a repeated field. */
+  private static final class Proto {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    Proto varint(int field, long value) {
+      raw((long) field << 3);
+      raw(value);
+      return this;
+    }
+
+    Proto message(int field, byte[] value) {
+      raw(((long) field << 3) | 2);
+      raw(value.length);
+      out.writeBytes(value);
+      return this;
+    }
+
+    Proto string(int field, String value) {
+      return message(field, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A map<string, string> entry. */
+    Proto entry(int field, String key, String value) {
+      return message(field, new Proto().string(1, key).string(2, value).bytes());
+    }
+
+    byte[] bytes() {
+      return out.toByteArray();
+    }
+
+    private void raw(long value) {
+      while ((value & ~0x7FL) != 0) {
+        out.write((int) ((value & 0x7F) | 0x80));
+        value >>>= 7;
+      }
+      out.write((int) value);
+    }
+
+    /** The values of a length-delimited `field` of `message`, hex-encoded, as a set. */
+    static Set<String> lengthDelimited(byte[] message, int field) {
+      Set<String> values = new HashSet<>();
+      int[] at = {0};
+      while (at[0] < message.length) {
+        long tag = readVarint(message, at);
+        int wireType = (int) (tag & 7);
+        switch (wireType) {
+          case 0 -> readVarint(message, at);
+          case 1 -> at[0] += 8;
+          case 5 -> at[0] += 4;
+          case 2 -> {
+            int length = (int) readVarint(message, at);
+            if (tag >>> 3 == field)
+              values.add(HexFormat.of().formatHex(message, at[0], at[0] + length));
+            at[0] += length;
+          }
+          default -> throw new IllegalArgumentException("wire type " + wireType);
+        }
+      }
+      return values;
+    }
+
+    private static long readVarint(byte[] message, int[] at) {
+      long value = 0;
+      for (int shift = 0; ; shift += 7) {
+        byte b = message[at[0]++];
+        value |= (long) (b & 0x7F) << shift;
+        if ((b & 0x80) == 0) return value;
+      }
     }
   }
 
@@ -194,6 +443,7 @@ public final class NettyLedger {
   private static final class Relay {
     private final ServerCall<byte[], byte[]> serverCall;
     private final ClientCall<byte[], byte[]> clientCall;
+    private final Metadata headers;
     private boolean serverClosed;
     private boolean clientCancelled;
     /** A message from the backend is owed a request once the client can take more. */
@@ -283,10 +533,38 @@ public final class NettyLedger {
     Relay(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall, Metadata headers) {
       this.serverCall = serverCall;
       this.clientCall = clientCall;
+      this.headers = headers;
+    }
+
+    /**
+     * Opens the backend call and takes the client's request: nothing of the client's reaches the
+     * relay before (it asks for no message), so a call can wait here for its authorization.
+     */
+    void start() {
       synchronized (this) {
+        if (clientCancelled) return;
         clientCall.start(backendSide, withoutHopHeaders(headers));
         clientCall.request(1);
         serverCall.request(1);
+      }
+    }
+
+    /** The client's call is over: closed by either side, or cancelled. */
+    boolean ended() {
+      synchronized (this) {
+        return serverClosed;
+      }
+    }
+
+    /** Ends the client's call with `status` and cancels the backend's, as a ledger aborts a stream. */
+    void abort(Status status, Metadata trailers) {
+      synchronized (this) {
+        if (serverClosed) return;
+        serverClosed = true;
+        serverCall.close(status, trailers);
+        if (clientCancelled) return;
+        clientCancelled = true;
+        clientCall.cancel("the ledger aborted the stream", null);
       }
     }
   }
