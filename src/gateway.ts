@@ -106,13 +106,13 @@ function streamBudget(
   buffer: SharedArrayBuffer | undefined,
   metrics: GatewayMetrics | undefined,
 ): { streamSlots?: LedgerStreamBudget } {
-  const { limit, queueLimit, queueTimeoutMs } = config.ledgerStreams;
+  const { limit, reservedForAuthorization, queueLimit, queueTimeoutMs } = config.ledgerStreams;
   const events = metrics?.ledgerStreamBudget(limit);
   if (limit === 0) return {};
   return {
     streamSlots: new LedgerStreamBudget(
       buffer ?? ledgerStreamBudgetBuffer(),
-      { limit, queueLimit, queueTimeoutMs },
+      { limit, reservedForAuthorization, queueLimit, queueTimeoutMs },
       events,
     ),
   };

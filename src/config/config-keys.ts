@@ -11,7 +11,9 @@ export type KeyType =
   | { kind: "bool" }
   | { kind: "duration" }
   | { kind: "ledger" }
-  | { kind: "enum"; values: readonly string[] };
+  | { kind: "enum"; values: readonly string[] }
+  /** A count, or a whole percentage of another key's count (`50`, `10%`): see resolveShare. */
+  | { kind: "share" };
 
 export interface KeySpec {
   readonly type: KeyType;
@@ -270,12 +272,17 @@ export const CONFIG_KEYS = {
   "limits.ledger-streams": {
     type: int(0, 2 ** 31 - 1),
     default: 500,
-    doc: "most server streams the gateway opens on the ledger at once, all workers together: WebSocket streams, HTTP list twins, fan-out upstream calls and the short authorization probes; past it new ones wait in a queue (limits.ledger-streams-queue). 500: half of Canton's max-streams default (1,000 per participant, shared with its other clients, which the gateway cannot read); the sum over the gateway replicas of one participant should stay under its max-streams; 0: no budget",
+    doc: "most server streams the gateway opens on the ledger at once, all workers together: WebSocket streams, HTTP list twins, fan-out upstream calls and the short authorization probes (these with a share of their own, limits.ledger-streams-reserved-for-authorization); past it new ones wait in a queue (limits.ledger-streams-queue). 500: half of Canton's max-streams default (1,000 per participant, shared with its other clients, which the gateway cannot read); the sum over the gateway replicas of one participant should stay under its max-streams; 0: no budget",
+  },
+  "limits.ledger-streams-reserved-for-authorization": {
+    type: { kind: "share" },
+    default: "10%",
+    doc: "of limits.ledger-streams, the streams subscriptions may not take (a count, or a whole percentage of the budget, rounded up): kept for the gateway's authorization calls (the short probes that admit a subscriber and re-check its rights), which may take any free slot and wait in a queue of their own served first, so that streams a client opens cannot starve the checks that would refuse it or close a revoked reader. At least 1 and less than limits.ledger-streams while the budget is on: a budget of 1 is refused at start, as it leaves subscriptions no stream. Taken from the budget, not added to it: limits.ledger-streams stays the most streams the gateway opens on the participant",
   },
   "limits.ledger-streams-queue": {
     type: int(0, 2 ** 31 - 1),
     default: 1000,
-    doc: "most subscriptions waiting at once for a slot of limits.ledger-streams, all workers together; past it 429 MAXIMUM_NUMBER_OF_STREAMS (a WebSocket: the error frame); 0: none waits",
+    doc: "most subscriptions waiting at once for a slot of limits.ledger-streams, all workers together, and as many authorization calls in their own queue; past it 429 MAXIMUM_NUMBER_OF_STREAMS (a WebSocket: the error frame); 0: none waits",
   },
   "limits.ledger-streams-queue-timeout": {
     type: { kind: "duration" },

@@ -103,9 +103,16 @@ export interface GatewayConfig {
   };
   /**
    * The participant's stream budget (limits.ledger-streams*): server streams open on the ledger
-   * at once, all workers together, and the queue of those waiting for one. `limit` 0: no budget.
+   * at once, all workers together, the share of it subscriptions may not take (kept for
+   * authorization calls: at least 1 and less than `limit` while the budget is on), and the queue
+   * of those waiting for one. `limit` 0: no budget (and no reserve).
    */
-  ledgerStreams: { limit: number; queueLimit: number; queueTimeoutMs: number };
+  ledgerStreams: {
+    limit: number;
+    reservedForAuthorization: number;
+    queueLimit: number;
+    queueTimeoutMs: number;
+  };
   metrics: { enabled: boolean };
   /** Token verification at the gateway (`none`: left to the ledger). */
   auth: GatewayAuthConfig;

@@ -219,7 +219,22 @@ function coerce(key: ConfigKey, raw: unknown, source: string): Value {
       if (typeof raw !== "string" || !type.values.includes(raw))
         throw bad(`one of ${type.values.join(", ")}`);
       return raw;
+    case "share": {
+      const text = typeof raw === "number" ? String(raw) : raw;
+      if (typeof text !== "string" || !SHARE.test(text))
+        throw bad("a count such as 50 or a whole percentage from 0% to 100% such as 10%");
+      return text;
+    }
   }
+}
+
+/** A count (`50`) or a whole percentage (`10%`, at most `100%`). */
+const SHARE = /^(\d{1,10}|(100|\d{1,2})%)$/;
+
+/** A `share` key's value as a count: a percentage of `whole`, rounded up, or the count as is. */
+function resolveShare(value: string, whole: number): number {
+  if (!value.endsWith("%")) return Number(value);
+  return Math.ceil((whole * Number(value.slice(0, -1))) / 100);
 }
 
 const DURATION_UNITS: Record<string, number> = {
@@ -334,7 +349,10 @@ function build(settings: Settings): GatewayConfig {
       commandsBurstPerUser: num("limits.commands-burst-per-user"),
     },
     ledgerStreams: {
-      limit: num("limits.ledger-streams"),
+      ...ledgerStreamShares(
+        num("limits.ledger-streams"),
+        str("limits.ledger-streams-reserved-for-authorization"),
+      ),
       queueLimit: num("limits.ledger-streams-queue"),
       queueTimeoutMs: positiveDuration("limits.ledger-streams-queue-timeout", str),
     },
@@ -354,6 +372,31 @@ function positiveDuration(key: ConfigKey, str: (key: ConfigKey) => string): numb
   const ms = parseDuration(str(key)) as number;
   if (!(ms > 0)) throw new ConfigError(`${key} must be longer than 0s, not ${str(key)}`);
   return ms;
+}
+
+/**
+ * The stream budget and its reserve for authorization calls. While the budget is on, the reserve
+ * is at least 1 (without it, subscriptions could fill the budget and starve the probes that
+ * admit and re-check subscribers: issue 35) and leaves subscriptions at least one stream. Both
+ * are refused at start rather than bent: a reserve of 0 would silently give up the guarantee,
+ * and a budget of 1 serves no subscription at all.
+ */
+function ledgerStreamShares(
+  limit: number,
+  reserveText: string,
+): { limit: number; reservedForAuthorization: number } {
+  if (limit === 0) return { limit, reservedForAuthorization: 0 };
+  const reserved = resolveShare(reserveText, limit);
+  const key = "limits.ledger-streams-reserved-for-authorization";
+  if (reserved < 1)
+    throw new ConfigError(
+      `${key} must keep at least 1 stream for authorization calls while limits.ledger-streams is on (without it, subscriptions can starve them), not ${reserveText}`,
+    );
+  if (reserved >= limit)
+    throw new ConfigError(
+      `limits.ledger-streams ${limit} leaves subscriptions no stream once ${key} (${reserveText}) keeps ${reserved} for authorization calls: set limits.ledger-streams to at least ${reserved + 1}${reserveText.endsWith("%") ? "" : ` or ${key} below ${limit}`}`,
+    );
+  return { limit, reservedForAuthorization: reserved };
 }
 
 /** The marks only make sense ordered: pause below the hard limit, resume below the pause. */

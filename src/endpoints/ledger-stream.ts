@@ -2,6 +2,7 @@ import { defer, map, merge, type Observable, Subject, switchMap } from "rxjs";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
+import type { StreamPurpose } from "../ledger/stream-slots.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
@@ -45,6 +46,14 @@ export interface LedgerStreamSpec {
 
 type Json = Record<string, unknown>;
 
+/** How one gRPC call of an endpoint runs: see ServerStreamOptions. */
+interface CallOptions {
+  demand$?: Observable<boolean>;
+  trace?: TraceContext | undefined;
+  draining?: (closing: unknown) => void;
+  purpose?: StreamPurpose;
+}
+
 /** Elements as their wire bytes: transcoded straight to text. */
 const RAW = { rawResponses: true } as const;
 
@@ -87,23 +96,19 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
   // Compiled at the first call: an endpoint nobody opens costs no writers.
   let toText: ReturnType<RouteDeps["json"]["wireText"]> | undefined;
   const { service, rpc } = spec;
-  /** One gRPC call; `draining` is told when the ledger closes its connection gracefully. */
-  const call = (
-    request: unknown,
-    token: string | undefined,
-    demand$: Observable<boolean>,
-    trace: TraceContext | undefined,
-    draining?: (closing: unknown) => void,
-  ): Observable<string> => {
+  /** One gRPC call of the endpoint; `options.draining` is told when the ledger closes its connection gracefully. */
+  const call = (request: unknown, token: string | undefined, options: CallOptions): Observable<string> => {
     toText ??= deps.json.wireText(responseType);
     const text = toText;
+    const { demand$, trace, draining, purpose } = options;
     const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
           ...RAW,
-          demand$,
+          ...(demand$ ? { demand$ } : {}),
           ...(trace ? { trace } : {}),
           ...(draining ? { onDraining: draining } : {}),
+          ...(purpose ? { purpose } : {}),
         }),
       ),
       mapInOrder((bytes) => text(bytes, token)),
@@ -119,7 +124,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
    */
   const open: StreamEndpoint["open"] =
     position === undefined
-      ? (request, token, demand$, _renewed$, trace) => call(request, token, demand$, trace)
+      ? (request, token, demand$, _renewed$, trace) => call(request, token, { demand$, trace })
       : (request, token, demand$, renewed$, trace) =>
           defer(() => {
             let current = token;
@@ -132,13 +137,11 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
             );
             return resumeOnLoss(
               (after) =>
-                call(
-                  after === undefined ? request : startingAfter(request, after.offset),
-                  current,
+                call(after === undefined ? request : startingAfter(request, after.offset), current, {
                   demand$,
                   trace,
-                  resume.windowMs > 0 ? (closing) => drains.next(closing) : undefined,
-                ),
+                  ...(resume.windowMs > 0 ? { draining: (closing: unknown) => drains.next(closing) } : {}),
+                }),
               {
                 position,
                 isLoss: isLedgerLost,
@@ -168,6 +171,8 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(startAfter ? { startAfter } : {}),
     idleByDefault: spec.idleByDefault,
     open,
+    // Demand always true, no resume, no renewals: the call's own answer is the verdict.
+    probe: (request, token, trace) => call(request, token, { trace, purpose: "authorization" }),
     ...(position ? { renewable: true } : {}),
     admit: (token, trace) => admitCaller(deps, token, trace),
     ...(spec.share

@@ -19,6 +19,10 @@ import type { TraceContext } from "../ledger/trace-context.js";
  *     ledger
  *       .serverStream("UpdateService", "GetUpdates", toGrpc(request), token, { demand$ })
  *       .pipe(map((message) => JSON.stringify(toJson(message)))),
+ *   probe: (request, token, trace) =>
+ *     ledger
+ *       .serverStream("UpdateService", "GetUpdates", toGrpc(request), token, { purpose: "authorization", trace })
+ *       .pipe(map((message) => JSON.stringify(toJson(message)))),
  *   idleByDefault: (request) => (request as { endInclusive?: unknown }).endInclusive === undefined,
  *   offsetOf: (element) => /"offset":(\d+)/.exec(element)?.[1],
  * };
@@ -55,6 +59,16 @@ export interface StreamEndpoint {
     renewed$?: Observable<string>,
     trace?: TraceContext,
   ): Observable<string>;
+  /**
+   * One ledger call of this endpoint for `request` on `token`, to ask the ledger whether the
+   * token may read it (an authorization probe: the stream authorization builds the request, an
+   * empty range or the first message of the open-ended one). The call is an authorization call
+   * of the participant's stream budget: it may take the share subscriptions cannot, so they
+   * cannot starve it. Always ready (no pause), never reopened after a lost connection and never
+   * moved onto a renewed token: the call's own end or error is the answer. Cold, and cancels its
+   * call on unsubscribe, as `open`; emits the elements as `open` does.
+   */
+  probe(request: unknown, token: string | undefined, trace?: TraceContext): Observable<string>;
   /**
    * Whether a stream can move onto a renewed token (`renewed$`): its elements say where it
    * stands, so a new call resumes after the last one. Not the active contracts, a snapshot.

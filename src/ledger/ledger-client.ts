@@ -13,7 +13,7 @@ import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
 import { observeCall } from "./server-stream.js";
 import { ServerStreamCall } from "./server-stream-call.js";
-import type { StreamSlots } from "./stream-slots.js";
+import type { StreamPurpose, StreamSlots } from "./stream-slots.js";
 import type { TraceContext } from "./trace-context.js";
 
 /** Service names relative to `com.daml.ledger.api.v2`, e.g. `StateService`, `admin.PartyManagementService`. */
@@ -76,6 +76,12 @@ export interface ServerStreamOptions {
    * move it elsewhere first.
    */
   onDraining?: (closing: grpc.ServiceError) => void;
+  /**
+   * What the call is for, under a stream budget (default `subscription`): an `authorization`
+   * call (a probe asking whether a subscriber may read) may take the share of the budget kept
+   * from subscriptions, and waits in a queue of its own served first.
+   */
+  purpose?: StreamPurpose;
 }
 
 /**
@@ -207,9 +213,10 @@ export class LedgerClient {
    *   metadata: the error mapping decodes the rich status from it), after every message that
    *   arrived before it. OK completes the stream. A request out of bounds errors it on subscribe.
    * - With a stream budget (`streamSlots`), the call opens once the subscription holds a slot
-   *   (it may wait in the budget's queue); the slot goes back when the call ends, however it
-   *   ends, and a waiter that unsubscribes leaves the queue. No slot (queue full, waited too
-   *   long): the stream errors with MAXIMUM_NUMBER_OF_STREAMS (429), and no call is made.
+   *   of its `purpose` (it may wait in the budget's queue); the slot goes back when the call
+   *   ends, however it ends, and a waiter that unsubscribes leaves the queue. No slot (queue
+   *   full, waited too long): the stream errors with MAXIMUM_NUMBER_OF_STREAMS (429), and no call
+   *   is made.
    */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
@@ -231,6 +238,7 @@ export class LedgerClient {
           call = calls.subscribe(subscriber);
         },
         (refusal) => subscriber.error(ledgerStreamsExhaustedError(refusal)),
+        options.purpose ?? "subscription",
       );
       // Runs once the call ended (its end reached the subscriber) or the subscriber left.
       return () => {

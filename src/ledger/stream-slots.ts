@@ -5,12 +5,23 @@
  */
 export interface StreamSlots {
   /**
-   * Asks for a slot: `granted` once one is held, or `refused` (queue full, waited too long);
-   * one of them, at most once. The function returned ends the claim, however often it is
-   * called: a held slot goes back once, a waiting one leaves the queue.
+   * Asks for a slot for `purpose`: `granted` once one is held, or `refused` (queue full, waited
+   * too long); one of them, at most once. The function returned ends the claim, however often it
+   * is called: a held slot goes back once, a waiting one leaves the queue.
    */
-  claim(granted: () => void, refused: (refusal: StreamSlotRefusal) => void): () => void;
+  claim(
+    granted: () => void,
+    refused: (refusal: StreamSlotRefusal) => void,
+    purpose: StreamPurpose,
+  ): () => void;
 }
+
+/**
+ * What a server stream is for. A subscription streams to a client; an authorization call asks
+ * the ledger whether a subscriber may read (a probe), and has a share of the budget that
+ * subscriptions cannot take, so that they cannot starve it.
+ */
+export type StreamPurpose = "subscription" | "authorization";
 
 /** Why no slot was given, with the budget's settings: what the error body says. */
 interface StreamSlotRefusal {

@@ -18,6 +18,7 @@ import type { RefusedCallReason } from "../ledger/http2-connection.js";
 import { sampledTraceId } from "../ledger/trace-context.js";
 import { QUOTA_CAPS, QUOTA_REFUSAL_REASONS, type QuotaRefusal } from "../limits/client-quotas.js";
 import {
+  LEDGER_STREAM_PURPOSES,
   LEDGER_STREAM_REFUSAL_REASONS,
   type LedgerStreamBudgetEvents,
 } from "../limits/ledger-stream-budget.js";
@@ -216,21 +217,23 @@ export class GatewayMetrics {
 
   readonly ledgerStreamsQueued = new Gauge({
     name: "ledger_gateway_ledger_streams_queued",
-    help: "Subscriptions waiting for a slot of the participant's stream budget (limits.ledger-streams-queue bounds them)",
+    help: "Claims waiting for a slot of the participant's stream budget (limits.ledger-streams-queue bounds each queue), by purpose (subscription; authorization: the probes that admit and re-check subscribers, in a queue of their own served first)",
+    labelNames: ["purpose"] as const,
     registers: [this.registry],
   });
 
   readonly ledgerStreamsQueueWait = new Histogram({
     name: "ledger_gateway_ledger_streams_queue_wait_seconds",
-    help: "How long a subscription waited for a slot of the participant's stream budget before its call opened (those refused are counted by ledger_gateway_ledger_streams_refused_total)",
+    help: "How long a claim waited for a slot of the participant's stream budget before its call opened, by purpose (subscription, authorization); those refused are counted by ledger_gateway_ledger_streams_refused_total",
+    labelNames: ["purpose"] as const,
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
 
   readonly ledgerStreamsRefused = new Counter({
     name: "ledger_gateway_ledger_streams_refused_total",
-    help: "Subscriptions refused a slot of the participant's stream budget with 429 MAXIMUM_NUMBER_OF_STREAMS, by reason (queue-full: limits.ledger-streams-queue already waited; queue-timeout: no slot within limits.ledger-streams-queue-timeout)",
-    labelNames: ["reason"] as const,
+    help: "Claims refused a slot of the participant's stream budget with 429 MAXIMUM_NUMBER_OF_STREAMS, by reason (queue-full: limits.ledger-streams-queue already waited; queue-timeout: no slot within limits.ledger-streams-queue-timeout) and purpose (subscription; authorization: a probe, whose refusal is never a yes)",
+    labelNames: ["reason", "purpose"] as const,
     registers: [this.registry],
   });
 
@@ -405,7 +408,12 @@ export class GatewayMetrics {
       if (streaming) this.ledgerStreamsOpen.set({ method: label }, 0);
     }
     for (const reason of REFUSED_CALL_REASONS) this.ledgerRefusedCalls.inc({ reason }, 0);
-    for (const reason of LEDGER_STREAM_REFUSAL_REASONS) this.ledgerStreamsRefused.inc({ reason }, 0);
+    for (const purpose of LEDGER_STREAM_PURPOSES) {
+      this.ledgerStreamsQueued.set({ purpose }, 0);
+      this.ledgerStreamsQueueWait.zero({ purpose });
+      for (const reason of LEDGER_STREAM_REFUSAL_REASONS)
+        this.ledgerStreamsRefused.inc({ reason, purpose }, 0);
+    }
     for (const cap of QUOTA_CAPS)
       for (const reason of QUOTA_REFUSAL_REASONS) this.limitRefusals.inc({ cap, reason }, 0);
     for (const endpoint of known.streamEndpoints) {
@@ -515,13 +523,13 @@ export class GatewayMetrics {
   }
 
   /** A request or socket refused past a cap (limits.*): by cap and reason, never by whose. */
-  /** The stream budget's series: its value (0: none), and its queue's length, waits and refusals. */
+  /** The stream budget's series: its value (0: none), and its queues' lengths, waits and refusals by purpose. */
   ledgerStreamBudget(limit: number): LedgerStreamBudgetEvents {
     this.ledgerStreamsBudget.set(limit);
     return {
-      queueLength: (length) => this.ledgerStreamsQueued.set(length),
-      granted: (ms) => this.ledgerStreamsQueueWait.observe(ms / 1000),
-      refused: (reason) => this.ledgerStreamsRefused.inc({ reason }),
+      queueLength: (length, purpose) => this.ledgerStreamsQueued.set({ purpose }, length),
+      granted: (ms, purpose) => this.ledgerStreamsQueueWait.observe({ purpose }, ms / 1000),
+      refused: (reason, _ms, purpose) => this.ledgerStreamsRefused.inc({ reason, purpose }),
     };
   }
 

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Gauge, Histogram } from "prom-client";
+import { lastValueFrom, toArray } from "rxjs";
+import { ledgerStreamEndpoints } from "../../src/endpoints/ledger-streams.js";
+import type { StreamEndpoint } from "../../src/endpoints/stream-endpoint.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
@@ -17,11 +20,12 @@ interface Refusal {
   cause: string;
 }
 
-const sum = async (metric: Gauge | Histogram | undefined, name?: string) => {
+const sum = async (metric: Gauge | Histogram | undefined, name?: string, purpose?: string) => {
   assert.ok(metric);
   const { values } = await metric.get();
   return values
     .filter((v) => name === undefined || (v as { metricName?: string }).metricName === name)
+    .filter((v) => purpose === undefined || v.labels.purpose === purpose)
     .reduce((total, { value }) => total + value, 0);
 };
 
@@ -31,16 +35,25 @@ const sum = async (metric: Gauge | Histogram | undefined, name?: string) => {
  */
 function stackWithBudget(args: string[], parties: number) {
   let stack: Stack;
+  let endpoints: readonly StreamEndpoint[] = [];
   const party: string[] = [];
   let reader = "";
   let end = 0;
   before(async () => {
-    stack = await startStack([
-      ...args,
-      // No re-check probes: they are short streams and would take places in the queue.
-      "--websocket-config.stream-authorization-recheck-interval",
-      "0s",
-    ]);
+    stack = await startStack(
+      [
+        ...args,
+        // No re-check probes: they would be streams of their own on the ledger beside the ones counted.
+        "--websocket-config.stream-authorization-recheck-interval",
+        "0s",
+      ],
+      {
+        streamEndpoints: (deps) => {
+          endpoints = ledgerStreamEndpoints(deps);
+          return endpoints;
+        },
+      },
+    );
     for (let i = 0; i < parties; i++) party.push(await allocate(stack, `budget_${i}`));
     await call(stack, "POST", "/v2/users", {
       user: { id: "budget-reader" },
@@ -63,6 +76,14 @@ function stackWithBudget(args: string[], parties: number) {
   const metrics = () => stack.gateway.metrics;
   return {
     stack: () => stack,
+    reader: () => reader,
+    party: (i: number) => party[i] as string,
+    end: () => end,
+    endpoint: (path: string) => {
+      const found = endpoints.find((endpoint) => endpoint.path === path);
+      assert.ok(found, path);
+      return found;
+    },
     /** An open-ended WebSocket stream of party `i`: one ledger call while it is open. */
     subscribe: (i: number) =>
       updatesSocket(stack.url, reader, updatesRequest(partyFilter(party[i] as string))),
@@ -76,14 +97,21 @@ function stackWithBudget(args: string[], parties: number) {
         reader,
       ),
     open: () => sum(metrics()?.ledgerStreamsOpen),
-    queued: () => sum(metrics()?.ledgerStreamsQueued),
-    refused: async (reason: string) => {
+    queued: (purpose = "subscription") => sum(metrics()?.ledgerStreamsQueued, undefined, purpose),
+    refused: async (reason: string, purpose = "subscription") => {
       const counter = metrics()?.ledgerStreamsRefused;
       assert.ok(counter);
-      return (await counter.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+      return (
+        (await counter.get()).values.find((v) => v.labels.reason === reason && v.labels.purpose === purpose)
+          ?.value ?? 0
+      );
     },
-    waits: () =>
-      sum(metrics()?.ledgerStreamsQueueWait, "ledger_gateway_ledger_streams_queue_wait_seconds_count"),
+    waits: (purpose = "subscription") =>
+      sum(
+        metrics()?.ledgerStreamsQueueWait,
+        "ledger_gateway_ledger_streams_queue_wait_seconds_count",
+        purpose,
+      ),
   };
 }
 
@@ -94,11 +122,11 @@ function assertRefused(refusal: Refusal, reason: string, limit: number): void {
   assert.deepEqual(refusal.context, { limit: "limits.ledger-streams", value: String(limit), reason });
 }
 
-describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
+describe("limits.ledger-streams over real sockets: budget 3 (2 for subscriptions, 1 kept for authorization calls), queue 2", () => {
   const budget = stackWithBudget(
     [
       "--limits.ledger-streams",
-      "2",
+      "3",
       "--limits.ledger-streams-queue",
       "2",
       "--limits.ledger-streams-queue-timeout",
@@ -109,7 +137,7 @@ describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
 
   it("opens 2 calls, queues the next 2 and answers them in arrival order as slots free, refusing the 5th with 429 (list twin) and an error frame (WebSocket)", async () => {
     const stack = budget.stack();
-    assert.equal(await sum(stack.gateway.metrics?.ledgerStreamsBudget), 2);
+    assert.equal(await sum(stack.gateway.metrics?.ledgerStreamsBudget), 3);
     const a = budget.subscribe(0);
     const b = budget.subscribe(1);
     await until(async () => (await budget.open()) === 2);
@@ -128,10 +156,10 @@ describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
 
     const refusedList = await budget.list(4);
     assert.equal(refusedList.status, 429);
-    assertRefused(refusedList.body as Refusal, "queue-full", 2);
+    assertRefused(refusedList.body as Refusal, "queue-full", 3);
     const refusedSocket = await budget.subscribe(5).ended;
     assert.equal(refusedSocket.frames.length, 1);
-    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-full", 2);
+    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-full", 3);
     assert.equal(await budget.refused("queue-full"), 2);
     // Refused, nothing was opened for them, and nothing answered the waiters.
     assert.equal(await budget.open(), 2);
@@ -187,7 +215,7 @@ describe("limits.ledger-streams over real sockets: budget 2, queue 2", () => {
 
 describe("limits.ledger-streams over real sockets: fan-out members", () => {
   const budget = stackWithBudget(
-    ["--limits.ledger-streams", "2", "--limits.ledger-streams-queue-timeout", "120s"],
+    ["--limits.ledger-streams", "3", "--limits.ledger-streams-queue-timeout", "120s"],
     1,
   );
 
@@ -213,11 +241,11 @@ describe("limits.ledger-streams over real sockets: fan-out members", () => {
   });
 });
 
-describe("limits.ledger-streams-queue-timeout over real sockets: budget 1", () => {
+describe("limits.ledger-streams-queue-timeout over real sockets: budget 2 (1 for subscriptions)", () => {
   const budget = stackWithBudget(
     [
       "--limits.ledger-streams",
-      "1",
+      "2",
       "--limits.ledger-streams-queue",
       "5",
       "--limits.ledger-streams-queue-timeout",
@@ -233,10 +261,10 @@ describe("limits.ledger-streams-queue-timeout over real sockets: budget 1", () =
     const refusedList = await budget.list(1);
     assert.equal(refusedList.status, 429);
     const body = refusedList.body as Refusal;
-    assertRefused(body, "queue-timeout", 1);
+    assertRefused(body, "queue-timeout", 2);
     assert.match(body.cause, /limits\.ledger-streams-queue-timeout \(200 ms\)/);
     const refusedSocket = await budget.subscribe(2).ended;
-    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-timeout", 1);
+    assertRefused(refusedSocket.frames[0] as unknown as Refusal, "queue-timeout", 2);
     assert.equal(await budget.refused("queue-timeout"), 2);
     assert.equal(await budget.queued(), 0);
     assert.equal(await budget.open(), 1);
@@ -247,5 +275,48 @@ describe("limits.ledger-streams-queue-timeout over real sockets: budget 1", () =
     // The slot is free again: a stream opens at once.
     const again = await budget.list(1);
     assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+});
+
+describe("limits.ledger-streams-reserved-for-authorization over real sockets: budget 3, 1 kept for authorization calls", () => {
+  // A probe that waited as a subscription would be refused after 30 s: the test fails, it does not hang.
+  const budget = stackWithBudget(
+    ["--limits.ledger-streams", "3", "--limits.ledger-streams-queue-timeout", "30s"],
+    3,
+  );
+
+  it("runs an authorization call of an endpoint (probe) at once while subscriptions fill their share and another waits, and keeps the reserve from that waiter", async () => {
+    const sockets = [budget.subscribe(0), budget.subscribe(1)];
+    await until(async () => (await budget.open()) === 2);
+    const waiter = budget.subscribe(2);
+    await until(async () => (await budget.queued()) === 1);
+
+    // The empty range at the ledger end: the ledger's answer on the reader's token is the end.
+    const updates = budget.endpoint("/v2/updates");
+    const request = updatesRequest(partyFilter(budget.party(0)), budget.end(), budget.end());
+    const answered = await lastValueFrom(updates.probe(request, budget.reader()).pipe(toArray()));
+    assert.deepEqual(answered, []);
+    // A ledger call on the token it was given: a token the ledger refuses gets its refusal.
+    const stranger = tokenFor("budget-stranger");
+    await assert.rejects(lastValueFrom(updates.probe(request, stranger)), (error: { code?: number }) => {
+      assert.ok(
+        error.code === 7 || error.code === 16,
+        `PERMISSION_DENIED or UNAUTHENTICATED, got ${error.code}`,
+      );
+      return true;
+    });
+
+    assert.equal(await budget.waits("authorization"), 0, "no authorization call waited");
+    assert.equal(await budget.queued("authorization"), 0);
+    assert.equal(await budget.refused("queue-full", "authorization"), 0);
+    // The probes' slot went back to the reserve, not to the waiting subscription.
+    assert.equal(await budget.queued(), 1);
+    assert.equal(await budget.open(), 2);
+
+    sockets[0]?.socket.close(1000);
+    await until(async () => (await budget.queued()) === 0 && (await budget.open()) === 2);
+    for (const { socket } of [...sockets, waiter]) socket.close(1000);
+    await Promise.all([...sockets, waiter].map(({ ended }) => ended));
+    await until(async () => (await budget.open()) === 0);
   });
 });

@@ -31,6 +31,10 @@ function updatesEndpoint(answer: (request: Record<string, unknown>) => Observabl
       opened.push(request as Record<string, unknown>);
       return answer(request as Record<string, unknown>);
     },
+    probe: (request) => {
+      opened.push(request as Record<string, unknown>);
+      return answer(request as Record<string, unknown>);
+    },
   };
   return { endpoint, opened };
 }

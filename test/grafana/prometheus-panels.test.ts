@@ -155,10 +155,11 @@ describe("Grafana dashboard on Prometheus", {
         // One command a second per user: workerLoad's burst of submissions is refused past it.
         "--limits.commands-per-second-per-user",
         "1",
-        // A participant's stream budget of 1 with a queue of 1: workerLoad's second stream waits for
-        // the first one's slot, its third is refused. No re-check probes, which would queue too.
+        // A participant's stream budget of 2, 1 of them kept for authorization calls, with a queue
+        // of 1: workerLoad's second stream waits for the first one's slot, its third is refused.
+        // No re-check probes.
         "--limits.ledger-streams",
-        "1",
+        "2",
         "--limits.ledger-streams-queue",
         "1",
         "--limits.ledger-streams-queue-timeout",

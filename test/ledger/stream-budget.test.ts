@@ -31,14 +31,21 @@ describe("LedgerClient.serverStream under a stream budget (limits.ledger-streams
   let budget: LedgerStreamBudget;
   const updates = () =>
     client.serverStream<Buffer>("UpdateService", "GetUpdates", {}, "token", { rawResponses: true });
+  const probe = () =>
+    client.serverStream<Buffer>("UpdateService", "GetUpdates", {}, "token", {
+      rawResponses: true,
+      purpose: "authorization",
+    });
 
   before(async () => {
     ledger = await startWireLedger();
   });
   beforeEach(() => {
     client?.close();
+    // Subscriptions may hold 1 of the 2: the other is kept for authorization calls.
     budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
-      limit: 1,
+      limit: 2,
+      reservedForAuthorization: 1,
       queueLimit: 1,
       queueTimeoutMs: 600_000,
     });
@@ -80,6 +87,34 @@ describe("LedgerClient.serverStream under a stream budget (limits.ledger-streams
     assert.equal(budget.held(), 0);
   });
 
+  it("opens an authorization call at once in the reserve while subscriptions fill their share and one waits", async () => {
+    const calls = ledger.streams.length;
+    const subscription = watch(updates());
+    await until(() => ledger.streams.length === calls + 1);
+    const waiter = watch(updates());
+    assert.equal(budget.queueLength("subscription"), 1);
+
+    const authorization = watch(probe());
+    await until(() => ledger.streams.length === calls + 2);
+    assert.equal(budget.held("authorization"), 1);
+    assert.equal(budget.held("subscription"), 1);
+    assert.equal(
+      budget.queueLength("subscription"),
+      1,
+      "the subscription still waits: the reserve is not its",
+    );
+
+    // The probe's slot goes back to the reserve: the waiting subscription may not take it.
+    authorization.subscription.unsubscribe();
+    assert.equal(budget.held(), 1);
+    assert.equal(budget.queueLength("subscription"), 1);
+    assert.equal(ledger.streams.length, calls + 2);
+    subscription.subscription.unsubscribe();
+    await until(() => ledger.streams.length === calls + 3);
+    waiter.subscription.unsubscribe();
+    assert.equal(budget.held(), 0);
+  });
+
   it("makes no call for a waiter that leaves the queue", async () => {
     const calls = ledger.streams.length;
     const first = watch(updates());
@@ -116,7 +151,7 @@ describe("LedgerClient.serverStream under a stream budget (limits.ledger-streams
     assert.equal(refused.body.code, "MAXIMUM_NUMBER_OF_STREAMS");
     assert.deepEqual(refused.body.context, {
       limit: "limits.ledger-streams",
-      value: "1",
+      value: "2",
       reason: "queue-full",
     });
     assert.equal(ledger.streams.length, calls + 1);

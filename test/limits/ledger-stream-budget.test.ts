@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import {
   LedgerStreamBudget,
+  type LedgerStreamPurpose,
   type LedgerStreamRefusal,
   ledgerStreamBudgetBuffer,
 } from "../../src/limits/ledger-stream-budget.js";
-import { hammerBudget } from "./stream-budget-hammer.js";
+import { until } from "../support/until.js";
+import { hammerBudget, IN_USE } from "./stream-budget-hammer.js";
 
 /** One claim's story: what it was told, and its end. */
 interface Claim {
@@ -21,7 +23,7 @@ afterEach(() => {
   for (const claim of made.splice(0)) claim.end();
 });
 
-function claimer(budget: LedgerStreamBudget, log: string[] = []) {
+function claimer(budget: LedgerStreamBudget, log: string[] = [], purpose?: LedgerStreamPurpose) {
   return (name: string): Claim => {
     const claim: Claim = { name, granted: false, refusal: undefined, end: () => undefined };
     claim.end = budget.claim(
@@ -32,16 +34,18 @@ function claimer(budget: LedgerStreamBudget, log: string[] = []) {
       (refusal) => {
         claim.refusal = refusal;
       },
+      purpose,
     );
     made.push(claim);
     return claim;
   };
 }
 
-const settings = { limit: 2, queueLimit: 2, queueTimeoutMs: 60_000 };
+/** Subscriptions may hold 2 of the 3 slots; the third is kept for authorization calls. */
+const settings = { limit: 3, reservedForAuthorization: 1, queueLimit: 2, queueTimeoutMs: 60_000 };
 
 describe("LedgerStreamBudget", () => {
-  it("grants `limit` slots at once, queues `queueLimit` more and refuses the next as queue-full", () => {
+  it("grants subscriptions their share at once, queues `queueLimit` more and refuses the next as queue-full", () => {
     const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), settings);
     const claim = claimer(budget);
     const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map(claim) as Claim[];
@@ -54,7 +58,14 @@ describe("LedgerStreamBudget", () => {
         [false, undefined],
       ],
     );
-    assert.deepEqual(e?.refusal, { reason: "queue-full", limit: 2, queueLimit: 2, queueTimeoutMs: 60_000 });
+    assert.deepEqual(e?.refusal, {
+      reason: "queue-full",
+      purpose: "subscription",
+      limit: 3,
+      reservedForAuthorization: 1,
+      queueLimit: 2,
+      queueTimeoutMs: 60_000,
+    });
     assert.equal(budget.held(), 2);
     assert.equal(budget.waiting(), 2);
     for (const x of [a, b, c, d, e]) x?.end();
@@ -118,7 +129,7 @@ describe("LedgerStreamBudget", () => {
     const refused: string[] = [];
     const budget = new LedgerStreamBudget(
       ledgerStreamBudgetBuffer(),
-      { limit: 1, queueLimit: 5, queueTimeoutMs: 20 },
+      { limit: 2, reservedForAuthorization: 1, queueLimit: 5, queueTimeoutMs: 20 },
       { refused: (reason) => refused.push(reason) },
     );
     budget.claim(
@@ -145,7 +156,8 @@ describe("LedgerStreamBudget", () => {
   it("serves a waiter when a holder ends its claim inside its own grant", () => {
     const log: string[] = [];
     const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
-      limit: 1,
+      limit: 2,
+      reservedForAuthorization: 1,
       queueLimit: 5,
       queueTimeoutMs: 60_000,
     });
@@ -171,58 +183,233 @@ describe("LedgerStreamBudget", () => {
   });
 
   it("tells its queue's length, the waits and the refusals", () => {
-    const lengths: number[] = [];
-    const waits: number[] = [];
+    const lengths: string[] = [];
+    const waits: string[] = [];
     const refusals: string[] = [];
     const budget = new LedgerStreamBudget(
       ledgerStreamBudgetBuffer(),
-      { limit: 1, queueLimit: 1, queueTimeoutMs: 60_000 },
+      { limit: 2, reservedForAuthorization: 1, queueLimit: 1, queueTimeoutMs: 60_000 },
       {
-        queueLength: (n) => lengths.push(n),
-        granted: (ms) => waits.push(ms),
-        refused: (reason) => refusals.push(reason),
+        queueLength: (n, purpose) => lengths.push(`${purpose} ${n}`),
+        granted: (ms, purpose) => waits.push(`${purpose} ${ms >= 0}`),
+        refused: (reason, _ms, purpose) => refusals.push(`${purpose} ${reason}`),
       },
     );
     const claim = claimer(budget);
     const a = claim("a");
     claim("b");
     claim("c");
+    const authorization = claimer(budget, [], "authorization");
+    authorization("r");
+    authorization("s");
+    authorization("t");
     a.end();
-    assert.deepEqual(lengths, [1, 0]);
-    assert.equal(waits.length, 1);
-    assert.ok((waits[0] as number) >= 0);
-    assert.deepEqual(refusals, ["queue-full"]);
+    assert.deepEqual(lengths, ["subscription 1", "authorization 1", "authorization 0"]);
+    assert.deepEqual(waits, ["authorization true"]);
+    assert.deepEqual(refusals, ["subscription queue-full", "authorization queue-full"]);
   });
 
-  it("rejects a budget that is not a positive integer", () => {
-    assert.throws(
-      () => new LedgerStreamBudget(ledgerStreamBudgetBuffer(), { ...settings, limit: 0 }),
-      RangeError,
-    );
+  it("rejects a budget below 2 and a reserve that leaves either purpose no slot", () => {
+    const buffer = ledgerStreamBudgetBuffer();
+    for (const [limit, reservedForAuthorization] of [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [3, 0],
+      [3, 3],
+      [3, 1.5],
+    ] as const) {
+      assert.throws(
+        () => new LedgerStreamBudget(buffer, { ...settings, limit, reservedForAuthorization }),
+        RangeError,
+        `${limit} with ${reservedForAuthorization} reserved`,
+      );
+    }
   });
 });
 
-describe("LedgerStreamBudget across worker threads", () => {
-  it("never holds more than the budget while four threads contend, and loses no slot", async () => {
+describe("LedgerStreamBudget's reserve for authorization calls", () => {
+  const authorizationOf = (budget: LedgerStreamBudget, log: string[] = []) =>
+    claimer(budget, log, "authorization");
+
+  it("never gives subscriptions the reserve, even with it free", () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+      ...settings,
+      limit: 5,
+      reservedForAuthorization: 2,
+    });
+    const claims = ["a", "b", "c", "d"].map(claimer(budget));
+    assert.deepEqual(
+      claims.map((c) => c.granted),
+      [true, true, true, false],
+    );
+    assert.equal(budget.held(), 3);
+    assert.equal(budget.held("subscription"), 3);
+    assert.equal(budget.waiting("subscription"), 1);
+  });
+
+  it("grants an authorization call at once while subscriptions fill their share and others wait", () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), settings);
+    const subscriptions = ["a", "b", "c", "d"].map(claimer(budget));
+    assert.equal(budget.waiting("subscription"), 2);
+    const probe = authorizationOf(budget)("probe");
+    assert.equal(probe.granted, true);
+    assert.deepEqual([budget.held(), budget.held("subscription"), budget.held("authorization")], [3, 2, 1]);
+    // Authorization calls may take any free slot, the subscriptions' share included.
+    subscriptions[0]?.end();
+    subscriptions[1]?.end();
+    for (const c of subscriptions.slice(2)) c.end();
+    const more = ["q", "r", "s"].map(authorizationOf(budget));
+    assert.deepEqual(
+      more.map((c) => c.granted),
+      [true, true, false],
+    );
+    assert.equal(budget.held("authorization"), 3);
+  });
+
+  it("serves waiting authorization calls before subscriptions that waited longer", () => {
+    const log: string[] = [];
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), { ...settings, queueLimit: 10 });
+    const subscribe = claimer(budget, log);
+    const authorize = authorizationOf(budget, log);
+    const [a, b] = ["a", "b"].map(subscribe);
+    const r = authorize("r");
+    const [c, d] = ["c", "d"].map(subscribe);
+    const s = authorize("s");
+    const t = authorize("t");
+    assert.deepEqual(log, ["a", "b", "r"]);
+
+    a?.end();
+    assert.deepEqual(log, ["a", "b", "r", "s"], "the authorization call, not the older subscription");
+    r.end();
+    assert.deepEqual(log, ["a", "b", "r", "s", "t"]);
+    // No authorization call waits: a slot freed goes to the subscriptions, in order.
+    s.end();
+    assert.deepEqual(log, ["a", "b", "r", "s", "t", "c"]);
+    // b and c fill the subscriptions' share: the slot t frees is the reserve, not d's.
+    t.end();
+    assert.deepEqual(log, ["a", "b", "r", "s", "t", "c"], "the reserve freed is not the subscriptions'");
+    assert.equal(budget.held(), 2);
+    b?.end();
+    assert.deepEqual(log, ["a", "b", "r", "s", "t", "c", "d"]);
+    assert.equal(c?.granted && d?.granted, true);
+  });
+
+  it("queues a new subscription while an authorization call waits on another thread's view, and gives it the slot once that call is served", async () => {
     const buffer = ledgerStreamBudgetBuffer();
-    const inUse = new SharedArrayBuffer(8);
-    const limit = 7;
+    const log: string[] = [];
+    const one = new LedgerStreamBudget(buffer, { ...settings, queueLimit: 10 });
+    const other = new LedgerStreamBudget(buffer, { ...settings, queueLimit: 10 });
+    const [a] = ["a", "b"].map(claimer(one, log));
+    authorizationOf(one, log)("r");
+    const s = authorizationOf(other, log)("s");
+    assert.equal(budget(one), "3 held, 1 waiting");
+
+    a?.end();
+    // The freed slot is the waiting authorization call's: `one` may not give it to a newcomer.
+    const c = claimer(one, log)("c");
+    assert.equal(c.granted, false);
+    await until(() => s.granted);
+    assert.deepEqual(log, ["a", "b", "r", "s"]);
+    s.end();
+    await until(() => c.granted);
+    assert.deepEqual(log, ["a", "b", "r", "s", "c"]);
+  });
+
+  it("refuses an authorization call past its own queue's bound and wait, apart from the subscriptions' queue", async () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+      limit: 2,
+      reservedForAuthorization: 1,
+      queueLimit: 1,
+      queueTimeoutMs: 20,
+    });
+    claimer(budget)("a");
+    claimer(budget)("b");
+    authorizationOf(budget)("r");
+    assert.equal(budget.waiting("subscription"), 1);
+    const refusal = await new Promise<LedgerStreamRefusal>((resolve) =>
+      budget.claim(() => assert.fail("no slot was free"), resolve, "authorization"),
+    );
+    assert.equal(refusal.reason, "queue-timeout");
+    assert.equal(refusal.purpose, "authorization");
+    assert.equal(budget.waiting("authorization"), 0);
+  });
+});
+
+/** A budget's shared counts, for assertion messages. */
+function budget(view: LedgerStreamBudget): string {
+  return `${view.held()} held, ${view.waiting()} waiting`;
+}
+
+describe("LedgerStreamBudget across worker threads", () => {
+  const limit = 7;
+  const reservedForAuthorization = 2;
+
+  it("never gives subscriptions more than their share while four threads contend, and loses no slot", async () => {
+    const buffer = ledgerStreamBudgetBuffer();
+    const inUse = new SharedArrayBuffer(IN_USE.words * Int32Array.BYTES_PER_ELEMENT);
+    const common = { buffer, inUse, limit, reservedForAuthorization, claims: 2_000, leaverShare: 0 };
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => hammerBudget({ buffer, inUse, limit, claims: 2_000 })),
+      [1, 2, 3, 4].map((seed) => hammerBudget({ ...common, authorizationShare: 0, seed })),
     );
     assert.deepEqual(
-      results.map((r) => r.granted),
-      [2_000, 2_000, 2_000, 2_000],
-    );
-    assert.deepEqual(
-      results.map((r) => r.refused),
-      [0, 0, 0, 0],
+      results.map((r) => [r.granted.subscription, r.refused, r.violations, r.firstViolation]),
+      [
+        [2_000, 0, 0, undefined],
+        [2_000, 0, 0, undefined],
+        [2_000, 0, 0, undefined],
+        [2_000, 0, 0, undefined],
+      ],
     );
     const seen = new Int32Array(inUse);
-    assert.ok((seen[1] as number) <= limit, `at most ${limit} held at once, saw ${seen[1]}`);
-    assert.equal(seen[1], limit, "the threads filled the budget");
-    const budget = new LedgerStreamBudget(buffer, { limit, queueLimit: 0, queueTimeoutMs: 1 });
-    assert.equal(budget.held(), 0);
-    assert.equal(budget.waiting(), 0);
+    assert.equal(
+      seen[IN_USE.mostSubscriptions],
+      limit - reservedForAuthorization,
+      "the threads filled their share",
+    );
+    assertEmpty(buffer);
   });
+
+  it("keeps both bounds at every step of a random walk of claims, ends and leavers of both purposes on two threads", async () => {
+    const buffer = ledgerStreamBudgetBuffer();
+    const inUse = new SharedArrayBuffer(IN_USE.words * Int32Array.BYTES_PER_ELEMENT);
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    const results = await Promise.all(
+      [seed, seed + 1].map((threadSeed) =>
+        hammerBudget({
+          buffer,
+          inUse,
+          limit,
+          reservedForAuthorization,
+          claims: 3_000,
+          authorizationShare: 0.4,
+          leaverShare: 0.1,
+          seed: threadSeed,
+        }),
+      ),
+    );
+    const walk = `seeds ${seed} and ${seed + 1}: ${JSON.stringify(results)}`;
+    for (const r of results) {
+      assert.equal(r.violations, 0, walk);
+      assert.equal(r.refused, 0, walk);
+      assert.equal(r.granted.subscription + r.granted.authorization + r.left, 3_000, walk);
+      assert.ok(r.granted.authorization > 0 && r.granted.subscription > 0, walk);
+    }
+    const seen = new Int32Array(inUse);
+    assert.ok((seen[IN_USE.mostTotal] as number) <= limit, walk);
+    assert.equal(seen[IN_USE.mostTotal], limit, `the threads filled the budget; ${walk}`);
+    assert.ok((seen[IN_USE.mostSubscriptions] as number) <= limit - reservedForAuthorization, walk);
+    assertEmpty(buffer);
+  });
+
+  /** Every slot given back and no place in either queue left taken. */
+  function assertEmpty(buffer: SharedArrayBuffer): void {
+    const view = new LedgerStreamBudget(buffer, {
+      limit,
+      reservedForAuthorization,
+      queueLimit: 0,
+      queueTimeoutMs: 1,
+    });
+    assert.deepEqual([view.held(), view.held("subscription"), view.waiting()], [0, 0, 0]);
+  }
 });

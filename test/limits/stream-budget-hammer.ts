@@ -1,25 +1,42 @@
 import { parentPort } from "node:worker_threads";
-import { LedgerStreamBudget } from "../../src/limits/ledger-stream-budget.js";
+import { LedgerStreamBudget, type LedgerStreamPurpose } from "../../src/limits/ledger-stream-budget.js";
 import { moduleWorkerData } from "../../src/threads/module-worker.js";
 import { workerAnswer } from "../support/worker-answer.js";
 
 /**
- * A worker thread that contends for a shared stream budget: `claims` claims at once, each held
- * for a few turns of the event loop and then given back. Next to the budget's own counter, a
- * word of `inUse` counts the slots held by every thread, as their holders see them, and another
- * keeps the most ever seen: the budget is kept when that never passes `limit`.
+ * A worker thread that contends for a shared stream budget: `claims` claims at once, each of a
+ * purpose drawn from `seed` (`authorizationShare` of them authorization calls), held for a few
+ * turns of the event loop and then given back; some are ended at a random turn instead, while
+ * they may still wait (they leave the queue). Next to the budget's own counters, words of
+ * `inUse` count the slots held by every thread, as their holders see them, and keep the most
+ * ever seen. At every grant and every end the thread checks both against the bounds (the budget,
+ * and the subscriptions' share of it) and counts what passed them.
  */
 interface HammerData {
   buffer: SharedArrayBuffer;
-  /** [in use, most in use seen] */
+  /** Int32 words: see IN_USE. */
   inUse: SharedArrayBuffer;
   limit: number;
+  reservedForAuthorization: number;
   claims: number;
+  /** Of the claims, the share that are authorization calls (0: subscriptions only). */
+  authorizationShare: number;
+  /** Of the claims, the share ended at a random turn, waiting or not. */
+  leaverShare: number;
+  seed: number;
 }
 
+/** The words of `inUse`: held now by holders' count, and the most seen, in total and by subscriptions. */
+export const IN_USE = { total: 0, subscriptions: 1, mostTotal: 2, mostSubscriptions: 3, words: 4 } as const;
+
 export interface HammerResult {
-  granted: number;
+  granted: Record<LedgerStreamPurpose, number>;
   refused: number;
+  /** Claims ended before they were granted. */
+  left: number;
+  /** Steps at which a count passed its bound, and the first one seen. */
+  violations: number;
+  firstViolation?: string;
 }
 
 const MARK = "streamBudgetHammerWorker";
@@ -29,41 +46,106 @@ export function hammerBudget(data: HammerData): Promise<HammerResult> {
   return workerAnswer(import.meta.url, MARK, data);
 }
 
+/** mulberry32: a small seeded generator, so that a failing walk can be walked again. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** Raises `word` to `value` if it is higher: the most ever seen. */
+function raise(words: Int32Array, word: number, value: number): void {
+  for (let most = Atomics.load(words, word); value > most; most = Atomics.load(words, word))
+    Atomics.compareExchange(words, word, most, value);
+}
+
 const data = moduleWorkerData<HammerData>(MARK);
 if (data !== undefined) {
+  const { limit, reservedForAuthorization } = data;
+  const share = limit - reservedForAuthorization;
   const budget = new LedgerStreamBudget(data.buffer, {
-    limit: data.limit,
+    limit,
+    reservedForAuthorization,
     queueLimit: 1_000_000,
     queueTimeoutMs: 600_000,
   });
   const inUse = new Int32Array(data.inUse);
-  const result: HammerResult = { granted: 0, refused: 0 };
-  const claims = Array.from(
-    { length: data.claims },
-    (_, i) =>
-      new Promise<void>((done) => {
-        const end = budget.claim(
-          () => {
-            result.granted++;
-            const now = Atomics.add(inUse, 0, 1) + 1;
-            for (let max = Atomics.load(inUse, 1); now > max; max = Atomics.load(inUse, 1))
-              Atomics.compareExchange(inUse, 1, max, now);
-            // Held over a few turns, so that the other threads find the budget full.
-            let turns = 1 + (i % 3);
-            const hold = () => {
-              if (--turns > 0) return void setImmediate(hold);
-              Atomics.sub(inUse, 0, 1);
-              end();
-              done();
-            };
-            setImmediate(hold);
-          },
-          () => {
-            result.refused++;
-            done();
-          },
-        );
-      }),
-  );
+  const next = random(data.seed);
+  const result: HammerResult = {
+    granted: { subscription: 0, authorization: 0 },
+    refused: 0,
+    left: 0,
+    violations: 0,
+  };
+  const check = (step: string) => {
+    // Each count is one load of its own: two of them may straddle another thread's claim, so
+    // each is held to its bound, not to the other.
+    const counts = {
+      held: budget.held(),
+      heldBySubscriptions: budget.held("subscription"),
+      inUse: Atomics.load(inUse, IN_USE.total),
+      inUseBySubscriptions: Atomics.load(inUse, IN_USE.subscriptions),
+    };
+    const ok =
+      counts.held <= limit &&
+      counts.heldBySubscriptions <= share &&
+      counts.heldBySubscriptions >= 0 &&
+      counts.inUse <= limit &&
+      counts.inUseBySubscriptions <= share;
+    if (ok) return;
+    result.violations++;
+    result.firstViolation ??= `${step}: ${JSON.stringify(counts)}`;
+  };
+  const claims = Array.from({ length: data.claims }, (_, i) => {
+    const purpose: LedgerStreamPurpose = next() < data.authorizationShare ? "authorization" : "subscription";
+    const turns = 1 + Math.floor(next() * 3);
+    const leaver = next() < data.leaverShare;
+    return new Promise<void>((done) => {
+      let granted = false;
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        if (granted) {
+          Atomics.sub(inUse, IN_USE.total, 1);
+          if (purpose === "subscription") Atomics.sub(inUse, IN_USE.subscriptions, 1);
+        } else result.left++;
+        end();
+        check(`end of claim ${i}`);
+        done();
+      };
+      const end = budget.claim(
+        () => {
+          granted = true;
+          result.granted[purpose]++;
+          raise(inUse, IN_USE.mostTotal, Atomics.add(inUse, IN_USE.total, 1) + 1);
+          if (purpose === "subscription")
+            raise(inUse, IN_USE.mostSubscriptions, Atomics.add(inUse, IN_USE.subscriptions, 1) + 1);
+          check(`grant of claim ${i}`);
+          if (leaver) return;
+          // Held over a few turns, so that the other thread finds the budget full.
+          let left = turns;
+          const hold = () => (--left > 0 ? setImmediate(hold) : finish());
+          setImmediate(hold);
+        },
+        () => {
+          result.refused++;
+          finished = true;
+          done();
+        },
+        purpose,
+      );
+      if (leaver) {
+        let left = turns;
+        const wait = () => (--left > 0 ? setImmediate(wait) : finish());
+        setImmediate(wait);
+      }
+    });
+  });
   void Promise.all(claims).then(() => parentPort?.postMessage(result));
 }

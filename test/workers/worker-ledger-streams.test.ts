@@ -24,11 +24,12 @@ describe("limits.ledger-streams with server.workers 2", () => {
         "0s",
         "--server.workers",
         "2",
+        // 2 of the 3 for subscriptions, 1 kept for authorization calls.
         "--limits.ledger-streams",
-        "2",
+        "3",
         "--limits.ledger-streams-queue-timeout",
         "10m",
-        // No re-check probes: they are short streams that would wait in the queue too.
+        // No re-check probes: they would be streams on the ledger beside the ones counted.
         "--websocket-config.stream-authorization-recheck-interval",
         "0s",
       ],
@@ -51,7 +52,7 @@ describe("limits.ledger-streams with server.workers 2", () => {
         rights: [{ kind: { CanReadAsAnyParty: { value: {} } } }],
       });
       const token = tokenFor("budget-reader");
-      assert.equal(await gatewayMetric(base, "ledger_gateway_ledger_streams_budget"), 2);
+      assert.equal(await gatewayMetric(base, "ledger_gateway_ledger_streams_budget"), 3);
 
       const open = () => gatewayMetric(base, "ledger_gateway_ledger_streams_open");
       const queued = () => gatewayMetric(base, "ledger_gateway_ledger_streams_queued");
