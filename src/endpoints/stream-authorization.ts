@@ -1,4 +1,4 @@
-import { defer, type MonoTypeOperatorFunction, Observable, of, tap } from "rxjs";
+import { defer, type MonoTypeOperatorFunction, Observable, tap } from "rxjs";
 import {
   accessTokenExpiredError,
   isLedgerLost,
@@ -462,8 +462,7 @@ export function probeSubscriber(
     probe = { ...asked, beginExclusive: from };
     delete probe.endInclusive;
   }
-  const call$ = endpoint.open(probe, token, of(true), undefined, options.trace);
-  return firstAnswer(call$, options.signal);
+  return firstAnswer(endpoint.probe(probe, token, options.trace), options.signal);
 }
 
 /** Resolves at the call's first message or its end; rejects with its error or at the abort. */
