@@ -32,7 +32,7 @@ import { Grant } from "./stream-grant.js";
  */
 
 /** How long any question to the ledger may go unanswered before it counts as no answer. */
-export const QUESTION_DEADLINE_MS = 10_000;
+const QUESTION_DEADLINE_MS = 10_000;
 
 /**
  * Elements a subscriber may hold while its grant waits for the ledger's yes (a re-check late

@@ -1,18 +1,17 @@
 import type { Logger } from "pino";
-import { defer, map, type Observable, Subject, type Subscription } from "rxjs";
+import { map, Subject, type Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
-import { authorizeSubscriber, confirmedBy, subscriberGrant } from "../endpoints/stream-authorization.js";
+import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
-import { isOffsetCheckpoint } from "../endpoints/stream-position.js";
 import { parseStreamRequest } from "../endpoints/stream-request.js";
+import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
   errorFrameBody,
   errorFrameText,
   isGatewayFault,
   isLedgerLost,
-  isTokenRefusal,
   queryFrameTimeoutBody,
   renewalNotSupportedError,
   renewalRefusedFrameText,
@@ -21,7 +20,6 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/error-frame.js";
@@ -91,9 +89,8 @@ export class StreamSession {
   #subscription: Subscription | undefined;
   /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
   #reason: StreamEndReason | undefined;
-  /** Tokens of the client's renewal frames, to be judged; and those the ledger admitted. */
+  /** Tokens of the client's renewal frames that passed the intake, for the ledger to judge. */
   readonly #renewals = new Subject<string>();
-  readonly #renewed = new Subject<string>();
   readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
@@ -160,24 +157,30 @@ export class StreamSession {
       this.#sink.complete();
       return;
     }
-    this.#subscription = defer(() => this.#open(request))
+    const { token, fanout, trace } = this.#options;
+    this.#subscription = subscriberStream({
+      endpoint,
+      request,
+      token,
+      grant: this.#grant,
+      recheckIntervalMs: this.#options.authorization.recheckIntervalMs,
+      demand$: this.#sink.demand$,
+      ...(fanout ? { fanout } : {}),
+      trace,
+      position: (read) => this.#sink.followShared(read),
+      upstream: (upstream) => {
+        this.#upstream = upstream;
+      },
+      renewals: {
+        tokens$: this.#renewals,
+        renewed: () => {
+          this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
+          trace.span?.event("renewal", { outcome: "accepted" });
+        },
+        refused: (error) => this.#renewalRefused(error),
+      },
+    })
       .pipe(
-        // Per subscriber, whoever's call its elements come from: the one gate of every element.
-        // Its calls and the fan-out's admission tell its grant what the ledger said.
-        authorizeSubscriber(endpoint, request, {
-          grant: this.#grant,
-          trace: this.#options.trace,
-          recheckIntervalMs: this.#options.authorization.recheckIntervalMs,
-          renewals: {
-            tokens$: this.#renewals,
-            renewed: (renewed) => {
-              this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
-              this.#options.trace.span?.event("renewal", { outcome: "accepted" });
-              this.#renewed.next(renewed);
-            },
-            refused: (error) => this.#renewalRefused(error),
-          },
-        }),
         streamEnd((end) => {
           this.#reason ??= end.reason;
           if (end.error !== undefined) this.#logFailure(end.error);
@@ -219,42 +222,6 @@ export class StreamSession {
     this.#options.metrics?.wsTokenRenewals.inc({ endpoint, outcome: "refused" });
     this.#options.trace.span?.event("renewal", { outcome: "refused" });
     this.#sink.errorFrame(renewalRefusedFrameText(error, this.#options.trace.traceId));
-  }
-
-  /** The endpoint's own call, or a membership of the shared stream of its request. */
-  #open(request: unknown): Observable<string> {
-    const { endpoint, token, fanout, trace } = this.#options;
-    const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token, trace) : undefined;
-    this.#upstream = share === undefined ? "own" : "shared";
-    const grant = this.#grant;
-    if (fanout === undefined || share === undefined)
-      return endpoint
-        .open(request, token, this.#sink.demand$, this.#renewed, trace)
-        .pipe(confirmedBy(grant, token));
-    const offsetOf = endpoint.offsetOf;
-    return fanout.open({
-      endpoint: endpoint.path,
-      share,
-      token,
-      renewed$: this.#renewed,
-      demand$: this.#sink.demand$,
-      position: (read) => this.#sink.followShared(read),
-      admitted: (askedAt) => grant.confirm(token, askedAt),
-      ...(trace.span ? { told: trace.span } : {}),
-      source: {
-        // The shared call carries the trace of the subscriber whose source opens it.
-        // A call on this subscriber's token confirms its grant (its own, or the shared one it owns).
-        open: (request, token, demand$) =>
-          endpoint.open(request, token, demand$, undefined, trace).pipe(confirmedBy(grant, token)),
-        offsetOf: (element) => {
-          const offset = Number(offsetOf?.(element));
-          return Number.isFinite(offset) ? offset : undefined;
-        },
-        isCheckpoint: isOffsetCheckpoint,
-        isTokenRefusal,
-        expiryOf: tokenExpiryMs,
-      },
-    });
   }
 
   /** A failed stream's last frame: one it resumes from when the ledger went away. */

@@ -1,0 +1,106 @@
+import { defer, type Observable, Subject } from "rxjs";
+import { isTokenRefusal } from "../errors/index.js";
+import type { SharedStreams } from "../fanout/shared-streams.js";
+import type { MemberRequest } from "../fanout/subscription.js";
+import { tokenExpiryMs } from "../jwt/bearer-token.js";
+import type { TraceContext } from "../ledger/trace-context.js";
+import {
+  authorizeSubscriber,
+  confirmedBy,
+  type SubscriberAuthorizationOptions,
+} from "./stream-authorization.js";
+import type { StreamEndpoint } from "./stream-endpoint.js";
+import type { Grant } from "./stream-grant.js";
+import { isOffsetCheckpoint } from "./stream-position.js";
+
+export interface SubscriberStreamOptions {
+  readonly endpoint: StreamEndpoint;
+  /** The request, validated. */
+  readonly request: unknown;
+  /** The subscriber's token when it subscribed (its grant's first). */
+  readonly token: string | undefined;
+  /** The subscriber's standing with the ledger: every element passes its gate. */
+  readonly grant: Grant;
+  readonly recheckIntervalMs: number;
+  /** The sink's readiness. */
+  readonly demand$: Observable<boolean>;
+  /** The app's shared streams: a request the endpoint shares goes through them; absent: a call of its own. */
+  readonly fanout?: SharedStreams;
+  /** In-band renewals (WebSocket): confirmed ones move the subscriber's calls onto their token. */
+  readonly renewals?: SubscriberAuthorizationOptions["renewals"];
+  readonly trace?: TraceContext;
+  /** For the lag metrics of a shared subscriber (MemberRequest.position). */
+  readonly position?: MemberRequest["position"];
+  /** Told where the elements come from, once known. */
+  readonly upstream?: (upstream: "own" | "shared") => void;
+  /** Epoch milliseconds; tests move time. */
+  readonly now?: () => number;
+}
+
+/**
+ * One subscriber's elements, whatever the transport (a WebSocket session, a streamed HTTP
+ * answer): its own call, or its membership of the shared call of its request, behind its gate
+ * (authorizeSubscriber). Every call opened on the subscriber's token confirms its grant with its
+ * first message, and the fan-out's admission with its probe: so each path into the stream tells
+ * the grant what the ledger said, and only the gate decides what is sent.
+ */
+export function subscriberStream(options: SubscriberStreamOptions): Observable<string> {
+  const { endpoint, request, token, grant, trace } = options;
+  const now = options.now ?? Date.now;
+  // Confirmed renewals, for the calls to move onto (the gate tells them after the ledger's yes).
+  const renewed$ = new Subject<string>();
+  const renewals = options.renewals;
+  const source = defer(() => {
+    const { fanout } = options;
+    const share = fanout && endpoint.offsetOf ? endpoint.share?.(request, token, trace) : undefined;
+    options.upstream?.(share === undefined ? "own" : "shared");
+    if (fanout === undefined || share === undefined)
+      return endpoint
+        .open(request, token, options.demand$, renewed$, trace)
+        .pipe(confirmedBy(grant, token, now));
+    const offsetOf = endpoint.offsetOf;
+    return fanout.open({
+      endpoint: endpoint.path,
+      share,
+      token,
+      renewed$,
+      demand$: options.demand$,
+      admitted: (askedAt) => grant.confirm(token, askedAt),
+      ...(options.position ? { position: options.position } : {}),
+      ...(trace?.span ? { told: trace.span } : {}),
+      source: {
+        // A call on this subscriber's token confirms its grant (its own call, or the shared one
+        // while it owns it); the shared call carries the trace of the subscriber that opens it.
+        open: (request, token, demand$) =>
+          endpoint.open(request, token, demand$, undefined, trace).pipe(confirmedBy(grant, token, now)),
+        offsetOf: (element) => {
+          const offset = Number(offsetOf?.(element));
+          return Number.isFinite(offset) ? offset : undefined;
+        },
+        isCheckpoint: isOffsetCheckpoint,
+        isTokenRefusal,
+        expiryOf: tokenExpiryMs,
+      },
+    });
+  });
+  return source.pipe(
+    authorizeSubscriber(endpoint, request, {
+      grant,
+      recheckIntervalMs: options.recheckIntervalMs,
+      now,
+      ...(trace ? { trace } : {}),
+      ...(renewals
+        ? {
+            renewals: {
+              tokens$: renewals.tokens$,
+              renewed: (token) => {
+                renewals.renewed(token);
+                renewed$.next(token);
+              },
+              refused: (error) => renewals.refused(error),
+            },
+          }
+        : {}),
+    }),
+  );
+}
