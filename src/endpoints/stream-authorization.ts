@@ -119,8 +119,14 @@ export function authorizeSubscriber(
       let held: string[] = [];
       let heldChars = 0;
       let heldComplete = false;
-      /** The newest offset an element of this stream carried: the ledger has reached it. */
-      let newest = begin;
+      /**
+       * The newest element of the stream (sent or held): the ledger has reached its offset, which
+       * a question asks from. Its offset is read only when asked: parsing each element would cost
+       * every subscriber of a shared stream a parse per element.
+       */
+      let newestElement: string | undefined;
+      const newest = () =>
+        Math.max(begin, newestElement === undefined ? 0 : (offsetNumber(endpoint, newestElement) ?? 0));
       let asking = false;
       const end = (error: unknown) => {
         if (!subscriber.closed) subscriber.error(error);
@@ -134,7 +140,7 @@ export function authorizeSubscriber(
         const token = grant.token;
         // Never admitted: a refusal is the ledger's own answer to this request, told as it is.
         const admitting = grant.verdict(now()) === "unconfirmed";
-        askLedger(endpoint, request, token, { from: newest, trace: options.trace, now })
+        askLedger(endpoint, request, token, { from: newest(), trace: options.trace, now })
           .then(
             (answer) => {
               if (answer.yes) grant.confirm(token, answer.askedAt);
@@ -210,7 +216,7 @@ export function authorizeSubscriber(
             return;
           }
           renewing = true;
-          askLedger(endpoint, request, candidate, { from: newest, trace: options.trace, now })
+          askLedger(endpoint, request, candidate, { from: newest(), trace: options.trace, now })
             .then(
               (answer) => {
                 if (subscriber.closed) return;
@@ -241,8 +247,7 @@ export function authorizeSubscriber(
 
       const sourceSubscription = source.subscribe({
         next: (element) => {
-          const offset = offsetNumber(endpoint, element);
-          if (offset !== undefined && offset > newest) newest = offset;
+          newestElement = element;
           if (held.length === 0 && admits()) {
             subscriber.next(element);
             return;
