@@ -230,7 +230,7 @@ function shareSpec(
  * deactivated user, other identity provider: PERMISSION_DENIED). The ledger decides; no rule of
  * its is copied here.
  */
-async function admitCaller(deps: RouteDeps, token: string, trace?: TraceContext): Promise<void> {
+async function admitCaller(deps: RouteDeps, token: string | undefined, trace?: TraceContext): Promise<void> {
   await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token, trace ? { trace } : {});
 }
 

@@ -323,7 +323,7 @@ function askLedger(
     const askedAt = at.now();
     const signal = deadline(QUESTION_DEADLINE_MS);
     if (!canProbe(endpoint, at.from)) {
-      if (token === undefined || endpoint.admit === undefined) throw new UnansweredQuestion(0);
+      if (endpoint.admit === undefined) throw new UnansweredQuestion(0);
       await withDeadline(endpoint.admit(token, at.trace), signal);
       return { yes: false, askedAt };
     }
@@ -512,7 +512,7 @@ export async function confirmEmptyAnswer(
 ): Promise<void> {
   if (probeKind(endpoint) === "updates" && beginOf(request) > 0) {
     await probeSubscriber(endpoint, request, token, { signal, ...(trace ? { trace } : {}) });
-  } else if (token !== undefined) {
+  } else {
     await endpoint.admit?.(token, trace);
   }
 }

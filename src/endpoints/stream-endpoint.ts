@@ -80,7 +80,7 @@ export interface StreamEndpoint {
    * upgrades, so a refused caller gets a plain HTTP answer and no socket. Rejects with the
    * ledger's error; whether the caller may read what it asks for is the stream's own call.
    */
-  admit?(token: string, trace?: TraceContext): Promise<void>;
+  admit?(token: string | undefined, trace?: TraceContext): Promise<void>;
   /**
    * Whether the list twin waits for more with an idle timeout when the client gave no
    * `stream_idle_timeout_ms`: Canton's rule is open-ended streams only (updates without
