@@ -99,6 +99,20 @@ describe("streamed answers live as long as their idle timeout says", () => {
     await until(async () => (await idleEnds("ndjson")) === before + 1);
   });
 
+  it("answers the list (one JSON array) after a stream_idle_timeout_ms past uWS's timeout too", {
+    timeout: 60_000,
+  }, async () => {
+    const reply = await call<unknown[]>(
+      stack,
+      "POST",
+      "/v2/updates?stream_idle_timeout_ms=12000",
+      updatesRequest(partyFilter(quiet), await ledgerEnd()),
+      token,
+    );
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.ok(Array.isArray(reply.body), JSON.stringify(reply.body));
+  });
+
   it("ends an open-ended answer with no idle timeout given after the configured list wait", {
     timeout: 30_000,
   }, async () => {
