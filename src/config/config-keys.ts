@@ -128,7 +128,7 @@ export const CONFIG_KEYS = {
   "websocket-config.stream-authorization-recheck-interval": {
     type: { kind: "duration" },
     default: "5s",
-    doc: "how often the ledger is asked again whether each WebSocket subscriber's token may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
+    doc: "how often the ledger is asked again whether each stream reader's token may still read its stream: every WebSocket subscriber and every streamed HTTP answer (a list twin as NDJSON or server-sent events) (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); refused: STALE_STREAM_AUTHORIZATION; 0s: admission and expiry only",
   },
   "websocket-config.resume-window": {
     type: { kind: "duration" },

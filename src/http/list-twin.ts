@@ -1,7 +1,7 @@
 import { concat, defer, EMPTY, identity, ignoreElements, type Observable, take, tap } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
-import { confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
+import { authorizeSubscriber, confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
@@ -16,6 +16,8 @@ export interface ListTwinConfig {
   httpListMaxElementsLimit: number;
   /** websocket-config.http-list-wait-time */
   httpListWaitTimeMs: number;
+  /** websocket-config.stream-authorization-recheck-interval: a streamed answer's reader is asked about again. */
+  streamAuthorizationRecheckMs: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface ListTwinConfig {
  *   bytes (never re-serialised, never held twice);
  * - a client that goes away unsubscribes, which cancels the gRPC call.
  * A client whose `Accept` prefers NDJSON or server-sent events gets the elements streamed
- * instead (streamedAnswer below).
+ * instead (streamedAnswer below), re-checked as a WebSocket subscriber is.
  */
 export function listTwinRoute(
   endpoint: StreamEndpoint,
@@ -57,7 +59,14 @@ export function listTwinRoute(
       const idleMs = nonNegative(ctx, "stream_idle_timeout_ms");
       const wait = idleMs ?? (endpoint.idleByDefault(ctx.body) ? config.httpListWaitTimeMs : undefined);
       const format = streamFormatOf(ctx.headers.accept ?? "");
-      if (format !== undefined) return streamedAnswer(endpoint, ctx, format, limit, wait, metrics);
+      if (format !== undefined) {
+        return streamedAnswer(endpoint, ctx, format, {
+          limit,
+          wait,
+          recheckIntervalMs: config.streamAuthorizationRecheckMs,
+          metrics,
+        });
+      }
       const started = process.hrtime.bigint();
       let reason: StreamEndReason = "completed";
       const record = (elements: number, bytes: number): void => {
@@ -93,19 +102,32 @@ export function listTwinRoute(
   };
 }
 
+/** How a streamed answer ends, besides its ledger call's own end. */
+interface StreamedAnswerPolicy {
+  /** Elements at most (`limit`); undefined: no cut. */
+  readonly limit: number | undefined;
+  /** The idle wait; undefined: none (a bounded request with no `stream_idle_timeout_ms`). */
+  readonly wait: number | undefined;
+  /** How often the reader's right to its request is asked of the ledger again (0: never). */
+  readonly recheckIntervalMs: number;
+  readonly metrics: GatewayMetrics | undefined;
+}
+
 /**
  * The list twin streamed (NDJSON or server-sent events): the same elements, each written as it
  * arrives and paused by the socket's backpressure. The node's element limit does not apply (it
  * bounds what a list holds, and nothing is held here); `limit` and the idle wait do. A server-
  * sent events client reconnecting with `Last-Event-ID` continues after that element.
+ * It may last as long as a WebSocket stream, so it is authorized as one is, by the same
+ * operator: its own call on its token is its admission; at the token's expiry it ends with
+ * ACCESS_TOKEN_EXPIRED, and a re-check the ledger refuses ends it with STALE_STREAM_AUTHORIZATION,
+ * the last line or event (a proper HTTP error before the first element).
  */
 function streamedAnswer(
   endpoint: StreamEndpoint,
   ctx: RequestContext,
   format: StreamFormat,
-  limit: number | undefined,
-  wait: number | undefined,
-  metrics: GatewayMetrics | undefined,
+  { limit, wait, recheckIntervalMs, metrics }: StreamedAnswerPolicy,
 ): StreamedAnswer {
   const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
   const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
@@ -120,6 +142,11 @@ function streamedAnswer(
         let elements = 0;
         let bytes = 0;
         const elements$ = endpoint.open(request, ctx.token, demand$, undefined, ctx.trace).pipe(
+          authorizeSubscriber(endpoint, request, ctx.token, {
+            recheckIntervalMs,
+            sourceAdmits: true,
+            trace: ctx.trace,
+          }),
           limit === undefined ? identity : take<string>(limit),
           wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
           tap((text) => {

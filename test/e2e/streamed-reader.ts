@@ -19,6 +19,8 @@ export interface StreamedEnd {
   complete: boolean;
   /** ms from the request to the end. */
   afterMs: number;
+  /** performance.now() at the end. */
+  at: number;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface StreamedEnd {
  */
 export class StreamedReader {
   readonly elements: Json[] = [];
+  /** SSE: each element's `event:` name ("" for none); NDJSON: none. */
+  readonly eventNames: string[] = [];
   readonly ended: Promise<StreamedEnd>;
   status = 0;
   #text = "";
@@ -40,8 +44,12 @@ export class StreamedReader {
     body: unknown,
     token: string,
     format: StreamedFormat,
-    /** Reads the status and headers, then nothing: what the gateway writes piles up. */
-    options: { takesNothing?: boolean } = {},
+    options: {
+      /** Reads the status and headers, then nothing: what the gateway writes piles up. */
+      takesNothing?: boolean;
+      /** Sent as the request's `traceparent` header. */
+      traceparent?: string;
+    } = {},
   ) {
     const started = performance.now();
     const separator = format === "ndjson" ? "\n" : "\n\n";
@@ -53,27 +61,36 @@ export class StreamedReader {
     });
     this.#request = http.request(
       `${stack.url}${path}`,
-      { method: "POST", agent: false, headers: { authorization: `Bearer ${token}`, accept: ACCEPT[format] } },
+      {
+        method: "POST",
+        agent: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: ACCEPT[format],
+          ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+        },
+      },
       (res) => {
         this.status = res.statusCode ?? 0;
         if (options.takesNothing) res.pause();
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
           this.#text += chunk;
-          let at = this.#text.indexOf(separator);
-          while (at >= 0) {
+          for (let at = this.#text.indexOf(separator); at >= 0; at = this.#text.indexOf(separator)) {
             const piece = this.#text.slice(0, at);
             this.#text = this.#text.slice(at + separator.length);
             const parsed = format === "ndjson" ? piece : dataOf(piece);
-            if (parsed !== undefined) this.elements.push(JSON.parse(parsed) as Json);
-            at = this.#text.indexOf(separator);
+            if (parsed === undefined) continue;
+            this.elements.push(JSON.parse(parsed) as Json);
+            if (format === "sse") this.eventNames.push(eventOf(piece));
           }
         });
         // An answer cut short ("aborted") ends with close, not end: `complete` tells them apart.
         res.on("error", () => {});
         res.on("close", () => {
           this.#done = true;
-          settle({ status: this.status, complete: res.complete, afterMs: performance.now() - started });
+          const at = performance.now();
+          settle({ status: this.status, complete: res.complete, afterMs: at - started, at });
         });
       },
     );
@@ -114,6 +131,12 @@ export class StreamedReader {
   close(): void {
     this.#request.destroy();
   }
+}
+
+/** An SSE event's name, "" if it has none. */
+function eventOf(event: string): string {
+  const line = event.split("\n").find((l) => l.startsWith("event: "));
+  return line?.slice("event: ".length) ?? "";
 }
 
 /** An SSE event's data, if it has one. */

@@ -48,6 +48,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         {
           httpListMaxElementsLimit: options.maxElements ?? 100,
           httpListWaitTimeMs: options.waitTimeMs ?? 300,
+          streamAuthorizationRecheckMs: DEFAULTS.streamAuthorizationRecheckMs,
         },
         metrics,
       ),
