@@ -153,11 +153,14 @@ export function writeStreamed(
     out.push(tail);
     endResponse();
   };
-  const abandon = (): void => {
+  /** Over without an end written; `answer`, if given, goes out instead (an error's). */
+  const abandon = (answer?: () => void): void => {
     if (done) return;
     done = true;
     stopSource();
     encoder?.destroy();
+    // Before `ended`: the exchange records the error's status, not the 200 of a stream's end.
+    answer?.();
     exchange.ended();
   };
   const fail = (error: unknown): void => {
@@ -166,8 +169,7 @@ export function writeStreamed(
       finish(framing.errorFrame(errorFrameText(error, exchange.traceId)));
       return;
     }
-    abandon();
-    exchange.fail(error);
+    abandon(() => exchange.fail(error));
   };
 
   res.onWritable(() => {
@@ -184,7 +186,7 @@ export function writeStreamed(
     }
     return taken;
   });
-  exchange.signal.addEventListener("abort", abandon, { once: true });
+  exchange.signal.addEventListener("abort", () => abandon(), { once: true });
   subscription = answer.elements(demand).subscribe({
     next: (element) => {
       received = true;
