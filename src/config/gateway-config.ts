@@ -73,7 +73,7 @@ export interface GatewayConfig {
     queryFrameTimeoutMs: number;
     /** 0: no pings. */
     pingIntervalMs: number;
-    /** How often each WebSocket subscriber's authorization is asked of the ledger again. */
+    /** How often each stream subscriber's authorization (WebSocket, NDJSON, SSE, a list waiting) is asked of the ledger again. */
     streamAuthorizationRecheckMs: number;
     /** How long a stream is reopened from its last offset after the ledger connection is lost (0: never). */
     resumeWindowMs: number;

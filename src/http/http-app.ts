@@ -40,6 +40,7 @@ import { type RequestFraming, requestFraming } from "./request-framing.js";
 import { holdRequestQuotas, readRefusedBody } from "./request-quotas.js";
 import { STREAM_FRAMINGS } from "./stream-framing.js";
 import { writeStreamed } from "./streamed-response.js";
+import { UwsTimeoutHold } from "./uws-timeout-hold.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
@@ -110,6 +111,8 @@ interface AppState {
   draining: boolean;
   /** Streamed answers being written: each ends with this error when the gateway drains. */
   readonly streams: Set<(error: unknown) => void>;
+  /** Keeps uWS's HTTP timeout off the answers being made after their body was read. */
+  readonly timeoutHold: UwsTimeoutHold;
 }
 
 /**
@@ -122,7 +125,12 @@ export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): Ht
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
   const matcher = new PathMatcher(options.routes, options.pathPrefix);
-  const state: AppState = { inFlight: 0, draining: false, streams: new Set() };
+  const state: AppState = {
+    inFlight: 0,
+    draining: false,
+    streams: new Set(),
+    timeoutHold: new UwsTimeoutHold(),
+  };
   const budget = new BodyBudget(BODY_BUDGET_BODIES * options.maxBodyBytes);
   app.any("/*", (res, req) => serve(res, req, matcher, options, state, budget));
   return {
@@ -146,6 +154,10 @@ class Exchange {
   private counted = true;
   /** Gives back what the request holds of its user's caps, when it settles. */
   #releaseQuotas: (() => void) | undefined;
+  /** Gives uWS's HTTP timeout back to uWS, when the answer is handed over or abandoned. */
+  #releaseTimeout: (() => void) | undefined;
+  /** A streamed answer's: whether one of its writes waits for the client. */
+  #waitsOnClient: () => boolean = () => false;
   #trace: TraceContext | undefined;
   #coding: { value: ContentCoding | undefined } | undefined;
   /** The request's span, with tracing on: made at once, so that it starts with the request. */
@@ -236,6 +248,22 @@ class Exchange {
     return () => this.state.streams.delete(stop);
   }
 
+  /**
+   * From the end of its body to its answer, the exchange's time is the gateway's: uWS's HTTP
+   * timeout, armed when the body was read, is held off (uws-timeout-hold.ts), except while a
+   * streamed answer's write waits for the client (`waitsOnClient`).
+   */
+  holdTimeout(): void {
+    if (this.counted && this.#releaseTimeout === undefined) {
+      this.#releaseTimeout = this.state.timeoutHold.hold(this.res, () => this.#waitsOnClient());
+    }
+  }
+
+  /** A streamed answer tells how to know that its client owes a read. */
+  waitsOnClientWhen(waits: () => boolean): void {
+    this.#waitsOnClient = waits;
+  }
+
   /** `release` runs when the request settles; at once when it has (its client left meanwhile). */
   holdUntilSettled(release: () => void): void {
     if (this.counted) this.#releaseQuotas = release;
@@ -248,6 +276,7 @@ class Exchange {
     this.state.inFlight--;
     this.gauge?.httpInFlight.dec();
     this.#releaseQuotas?.();
+    this.#releaseTimeout?.();
   }
 }
 
@@ -378,6 +407,8 @@ async function respond(
       }
     }
     const raw = body ? await body.read() : undefined;
+    // Reading it armed uWS's HTTP timeout; a request without a body never had it armed.
+    if (body) exchange.holdTimeout();
     const path = parsePathParams(pathValues, route.pathParams);
     const query = parseQuery(rawQuery, route.query);
     let decoded: unknown;
@@ -432,7 +463,7 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
   const { res, coding } = exchange;
   let over = false;
   let unregister = (): void => {};
-  const stop = writeStreamed(
+  const writing = writeStreamed(
     {
       res,
       signal: exchange.signal,
@@ -460,7 +491,8 @@ function stream(exchange: Exchange, answer: StreamedAnswer, route: Route, option
     options.streamHighWater,
     coding,
   );
-  if (!over) unregister = exchange.streaming(stop);
+  exchange.waitsOnClientWhen(writing.waitsOnClient);
+  if (!over) unregister = exchange.streaming(writing.stop);
 }
 
 /**

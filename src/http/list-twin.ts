@@ -1,9 +1,10 @@
 import { concat, defer, EMPTY, identity, ignoreElements, type Observable, take, tap } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
-import { confirmEmptyAnswer } from "../endpoints/stream-authorization.js";
+import { confirmEmptyAnswer, subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
+import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/element-limit.js";
@@ -16,6 +17,35 @@ export interface ListTwinConfig {
   httpListMaxElementsLimit: number;
   /** websocket-config.http-list-wait-time */
   httpListWaitTimeMs: number;
+  /** websocket-config.stream-authorization-recheck-interval: a reader is asked about again while it reads. */
+  streamAuthorizationRecheckMs: number;
+  /** websocket-config.resume-window: how long a reader stays, elements held, while the ledger is away. */
+  resumeWindowMs: number;
+}
+
+/**
+ * A list twin's reader's elements: its own call, behind the same gate as every stream subscriber
+ * (src/endpoints/subscriber-stream.ts): the call on its token admits it, its token's expiry ends
+ * it with ACCESS_TOKEN_EXPIRED, and while it lasts (an idle wait may be long) it is asked about
+ * again, STALE_STREAM_AUTHORIZATION when the ledger refuses or does not answer.
+ */
+function readerElements(
+  endpoint: StreamEndpoint,
+  request: unknown,
+  ctx: RequestContext,
+  demand$: Observable<boolean>,
+  config: ListTwinConfig,
+): Observable<string> {
+  const recheckIntervalMs = config.streamAuthorizationRecheckMs;
+  return subscriberStream({
+    endpoint,
+    request,
+    token: ctx.token,
+    grant: subscriberGrant(ctx.token, recheckIntervalMs, config.resumeWindowMs),
+    recheckIntervalMs,
+    demand$,
+    trace: ctx.trace,
+  });
 }
 
 /**
@@ -30,7 +60,7 @@ export interface ListTwinConfig {
  *   bytes (never re-serialised, never held twice);
  * - a client that goes away unsubscribes, which cancels the gRPC call.
  * A client whose `Accept` prefers NDJSON or server-sent events gets the elements streamed
- * instead (streamedAnswer below).
+ * instead (streamedAnswer below), re-checked as a WebSocket subscriber is.
  */
 export function listTwinRoute(
   endpoint: StreamEndpoint,
@@ -57,7 +87,9 @@ export function listTwinRoute(
       const idleMs = nonNegative(ctx, "stream_idle_timeout_ms");
       const wait = idleMs ?? (endpoint.idleByDefault(ctx.body) ? config.httpListWaitTimeMs : undefined);
       const format = streamFormatOf(ctx.headers.accept ?? "");
-      if (format !== undefined) return streamedAnswer(endpoint, ctx, format, limit, wait, metrics);
+      if (format !== undefined) {
+        return streamedAnswer(endpoint, ctx, format, { limit, wait, config, metrics });
+      }
       const started = process.hrtime.bigint();
       let reason: StreamEndReason = "completed";
       const record = (elements: number, bytes: number): void => {
@@ -67,7 +99,7 @@ export function listTwinRoute(
       };
       // The demand never goes false: the element limit bounds what is held, and the answer is
       // written once.
-      const source = endpoint.open(ctx.body, ctx.token, EMPTY, undefined, ctx.trace).pipe(
+      const source = readerElements(endpoint, ctx.body, ctx, EMPTY, config).pipe(
         elementLimit<string>(config.httpListMaxElementsLimit, limit),
         wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
         streamEnd<string>((end) => {
@@ -93,19 +125,31 @@ export function listTwinRoute(
   };
 }
 
+/** How a streamed answer ends, besides its ledger call's own end. */
+interface StreamedAnswerPolicy {
+  /** Elements at most (`limit`); undefined: no cut. */
+  readonly limit: number | undefined;
+  /** The idle wait; undefined: none (a bounded request with no `stream_idle_timeout_ms`). */
+  readonly wait: number | undefined;
+  readonly config: ListTwinConfig;
+  readonly metrics: GatewayMetrics | undefined;
+}
+
 /**
  * The list twin streamed (NDJSON or server-sent events): the same elements, each written as it
  * arrives and paused by the socket's backpressure. The node's element limit does not apply (it
  * bounds what a list holds, and nothing is held here); `limit` and the idle wait do. A server-
  * sent events client reconnecting with `Last-Event-ID` continues after that element.
+ * It may last as long as a WebSocket stream, so it is authorized as one is, by the same
+ * operator: its own call on its token is its admission; at the token's expiry it ends with
+ * ACCESS_TOKEN_EXPIRED, and a re-check the ledger refuses ends it with STALE_STREAM_AUTHORIZATION,
+ * the last line or event (a proper HTTP error before the first element).
  */
 function streamedAnswer(
   endpoint: StreamEndpoint,
   ctx: RequestContext,
   format: StreamFormat,
-  limit: number | undefined,
-  wait: number | undefined,
-  metrics: GatewayMetrics | undefined,
+  { limit, wait, config, metrics }: StreamedAnswerPolicy,
 ): StreamedAnswer {
   const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
   const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
@@ -119,7 +163,7 @@ function streamedAnswer(
         let reason: StreamEndReason = "completed";
         let elements = 0;
         let bytes = 0;
-        const elements$ = endpoint.open(request, ctx.token, demand$, undefined, ctx.trace).pipe(
+        const elements$ = readerElements(endpoint, request, ctx, demand$, config).pipe(
           limit === undefined ? identity : take<string>(limit),
           wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
           tap((text) => {

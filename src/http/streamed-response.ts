@@ -22,6 +22,14 @@ export interface StreamedExchange {
   ended(): void;
 }
 
+/** A streamed answer being written. */
+export interface StreamedWriting {
+  /** Ends the stream now with `error` (the gateway shutting down). */
+  stop(error: unknown): void;
+  /** Whether a write waits for the client to take it. */
+  waitsOnClient(): boolean;
+}
+
 /**
  * Writes a streamed answer as its elements arrive, framed as its format says, those of one event-loop turn (a ledger read's
  * worth) in one write. After a write the socket did not take whole, chunks wait in the gateway
@@ -30,22 +38,23 @@ export interface StreamedExchange {
  * nothing, a slow one holds the gateway to about `highWater`, one write's remainder in uWS and
  * what was in flight when the source paused, never the stream. A client that takes nothing for
  * 10 s after a write it did not take is cut by uWS (its HTTP timeout); the source is then
- * cancelled.
+ * cancelled. That timeout is uWS's only while such a write waits (`waitsOnClient`): otherwise
+ * the answer lives as long as its source does, and the exchange holds the timeout off
+ * (uws-timeout-hold.ts). A write that went into uWS's cork whole counts as taken, though the
+ * cork's flush may leave part of it in uWS; the next write finds that and waits.
  *
  * With a `coding`, what goes to the socket is the chunks compressed, each turn's flushed.
- *
- * Returns `stop`: end the stream now with `error` (the gateway shutting down).
  */
 export function writeStreamed(
   exchange: StreamedExchange,
   answer: StreamedAnswer,
   highWater: number,
   coding?: ContentCoding,
-): (error: unknown) => void {
+): StreamedWriting {
   const { res } = exchange;
   if (exchange.signal.aborted) {
     exchange.ended();
-    return () => {};
+    return { stop: () => {}, waitsOnClient: () => false };
   }
   const framing = STREAM_FRAMINGS[answer.format];
   const { idOf } = answer;
@@ -144,11 +153,14 @@ export function writeStreamed(
     out.push(tail);
     endResponse();
   };
-  const abandon = (): void => {
+  /** Over without an end written; `answer`, if given, goes out instead (an error's). */
+  const abandon = (answer?: () => void): void => {
     if (done) return;
     done = true;
     stopSource();
     encoder?.destroy();
+    // Before `ended`: the exchange records the error's status, not the 200 of a stream's end.
+    answer?.();
     exchange.ended();
   };
   const fail = (error: unknown): void => {
@@ -157,8 +169,7 @@ export function writeStreamed(
       finish(framing.errorFrame(errorFrameText(error, exchange.traceId)));
       return;
     }
-    abandon();
-    exchange.fail(error);
+    abandon(() => exchange.fail(error));
   };
 
   res.onWritable(() => {
@@ -175,7 +186,7 @@ export function writeStreamed(
     }
     return taken;
   });
-  exchange.signal.addEventListener("abort", abandon, { once: true });
+  exchange.signal.addEventListener("abort", () => abandon(), { once: true });
   subscription = answer.elements(demand).subscribe({
     next: (element) => {
       received = true;
@@ -191,5 +202,5 @@ export function writeStreamed(
     complete: () => finish(""),
   });
   if (done || ending) subscription.unsubscribe();
-  return fail;
+  return { stop: fail, waitsOnClient: () => blocked };
 }

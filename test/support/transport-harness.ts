@@ -48,6 +48,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         {
           httpListMaxElementsLimit: options.maxElements ?? 100,
           httpListWaitTimeMs: options.waitTimeMs ?? 300,
+          streamAuthorizationRecheckMs: DEFAULTS.streamAuthorizationRecheckMs,
+          resumeWindowMs: DEFAULTS.resumeWindowMs,
         },
         metrics,
       ),
