@@ -4,10 +4,15 @@ import { gatewayMetric } from "../../support/gateway-metric.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { allocate, createIouTransaction, userFor } from "../ledger-client.js";
-import { type WatchedSocket, watchedSocket } from "./watched-socket.js";
+import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
-/** Codes a fail-closed gateway may end the joiner with: the ledger's refusal, or the budget's 429. */
-const REFUSALS = ["PERMISSION_DENIED", "UNAUTHENTICATED", "MAXIMUM_NUMBER_OF_STREAMS"];
+/**
+ * How a fail-closed gateway may end the joiner: the ledger's refusal (PERMISSION_DENIED or
+ * UNAUTHENTICATED, which Canton and the sandbox redact to code NA: the gRPC code tells), or the
+ * budget's 429.
+ */
+const isRefusal = (frame: Frame | undefined) =>
+  frame?.code === "MAXIMUM_NUMBER_OF_STREAMS" || [7, 16].includes(frame?.grpcCodeValue);
 
 /**
  * Bob's own open-ended streams: one request each that no other shares (the fan-out keys a
@@ -143,10 +148,11 @@ describe("fail closed: a joiner whose admission probe waits in a full stream bud
     // Bob asks for the very same request.
     const admittedBefore = await admitted();
     const attack = open(bobReader, sameRequest(alice));
+    // Answered (or, on 9c6ba21, settled) within seconds. A gateway that holds his probe in the
+    // queue instead answers 429 at its timeout: the slot frees meanwhile all the same.
     await until(async () => attack.closedWith !== undefined || (await admitted()) > admittedBefore, {
-      budgetMs: 30_000,
-      observed: async () => `admitted ${await admitted()}, bob's ${attack}`,
-    });
+      budgetMs: 5_000,
+    }).catch(() => undefined);
 
     // A slot frees: alice's call opens.
     own[0]?.close();
@@ -163,8 +169,7 @@ describe("fail closed: a joiner whose admission probe waits in a full stream bud
     );
     assert.equal(await admitted(), admittedBefore, "the fan-out counted bob as admitted to alice's stream");
     assert.ok(attack.closedWith !== undefined, `bob's socket for alice's request is still open: ${attack}`);
-    const refusal = attack.frames.at(-1);
-    assert.ok(REFUSALS.includes(String(refusal?.code)), `bob's socket ended without a refusal: ${attack}`);
+    assert.ok(isRefusal(attack.frames.at(-1)), `bob's socket ended without a refusal: ${attack}`);
   });
 });
 

@@ -10,7 +10,9 @@ import type { Frame } from "./watched-socket.js";
 const RECHECK_MS = 1_000;
 /** Room for a loaded machine on top of Canton's staleness bound (twice the re-check interval). */
 const SLACK_MS = 5_000;
-const STALE = ["STALE_STREAM_AUTHORIZATION", "PERMISSION_DENIED"];
+/** How a reader whose right is gone is ended: Canton's code, or the ledger's refusal (redacted: the gRPC code tells). */
+const isStale = (frame: Frame | undefined) =>
+  frame?.code === "STALE_STREAM_AUTHORIZATION" || frame?.grpcCodeValue === 7;
 
 type Format = "ndjson" | "sse";
 const ACCEPT: Record<Format, string> = { ndjson: "application/x-ndjson", sse: "text/event-stream" };
@@ -101,7 +103,11 @@ const updateIds = (answer: StreamedAnswer): string[] =>
  * committed every second, is cut after about 10 s.
  * The fixed gateway lets it live as its idle timeout says: 15 s after it started it is still open
  * and delivering.
- * On 9c6ba21 it fails: the answer has ended before 15 s.
+ * On 9c6ba21 it fails: the answer has ended before 15 s (8 to 12 s here; the client sees the
+ * connection aborted). The body reader's res.pause()/resume() leaves uWS's 10 s HTTP idle timeout
+ * armed, and uwebsockets@3.0.6 does not reset it on res.write (a bare uWS app that pauses and
+ * resumes its request the same way cuts an answer written every second at 12 s; without the
+ * pause it does not).
  */
 describe("fail closed: streamed HTTP answers of the update stream", () => {
   let stack: Stack;
@@ -188,7 +194,7 @@ describe("fail closed: streamed HTTP answers of the update stream", () => {
     );
     for (const answer of answers) {
       assert.ok(answer.endedAt() !== undefined, `the ${answer.format} answer is still open: ${answer}`);
-      assert.ok(STALE.includes(String(answer.items.at(-1)?.code)), `its last item: ${answer}`);
+      assert.ok(isStale(answer.items.at(-1)), `its last item: ${answer}`);
     }
   });
 
