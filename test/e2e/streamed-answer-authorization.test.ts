@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { jsonBody, type Stack, startStack } from "../support/stack.js";
 import { until } from "../support/until.js";
@@ -155,25 +155,26 @@ describe("streamed answers are re-checked: a revoked reader's answer ends", () =
 /**
  * A refusal before the first element: the answer's status has not gone out, so the error is the
  * answer, as any request's is. On a fresh ledger (its end at offset 0) a stream from the begin
- * gets no element, not even a checkpoint, until something is committed.
+ * gets no element, not even a checkpoint, until something is committed, and there is no range to
+ * ask the ledger about: the reader's re-checks ask whether its token's claims resolve. Its right
+ * revoked meanwhile, the first element committed afterwards waits for a yes on the reader's token
+ * for its request, which the ledger refuses: the answer is that refusal, with no element.
  */
 describe("a streamed answer refused before its first element", () => {
-  let stack: Stack;
   const anyParty = { kind: { CanReadAsAnyParty: { value: {} } } };
-
-  before(async () => {
+  /** A fresh ledger for each: the other's transactions would be its first elements. */
+  let stack: Stack;
+  beforeEach(async () => {
     stack = await securedStack();
-    for (const format of ["ndjson", "sse"]) {
-      await api(stack, "POST", "/v2/users", { user: { id: `early-${format}` }, rights: [anyParty] });
-    }
   });
-  after(() => stack.stop());
+  afterEach(() => stack.stop());
 
   for (const format of ["ndjson", "sse"] as const satisfies readonly StreamedFormat[]) {
     it(`${format}: is answered with the refusal's HTTP status and JsCantonError`, {
       timeout: 60_000,
     }, async () => {
       const user = `early-${format}`;
+      await api(stack, "POST", "/v2/users", { user: { id: user }, rights: [anyParty] });
       const request = {
         beginExclusive: 0,
         updateFormat: {
@@ -192,18 +193,59 @@ describe("a streamed answer refused before its first element", () => {
         token(user),
         format,
       );
-      // Its own call is open and the gateway has begun to ask the ledger about it again
-      // (before the revocation): the refusal to come is a re-check's, not its call's admission.
-      await until(() => calls.open(UPDATES_CALL) >= 1 && calls.started(UPDATES_CALL) >= started + 2, {
+      // Its own call is open, admitted by the ledger before the revocation.
+      await until(() => calls.started(UPDATES_CALL) > started && calls.open(UPDATES_CALL) >= 1, {
         budgetMs: 30_000,
-        observed: () => `${calls.open(UPDATES_CALL)} open, ${calls.started(UPDATES_CALL)} started`,
+        observed: () => `${calls.started(UPDATES_CALL) - started} started, ${calls.open(UPDATES_CALL)} open`,
       });
-      assert.equal(reader.done, false, `answered before the revocation: ${reader.status} ${reader.rest}`);
       await api(stack, "PATCH", `/v2/users/${user}/rights`, { userId: user, rights: [anyParty] });
+      // Past the interval: the call's admission is no longer a fresh yes.
+      await new Promise((resolve) => setTimeout(resolve, 2 * RECHECK_MS + 100));
+      assert.equal(
+        reader.done,
+        false,
+        `answered before anything was committed: ${reader.status} ${reader.rest}`,
+      );
+      // Now the ledger moves (a party, then a transaction): whatever reaches the reader's call
+      // (a checkpoint, the transaction) waits for a yes the ledger no longer gives.
+      const party = (await api(stack, "POST", "/v2/parties", { partyIdHint: `early-${format}` })).partyDetails
+        .party as string;
+      await api(stack, "POST", "/v2/users", {
+        user: { id: `early-writer-${format}` },
+        rights: [{ kind: { CanActAs: { value: { party } } } }],
+      });
+      const res = await stack.request("/v2/commands/submit-and-wait-for-transaction", {
+        ...jsonBody("POST", {
+          commands: {
+            commandId: `early-${format}`,
+            actAs: [party],
+            commands: [
+              {
+                CreateCommand: {
+                  templateId: IOU,
+                  createArguments: {
+                    issuer: party,
+                    owner: party,
+                    currency: "EUR",
+                    amount: "1",
+                    observers: [],
+                  },
+                },
+              },
+            ],
+          },
+        }),
+        token: token(`early-writer-${format}`),
+      });
+      assert.equal(res.status, 200, await res.text());
       const end = await reader.ended;
 
       assert.notEqual(end.status, 200);
-      assert.equal(reader.elements.length, 0);
+      assert.equal(
+        reader.elements.length,
+        0,
+        "the transaction committed after the revocation never reached it",
+      );
       const body = JSON.parse(reader.rest) as Json;
       assert.ok(REFUSED.includes(body.code), reader.rest);
       assert.equal(typeof body.errorCategory, "number");

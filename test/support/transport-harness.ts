@@ -28,6 +28,12 @@ export interface HarnessOptions {
   maxElements?: number;
   waitTimeMs?: number;
   pingIntervalMs?: number;
+  /**
+   * websocket-config.stream-authorization-recheck-interval; default 0: the counter is no Ledger
+   * API stream, so there is no question to ask the ledger about its readers (a re-check would find
+   * none and close them as stale), only its own call's admission and the token's expiry.
+   */
+  recheckIntervalMs?: number;
 }
 
 /**
@@ -48,7 +54,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         {
           httpListMaxElementsLimit: options.maxElements ?? 100,
           httpListWaitTimeMs: options.waitTimeMs ?? 300,
-          streamAuthorizationRecheckMs: DEFAULTS.streamAuthorizationRecheckMs,
+          streamAuthorizationRecheckMs: options.recheckIntervalMs ?? 0,
           resumeWindowMs: DEFAULTS.resumeWindowMs,
         },
         metrics,
@@ -77,7 +83,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxQueryBytes: 64 * 1024,
     // The configuration's defaults.
     authorization: {
-      recheckIntervalMs: DEFAULTS.streamAuthorizationRecheckMs,
+      recheckIntervalMs: options.recheckIntervalMs ?? 0,
       ledgerAwayGraceMs: DEFAULTS.resumeWindowMs,
       renewalsPerMinute: DEFAULTS.tokenRenewalsPerMinute,
     },
