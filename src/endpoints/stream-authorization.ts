@@ -139,7 +139,7 @@ export function authorizeSubscriber(
         asking = true;
         const token = grant.token;
         // Never admitted: a refusal is the ledger's own answer to this request, told as it is.
-        const admitting = grant.verdict(now()) === "unconfirmed";
+        const admitting = !grant.everConfirmed;
         askLedger(endpoint, request, token, { from: newest(), trace: options.trace, now })
           .then(
             (answer) => {
@@ -195,7 +195,18 @@ export function authorizeSubscriber(
       const watchExpiry = () => {
         expiry?.clear();
         const at = grant.expiresAt;
-        expiry = at === undefined ? undefined : expiryTimer(at, () => end(expired(now())), now);
+        // A subscriber the ledger never admitted is refused by the ledger itself (an expired
+        // token: UNAUTHENTICATED, as Canton answers it); one it admitted ends at `exp` as Canton's.
+        expiry =
+          at === undefined
+            ? undefined
+            : expiryTimer(
+                at,
+                () => {
+                  if (grant.everConfirmed) end(expired(now()));
+                },
+                now,
+              );
       };
       watchExpiry();
 

@@ -65,6 +65,11 @@ export class Grant {
     return this.#token;
   }
 
+  /** Whether the ledger has said yes to the subscriber at all (on any of its tokens). */
+  get everConfirmed(): boolean {
+    return this.#confirmedAt !== undefined;
+  }
+
   /** When the ledger stops accepting the current token (epoch ms); undefined: never. */
   get expiresAt(): number | undefined {
     return this.#expiresAt;

@@ -36,6 +36,7 @@ describe("loadConfig", () => {
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,
+      tokenRenewalsPerMinute: 6,
       fanoutHistoryBytes: 1024 * 1024,
       compression: "off",
     });

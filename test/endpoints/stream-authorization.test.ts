@@ -315,7 +315,14 @@ describe("per-subscriber stream authorization", () => {
     const token = signToken("alice", { exp });
     const { endpoint } = updatesEndpoint(empty);
     const source = new Subject<string>();
-    const got = gated(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 0 }, source);
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      token,
+      { recheckIntervalMs: 0, admitted: true },
+      source,
+    );
+    source.next('{"offset":2}');
     const error = await got.ended;
     const body = errorFrameBody(error);
     assert.equal(body.code, "ACCESS_TOKEN_EXPIRED");
@@ -330,6 +337,19 @@ describe("per-subscriber stream authorization", () => {
     assert.equal(body.retryInfo, "1 second");
     assert.equal(body.definiteAnswer, false);
     assert.equal(source.observed, false);
+  });
+
+  it("leaves a token that expires before the ledger admitted its subscriber to the ledger's own refusal", async () => {
+    const token = signToken("alice", { exp: Math.floor(Date.now() / 1000) - 60 });
+    const refusal = grpcError(status.UNAUTHENTICATED);
+    const { endpoint } = updatesEndpoint(() => new Observable<string>((s) => s.error(refusal)));
+    const source = new Subject<string>();
+    const got = gated(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 5 }, source);
+    assert.equal(
+      await got.ended,
+      refusal,
+      "the ledger's UNAUTHENTICATED, as Canton answers an expired token",
+    );
   });
 
   it("renews one token at a time: a newer frame replaces the one waiting; a refused one leaves the old token", async () => {
