@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { gatewayAuth } from "../../src/auth/gateway-auth.js";
 import { errorFrameBody } from "../../src/errors/index.js";
 import type { FanoutEvents } from "../../src/fanout/subscription.js";
 import type { LedgerStreamPurpose } from "../../src/limits/ledger-stream-budget.js";
+import { RenewalIntake } from "../../src/ws/renewal-intake.js";
+import { AUDIENCE, signToken, unsignedToken } from "../jwt/test-tokens.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 import { ModelClock } from "../support/model-clock.js";
 import { type GatewaySettings, ModelGateway } from "../support/model-gateway.js";
 import { ModelLedger } from "../support/model-ledger.js";
@@ -21,8 +25,9 @@ import { ModelLedger } from "../support/model-ledger.js";
  * reads: every subscriber still open has every transaction of its filter, and one that ended
  * ended with a clear error.
  *
- * MODEL_RUNS (default 10,000) and MODEL_SEED (default: a new one, printed) choose the runs;
- * MODEL_PATH with the seed replays a shrunk counterexample (fast-check prints all three).
+ * MODEL_RUNS (default 10,000) and MODEL_SEED (default: a new one, printed) choose the runs,
+ * MODEL_COMMANDS (default 24) the longest sequence; MODEL_SEED, MODEL_PATH and MODEL_REPLAY
+ * (fast-check prints all three with a counterexample: `seed`, `path`, `replayPath`) replay it.
  */
 
 const PARTIES = ["alice", "bob", "carol"] as const;
@@ -67,14 +72,19 @@ class World {
 
   constructor(readonly settings: RunSettings) {
     this.clock.install();
-    this.ledger = new ModelLedger({
-      parties: PARTIES,
-      rights: settings.rights,
-      budget: settings.budget,
-      checkpointIntervalMs: settings.checkpointIntervalMs,
-      resumeWindowMs: settings.resumeWindowMs,
-    });
-    this.gateway = new ModelGateway(this.ledger, settings, countingEvents);
+    try {
+      this.ledger = new ModelLedger({
+        parties: PARTIES,
+        rights: settings.rights,
+        budget: settings.budget,
+        checkpointIntervalMs: settings.checkpointIntervalMs,
+        resumeWindowMs: settings.resumeWindowMs,
+      });
+      this.gateway = new ModelGateway(this.ledger, settings, countingEvents);
+    } catch (error) {
+      this.clock.uninstall();
+      throw error;
+    }
   }
 
   /** What went wrong so far, if anything: the violations and how every subscriber stands. */
@@ -294,8 +304,14 @@ const commandsArb = fc.commands(
     advanceArb,
     saturateArb,
     faultArb,
+    faultArb,
   ],
-  { maxCommands: MAX_COMMANDS, size: "max" },
+  {
+    maxCommands: MAX_COMMANDS,
+    size: "max",
+    // With MODEL_SEED and MODEL_PATH: the commands of the counterexample fast-check printed.
+    ...(process.env.MODEL_REPLAY ? { replayPath: process.env.MODEL_REPLAY } : {}),
+  },
 );
 
 const settingsArb: fc.Arbitrary<RunSettings> = fc
@@ -354,9 +370,15 @@ function runs(): { numRuns: number; seed: number; path?: string } {
   return { numRuns, seed, ...(process.env.MODEL_PATH ? { path: process.env.MODEL_PATH } : {}) };
 }
 
+const RUNS = runs();
+
 describe("stream authorization, model-based", () => {
-  it("sends a subscriber only what the ledger said yes to, in order and whole, whatever the interleaving", async (t) => {
-    const { numRuns, seed, path } = runs();
+  // A run that stops moving fails the test instead of holding CI (a run takes milliseconds).
+  const timeout = 120_000 + RUNS.numRuns * 50;
+  it("sends a subscriber only what the ledger said yes to, in order and whole, whatever the interleaving", {
+    timeout,
+  }, async (t) => {
+    const { numRuns, seed, path } = RUNS;
     t.diagnostic(`MODEL_RUNS=${numRuns} MODEL_SEED=${seed}`);
     const started = performance.now();
     await fc.assert(fc.asyncProperty(settingsArb, commandsArb, oneRun), {
@@ -368,5 +390,125 @@ describe("stream authorization, model-based", () => {
     t.diagnostic(`${numRuns} runs in ${Math.round(performance.now() - started)} ms`);
     for (const [what, n] of [...tally].sort()) t.diagnostic(`${what}: ${n}`);
     assert.ok((tally.get("elements sent") ?? 0) > 0, "no run sent any element");
+  });
+});
+
+/**
+ * The gate is handed only the renewal tokens the intake passed (the gateway's own verifier as at
+ * the upgrade, then the stream's own user), so the model above renews with tokens of the same
+ * user; what the intake stops is tested here: forged, another user's, a flood.
+ */
+describe("renewal intake", () => {
+  const SECRET = "model-intake-secret";
+  const expiresSoon = () => Math.floor(Date.now() / 1000) + 300;
+  const tokenOf = (user: string, options: { key?: string; issuer?: string } = {}) =>
+    signToken(user, {
+      key: options.key ?? SECRET,
+      exp: expiresSoon(),
+      ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+      extra: { jti: Math.random().toString(36) },
+    });
+
+  function intake(options: { perMinute?: number; now?: () => number } = {}) {
+    const logger = capturingLogger();
+    const auth = gatewayAuth({ mode: "hs256", secret: SECRET, audience: AUDIENCE }, logger.log);
+    let verified = 0;
+    const renewals = new RenewalIntake({
+      tokenRefusal: async (token, where) => {
+        verified += 1;
+        return auth?.refusal(token, where);
+      },
+      where: "WebSocket /v2/updates token renewal",
+      perMinute: options.perMinute ?? 60,
+      upgradeToken: tokenOf("alice"),
+      ...(options.now ? { now: options.now } : {}),
+    });
+    return { renewals, logger, verified: () => verified };
+  }
+
+  const codeOf = (refusal: unknown) => (refusal === undefined ? "passed" : errorFrameBody(refusal).code);
+
+  it("passes a verified token of the stream's own user, and nothing that is forged, unsigned or another user's", async () => {
+    const { renewals, logger } = intake();
+    const forged = tokenOf("alice", { key: "not-the-gateway-secret" });
+    assert.equal(codeOf(await renewals.check(tokenOf("alice"))), "passed");
+    assert.equal(codeOf(await renewals.check(forged)), "UNAUTHENTICATED");
+    assert.equal(codeOf(await renewals.check(unsignedToken("alice"))), "UNAUTHENTICATED");
+    assert.equal(codeOf(await renewals.check("not a token")), "UNAUTHENTICATED");
+    assert.equal(codeOf(await renewals.check(tokenOf("bob"))), "INVALID_ARGUMENT");
+    // The same subject within another identity provider is another user.
+    assert.equal(codeOf(await renewals.check(tokenOf("alice", { issuer: "other-idp" }))), "INVALID_ARGUMENT");
+    const logged = JSON.stringify(logger.entries());
+    assert.ok(logged.includes("token rejected by the gateway"), logged);
+    assert.ok(!logged.includes(forged), "a refused token was logged");
+  });
+
+  it("refuses a flood past the rate before verifying it, and lets renewals through again as the rate refills", async () => {
+    let now = 1_000_000;
+    const { renewals, verified } = intake({ perMinute: 3, now: () => now });
+    const flood = await Promise.all(Array.from({ length: 10 }, () => renewals.check(tokenOf("alice"))));
+    assert.deepEqual(flood.map(codeOf), [
+      "passed",
+      "passed",
+      "passed",
+      ...Array.from({ length: 7 }, () => "TOKEN_RENEWAL_RATE_EXCEEDED"),
+    ]);
+    assert.equal(verified(), 3);
+    now += 20_000;
+    assert.equal(codeOf(await renewals.check(tokenOf("alice"))), "passed");
+    assert.equal(codeOf(await renewals.check(tokenOf("alice"))), "TOKEN_RENEWAL_RATE_EXCEEDED");
+  });
+
+  it("passes at most the rate's tokens, the verified ones of its user only, in arrival order, whatever the frames and their times", async () => {
+    const frame = fc.record({
+      kind: fc.constantFrom("own", "forged", "other-user", "other-issuer", "garbage"),
+      afterMs: fc.constantFrom(0, 0, 0, 500, 5_000, 30_000),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(frame, { maxLength: 20 }),
+        async (perMinute, frames) => {
+          let now = 0;
+          const { renewals, verified } = intake({ perMinute, now: () => now });
+          const checks: Promise<unknown>[] = [];
+          const sentAt: number[] = [];
+          for (const { kind, afterMs } of frames) {
+            now += afterMs;
+            sentAt.push(now);
+            const token =
+              kind === "own"
+                ? tokenOf("alice")
+                : kind === "forged"
+                  ? tokenOf("alice", { key: "forger" })
+                  : kind === "other-user"
+                    ? tokenOf("bob")
+                    : kind === "other-issuer"
+                      ? tokenOf("alice", { issuer: "other-idp" })
+                      : "garbage";
+            checks.push(renewals.check(token));
+          }
+          const codes = (await Promise.all(checks)).map(codeOf);
+          const expected = { own: "passed", forged: "UNAUTHENTICATED", garbage: "UNAUTHENTICATED" } as Record<
+            string,
+            string
+          >;
+          let taken = 0;
+          codes.forEach((code, i) => {
+            const { kind } = frames[i] as { kind: string };
+            if (code === "TOKEN_RENEWAL_RATE_EXCEEDED") return;
+            taken += 1;
+            // The bucket: perMinute at once, refilled at perMinute a minute.
+            assert.ok(
+              taken <= perMinute + ((sentAt[i] as number) * perMinute) / 60_000,
+              `frame ${i} past the rate`,
+            );
+            assert.equal(code, expected[kind] ?? "INVALID_ARGUMENT", `frame ${i} (${kind})`);
+          });
+          assert.equal(verified(), taken, "a frame refused for the rate was verified");
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
