@@ -144,7 +144,6 @@ function command(describe: string, act: (world: World) => Promise<void> | void):
   return {
     check: () => true,
     run: async (_model, world) => {
-      count(`command ${describe.replace(/\(.*$/, "")}`);
       await act(world);
       await world.clock.settle();
       world.check();
@@ -279,6 +278,9 @@ const faultArb = fc.oneof(
     .boolean()
     .map((away) => command(`lose(${away ? "and stay away" : "goaway"})`, (world) => world.ledger.lose(away))),
   fc.constant(command("back", (world) => world.ledger.back())),
+  fc
+    .constantFrom(100, 2_000)
+    .map((ms) => command(`goAway(grace ${ms} ms)`, (world) => world.ledger.goAway(ms))),
   fc.constant(command("freeze", (world) => world.ledger.freeze())),
   fc.constant(command("thaw", (world) => world.ledger.thaw())),
   fc

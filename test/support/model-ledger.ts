@@ -25,8 +25,9 @@ import { encodeStatusDetails, STATUS_DETAILS_KEY } from "../../src/proto/status-
  * `share` are the gateway's own) over a ledger client of its own that claims a real
  * LedgerStreamBudget slot per call, as LedgerClient.serverStream does.
  *
- * Faults: the ledger going away (every call fails UNAVAILABLE, as after a GOAWAY, and new calls
- * fail at once until it is back), freezing (calls neither reach it nor get answers), a latency
+ * Faults: a graceful GOAWAY (calls told their connection closes, failed UNAVAILABLE after a
+ * grace), the ledger going away (every call fails UNAVAILABLE at once, and new calls fail at once
+ * until it is back), freezing (calls neither reach it nor get answers), a latency
  * before each call's first answer, errors on running calls, and Canton's ongoing authorization
  * (a running call whose user lost a right ends STALE_STREAM_AUTHORIZATION, one whose token
  * expired ACCESS_TOKEN_EXPIRED).
@@ -77,6 +78,8 @@ interface ModelCall {
   readonly begin: number;
   readonly end: number | undefined;
   readonly subscriber: { next(bytes: Buffer): void; error(error: unknown): void; complete(): void };
+  /** Told when the ledger closes the call's connection gracefully (LedgerClient's onDraining). */
+  readonly draining: ((closing: unknown) => void) | undefined;
   phase: CallPhase;
   refusal?: ServiceError;
   judgedAt?: number;
@@ -275,6 +278,19 @@ export class ModelLedger {
       .filter((transaction) => transaction.visibleTo.some((party) => parties.includes(party)));
   }
 
+  /**
+   * A graceful GOAWAY: every call is told its connection closes (the gateway moves the ones it can
+   * onto a new one), and those still running after `graceMs` fail UNAVAILABLE.
+   */
+  goAway(graceMs: number): void {
+    const closing = grpcError(status.UNAVAILABLE, "The ledger is closing the connection (GOAWAY)");
+    const calls = [...this.#calls];
+    for (const call of calls) call.draining?.(closing);
+    setTimeout(() => {
+      for (const call of calls) this.#fail(call, this.#unavailable());
+    }, graceMs);
+  }
+
   /** Every call fails as after a GOAWAY; `away`: new calls fail at once until `back`. */
   lose(away: boolean): void {
     this.#frozen = false;
@@ -355,10 +371,14 @@ export class ModelLedger {
         _rpc: string,
         request: object,
         token: string | undefined,
-        options: { demand$?: Observable<boolean>; purpose?: LedgerStreamPurpose } = {},
+        options: {
+          demand$?: Observable<boolean>;
+          purpose?: LedgerStreamPurpose;
+          onDraining?: (closing: unknown) => void;
+        } = {},
       ) => {
         const purpose = options.purpose ?? "subscription";
-        const call$ = this.#call(request as Json, token, purpose, options.demand$);
+        const call$ = this.#call(request as Json, token, purpose, options.demand$, options.onDraining);
         // As LedgerClient.serverStream: the call opens once it holds a slot of its purpose.
         return new Observable<Buffer>((subscriber) => {
           let call: Subscription | undefined;
@@ -398,6 +418,7 @@ export class ModelLedger {
     token: string | undefined,
     purpose: LedgerStreamPurpose,
     demand$: Observable<boolean> | undefined,
+    draining: ((closing: unknown) => void) | undefined,
   ): Observable<Buffer> {
     return new Observable<Buffer>((subscriber) => {
       const begin = Number(request.beginExclusive ?? 0);
@@ -410,6 +431,7 @@ export class ModelLedger {
         begin,
         end,
         subscriber,
+        draining,
         phase: "sent",
         answerAt: Number.POSITIVE_INFINITY,
         answered: false,
