@@ -105,6 +105,7 @@ class World {
     for (const subscriber of this.gateway.subscribers) if (subscriber.open) subscriber.demand$.next(true);
     const { recheckIntervalMs, ledgerAwayGraceMs, resumeWindowMs, checkpointIntervalMs, budget } =
       this.settings;
+    // 10 s: the gate's and the fan-out's question deadline (QUESTION_DEADLINE_MS, not exported).
     await this.clock.advance(
       Math.max(10_000, budget.queueTimeoutMs, resumeWindowMs) +
         2 * recheckIntervalMs +
