@@ -47,7 +47,7 @@ test: install build lint depcheck
 # other folders (a new one gets in by its path here). test/cli/unit-test-guard.ts fails any of
 # them that starts something, naming it, so the list cannot drift into slow tests.
 UNIT_TESTS := test/codec test/config test/endpoints test/errors test/lf test/protos test/streams \
-  test/tracing test/fanout/shared-stream.test.ts test/fanout/replay-history.test.ts test/fuzz/judge.test.ts \
+  test/tracing test/fanout/shared-stream.test.ts test/fanout/replay-history.test.ts test/fanout/authorization-model.test.ts test/fuzz/judge.test.ts \
   test/docs/markdown-links.test.ts test/docs/guides.test.ts \
   test/grafana/dashboard.test.ts test/http/body-budget.test.ts test/http/json-array-bytes.test.ts \
   test/ledger/grpc-message-reader.test.ts test/ledger/request-bounds.test.ts \
