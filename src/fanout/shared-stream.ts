@@ -100,10 +100,14 @@ export class DeliverySlot {
  *   the history keeps the elements after its offset, up to `lagBytes`; a member the history no
  *   longer covers is detached onto its own call from its last offset. The upstream pauses only
  *   when no shared member is ready.
- * - When the owner leaves, or the ledger refuses its token, the upstream is cancelled at once
- *   and reopened from the shared position on another member's token once the members that leave
- *   in the same turn are gone (a client closing many sockets costs one reopen); the members see
- *   nothing of it.
+ * - When the owner leaves, the upstream is cancelled at once and reopened from the shared
+ *   position on another member's token once the members that leave in the same turn are gone (a
+ *   client closing many sockets costs one reopen); the members see nothing of it. When the ledger
+ *   refuses the owner's token, the members on that very token end with the refusal and the call
+ *   moves the same way; the others see nothing of it.
+ * - Nothing here decides what a member may read: each member's elements pass its own gate
+ *   (src/endpoints/stream-authorization.ts), which the admission probe and the member's own calls
+ *   only inform.
  * - The ledger ends a call when the token it was opened with expires: the upstream moves (is
  *   reopened from the shared position) onto its owner's renewed token, and, shortly before the
  *   owner's token expires, onto the member's token that expires last, if later. The members see
