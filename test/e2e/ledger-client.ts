@@ -92,6 +92,39 @@ export function createIouTransaction(
   );
 }
 
+/** One committed Iou: its update id, and when it was asked for (epoch ms). */
+export interface CommittedIou {
+  readonly updateId: string;
+  readonly at: number;
+}
+
+/**
+ * Ious that `party()` issues and owns, one a call, committed with `token()` (both read at each
+ * call: tests allocate them once their stack runs); each command id is `label` and a number.
+ */
+export function iouCommitter(
+  stack: () => Stack,
+  token: () => string,
+  party: () => string,
+  label: string,
+): (labelled?: string) => Promise<CommittedIou> {
+  let commands = 0;
+  return async (labelled = label) => {
+    const at = Date.now();
+    commands += 1;
+    const issuer = party();
+    const reply = await createIouTransaction(stack(), token(), `${labelled}-${commands}`, {
+      issuer,
+      owner: issuer,
+      currency: "EUR",
+      amount: String(commands),
+    });
+    if (reply.status !== 200)
+      throw new Error(`commit ${labelled}-${commands}: ${JSON.stringify(reply.body)}`);
+    return { updateId: reply.body.transaction.updateId as string, at };
+  };
+}
+
 /** A user that may act as these parties, and its token. */
 export async function userFor(
   stack: Stack,

@@ -4,7 +4,7 @@ import { signToken } from "../../jwt/test-tokens.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { partyFilter, updatesRequest } from "../../support/update-requests.js";
-import { call, createIouTransaction } from "../ledger-client.js";
+import { call, iouCommitter } from "../ledger-client.js";
 import { type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const SECRET = "the-gateway-checks-this-secret";
@@ -65,20 +65,13 @@ describe("fail closed: a forged token in a renewal frame, with the gateway verif
     await stack.stop();
   });
 
-  let commands = 0;
   /** One transaction of the party's: its update id, and when it was asked for. */
-  const commit = async (): Promise<{ updateId: string; at: number }> => {
-    const at = Date.now();
-    commands += 1;
-    const reply = await createIouTransaction(stack, writer, `forged-${commands}`, {
-      issuer: party,
-      owner: party,
-      currency: "EUR",
-      amount: String(commands),
-    });
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    return { updateId: reply.body.transaction.updateId as string, at };
-  };
+  const commit = iouCommitter(
+    () => stack,
+    () => writer,
+    () => party,
+    "forged",
+  );
   const updateIds = (socket: WatchedSocket) =>
     socket.elements().map((frame) => frame.update?.Transaction?.value?.updateId as string | undefined);
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { gatewayMetric } from "../../support/gateway-metric.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
-import { allocate, call, createIouTransaction, userFor } from "../ledger-client.js";
+import { allocate, call, iouCommitter, userFor } from "../ledger-client.js";
 import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const RECHECK_MS = 1_000;
@@ -94,20 +94,13 @@ describe("fail closed: re-checks of a subscriber who filled the stream budget", 
     await stack.stop();
   });
 
-  let commands = 0;
   /** One Iou of alice's: its update id, and when it was asked for. */
-  const commit = async (label: string): Promise<{ updateId: string; at: number }> => {
-    const at = Date.now();
-    commands += 1;
-    const reply = await createIouTransaction(stack, writer, `${label}-${commands}`, {
-      issuer: alice,
-      owner: alice,
-      currency: "EUR",
-      amount: String(commands),
-    });
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    return { updateId: reply.body.transaction.updateId as string, at };
-  };
+  const commit = iouCommitter(
+    () => stack,
+    () => writer,
+    () => alice,
+    "recheck",
+  );
   const ledgerEnd = async () =>
     (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
   const queued = () => gatewayMetric(stack.url, "ledger_gateway_ledger_streams_queued");

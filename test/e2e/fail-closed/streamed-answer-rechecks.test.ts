@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { partyFilter, updatesRequest } from "../../support/update-requests.js";
-import { allocate, call, createIouTransaction, userFor } from "../ledger-client.js";
+import { allocate, call, iouCommitter, userFor } from "../ledger-client.js";
 import type { Frame } from "./watched-socket.js";
 
 const RECHECK_MS = 1_000;
@@ -125,19 +125,12 @@ describe("fail closed: streamed HTTP answers of the update stream", () => {
     await stack.stop();
   });
 
-  let commands = 0;
-  const commit = async (): Promise<{ updateId: string; at: number }> => {
-    const at = Date.now();
-    commands += 1;
-    const reply = await createIouTransaction(stack, writer, `streamed-${commands}`, {
-      issuer: alice,
-      owner: alice,
-      currency: "EUR",
-      amount: String(commands),
-    });
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    return { updateId: reply.body.transaction.updateId as string, at };
-  };
+  const commit = iouCommitter(
+    () => stack,
+    () => writer,
+    () => alice,
+    "streamed",
+  );
   /** Alice's updates from the ledger end, open-ended, streamed in `format`, idle for up to a minute. */
   const live = async (token: string, format: Format): Promise<StreamedAnswer> => {
     const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
