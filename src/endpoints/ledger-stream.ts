@@ -52,6 +52,8 @@ interface CallOptions {
   trace?: TraceContext | undefined;
   draining?: (closing: unknown) => void;
   purpose?: StreamPurpose;
+  /** Told each time the call is sent (StreamEndpoint.open's `opened`). */
+  opened?: (() => void) | undefined;
 }
 
 /** Elements as their wire bytes: transcoded straight to text. */
@@ -100,7 +102,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
   const call = (request: unknown, token: string | undefined, options: CallOptions): Observable<string> => {
     toText ??= deps.json.wireText(responseType);
     const text = toText;
-    const { demand$, trace, draining, purpose } = options;
+    const { demand$, trace, draining, purpose, opened } = options;
     const elements$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
@@ -109,6 +111,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
           ...(trace ? { trace } : {}),
           ...(draining ? { onDraining: draining } : {}),
           ...(purpose ? { purpose } : {}),
+          ...(opened ? { onOpen: opened } : {}),
         }),
       ),
       mapInOrder((bytes) => text(bytes, token)),
@@ -124,8 +127,9 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
    */
   const open: StreamEndpoint["open"] =
     position === undefined
-      ? (request, token, demand$, _renewed$, trace) => call(request, token, { demand$, trace })
-      : (request, token, demand$, renewed$, trace) =>
+      ? (request, token, demand$, _renewed$, trace, opened) =>
+          call(request, token, { demand$, trace, opened })
+      : (request, token, demand$, renewed$, trace, opened) =>
           defer(() => {
             let current = token;
             const drains = new Subject<unknown>();
@@ -140,6 +144,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
                 call(after === undefined ? request : startingAfter(request, after.offset), current, {
                   demand$,
                   trace,
+                  opened,
                   ...(resume.windowMs > 0 ? { draining: (closing: unknown) => drains.next(closing) } : {}),
                 }),
               {

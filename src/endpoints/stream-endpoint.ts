@@ -48,6 +48,8 @@ export interface StreamEndpoint {
    *   client renewing in band); the ledger ends a call when its token expires, so a `renewable`
    *   endpoint moves its call onto each, from where it is.
    * - `trace`: the W3C trace context of the request the stream serves; its calls carry it.
+   * - `opened`: told each time a call is sent (at once, or once the stream budget gave it a slot:
+   *   a call waiting in the budget's queue has not started, so a list twin's idle wait waits too).
    * Emits one JSON text per element, sent as is (no re-serialisation). Errors with a gRPC
    * `ServiceError` or a gateway error (`CantonHttpError`, `InvalidValueError`); the serving
    * layer turns them into the final JsCantonError frame / HTTP answer through src/errors.
@@ -58,6 +60,7 @@ export interface StreamEndpoint {
     demand$: Observable<boolean>,
     renewed$?: Observable<string>,
     trace?: TraceContext,
+    opened?: () => void,
   ): Observable<string>;
   /**
    * One ledger call of this endpoint for `request` on `token`, to ask the ledger whether the

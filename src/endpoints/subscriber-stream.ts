@@ -35,6 +35,8 @@ export interface SubscriberStreamOptions {
   readonly upstream?: (upstream: "own" | "shared") => void;
   /** Epoch milliseconds; tests move time. */
   readonly now?: () => number;
+  /** Told each time the subscriber's own call is sent (StreamEndpoint.open's `opened`); not for a fan-out membership. */
+  readonly opened?: () => void;
 }
 
 /**
@@ -56,7 +58,7 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
     options.upstream?.(share === undefined ? "own" : "shared");
     if (fanout === undefined || share === undefined)
       return endpoint
-        .open(request, token, options.demand$, renewed$, trace)
+        .open(request, token, options.demand$, renewed$, trace, options.opened)
         .pipe(confirmedBy(grant, token, now));
     const offsetOf = endpoint.offsetOf;
     return fanout.open({

@@ -1,4 +1,14 @@
-import { concat, defer, EMPTY, identity, ignoreElements, type Observable, take, tap } from "rxjs";
+import {
+  concat,
+  defer,
+  EMPTY,
+  identity,
+  ignoreElements,
+  type Observable,
+  ReplaySubject,
+  take,
+  tap,
+} from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import { confirmEmptyAnswer, subscriberGrant } from "../endpoints/stream-authorization.js";
@@ -27,7 +37,10 @@ export interface ListTwinConfig {
  * A list twin's reader's elements: its own call, behind the same gate as every stream subscriber
  * (src/endpoints/subscriber-stream.ts): the call on its token admits it, its token's expiry ends
  * it with ACCESS_TOKEN_EXPIRED, and while it lasts (an idle wait may be long) it is asked about
- * again, STALE_STREAM_AUTHORIZATION when the ledger refuses or does not answer.
+ * again, STALE_STREAM_AUTHORIZATION when the ledger refuses or does not answer. Its idle wait,
+ * if any, counts from when its call is sent: a call waiting for a stream-budget slot has read
+ * nothing yet, and an empty list then would say the ledger had nothing (the reader gets its
+ * elements once the slot comes, or 429 MAXIMUM_NUMBER_OF_STREAMS past the budget's queue timeout).
  */
 function readerElements(
   endpoint: StreamEndpoint,
@@ -35,16 +48,24 @@ function readerElements(
   ctx: RequestContext,
   demand$: Observable<boolean>,
   config: ListTwinConfig,
+  idle: { readonly ms: number | undefined; readonly onIdle: () => void },
 ): Observable<string> {
   const recheckIntervalMs = config.streamAuthorizationRecheckMs;
-  return subscriberStream({
-    endpoint,
-    request,
-    token: ctx.token,
-    grant: subscriberGrant(ctx.token, recheckIntervalMs, config.resumeWindowMs),
-    recheckIntervalMs,
-    demand$,
-    trace: ctx.trace,
+  return defer(() => {
+    const opened = new ReplaySubject<void>(1);
+    const elements$ = subscriberStream({
+      endpoint,
+      request,
+      token: ctx.token,
+      grant: subscriberGrant(ctx.token, recheckIntervalMs, config.resumeWindowMs),
+      recheckIntervalMs,
+      demand$,
+      trace: ctx.trace,
+      opened: () => opened.next(),
+    });
+    return idle.ms === undefined
+      ? elements$
+      : elements$.pipe(idleTimeout<string>(idle.ms, { onIdle: idle.onIdle, startOn: opened }));
   });
 }
 
@@ -99,9 +120,9 @@ export function listTwinRoute(
       };
       // The demand never goes false: the element limit bounds what is held, and the answer is
       // written once.
-      const source = readerElements(endpoint, ctx.body, ctx, EMPTY, config).pipe(
+      const idle = { ms: wait, onIdle: () => (reason = "idle") };
+      const source = readerElements(endpoint, ctx.body, ctx, EMPTY, config, idle).pipe(
         elementLimit<string>(config.httpListMaxElementsLimit, limit),
-        wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
         streamEnd<string>((end) => {
           if (end.reason !== "completed") reason = end.reason;
         }),
@@ -163,9 +184,9 @@ function streamedAnswer(
         let reason: StreamEndReason = "completed";
         let elements = 0;
         let bytes = 0;
-        const elements$ = readerElements(endpoint, request, ctx, demand$, config).pipe(
+        const idle = { ms: wait, onIdle: () => (reason = "idle") };
+        const elements$ = readerElements(endpoint, request, ctx, demand$, config, idle).pipe(
           limit === undefined ? identity : take<string>(limit),
-          wait === undefined ? identity : idleTimeout<string>(wait, { onIdle: () => (reason = "idle") }),
           tap((text) => {
             elements += 1;
             bytes += Buffer.byteLength(text);

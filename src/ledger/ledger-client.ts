@@ -82,6 +82,11 @@ export interface ServerStreamOptions {
    * from subscriptions, and waits in a queue of its own served first.
    */
   purpose?: StreamPurpose;
+  /**
+   * Told each time the call is sent: at once, or, under a stream budget, once it holds a slot
+   * (until then it waits in the budget's queue and the ledger knows nothing of it).
+   */
+  onOpen?: () => void;
 }
 
 /**
@@ -225,10 +230,10 @@ export class LedgerClient {
     token: string | undefined,
     options: ServerStreamOptions = {},
   ): Observable<Res> {
-    const calls = observeCall(
-      () => this.openStream<Res>(service, method, request, token, options),
-      options.demand$,
-    );
+    const calls = observeCall(() => {
+      options.onOpen?.();
+      return this.openStream<Res>(service, method, request, token, options);
+    }, options.demand$);
     const slots = this.options.streamSlots;
     if (slots === undefined) return calls;
     return new Observable<Res>((subscriber) => {

@@ -320,3 +320,47 @@ describe("limits.ledger-streams-reserved-for-authorization over real sockets: bu
     await until(async () => (await budget.open()) === 0);
   });
 });
+
+/**
+ * An open-ended list twin waits out its idle time (1 s by default) from when its call is sent,
+ * not while it waits for a slot: found by a black-box test, which got `200 []` for a party with
+ * 262 updates while another user held the subscriptions' share of the budget.
+ */
+describe("an open-ended list twin whose call waits for a slot of the budget", () => {
+  const budget = stackWithBudget(
+    ["--limits.ledger-streams", "2", "--limits.ledger-streams-queue-timeout", "3s"],
+    1,
+  );
+  const openEnded = () =>
+    call<unknown[] | Refusal>(
+      budget.stack(),
+      "POST",
+      "/v2/updates",
+      updatesRequest(partyFilter(budget.party(0)), 0),
+      budget.reader(),
+    );
+
+  it("answers the ledger's elements once the slot comes, not the empty list of its idle wait", async () => {
+    const holder = budget.subscribe(0);
+    await until(async () => (await budget.open()) === 1);
+    const list = openEnded();
+    await until(async () => (await budget.queued()) === 1);
+    // Past the idle wait, still queued: nothing was read, so nothing is answered yet.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    holder.socket.close(1000);
+    const answer = await list;
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const first = (answer.body as { update?: { Transaction?: { value: { commandId: string } } } }[])[0];
+    assert.equal(first?.update?.Transaction?.value.commandId, "budget-setup", JSON.stringify(answer.body));
+  });
+
+  it("answers 429 when no slot comes within the queue's longest wait, not an empty list", async () => {
+    const holder = budget.subscribe(0);
+    await until(async () => (await budget.open()) === 1);
+    const answer = await openEnded();
+    assert.equal(answer.status, 429, JSON.stringify(answer.body));
+    assertRefused(answer.body as Refusal, "queue-timeout", 2);
+    holder.socket.close(1000);
+    await holder.ended;
+  });
+});
