@@ -10,6 +10,7 @@ import { type NettyStack, paddedToken, startNettyStack } from "../support/netty-
 import { probeOversizedToken } from "../support/oversized-token-probe.js";
 import { GET_LEDGER_API_VERSION, GET_UPDATES, rawCall, rawSession } from "../support/raw-grpc.js";
 import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
 import { subscribeUpdates } from "../support/update-subscription.js";
 
 /**
@@ -135,6 +136,9 @@ describe("grpc-java on Netty configured as Canton's Ledger API, in front of the 
     assert.equal(away.status, 503, await away.text());
     await stack.netty.restart();
     assert.equal(stack.netty.port, port);
+    // The gateway reconnects on its own schedule (a reset it saw mid-restart, a backoff): ready
+    // again within a bound, then served.
+    await until(async () => (await stack.request("/readyz")).status === 200, { budgetMs: 30_000 });
     const back = await stack.request("/v2/state/ledger-end");
     assert.equal(back.status, 200, await back.text());
   });
