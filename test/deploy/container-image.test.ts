@@ -11,6 +11,7 @@ import { projectRoot } from "../../src/proto/project-root.js";
 import { fencedBlocks } from "../docs/markdown.js";
 import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { until } from "../support/until.js";
+import { underBuildLock } from "./build-lock.js";
 import { debianPackages, freePort } from "./debian-package.js";
 
 /**
@@ -82,7 +83,10 @@ describe("the container image, built and run", { skip: tools === true ? false : 
     timings.push(`${standIn.stdout.trim()} in ${since(start)}`);
     start = Date.now();
     context = mkdtempSync(join(tmpdir(), "image-context-"));
-    await command("bash", ["deploy/container/prepare-context.sh", context], 300_000);
+    await underBuildLock("bash", ["deploy/container/prepare-context.sh", context], {
+      cwd: ROOT,
+      timeout: 300_000,
+    });
     timings.push(`context laid out in ${since(start)}`);
     start = Date.now();
     const revision = (await command("git", ["rev-parse", "HEAD"])).stdout.trim();

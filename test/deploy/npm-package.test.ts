@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { until } from "../support/until.js";
+import { underBuildLock } from "./build-lock.js";
 
 /**
  * The package as a user installs it: `npm pack` (prepack builds dist/), then `npm install -g` of
@@ -31,11 +32,11 @@ describe("the npm package, installed from its tarball", () => {
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), "npm-package-"));
-    const packed = await run("npm", ["pack", "--json", "--pack-destination", work, "--loglevel=warn"], {
-      cwd: ROOT,
-      timeout: 300_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const packed = await underBuildLock(
+      "npm",
+      ["pack", "--json", "--pack-destination", work, "--loglevel=warn"],
+      { cwd: ROOT, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
+    );
     // prepack's own output (the build) may precede the JSON.
     const [entry] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as {
       filename: string;
