@@ -62,4 +62,6 @@ CMD ["node"]
 EOF
 buildah bud --isolation chroot --pull=never --layers=false --quiet \
   --label "ledger-json-gateway.stand-in=$recipe" -t "$node_image" "$context" >/dev/null
+# Stand-ins of an earlier recipe lost their tags: their layers go unless an image still uses them.
+podman image prune --force >/dev/null
 echo "stand-ins: made ($recipe)"
