@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPM ?= npm
 ARGS ?=
 
-.PHONY: install build run test test-unit test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak
+.PHONY: install build run test test-unit test-repeat lint typecheck depcheck bench clean sample-dar bench-readme soak image
 
 # node_modules is brought up to date whenever package.json or the lock file changes. The lock is
 # committed as npm writes it, with every platform's optional packages (biome's and esbuild's
@@ -90,6 +90,19 @@ bench-readme: install
 # test/readme/sample-dar.test.ts fails when the committed file is not what the sandbox builds.
 sample-dar: install
 	node --import tsx test/readme/sample-dar.ts
+
+# The container image of deploy/container/Dockerfile as ledger-json-gateway:<package version>:
+# the npm package with its production dependencies laid out in dist/image, then built by DOCKER
+# (make image DOCKER=podman). IMAGE tags it otherwise; SOURCE is the repository's URL for the
+# image's org.opencontainers.image.source label (none unless given). docs/operations.md.
+VERSION = $(shell node -p 'require("./package.json").version')
+IMAGE ?= ledger-json-gateway:$(VERSION)
+DOCKER ?= docker
+SOURCE ?=
+image: install
+	bash deploy/container/prepare-context.sh dist/image
+	$(DOCKER) build -f deploy/container/Dockerfile --build-arg VERSION=$(VERSION) \
+	  --build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null) --build-arg SOURCE=$(SOURCE) -t $(IMAGE) dist/image
 
 clean:
 	rm -rf dist node_modules

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { GatewayConfig } from "./config/gateway-config.js";
@@ -21,6 +22,7 @@ import {
 } from "./gateway.js";
 import { mintToken, type SigningAlgorithm } from "./jwt/mint-token.js";
 import { readVerificationFiles } from "./jwt/token-verifier.js";
+import { projectRoot } from "./proto/project-root.js";
 import { gatewayLogger } from "./workers/gateway-logger.js";
 import { startGatewayWorkers } from "./workers/gateway-workers.js";
 
@@ -53,6 +55,8 @@ const USAGE = `Usage:
 ${TOKEN_USAGE}  ledger-json-gateway bench --url URL --token-file FILE [--scenario LIST] [--rate R] ...
       Load-test a JSON Ledger API server (docs/load-testing.md); bench --help lists its flags.
   ledger-json-gateway --help
+  ledger-json-gateway --version
+      Print the version (token --version and bench --version too).
 
 Settings, lowest precedence first: defaults, the --config file (YAML or JSON, nested or
 dotted keys), LEDGER_GATEWAY_* environment variables, command-line flags.
@@ -74,6 +78,11 @@ const isCommandLineFault = (error: unknown): boolean =>
   (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
 
 async function main(argv: string[]): Promise<void> {
+  // Every command answers it alike, the bench's too: the version is the package's, not a command's.
+  if (hasFlag(argv, "--version")) {
+    process.stdout.write(`ledger-json-gateway ${packageVersion()}\n`);
+    return;
+  }
   if (argv[0] === "token") {
     const args = argv.slice(1);
     try {
@@ -134,7 +143,20 @@ function benchCommand(args: readonly string[]): Promise<number> {
 
 /** `--help` or `-h` as a flag of its own, not as the value of another flag. */
 function isHelp(args: readonly string[]): boolean {
-  return args.some((arg, i) => (arg === "--help" || arg === "-h") && !args[i - 1]?.startsWith("--"));
+  return hasFlag(args, "--help", "-h");
+}
+
+/** One of the names as a flag of its own: every other flag takes a value, which may be any text. */
+function hasFlag(args: readonly string[], ...names: readonly string[]): boolean {
+  return args.some((arg, i) => names.includes(arg) && !args[i - 1]?.startsWith("--"));
+}
+
+/** The installed package's version: its package.json, found as the protos are (src/ or dist/src/). */
+function packageVersion(): string {
+  const { version } = JSON.parse(readFileSync(join(projectRoot(), "package.json"), "utf8")) as {
+    version: string;
+  };
+  return version;
 }
 
 const TOKEN_OPTIONS = {
