@@ -1,5 +1,6 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyBudget, BodyGrant } from "./body-budget.js";
+import type { UwsTimeoutHold } from "./uws-timeout-hold.js";
 
 export class BodyTooLargeError extends Error {
   override name = "BodyTooLargeError";
@@ -28,6 +29,12 @@ export interface BodyLimits {
    * is granted, and holds the grant until {@link BodyReader.release}.
    */
   readonly budget?: BodyBudget;
+  /**
+   * Keeps uWS's own HTTP timeout off while the body arrives, so that `timeoutMs` is the bound
+   * that applies (with its 408) and not uWS's: it cuts, without an answer, a body that arrives
+   * slower than 16 kB/s for 10 s. Absent: uWS's applies too.
+   */
+  readonly timeoutHold?: UwsTimeoutHold;
 }
 
 /**
@@ -35,7 +42,8 @@ export interface BodyLimits {
  * handler registered synchronously inside the request handler, so the reader registers at once
  * and pauses the socket: what the kernel holds stays there until {@link read} (after the token
  * check), and a refused request never costs more than the bytes uWS had already taken in.
- * Bytes are counted as they arrive against the limit, and the whole read is bounded in time.
+ * Bytes are counted as they arrive against the limit, and the whole read is bounded in time by
+ * `timeoutMs` alone (uWS's timeout is held meanwhile).
  * With a Content-Length the body is copied into one buffer of that size (no list of chunks to
  * concatenate); uWS neuters each chunk after its callback, so every chunk is copied.
  */
@@ -48,6 +56,7 @@ export class BodyReader {
   private settle: { resolve: (body: Buffer) => void; reject: (error: Error) => void } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private grant: BodyGrant | undefined;
+  private releaseTimeoutHold: (() => void) | undefined;
 
   constructor(
     private readonly res: HttpResponse,
@@ -99,6 +108,7 @@ export class BodyReader {
       let at = 0;
       for (const held of this.chunks.splice(0)) at += held.copy(this.buffer, at);
     }
+    this.releaseTimeoutHold = this.limits.timeoutHold?.hold(this.res, () => false);
     this.res.resume();
   }
 
@@ -124,6 +134,7 @@ export class BodyReader {
     if (!isLast) return;
     this.complete = true;
     clearTimeout(this.timer);
+    this.stopHoldingTimeout();
     // Nothing of this request is left to hold back: the connection's next request may be read,
     // whether this body is read (`read`) or the request is answered without it (refused token).
     this.res.resume();
@@ -142,7 +153,14 @@ export class BodyReader {
     this.chunks.length = 0;
     this.buffer = undefined;
     clearTimeout(this.timer);
+    // Before the answer is written or right at the abort, as UwsTimeoutHold needs.
+    this.stopHoldingTimeout();
     this.release();
     this.settle?.reject(error);
+  }
+
+  private stopHoldingTimeout(): void {
+    this.releaseTimeoutHold?.();
+    this.releaseTimeoutHold = undefined;
   }
 }

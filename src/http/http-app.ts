@@ -356,6 +356,7 @@ function serve(
       maxBytes: options.maxBodyBytes,
       timeoutMs: options.bodyReadTimeoutMs,
       budget,
+      timeoutHold: state.timeoutHold,
     });
   }
   void respond(exchange, route, match.path, rawQuery, token, headers, method, reader, options);

@@ -21,7 +21,9 @@ interface Held {
  * `pause()` disarms it and `resume()` arms it afresh: together, every few seconds, they keep it
  * from firing. While a write waits for the client (`waitsOnClient`), the timeout is left to
  * uWS, which arms it at every write the socket did not take: a client that takes nothing is
- * cut, as uWS means it to be. One clock for all the answers held, running only while there are.
+ * cut, as uWS means it to be. A body being read is held too (body-reader.ts): uWS would cut one
+ * that arrives slower than 16 kB/s without an answer, where server.body-read-timeout answers 408.
+ * One clock for all the answers and bodies held, running only while there are.
  */
 export class UwsTimeoutHold {
   readonly #held = new Set<Held>();

@@ -10,6 +10,7 @@ import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
   errorFrameBody,
   errorFrameText,
+  InvalidValueError,
   isGatewayFault,
   isLedgerLost,
   queryFrameTimeoutBody,
@@ -136,13 +137,15 @@ export class StreamSession {
   /**
    * A client frame: the first is the query. Later ones are ignored (as Canton does), except a
    * renewal frame, `{"token": "<JWT>"}`: the subscriber's token from then on once the ledger
-   * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise.
+   * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise, as
+   * for a `token` that is no JWT text at all (a client that meant to renew must learn it did not).
    */
   message(text: string): void {
     if (this.#queried) {
       const token = renewalToken(text);
       if (token === undefined || this.#subscription === undefined) return;
-      if (this.#options.endpoint.renewable) this.#renew(token);
+      if (token instanceof InvalidValueError) this.#renewalRefused(token);
+      else if (this.#options.endpoint.renewable) this.#renew(token);
       else this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
       return;
     }
@@ -316,14 +319,27 @@ export function recordStreamClose(
   metrics.recordStreamEnd(endpoint, "ws", how.reason, seconds);
 }
 
-/** The token of a renewal frame (`{"token": "<JWT>"}`), or undefined for any other frame. */
-function renewalToken(text: string): string | undefined {
+/**
+ * The token of a renewal frame (`{"token": "<JWT>"}`); an InvalidValueError for an object whose
+ * `token` is not a non-empty string (its value is not echoed: it may be a secret); undefined for
+ * any other frame.
+ */
+function renewalToken(text: string): string | InvalidValueError | undefined {
+  let frame: unknown;
   try {
-    const frame = JSON.parse(text) as unknown;
-    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return undefined;
-    const { token } = frame as { token?: unknown };
-    return typeof token === "string" && token.length > 0 ? token : undefined;
+    frame = JSON.parse(text);
   } catch {
     return undefined;
   }
+  if (typeof frame !== "object" || frame === null || Array.isArray(frame) || !("token" in frame)) {
+    return undefined;
+  }
+  const { token } = frame;
+  if (typeof token === "string" && token.length > 0) return token;
+  const got = token === "" ? "an empty string" : token === null ? "null" : `a JSON ${jsonType(token)}`;
+  return new InvalidValueError("token renewal frame", `token must be a non-empty string, got ${got}`);
+}
+
+function jsonType(value: unknown): string {
+  return Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value;
 }

@@ -117,4 +117,24 @@ describe("HTTP/1.1 framing at the gateway (raw TCP)", () => {
       assert.match(connection.text, /^HTTP\/1\.1 505 /, line);
     }
   });
+
+  it("answers a request of 98 header fields and none of 99, closing it at uWS's idle timeout (uWS)", async () => {
+    // The request line and 98 header lines fill uWS's table of UWS_HTTP_MAX_HEADERS_COUNT (100)
+    // entries but its last; the Authorization and Host lines count.
+    const withHeaders = (fields: number) =>
+      `GET /v2/version HTTP/1.1\r\n${host}Authorization: Bearer ${stack.token}\r\n${Array.from(
+        { length: fields - 2 },
+        (_, i) => `X-Filler-${i}: v\r\n`,
+      ).join("")}\r\n`;
+    const answered = await RawConnection.open(stack.gateway.port);
+    answered.write(withHeaders(98));
+    await answered.untilResponses(1);
+    assert.equal(answered.responses()[0]?.status, 200);
+    answered.destroy();
+
+    const unanswered = await RawConnection.open(stack.gateway.port);
+    unanswered.write(withHeaders(99));
+    await unanswered.untilClosed(30_000);
+    assert.equal(unanswered.text, "");
+  });
 });

@@ -53,11 +53,22 @@ describe("elementLimit", () => {
     });
   });
 
-  it("completes at once without subscribing for limit 0", () => {
+  it("reads up to the first element for limit 0 and passes none: the source says something first", () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const source = cold("a|");
-      expectObservable(source.pipe(elementLimit(3, 0))).toBe("|");
-      expectSubscriptions(source.subscriptions).toBe([]);
+      const source = cold("--a-b|");
+      expectObservable(source.pipe(elementLimit(3, 0))).toBe("--|");
+      expectSubscriptions(source.subscriptions).toBe("^-!");
+    });
+  });
+
+  it("passes on the source's end or error for limit 0", () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold("---|").pipe(elementLimit(3, 0))).toBe("---|");
+      expectObservable(cold("--#", undefined, new Error("refused")).pipe(elementLimit(3, 0))).toBe(
+        "--#",
+        undefined,
+        new Error("refused"),
+      );
     });
   });
 

@@ -28,6 +28,12 @@ export type Requirement =
       readonly parties: readonly string[];
       readonly identityProviderId: string;
     }
+  /**
+   * The request's user id is the token's (Canton's MatchUserId), an empty one standing for it: a
+   * token acts, executes and reads completions for its own user only, admins included.
+   * `unlessReadsAsAnyParty`: a CanReadAsAnyParty token may name any user (the completion stream).
+   */
+  | { readonly kind: "own-user-id"; readonly userId: string; readonly unlessReadsAsAnyParty?: boolean }
   /** Submitting: CanActAs each of `actAs`, and CanReadAs (or CanActAs) each of `readAs`. */
   | { readonly kind: "act-as"; readonly actAs: readonly string[]; readonly readAs: readonly string[] }
   /** Reading as these parties: CanReadAs or CanActAs each, or CanReadAsAnyParty. */

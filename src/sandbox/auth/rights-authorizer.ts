@@ -55,6 +55,9 @@ export function checkRequirement(claims: ResolvedClaims, requirement: Requiremen
       }
       matchIdentityProvider(claims, requirement.identityProviderId);
       return;
+    case "own-user-id":
+      requireOwnUserId(claims, requirement.userId, requirement.unlessReadsAsAnyParty === true);
+      return;
     case "act-as":
       for (const party of requirement.actAs)
         if (!claims.actAs.has(party)) throw denied(`Claims do not authorize to act as party '${party}'`);
@@ -102,6 +105,19 @@ function isSelf(claims: ResolvedClaims, userId: string): boolean {
     return false;
   }
   return userId === "" || userId === claims.userId;
+}
+
+/** Canton's Authorizer for RequiredClaim.MatchUserId: the request's user, defaulted, must be the token's. */
+function requireOwnUserId(claims: ResolvedClaims, requested: string, unlessReadsAsAnyParty: boolean): void {
+  const userId = requested !== "" ? requested : (claims.userId ?? "");
+  if (userId === "") {
+    throw userErrors.missingUserId(
+      "Cannot default user_id field because claims do not specify an user-id. Is authentication turned on?",
+    );
+  }
+  if (unlessReadsAsAnyParty && claims.readAsAnyParty) return;
+  if (claims.userId !== undefined && claims.userId !== userId)
+    throw denied(`Claims are only valid for userId '${claims.userId}', actual userId is '${userId}'`);
 }
 
 function requireAdminOrIdpAdmin(claims: ResolvedClaims): void {

@@ -14,6 +14,7 @@ import type {
   PrepareSubmissionResponse,
   SinglePartySignatures__Output,
 } from "../../proto/ledger-api-types.js";
+import type { Requirement } from "../auth/authorization.js";
 import type { CallContext } from "../call-context.js";
 import { errors } from "../errors.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
@@ -73,6 +74,8 @@ export function interactiveSubmissionMethods(
     request: PrepareSubmissionRequest__Output,
     context: CallContext,
   ): Promise<PrepareSubmissionResponse> => {
+    // Canton's getPreparedSubmissionClaims: the token's own user; preparing only reads as its parties.
+    await context.authorize({ kind: "own-user-id", userId: request.userId });
     await context.authorize({ kind: "read-as", parties: [...request.actAs, ...request.readAs] });
     const commands = validateCommands(
       {
@@ -139,14 +142,19 @@ export function interactiveSubmissionMethods(
     };
   };
 
-  /** Everything the three execute methods share, up to the ledger's outcome. */
-  const execute = async (request: ExecuteRequest, context: CallContext) => {
+  /**
+   * Everything the three execute methods share, up to the ledger's outcome; `reader`: what the
+   * answer's transaction format needs to be read.
+   */
+  const execute = async (request: ExecuteRequest, context: CallContext, reader?: Requirement) => {
+    await context.authorize({ kind: "own-user-id", userId: request.userId });
     const prepared = request.preparedTransaction;
     if (prepared === null) throw errors.missingField("prepared_transaction");
     const metadata = prepared.metadata;
     if (metadata === null) throw errors.missingField("prepared_transaction.metadata");
     const actAs = [...new Set(metadata.submitterInfo?.actAs ?? [])];
     await context.authorize({ kind: "execute-as", parties: actAs });
+    if (reader !== undefined) await context.authorize(reader);
     if (request.partySignatures === null) throw errors.missingField("party_signatures");
     if (request.submissionId === "") throw errors.missingField("submission_id");
     const userId = request.userId !== "" ? request.userId : (context.caller.userId ?? "");
@@ -249,7 +257,7 @@ export function interactiveSubmissionMethods(
         request.transactionFormat === null
           ? undefined
           : compileTransactionFormat(runtime.registry, request.transactionFormat, "transaction_format");
-      const tx = waited(await execute(request, context));
+      const tx = waited(await execute(request, context, format?.events.requirement()));
       const effective = format ?? {
         shape: "ACS_DELTA" as const,
         events: CompiledEventFormat.wildcard(runtime.registry, [...(tx.completion?.actAs ?? [])], true),

@@ -10,7 +10,8 @@ import { checkStartOffset } from "./start-offset.js";
 
 /**
  * CommandCompletionService.CompletionStream: the completions of one user's commands for the
- * requested parties from `beginExclusive` on, live, with OffsetCheckpoints while idle.
+ * requested parties from `beginExclusive` on, live, with OffsetCheckpoints while idle. The user is
+ * the token's own unless the token may read as any party.
  */
 export function commandCompletionService(runtime: LedgerRuntime): ServiceImplementation {
   const store = runtime.ledger.store;
@@ -23,10 +24,12 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
         context: CallContext,
         sink: StreamSink,
       ) => {
+        // Canton's completionStreamClaims: another user's completions only for a reader of any party.
+        await context.authorize({ kind: "own-user-id", userId: request.userId, unlessReadsAsAnyParty: true });
+        await context.authorize({ kind: "read-as", parties: request.parties });
         const userId = request.userId !== "" ? request.userId : (context.caller.userId ?? "");
         if (userId === "") throw errors.missingField("user_id");
         if (request.parties.length === 0) throw errors.missingField("parties");
-        await context.authorize({ kind: "read-as", parties: request.parties });
         const begin = Number(request.beginExclusive);
         checkStartOffset(store, begin, {
           field: "begin_exclusive",

@@ -41,7 +41,13 @@ export function commandService(runtime: LedgerRuntime): ServiceImplementation {
           request.transactionFormat === null
             ? undefined
             : compileTransactionFormat(runtime.registry, request.transactionFormat, "transaction_format");
-        const outcome = await submitCommands(runtime, request.commands, context);
+        // Canton's getSubmitAndWaitForTransactionClaims: the format's parties must be readable too.
+        const outcome = await submitCommands(
+          runtime,
+          request.commands,
+          context,
+          format?.events.requirement(),
+        );
         if (outcome.kind === "rejected") throw outcome.error;
         const tx = outcome.update;
         // Canton 3.3+: without a format, ACS_DELTA with a wildcard for all actAs and readAs, verbose.
@@ -67,8 +73,12 @@ export function commandService(runtime: LedgerRuntime): ServiceImplementation {
             ? undefined
             : CompiledEventFormat.compile(runtime.registry, request.eventFormat, "event_format");
         // Canton asks for the event format's read rights besides the submitter's act-as right.
-        if (format !== undefined) await context.authorize(format.requirement());
-        const update = await submitReassignment(runtime, request.reassignmentCommands, context);
+        const update = await submitReassignment(
+          runtime,
+          request.reassignmentCommands,
+          context,
+          format?.requirement(),
+        );
         // Without an event format the reassignment comes without events (Canton's contract).
         const projected = format && projectReassignment(update, format, runtime.events);
         return {

@@ -29,6 +29,43 @@ describe("rights authorizer (Canton's required claims)", () => {
     denied({ ...base, admin: true }, { kind: "act-as", actAs: ["a"], readAs: [] });
   });
 
+  it("takes a request's user id only when it is the token's own, admins' included (MatchUserId)", () => {
+    const admin = { ...base, admin: true, actAs: new Set(["a"]) };
+    doesNotThrow(() => checkRequirement(admin, { kind: "own-user-id", userId: "u" }));
+    doesNotThrow(() => checkRequirement(admin, { kind: "own-user-id", userId: "" }));
+    throws(
+      () => checkRequirement(admin, { kind: "own-user-id", userId: "other" }),
+      (e: unknown) =>
+        e instanceof SandboxError &&
+        e.code.id === "PERMISSION_DENIED" &&
+        e.message.includes("Claims are only valid for userId 'u', actual userId is 'other'"),
+    );
+    // A party reader stays bound to its user; only a reader of any party may name another, and
+    // only where the requirement allows it (the completion stream, not a submission).
+    denied(
+      { ...base, readAs: new Set(["p"]) },
+      { kind: "own-user-id", userId: "other", unlessReadsAsAnyParty: true },
+    );
+    doesNotThrow(() =>
+      checkRequirement(
+        { ...base, readAsAnyParty: true },
+        { kind: "own-user-id", userId: "other", unlessReadsAsAnyParty: true },
+      ),
+    );
+    denied({ ...base, readAsAnyParty: true }, { kind: "own-user-id", userId: "other" });
+  });
+
+  it("cannot default an empty user id without the token's user (INVALID_TOKEN)", () => {
+    const { userId: _, ...anonymous } = base;
+    throws(
+      () => checkRequirement(anonymous, { kind: "own-user-id", userId: "" }),
+      (e: unknown) =>
+        e instanceof SandboxError &&
+        e.code.id === "INVALID_TOKEN" &&
+        e.message.includes("Cannot default user_id field because claims do not specify an user-id"),
+    );
+  });
+
   it("reads need CanReadAs, CanActAs or CanReadAsAnyParty", () => {
     doesNotThrow(() =>
       checkRequirement({ ...base, readAsAnyParty: true }, { kind: "read-as", parties: ["x"] }),
