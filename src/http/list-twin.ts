@@ -1,14 +1,4 @@
-import {
-  concat,
-  defer,
-  EMPTY,
-  identity,
-  ignoreElements,
-  type Observable,
-  ReplaySubject,
-  take,
-  tap,
-} from "rxjs";
+import { concat, defer, EMPTY, identity, ignoreElements, type Observable, ReplaySubject, tap } from "rxjs";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import { confirmEmptyAnswer, subscriberGrant } from "../endpoints/stream-authorization.js";
@@ -186,7 +176,9 @@ function streamedAnswer(
         let bytes = 0;
         const idle = { ms: wait, onIdle: () => (reason = "idle") };
         const elements$ = readerElements(endpoint, request, ctx, demand$, config, idle).pipe(
-          limit === undefined ? identity : take<string>(limit),
+          // No node limit here (nothing is held), only the client's; a limit of 0 still waits
+          // for the ledger's first word, as the array's does.
+          limit === undefined ? identity : elementLimit<string>(Number.MAX_SAFE_INTEGER, limit),
           tap((text) => {
             elements += 1;
             bytes += Buffer.byteLength(text);
