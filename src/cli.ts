@@ -232,24 +232,31 @@ function tokenLifetimeSeconds(expiresIn: string | undefined, expires: string | u
 /** The unsafe sandbox accepts any lifetime: the printed token lasts a day of development. */
 const UNSAFE_START_TOKEN_SECONDS = 86_400;
 
-/** A first admin token to print at start, when the gateway can sign one the sandbox accepts. */
+/**
+ * A first admin token to print at start, on the unsafe sandbox only: it accepts any signature, so
+ * the token is no secret. A verifying sandbox's admin token is one (tokens are never logged): the
+ * banner then says how to mint one instead.
+ */
 function startToken(config: GatewayConfig): { token: string; lifetime: string } | undefined {
-  const { mode, secret, audience, issuer, maxTokenLifetimeMs } = config.sandboxAuth;
-  if (mode !== "unsafe" && mode !== "hs256") return undefined;
-  // hs256 refuses tokens past its max-token-lifetime: the longest it accepts.
-  const limitSeconds = mode === "hs256" ? Math.floor((maxTokenLifetimeMs ?? 0) / 1000) : 0;
-  const expiresInSeconds = limitSeconds > 0 ? limitSeconds : UNSAFE_START_TOKEN_SECONDS;
+  const { mode, audience, issuer } = config.sandboxAuth;
+  if (mode !== "unsafe") return undefined;
+  const expiresInSeconds = UNSAFE_START_TOKEN_SECONDS;
   const token = mintToken({
     user: "participant_admin",
-    secret: mode === "hs256" ? (secret ?? "") : "secret",
+    secret: "secret",
     expiresInSeconds,
     ...(audience !== undefined ? { audience } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
   });
-  return {
-    token,
-    lifetime: expiresInSeconds % 3600 === 0 ? `${expiresInSeconds / 3600} h` : `${expiresInSeconds} s`,
-  };
+  return { token, lifetime: `${expiresInSeconds / 3600} h` };
+}
+
+/** How to mint an admin token the verifying sandbox accepts, without printing the secret. */
+function mintHint(config: GatewayConfig): string {
+  const { mode } = config.sandboxAuth;
+  return mode === "hs256"
+    ? 'ledger-json-gateway token --secret "$SANDBOX_SECRET"   # the --sandbox.auth.secret you gave'
+    : `ledger-json-gateway token --alg ${mode.toUpperCase()} --key KEY.pem`;
 }
 
 /** What the command line drives of a gateway, one thread or several. */
@@ -354,7 +361,7 @@ async function serve(config: GatewayConfig): Promise<void> {
     const base = `http://${config.server.address}:${running.port}${config.server.pathPrefix}`;
     process.stderr.write(
       start === undefined
-        ? `\nMint an admin token with your private key:\n  ledger-json-gateway token --alg ${config.sandboxAuth.mode.toUpperCase()} --key KEY.pem\n\n`
+        ? `\nMint an admin token (the sandbox verifies tokens; none is printed):\n  ${mintHint(config)}\n\n`
         : `\nAdmin token (participant_admin, ${start.lifetime}):\n  ${start.token}\nTry:\n  curl -H 'Authorization: Bearer ${start.token}' ${base}/v2/version\n\n`,
     );
   }

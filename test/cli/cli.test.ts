@@ -191,7 +191,7 @@ describe("token lifetimes (Canton's max-token-lifetime)", () => {
     assert.equal(both.stderr, "ledger-json-gateway: give --expires-in or --expires, not both\n");
   });
 
-  it("prints a start token the verifying embedded sandbox accepts: as long as its max-token-lifetime", async () => {
+  it("prints no token for a verifying embedded sandbox (its admin token is a secret), but how to mint one it accepts", async () => {
     const child = spawn(
       process.execPath,
       [
@@ -211,12 +211,14 @@ describe("token lifetimes (Canton's max-token-lifetime)", () => {
     });
     try {
       const port = await listeningPort(child);
-      // Printed on stderr right after the listening line.
-      await waitFor("the printed start token", () => /Admin token[^\n]*\n {2}\S+\n/.test(stderr));
-      const printed = /Admin token \(participant_admin, 300 s\):\n {2}(\S+)\n/.exec(stderr);
-      assert.ok(printed, stderr);
+      // Printed on stderr right after the listening line: the command, never the token or the secret.
+      await waitFor("the mint hint", () => /Mint an admin token[^\n]*\n {2}[^\n]+\n/.test(stderr));
+      assert.match(stderr, /ledger-json-gateway token --secret "\$SANDBOX_SECRET"/);
+      assert.doesNotMatch(stderr, /start-secret|eyJ/, "neither the secret nor a token on stderr");
+      const minted = mint("--secret", "start-secret");
+      assert.equal(minted.status, 0, minted.stderr);
       const res = await fetch(`http://127.0.0.1:${port}/v2/version`, {
-        headers: { authorization: `Bearer ${printed[1]}` },
+        headers: { authorization: `Bearer ${minted.stdout.trim()}` },
       });
       assert.equal(res.status, 200);
     } finally {
