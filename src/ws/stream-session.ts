@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import { map, Subject, type Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { tokenRenewed } from "../endpoints/renewal-ack.js";
+import { RenewalIntake } from "../endpoints/renewal-intake.js";
 import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
@@ -24,7 +26,6 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/error-frame.js";
 import { streamEnd } from "../streams/stream-end.js";
-import { RenewalIntake } from "./renewal-intake.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -96,6 +97,11 @@ export class StreamSession {
   #upstream: "own" | "shared" | undefined;
   readonly #grant: Grant;
   #renewalIntake: RenewalIntake | undefined;
+  /**
+   * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
+   * renewals a minute (the intake refuses more), the oldest forgotten first.
+   */
+  readonly #acknowledge = new Set<string>();
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -136,14 +142,20 @@ export class StreamSession {
   /**
    * A client frame: the first is the query. Later ones are ignored (as Canton does), except a
    * renewal frame, `{"token": "<JWT>"}`: the subscriber's token from then on once the ledger
-   * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise.
+   * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise; with
+   * `"acknowledge": true`, an accepted one is answered a `tokenRenewed` frame (opt-in: clients
+   * written when nothing answered an accepted renewal see nothing new).
    */
   message(text: string): void {
     if (this.#queried) {
-      const token = renewalToken(text);
-      if (token === undefined || this.#subscription === undefined) return;
-      if (this.#options.endpoint.renewable) this.#renew(token);
-      else this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
+      const renewal = renewalFrame(text);
+      if (renewal === undefined || this.#subscription === undefined) return;
+      if (!this.#options.endpoint.renewable) {
+        this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
+        return;
+      }
+      if (renewal.acknowledge) this.#wantsAcknowledgement(renewal.token);
+      this.#renew(renewal.token);
       return;
     }
     this.#queried = true;
@@ -173,9 +185,10 @@ export class StreamSession {
       },
       renewals: {
         tokens$: this.#renewals,
-        renewed: () => {
+        renewed: (token) => {
           this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
           trace.span?.event("renewal", { outcome: "accepted" });
+          if (this.#acknowledge.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
         },
         refused: (error) => this.#renewalRefused(error),
       },
@@ -214,6 +227,16 @@ export class StreamSession {
       if (refusal === undefined) this.#renewals.next(token);
       else this.#renewalRefused(refusal);
     });
+  }
+
+  #wantsAcknowledgement(token: string): void {
+    this.#acknowledge.delete(token);
+    this.#acknowledge.add(token);
+    const kept = Math.max(1, this.#options.authorization.renewalsPerMinute);
+    for (const oldest of this.#acknowledge) {
+      if (this.#acknowledge.size <= kept) break;
+      this.#acknowledge.delete(oldest);
+    }
   }
 
   /** A renewal frame refused: the stream goes on, on the token it has. */
@@ -316,13 +339,18 @@ export function recordStreamClose(
   metrics.recordStreamEnd(endpoint, "ws", how.reason, seconds);
 }
 
-/** The token of a renewal frame (`{"token": "<JWT>"}`), or undefined for any other frame. */
-function renewalToken(text: string): string | undefined {
+/**
+ * A renewal frame (`{"token": "<JWT>"}`, with `"acknowledge": true` to be told of its acceptance),
+ * or undefined for any other frame.
+ */
+function renewalFrame(text: string): { token: string; acknowledge: boolean } | undefined {
   try {
     const frame = JSON.parse(text) as unknown;
     if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return undefined;
-    const { token } = frame as { token?: unknown };
-    return typeof token === "string" && token.length > 0 ? token : undefined;
+    const { token, acknowledge } = frame as { token?: unknown; acknowledge?: unknown };
+    return typeof token === "string" && token.length > 0
+      ? { token, acknowledge: acknowledge === true }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -102,7 +102,8 @@ describe("loadConfig", () => {
     assert.deepEqual(config.server.cors, {
       allowedOrigins: ["https://wallet.example", "http://localhost:3000"],
       allowedMethods: "GET, POST, PUT, PATCH, DELETE",
-      allowedHeaders: "Authorization, Content-Type",
+      allowedHeaders: "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate",
+      exposedHeaders: "Canton-Package-Hash, Ledger-Package-Hash",
       maxAgeSeconds: 3600,
     });
     assert.throws(
