@@ -22,6 +22,7 @@ describe("loadConfig", () => {
       maxBodyBytes: 64 * 1024 * 1024,
       workers: defaultWorkers(availableParallelism()),
       httpCompression: { minBytes: 4096 },
+      streamTicketTtlMs: 30_000,
       cors: undefined,
     });
     assert.deepEqual(config.websocket, {
