@@ -17,7 +17,8 @@ import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
 import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/listen-exclusive.js";
 import { StreamTickets } from "./http/stream-tickets.js";
-import { streamTicketRoutes, type TicketRoutesOptions } from "./http/ticket-routes.js";
+import { TicketExchange } from "./http/ticket-exchange.js";
+import { streamTicketRoutes, type TicketRoutesOptions, ticketHolder } from "./http/ticket-routes.js";
 import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
@@ -175,6 +176,21 @@ export async function startGateway(
           quotaBuffer,
           metrics && ((refusal) => metrics.recordLimitRefusal(refusal)),
         );
+  const tickets = new StreamTickets({
+    ticketTtlMs: config.server.streamTicketTtlMs,
+    pendingPerUser: STREAM_TICKETS_PER_USER,
+  });
+  // Worker threads share the port, so a ticket's requests may reach any of them: they ask each
+  // other. The channel is named by the port, which every worker of one gateway holds.
+  const ticketExchange =
+    options.worker !== undefined && config.server.workers > 1
+      ? new TicketExchange(
+          `ledger-json-gateway/stream-tickets/${config.server.port}`,
+          options.worker,
+          config.server.workers - 1,
+          ticketHolder(tickets),
+        )
+      : undefined;
   let lameDuck = false;
   const routes = routeTable(
     config,
@@ -185,10 +201,8 @@ export async function startGateway(
     options.metricsExposition,
     () => lameDuck,
     {
-      tickets: new StreamTickets({
-        ticketTtlMs: config.server.streamTicketTtlMs,
-        pendingPerUser: STREAM_TICKETS_PER_USER,
-      }),
+      tickets,
+      ...(ticketExchange ? { exchange: ticketExchange } : {}),
       pendingPerUser: STREAM_TICKETS_PER_USER,
       config: config.websocket,
       renewalsPerMinute: config.websocket.tokenRenewalsPerMinute,
@@ -262,6 +276,7 @@ export async function startGateway(
         : await listenExclusive(app, config.server.address, config.server.port);
   } catch (error) {
     app.close();
+    ticketExchange?.close();
     ledger.close();
     await tracing?.shutdown();
     throw error;
@@ -286,6 +301,7 @@ export async function startGateway(
     // Streams never drain by themselves: they are told the gateway goes away.
     ws.closeAll();
     app.close();
+    ticketExchange?.close();
     ledger.close();
     // The spans of what just ended go out before the process does.
     await tracing?.shutdown();

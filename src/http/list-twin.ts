@@ -217,7 +217,7 @@ export function startAfter(endpoint: StreamEndpoint, request: unknown, id: strin
   return endpoint.startAfter(request, id);
 }
 
-export function nonNegative(ctx: RequestContext, name: string): number | undefined {
+function nonNegative(ctx: RequestContext, name: string): number | undefined {
   const value = ctx.query[name];
   if (value === undefined) return undefined;
   if (typeof value !== "number" || value < 0 || !Number.isSafeInteger(value)) {

@@ -65,7 +65,20 @@ export type TicketOpening =
   | { readonly kind: "open"; readonly stream: TicketStream; readonly after: string | undefined }
   /** It ended: the client is told to stop reconnecting. */
   | { readonly kind: "ended" }
-  | { readonly kind: "refused" };
+  | { readonly kind: "refused" }
+  /** Not held here (another worker thread may hold it: ticket-exchange.ts). */
+  | { readonly kind: "unknown" };
+
+/** A ticket and its stream as they move from one worker thread to another (structured-cloned). */
+export interface MovedTicket {
+  readonly ticket: string;
+  readonly asked: TicketedRequest;
+  readonly token: string;
+  readonly user: string;
+  readonly resumeKey: string | undefined;
+  readonly ended: boolean;
+  readonly forgetAt: number;
+}
 
 export interface StreamTicketsOptions {
   /** How long a ticket may wait for its first use, and a dropped stream for its reconnect. */
@@ -118,7 +131,7 @@ export class StreamTickets {
     const now = this.#now();
     this.#sweep(now);
     const stream = this.#streams.get(ticket);
-    if (stream === undefined) return REFUSED;
+    if (stream === undefined) return UNKNOWN;
     if (now >= stream.forgetAt || stream.asked.path !== path || stream.asked.origin !== origin) {
       this.#forget(stream);
       return REFUSED;
@@ -164,9 +177,29 @@ export class StreamTickets {
     if (stream.live !== undefined) stream.forgetAt = tokenExpiryMs(token) ?? Number.POSITIVE_INFINITY;
   }
 
-  /** Tickets and streams held (for tests and metrics). */
-  get size(): number {
-    return this.#streams.size;
+  /**
+   * Hands the ticket over to another worker thread, which a request for it reached: forgotten
+   * here, its connection (one whose loss was not seen yet) stopped, as a reconnect here would.
+   */
+  take(ticket: string): MovedTicket | undefined {
+    const stream = this.#streams.get(ticket);
+    if (stream === undefined) return undefined;
+    const previous = stream.live;
+    stream.live = undefined;
+    previous?.stop();
+    this.#forget(stream);
+    const { asked, token, user, resumeKey, ended, forgetAt } = stream;
+    return { ticket, asked, token, user, resumeKey, ended, forgetAt };
+  }
+
+  /** A ticket another worker thread handed over, held here from now on. */
+  adopt(moved: MovedTicket): void {
+    const stream = new TicketStream(moved.ticket, moved.asked, moved.token, moved.user, moved.forgetAt);
+    stream.resumeKey = moved.resumeKey;
+    stream.ended = moved.ended;
+    if (stream.resumeKey === undefined)
+      this.#pending.set(stream.user, (this.#pending.get(stream.user) ?? 0) + 1);
+    this.#streams.set(moved.ticket, stream);
   }
 
   #forget(stream: TicketStream): void {
@@ -196,6 +229,7 @@ export class StreamTickets {
 }
 
 const REFUSED: TicketOpening = { kind: "refused" };
+const UNKNOWN: TicketOpening = { kind: "unknown" };
 const ENDED: TicketOpening = { kind: "ended" };
 
 /** In constant time: a key is a secret. */

@@ -18,6 +18,7 @@ import type { ClientQuotas } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { type ListTwinConfig, startAfter, streamedAnswer, tagOf } from "./list-twin.js";
 import type { StreamTickets, TicketStream } from "./stream-tickets.js";
+import type { RenewalOutcome, TicketExchange, TicketHolder } from "./ticket-exchange.js";
 import { TicketRenewals } from "./ticket-renewals.js";
 
 export interface TicketRoutesOptions {
@@ -32,10 +33,12 @@ export interface TicketRoutesOptions {
   /** Caps per user: a ticket's stream is one of its user's streams while it is read. */
   readonly quotas?: ClientQuotas;
   readonly metrics?: GatewayMetrics;
+  /** The other worker threads' tickets (server.workers > 1); absent: this gateway holds them all. */
+  readonly exchange?: TicketExchange;
 }
 
 /** Where a ticket's stream is renewed: one path for every stream endpoint (the ticket says which). */
-export const TICKET_RENEWAL_PATH = "/v2/stream-tickets/renewal";
+const TICKET_RENEWAL_PATH = "/v2/stream-tickets/renewal";
 
 /**
  * The GET form of each stream endpoint, for a browser's `EventSource` (which sends no header):
@@ -105,13 +108,22 @@ function ticketStreamRoute(endpoint: StreamEndpoint, options: TicketRoutesOption
     ...(endpoint.deprecated ? { deprecated: true } : {}),
     handle: async (ctx): Promise<Answer> => {
       const ticket = typeof ctx.query.ticket === "string" ? ctx.query.ticket : "";
-      const opening = options.tickets.open(
-        ticket,
-        endpoint.path,
-        ctx.headers.origin ?? "",
-        ctx.headers["last-event-id"] ?? "",
-      );
-      if (opening.kind === "refused") throw invalidStreamTicketError();
+      const open = () =>
+        options.tickets.open(
+          ticket,
+          endpoint.path,
+          ctx.headers.origin ?? "",
+          ctx.headers["last-event-id"] ?? "",
+        );
+      let opening = open();
+      if (opening.kind === "unknown" && options.exchange !== undefined) {
+        const moved = await options.exchange.take(ticket);
+        if (moved !== undefined) {
+          options.tickets.adopt(moved);
+          opening = open();
+        }
+      }
+      if (opening.kind === "refused" || opening.kind === "unknown") throw invalidStreamTicketError();
       // An ended stream's reconnect: 204 is what tells an EventSource to stop reconnecting.
       if (opening.kind === "ended") return { kind: "empty", status: 204 };
       return ticketStream(endpoint, opening.stream, opening.after, ctx, options);
@@ -199,13 +211,32 @@ function renewalRoute(options: TicketRoutesOptions): Route {
       const token = ctx.token;
       if (token === undefined) throw missingTokenError();
       const { ticket } = ctx.body as { ticket: string };
-      const stream = options.tickets.opened(ticket);
-      if (stream === undefined) throw invalidStreamTicketError();
-      const reader = stream.live;
-      if (reader === undefined) throw ticketStreamNotOpenError();
-      const refusal = await reader.renew(token);
-      if (refusal !== undefined) throw refusal;
+      const outcome =
+        (await renewedHere(options.tickets, ticket, token)) ?? (await options.exchange?.renew(ticket, token));
+      if (outcome === undefined) throw invalidStreamTicketError();
+      if (outcome.refusal !== undefined) throw outcome.refusal;
       return { kind: "json", body: tokenRenewed(token) };
     },
+  };
+}
+
+/** `token` put to the stream of `ticket` if this gateway holds it; undefined when it does not. */
+function renewedHere(
+  tickets: StreamTickets,
+  ticket: string,
+  token: string,
+): Promise<RenewalOutcome> | undefined {
+  const stream = tickets.opened(ticket);
+  if (stream === undefined) return undefined;
+  const reader = stream.live;
+  if (reader === undefined) return Promise.resolve({ refusal: ticketStreamNotOpenError() });
+  return reader.renew(token).then((refusal) => (refusal === undefined ? {} : { refusal }));
+}
+
+/** What this gateway's tickets answer other worker threads (ticket-exchange.ts). */
+export function ticketHolder(tickets: StreamTickets): TicketHolder {
+  return {
+    take: (ticket) => tickets.take(ticket),
+    renew: (ticket, token) => renewedHere(tickets, ticket, token),
   };
 }

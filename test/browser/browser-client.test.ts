@@ -286,13 +286,14 @@ describe("a page of another origin in headless Chromium", {
       ({ wsUrl, token, renewed, request }) =>
         new Promise<unknown>((resolve, reject) => {
           const socket = new WebSocket(wsUrl, ["daml.ws.auth", `jwt.token.${token}`]);
-          socket.onopen = () => {
-            socket.send(JSON.stringify(request));
-            socket.send(JSON.stringify({ token: renewed, acknowledge: true }));
-          };
+          socket.onopen = () => socket.send(JSON.stringify(request));
+          let renewing = false;
           socket.onmessage = (event) => {
             const frame = JSON.parse(event.data as string) as { tokenRenewed?: unknown; code?: string };
             if (frame.code !== undefined) reject(new Error(event.data as string));
+            // Renewed once the stream stands at an offset the ledger can be asked about.
+            if (!renewing) socket.send(JSON.stringify({ token: renewed, acknowledge: true }));
+            renewing = true;
             if (frame.tokenRenewed === undefined) return;
             socket.close(1000);
             resolve(frame);
