@@ -16,6 +16,9 @@ import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
 import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/listen-exclusive.js";
+import { StreamTickets } from "./http/stream-tickets.js";
+import { TicketExchange } from "./http/ticket-exchange.js";
+import { streamTicketRoutes, type TicketRoutesOptions, ticketHolder } from "./http/ticket-routes.js";
 import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
@@ -163,6 +166,31 @@ export async function startGateway(
     },
   };
   const streamEndpoints = (options.streamEndpoints ?? ledgerStreamEndpoints)(deps);
+  const auth = gatewayAuth(config.auth, log);
+  const quotaBuffer = options.quotaBuffer ?? clientQuotaBuffer(config.quotas);
+  const quotas =
+    quotaBuffer === undefined
+      ? undefined
+      : new ClientQuotas(
+          config.quotas,
+          quotaBuffer,
+          metrics && ((refusal) => metrics.recordLimitRefusal(refusal)),
+        );
+  const tickets = new StreamTickets({
+    ticketTtlMs: config.server.streamTicketTtlMs,
+    pendingPerUser: STREAM_TICKETS_PER_USER,
+  });
+  // Worker threads share the port, so a ticket's requests may reach any of them: they ask each
+  // other. The channel is named by the port, which every worker of one gateway holds.
+  const ticketExchange =
+    options.worker !== undefined && config.server.workers > 1
+      ? new TicketExchange(
+          `ledger-json-gateway/stream-tickets/${config.server.port}`,
+          options.worker,
+          config.server.workers - 1,
+          ticketHolder(tickets),
+        )
+      : undefined;
   let lameDuck = false;
   const routes = routeTable(
     config,
@@ -172,6 +200,16 @@ export async function startGateway(
     metrics,
     options.metricsExposition,
     () => lameDuck,
+    {
+      tickets,
+      ...(ticketExchange ? { exchange: ticketExchange } : {}),
+      pendingPerUser: STREAM_TICKETS_PER_USER,
+      config: config.websocket,
+      renewalsPerMinute: config.websocket.tokenRenewalsPerMinute,
+      ...(auth ? { tokenRefusal: auth.refusal } : {}),
+      ...(quotas?.countsHttp ? { quotas } : {}),
+      ...(metrics ? { metrics } : {}),
+    },
   );
 
   metrics?.declare({
@@ -184,16 +222,6 @@ export async function startGateway(
     grpcMethods: grpcMethodLabels(protos.root),
   });
 
-  const auth = gatewayAuth(config.auth, log);
-  const quotaBuffer = options.quotaBuffer ?? clientQuotaBuffer(config.quotas);
-  const quotas =
-    quotaBuffer === undefined
-      ? undefined
-      : new ClientQuotas(
-          config.quotas,
-          quotaBuffer,
-          metrics && ((refusal) => metrics.recordLimitRefusal(refusal)),
-        );
   const app = uWS.App();
   const validator = new BodyValidator(components);
   const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
@@ -248,6 +276,7 @@ export async function startGateway(
         : await listenExclusive(app, config.server.address, config.server.port);
   } catch (error) {
     app.close();
+    ticketExchange?.close();
     ledger.close();
     await tracing?.shutdown();
     throw error;
@@ -272,6 +301,7 @@ export async function startGateway(
     // Streams never drain by themselves: they are told the gateway goes away.
     ws.closeAll();
     app.close();
+    ticketExchange?.close();
     ledger.close();
     // The spans of what just ended go out before the process does.
     await tracing?.shutdown();
@@ -299,6 +329,9 @@ export async function startGateway(
 export function drainBoundMs(config: GatewayConfig): number {
   return config.server.requestTimeoutMs + 1_000;
 }
+
+/** Unused stream tickets one user may hold at once (a page needs one per stream it opens). */
+const STREAM_TICKETS_PER_USER = 64;
 
 const LEDGER_CHECK_TIMEOUT_MS = 5_000;
 /** The scrape's probe: well within a scrape's timeout (Prometheus: 10 s by default). */
@@ -340,7 +373,8 @@ function watchLedgerAtStart(ledger: LedgerClient, target: string, log: Logger): 
 
 /**
  * Every HTTP endpoint of the gateway, in one list: probes, metrics, the API's routes, a list
- * twin per stream endpoint, and the docs that describe them all (the WebSocket side included).
+ * twin and a ticketed GET form (browsers' EventSource) per stream endpoint, and the docs that
+ * describe them all (the WebSocket side included).
  */
 function routeTable(
   config: GatewayConfig,
@@ -350,12 +384,14 @@ function routeTable(
   metrics: GatewayMetrics | undefined,
   metricsExposition: GatewayOptions["metricsExposition"],
   shuttingDown: () => boolean,
+  tickets: TicketRoutesOptions,
 ): Route[] {
   const routes: Route[] = [
     ...probeRoutes(deps.ledger, shuttingDown),
     ...(metrics ? [metricsRoute(metrics, metricsExposition)] : []),
     ...ledgerApiRoutes(deps),
     ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),
+    ...streamTicketRoutes(streamEndpoints, tickets),
   ];
   const channels = streamEndpoints.map(({ path, summary, requestSchema, responseSchema }) => ({
     path,

@@ -50,7 +50,7 @@ export const CONFIG_KEYS = {
   "server.cors.allowed-origins": {
     type: { kind: "string" },
     default: "",
-    doc: "comma-separated origins (scheme://host[:port]) from which browsers may call the gateway, `*` for any; their preflights are answered and their WebSocket upgrades accepted (an upgrade whose Origin is not listed is refused 403). Empty: CORS off, WebSocket origins unchecked",
+    doc: "comma-separated origins (scheme://host[:port]) from which browsers may call the gateway, `*` for any; their preflights are answered and their WebSocket upgrades accepted (an upgrade whose Origin is not listed is refused: after the upgrade, with a CORS_ORIGIN_NOT_ALLOWED frame and close 4403, as browsers hide a refused upgrade's status). Empty: CORS off, WebSocket origins unchecked",
   },
   "server.cors.allowed-methods": {
     type: { kind: "string" },
@@ -59,13 +59,23 @@ export const CONFIG_KEYS = {
   },
   "server.cors.allowed-headers": {
     type: { kind: "string" },
-    default: "Authorization, Content-Type",
-    doc: "Access-Control-Allow-Headers of an answered preflight",
+    default: "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate",
+    doc: "Access-Control-Allow-Headers of an answered preflight: what a page may send besides the headers every browser may (by default the token, the JSON body's type, a server-sent events resume and the W3C trace context)",
+  },
+  "server.cors.exposed-headers": {
+    type: { kind: "string" },
+    default: "Canton-Package-Hash, Ledger-Package-Hash",
+    doc: "Access-Control-Expose-Headers of every answer to a listed origin: the gateway's own answer headers a page may read (browsers hide any other but a few standard ones); empty: none",
   },
   "server.cors.max-age": {
     type: { kind: "duration" },
     default: "10m",
     doc: "Access-Control-Max-Age of an answered preflight: how long browsers may cache it",
+  },
+  "server.stream-ticket-ttl": {
+    type: { kind: "duration" },
+    default: "30s",
+    doc: "how long a stream ticket (the GET form of a stream, for a browser's EventSource: docs/browsers.md) may wait for its first use, and how long its stream waits for the client to reconnect after a drop; never past the ticket's token's expiry",
   },
   "server.http-compression": {
     type: { kind: "enum", values: ["off", "on"] },

@@ -49,12 +49,15 @@ export interface GatewayConfig {
     workers: number;
     /** server.http-compression: the smallest answer compressed; undefined: compression off. */
     httpCompression: { minBytes: number } | undefined;
+    /** server.stream-ticket-ttl: a ticket's wait for its first use, and its stream's for a reconnect. */
+    streamTicketTtlMs: number;
     /** Browser origins that may call the gateway (server.cors.*); undefined: none listed, CORS off. */
     cors:
       | {
           allowedOrigins: string[];
           allowedMethods: string;
           allowedHeaders: string;
+          exposedHeaders: string;
           maxAgeSeconds: number;
         }
       | undefined;

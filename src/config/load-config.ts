@@ -303,10 +303,12 @@ function build(settings: Settings): GatewayConfig {
         str("server.http-compression") === "on"
           ? { minBytes: num("server.http-compression-min-bytes") }
           : undefined,
+      streamTicketTtlMs: parseDuration(str("server.stream-ticket-ttl")) as number,
       cors: corsSettings(
         str("server.cors.allowed-origins"),
         str("server.cors.allowed-methods"),
         str("server.cors.allowed-headers"),
+        str("server.cors.exposed-headers"),
         parseDuration(str("server.cors.max-age")) as number,
       ),
     },
@@ -441,6 +443,7 @@ function corsSettings(
   origins: string,
   allowedMethods: string,
   allowedHeaders: string,
+  exposedHeaders: string,
   maxAgeMs: number,
 ): GatewayConfig["server"]["cors"] {
   const allowedOrigins = origins
@@ -454,7 +457,13 @@ function corsSettings(
         `server.cors.allowed-origins: '${origin}' is no origin (scheme://host[:port], as browsers send it, or *)`,
       );
   }
-  return { allowedOrigins, allowedMethods, allowedHeaders, maxAgeSeconds: Math.round(maxAgeMs / 1000) };
+  return {
+    allowedOrigins,
+    allowedMethods,
+    allowedHeaders,
+    exposedHeaders,
+    maxAgeSeconds: Math.round(maxAgeMs / 1000),
+  };
 }
 
 function normalisePrefix(prefix: string): string {

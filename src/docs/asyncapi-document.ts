@@ -17,7 +17,7 @@ function asyncApiDocument(
   components: SchemaComponents,
   pathPrefix: string,
 ): object {
-  const messages: Record<string, object> = { TokenRenewal: TOKEN_RENEWAL };
+  const messages: Record<string, object> = { TokenRenewal: TOKEN_RENEWAL, TokenRenewed: TOKEN_RENEWED };
   const docChannels: Record<string, object> = {};
   for (const channel of channels) {
     const responseMessage = `Either_JsCantonError_${channel.responseSchema}`;
@@ -26,7 +26,15 @@ function asyncApiDocument(
     const id = channel.path.replace(/^\//, "").split("/").map(capitalise).join("");
     docChannels[`${pathPrefix}${channel.path}`] = {
       description: channel.summary,
-      subscribe: { operationId: `on${id}`, message: { $ref: `#/components/messages/${responseMessage}` } },
+      subscribe: {
+        operationId: `on${id}`,
+        message: {
+          oneOf: [
+            { $ref: `#/components/messages/${responseMessage}` },
+            { $ref: "#/components/messages/TokenRenewed" },
+          ],
+        },
+      },
       publish: {
         operationId: `send${id}`,
         message: {
@@ -78,11 +86,40 @@ const TOKEN_RENEWAL = {
   name: "TokenRenewal",
   summary: "Renews the stream's token (extension of ledger-json-gateway)",
   description:
-    "Any frame after the request frame. The gateway asks the ledger whether the token, which must be the same user's, may read this stream from the last offset delivered; if so the stream goes on under it (its expiry moves to the token's `exp`, and the stream's ledger calls move onto it, without a gap or a duplicate). If not, a JsCantonError frame whose `context.token_renewal` is `refused` says why, and the stream goes on under its old token until that one expires; so on the active contracts, a snapshot that cannot move onto another token. Nothing answers an accepted renewal.",
+    "Any frame after the request frame. The gateway asks the ledger whether the token, which must be the same user's, may read this stream from the last offset delivered; if so the stream goes on under it (its expiry moves to the token's `exp`, and the stream's ledger calls move onto it, without a gap or a duplicate). If not, a JsCantonError frame whose `context.token_renewal` is `refused` says why, and the stream goes on under its old token until that one expires; so on the active contracts, a snapshot that cannot move onto another token. With `acknowledge: true` an accepted renewal is answered a TokenRenewed frame; without it, nothing answers an accepted renewal.",
   payload: {
     type: "object",
     required: ["token"],
-    properties: { token: { type: "string", description: "A Ledger API JWT of the stream's user" } },
+    properties: {
+      token: { type: "string", description: "A Ledger API JWT of the stream's user" },
+      acknowledge: {
+        type: "boolean",
+        description: "Ask for a TokenRenewed frame when the ledger accepts the token (default false)",
+      },
+    },
+  },
+};
+
+/**
+ * The answer to an accepted renewal that asked for one (an extension of ours: only a client that
+ * sends `acknowledge: true` ever gets it, so Canton's clients never do).
+ */
+const TOKEN_RENEWED = {
+  name: "TokenRenewed",
+  summary: "An accepted token renewal (extension of ledger-json-gateway)",
+  description:
+    "Sent, in order with the elements, when the ledger accepted the token of a TokenRenewal frame that asked for it with `acknowledge: true`: from here on the stream runs on that token, until `expiresAt` (the token's `exp`; absent when it has none). A refused renewal is a JsCantonError frame whose `context.token_renewal` is `refused`; the stream goes on either way.",
+  payload: {
+    type: "object",
+    required: ["tokenRenewed"],
+    properties: {
+      tokenRenewed: {
+        type: "object",
+        properties: {
+          expiresAt: { type: "string", format: "date-time", description: "The renewed token's expiry" },
+        },
+      },
+    },
   },
 };
 

@@ -10,6 +10,8 @@ export interface CorsSettings {
   readonly allowedMethods: string;
   /** The Access-Control-Allow-Headers of a preflight. */
   readonly allowedHeaders: string;
+  /** The Access-Control-Expose-Headers of every answer to an allowed origin; empty: none. */
+  readonly exposedHeaders: string;
   /** How long a browser may cache a preflight's answer. */
   readonly maxAgeSeconds: number;
 }
@@ -32,10 +34,14 @@ export class CorsPolicy {
   answerHeaders(origin: string): [string, string][] {
     if (origin === "") return [];
     // The answer depends on the Origin: caches must not hand one origin's answer to another.
-    return [
+    const headers: [string, string][] = [
       ["Access-Control-Allow-Origin", this.#any ? "*" : origin],
       ["Vary", "Origin"],
     ];
+    // Browsers show a page only the few CORS-safelisted answer headers unless told.
+    const { exposedHeaders } = this.settings;
+    if (exposedHeaders !== "") headers.push(["Access-Control-Expose-Headers", exposedHeaders]);
+    return headers;
   }
 
   /** What a preflight's answer adds to `answerHeaders` for an allowed origin. */

@@ -245,6 +245,44 @@ export function renewalNotSupportedError(endpoint: string): CantonHttpError {
   );
 }
 
+/**
+ * A stream ticket (the GET form of a stream, docs/browsers.md) that is unknown, spent, expired,
+ * or presented for another stream or from another origin, or a reconnect that does not carry its
+ * stream's resume key: 401, as for a missing token. Nothing says which, as nothing is learnt
+ * from guessing.
+ */
+export function invalidStreamTicketError(): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.AuthInterceptorInvalidAuthenticationCredentials,
+    "INVALID_STREAM_TICKET",
+    "The stream ticket is unknown, used, expired, or not for this stream; ask for a new one",
+    { httpStatus: 401 },
+  );
+}
+
+/**
+ * A renewal for a ticket's stream while no connection reads it (between a drop and the client's
+ * reconnect): nothing to put the token to. Retryable once the stream reads again.
+ */
+export function ticketStreamNotOpenError(): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "STREAM_TICKET_NOT_STREAMING",
+    "No connection reads this ticket's stream now; renew once the client has reconnected",
+    { definiteAnswer: false },
+  );
+}
+
+/** A user holding as many unopened stream tickets as it may: 429 until some are opened or expire. */
+export function tooManyStreamTicketsError(limit: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.ContentionOnSharedResources,
+    "TOO_MANY_STREAM_TICKETS",
+    `More than ${limit} unopened stream tickets for this user; open or let expire those it has`,
+    { httpStatus: 429, context: { limit: String(limit) } },
+  );
+}
+
 /** java.time.Instant#toString at millisecond precision: no fraction when it is zero. */
 function javaInstantText(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");

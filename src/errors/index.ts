@@ -34,6 +34,7 @@ export {
   INTERNAL_ERROR_CODE,
   invalidArgumentError,
   invalidFieldError,
+  invalidStreamTicketError,
   ledgerStreamsExhaustedError,
   methodNotAllowedError,
   missingTokenError,
@@ -45,7 +46,9 @@ export {
   routeNotFoundError,
   shuttingDownError,
   staleStreamAuthorizationError,
+  ticketStreamNotOpenError,
   tokenOfAnotherUserError,
+  tooManyStreamTicketsError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc, METADATA_TOO_LARGE } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";

@@ -4,7 +4,7 @@ import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints
 import { confirmEmptyAnswer, subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
-import { subscriberStream } from "../endpoints/subscriber-stream.js";
+import { type SubscriberStreamOptions, subscriberStream } from "../endpoints/subscriber-stream.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/element-limit.js";
@@ -24,17 +24,32 @@ export interface ListTwinConfig {
 }
 
 /**
+ * Who reads a streamed answer, and what: the request's body on its bearer token, or (the GET form
+ * a browser's EventSource opens, ticket-routes.ts) the request and token a stream ticket stands
+ * for, with renewals.
+ */
+export interface AnswerReader {
+  readonly request: unknown;
+  readonly token: string | undefined;
+  /** Renewed tokens for the reader's gate, as a WebSocket's renewal frames are (ticket-renewals.ts). */
+  readonly renewals?: SubscriberStreamOptions["renewals"];
+  /** The SSE `id:` of an element (default: the endpoint's offsetOf). */
+  readonly idOf?: (element: string) => string | number | undefined;
+}
+
+/**
  * A list twin's reader's elements: its own call, behind the same gate as every stream subscriber
  * (src/endpoints/subscriber-stream.ts): the call on its token admits it, its token's expiry ends
  * it with ACCESS_TOKEN_EXPIRED, and while it lasts (an idle wait may be long) it is asked about
- * again, STALE_STREAM_AUTHORIZATION when the ledger refuses or does not answer. Its idle wait,
- * if any, counts from when its call is sent: a call waiting for a stream-budget slot has read
- * nothing yet, and an empty list then would say the ledger had nothing (the reader gets its
+ * again, STALE_STREAM_AUTHORIZATION when the ledger refuses or does not answer. A renewal the
+ * ledger accepts moves its grant and its call onto the new token, as on a WebSocket. Its idle
+ * wait, if any, counts from when its call is sent: a call waiting for a stream-budget slot has
+ * read nothing yet, and an empty list then would say the ledger had nothing (the reader gets its
  * elements once the slot comes, or 429 MAXIMUM_NUMBER_OF_STREAMS past the budget's queue timeout).
  */
 function readerElements(
   endpoint: StreamEndpoint,
-  request: unknown,
+  reader: AnswerReader,
   ctx: RequestContext,
   demand$: Observable<boolean>,
   config: ListTwinConfig,
@@ -45,13 +60,14 @@ function readerElements(
     const opened = new ReplaySubject<void>(1);
     const elements$ = subscriberStream({
       endpoint,
-      request,
-      token: ctx.token,
-      grant: subscriberGrant(ctx.token, recheckIntervalMs, config.resumeWindowMs),
+      request: reader.request,
+      token: reader.token,
+      grant: subscriberGrant(reader.token, recheckIntervalMs, config.resumeWindowMs),
       recheckIntervalMs,
       demand$,
       trace: ctx.trace,
       opened: () => opened.next(),
+      ...(reader.renewals ? { renewals: reader.renewals } : {}),
     });
     return idle.ms === undefined
       ? elements$
@@ -99,7 +115,10 @@ export function listTwinRoute(
       const wait = idleMs ?? (endpoint.idleByDefault(ctx.body) ? config.httpListWaitTimeMs : undefined);
       const format = streamFormatOf(ctx.headers.accept ?? "");
       if (format !== undefined) {
-        return streamedAnswer(endpoint, ctx, format, { limit, wait, config, metrics });
+        const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
+        const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
+        const reader = { request, token: ctx.token };
+        return streamedAnswer(endpoint, ctx, format, { limit, wait, config, metrics }, reader);
       }
       const started = process.hrtime.bigint();
       let reason: StreamEndReason = "completed";
@@ -111,7 +130,8 @@ export function listTwinRoute(
       // The demand never goes false: the element limit bounds what is held, and the answer is
       // written once.
       const idle = { ms: wait, onIdle: () => (reason = "idle") };
-      const source = readerElements(endpoint, ctx.body, ctx, EMPTY, config, idle).pipe(
+      const reader = { request: ctx.body, token: ctx.token };
+      const source = readerElements(endpoint, reader, ctx, EMPTY, config, idle).pipe(
         elementLimit<string>(config.httpListMaxElementsLimit, limit),
         streamEnd<string>((end) => {
           if (end.reason !== "completed") reason = end.reason;
@@ -137,7 +157,7 @@ export function listTwinRoute(
 }
 
 /** How a streamed answer ends, besides its ledger call's own end. */
-interface StreamedAnswerPolicy {
+export interface StreamedAnswerPolicy {
   /** Elements at most (`limit`); undefined: no cut. */
   readonly limit: number | undefined;
   /** The idle wait; undefined: none (a bounded request with no `stream_idle_timeout_ms`). */
@@ -156,18 +176,19 @@ interface StreamedAnswerPolicy {
  * ACCESS_TOKEN_EXPIRED, and a re-check the ledger refuses ends it with STALE_STREAM_AUTHORIZATION,
  * the last line or event (a proper HTTP error before the first element).
  */
-function streamedAnswer(
+export function streamedAnswer(
   endpoint: StreamEndpoint,
   ctx: RequestContext,
   format: StreamFormat,
   { limit, wait, config, metrics }: StreamedAnswerPolicy,
+  reader: AnswerReader,
 ): StreamedAnswer {
-  const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
-  const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
+  const { request, token } = reader;
+  const idOf = reader.idOf ?? endpoint.offsetOf;
   return {
     kind: "stream",
     format,
-    ...(format === "sse" && endpoint.offsetOf ? { idOf: endpoint.offsetOf } : {}),
+    ...(format === "sse" && idOf ? { idOf } : {}),
     elements: (demand$) =>
       defer(() => {
         const started = process.hrtime.bigint();
@@ -175,7 +196,7 @@ function streamedAnswer(
         let elements = 0;
         let bytes = 0;
         const idle = { ms: wait, onIdle: () => (reason = "idle") };
-        const elements$ = readerElements(endpoint, request, ctx, demand$, config, idle).pipe(
+        const elements$ = readerElements(endpoint, reader, ctx, demand$, config, idle).pipe(
           // No node limit here (nothing is held), only the client's; a limit of 0 still waits
           // for the ledger's first word, as the array's does.
           limit === undefined ? identity : elementLimit<string>(Number.MAX_SAFE_INTEGER, limit),
@@ -193,7 +214,7 @@ function streamedAnswer(
         // An empty answer is a 200 only once the ledger admitted the reader (as the list's).
         const verdict = defer(async () => {
           if ((reason as StreamEndReason) === "idle" && elements === 0) {
-            await confirmEmptyAnswer(endpoint, request, ctx.token, ctx.signal, ctx.trace);
+            await confirmEmptyAnswer(endpoint, request, token, ctx.signal, ctx.trace);
           }
         }).pipe(ignoreElements());
         return concat(elements$, verdict);
@@ -201,7 +222,8 @@ function streamedAnswer(
   };
 }
 
-function startAfter(endpoint: StreamEndpoint, request: unknown, id: string): unknown {
+/** The request that continues after the element whose SSE id was `id`; 400 where none can. */
+export function startAfter(endpoint: StreamEndpoint, request: unknown, id: string): unknown {
   if (endpoint.startAfter === undefined) {
     throw new InvalidValueError("header Last-Event-ID", `${endpoint.path} cannot continue after an element`);
   }
@@ -241,7 +263,7 @@ function collect(source: Observable<string>, signal: AbortSignal, array: JsonArr
 }
 
 /** The OpenAPI tag Canton uses: the path's first segment after the version, capitalised. */
-function tagOf(path: string): string {
+export function tagOf(path: string): string {
   const segment = path.split("/").filter((s) => s !== "")[1] ?? "";
   return segment.charAt(0).toUpperCase() + segment.slice(1);
 }

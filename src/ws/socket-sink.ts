@@ -83,14 +83,17 @@ class ResumableEnd {
   ) {}
 }
 
-/** The final error frame of a failed stream (rare: elements are the ones left unwrapped). */
-class ErrorFrame {
+/**
+ * A frame of the sink's own, not an element: an error frame (a failed stream's last, a refused
+ * renewal's) or a notice (an accepted renewal's). Rare: elements are the ones left unwrapped.
+ */
+class OwnFrame {
   constructor(readonly text: string) {}
 }
 
 const COMPLETE = Symbol("complete");
 /** An element (text or bytes), the final error frame, or the end: no wrapper object per element. */
-type Item = Uint8Array | string | ErrorFrame | ResumableEnd | typeof COMPLETE;
+type Item = Uint8Array | string | OwnFrame | ResumableEnd | typeof COMPLETE;
 
 /**
  * The WebSocket end of the stream pipeline. Frames are batched per event-loop turn and sent in
@@ -202,7 +205,12 @@ export class SocketSink {
 
   /** The final JsCantonError frame of a failed stream; completion follows. */
   errorFrame(text: string): void {
-    this.#enqueue(new ErrorFrame(text));
+    this.#enqueue(new OwnFrame(text));
+  }
+
+  /** A frame that tells the client something (not an element, not counted as one), in order. */
+  notice(text: string): void {
+    this.#enqueue(new OwnFrame(text));
   }
 
   complete(): void {
@@ -359,7 +367,7 @@ export class SocketSink {
       this.#closing = { code: item.code, reason: resumeCloseReason(item.what, offset) };
       return;
     }
-    if (item instanceof ErrorFrame) {
+    if (item instanceof OwnFrame) {
       // A refused error frame followed by close 1000 would read as a clean end: the client is
       // told to resume instead, and meets the error again if it persists.
       if (this.#sendText(item.text) === SEND_DROPPED) this.#slowConsumer("dropped");

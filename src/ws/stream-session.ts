@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import { map, Subject, type Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
+import { tokenRenewed } from "../endpoints/renewal-ack.js";
+import { RenewalIntake } from "../endpoints/renewal-intake.js";
 import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
@@ -25,7 +27,6 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { errorFrame } from "../streams/error-frame.js";
 import { streamEnd } from "../streams/stream-end.js";
-import { RenewalIntake } from "./renewal-intake.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -97,6 +98,11 @@ export class StreamSession {
   #upstream: "own" | "shared" | undefined;
   readonly #grant: Grant;
   #renewalIntake: RenewalIntake | undefined;
+  /**
+   * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
+   * renewals a minute (the intake refuses more), the oldest forgotten first.
+   */
+  readonly #acknowledge = new Set<string>();
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -138,15 +144,24 @@ export class StreamSession {
    * A client frame: the first is the query. Later ones are ignored (as Canton does), except a
    * renewal frame, `{"token": "<JWT>"}`: the subscriber's token from then on once the ledger
    * admitted it (see authorizeSubscriber), a `token_renewal: refused` error frame otherwise, as
-   * for a `token` that is no JWT text at all (a client that meant to renew must learn it did not).
+   * for a `token` that is no JWT text at all (a client that meant to renew must learn it did not);
+   * with `"acknowledge": true`, an accepted one is answered a `tokenRenewed` frame (opt-in: clients
+   * written when nothing answered an accepted renewal see nothing new).
    */
   message(text: string): void {
     if (this.#queried) {
-      const token = renewalToken(text);
-      if (token === undefined || this.#subscription === undefined) return;
-      if (token instanceof InvalidValueError) this.#renewalRefused(token);
-      else if (this.#options.endpoint.renewable) this.#renew(token);
-      else this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
+      const renewal = renewalFrame(text);
+      if (renewal === undefined || this.#subscription === undefined) return;
+      if (renewal instanceof InvalidValueError) {
+        this.#renewalRefused(renewal);
+        return;
+      }
+      if (!this.#options.endpoint.renewable) {
+        this.#renewalRefused(renewalNotSupportedError(this.#options.endpoint.path));
+        return;
+      }
+      if (renewal.acknowledge) this.#wantsAcknowledgement(renewal.token);
+      this.#renew(renewal.token);
       return;
     }
     this.#queried = true;
@@ -176,9 +191,10 @@ export class StreamSession {
       },
       renewals: {
         tokens$: this.#renewals,
-        renewed: () => {
+        renewed: (token) => {
           this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
           trace.span?.event("renewal", { outcome: "accepted" });
+          if (this.#acknowledge.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
         },
         refused: (error) => this.#renewalRefused(error),
       },
@@ -217,6 +233,16 @@ export class StreamSession {
       if (refusal === undefined) this.#renewals.next(token);
       else this.#renewalRefused(refusal);
     });
+  }
+
+  #wantsAcknowledgement(token: string): void {
+    this.#acknowledge.delete(token);
+    this.#acknowledge.add(token);
+    const kept = Math.max(1, this.#options.authorization.renewalsPerMinute);
+    for (const oldest of this.#acknowledge) {
+      if (this.#acknowledge.size <= kept) break;
+      this.#acknowledge.delete(oldest);
+    }
   }
 
   /** A renewal frame refused: the stream goes on, on the token it has. */
@@ -320,11 +346,11 @@ export function recordStreamClose(
 }
 
 /**
- * The token of a renewal frame (`{"token": "<JWT>"}`); an InvalidValueError for an object whose
- * `token` is not a non-empty string (its value is not echoed: it may be a secret); undefined for
- * any other frame.
+ * A renewal frame (`{"token": "<JWT>"}`, with `"acknowledge": true` to be told of its
+ * acceptance); an InvalidValueError for an object whose `token` is not a non-empty string (its
+ * value is not echoed: it may be a secret); undefined for any other frame.
  */
-function renewalToken(text: string): string | InvalidValueError | undefined {
+function renewalFrame(text: string): { token: string; acknowledge: boolean } | InvalidValueError | undefined {
   let frame: unknown;
   try {
     frame = JSON.parse(text);
@@ -334,8 +360,8 @@ function renewalToken(text: string): string | InvalidValueError | undefined {
   if (typeof frame !== "object" || frame === null || Array.isArray(frame) || !("token" in frame)) {
     return undefined;
   }
-  const { token } = frame;
-  if (typeof token === "string" && token.length > 0) return token;
+  const { token, acknowledge } = frame as { token?: unknown; acknowledge?: unknown };
+  if (typeof token === "string" && token.length > 0) return { token, acknowledge: acknowledge === true };
   const got = token === "" ? "an empty string" : token === null ? "null" : `a JSON ${jsonType(token)}`;
   return new InvalidValueError("token renewal frame", `token must be a non-empty string, got ${got}`);
 }

@@ -30,6 +30,21 @@ export function wsAuth(authorization: string, secWebSocketProtocol: string): WsA
   const token =
     bearerToken(authorization) ?? offered.find((p) => p.startsWith(TOKEN_PREFIX))?.slice(TOKEN_PREFIX.length);
   if (token === undefined || token === "" || decodeTokenClaims(token) === undefined) return undefined;
-  const protocol = AUTH_SUBPROTOCOLS.find((p) => offered.includes(p)) ?? "";
-  return { token, protocol };
+  return { token, protocol: authSubprotocol(offered) };
+}
+
+/**
+ * The auth subprotocol a 101 selects among those offered (`daml.ws.auth` first), or "" for none:
+ * a browser fails a handshake whose answer selects none of the subprotocols it offered, so a
+ * socket upgraded only to be refused on it selects one too, with or without a usable token.
+ */
+export function authSubprotocol(offered: string | readonly string[]): string {
+  const list =
+    typeof offered === "string"
+      ? offered
+          .split(",")
+          .map((p) => p.trim())
+          .filter((p) => p !== "")
+      : offered;
+  return AUTH_SUBPROTOCOLS.find((p) => list.includes(p)) ?? "";
 }

@@ -16,13 +16,14 @@ import {
   corsOriginNotAllowedError,
   type ErrorAnswer,
   errorAnswer,
+  errorFrameBody,
   errorFrameText,
   missingTokenError,
   quotaExceededError,
   traced,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -34,10 +35,11 @@ import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
+import { refusalClose } from "./refusal-close.js";
 import { SharedAdmissions } from "./shared-admissions.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
-import { wsAuth } from "./ws-auth.js";
+import { authSubprotocol, wsAuth } from "./ws-auth.js";
 
 export interface WsStreamsOptions {
   endpoints: readonly StreamEndpoint[];
@@ -106,10 +108,20 @@ interface SocketData {
    * open: an idle socket holds no session, sink, subjects or timers.
    */
   session?: StreamSession;
-  /** Past a cap: the socket gets this error frame and close 1013, and no session. */
-  refusal?: unknown;
+  /**
+   * Refused, to be told on the socket (past a cap; a browser's upgrade the gateway or the ledger
+   * refused): the socket gets this error frame and this close, and no session.
+   */
+  refusal?: SocketRefusal;
   /** Gives back what the socket holds of its user's and address's caps (at its close). */
   releaseQuotas?: () => void;
+}
+
+interface SocketRefusal {
+  /** The JsCantonError frame. */
+  readonly frame: string;
+  readonly code: number;
+  readonly reason: string;
 }
 
 /**
@@ -141,7 +153,9 @@ const ABNORMAL = 1006;
  * Serves every stream endpoint as a WebSocket on the gateway's uWS app (the same port as HTTP;
  * uWS routes upgrade requests here and everything else to the HTTP routes). The caller is
  * admitted before the upgrade, as Canton does: a refused caller gets a plain HTTP answer (401,
- * 403, ...) with a JsCantonError body, and no socket.
+ * 403, ...) with a JsCantonError body, and no socket; a browser's upgrade (one with `Origin`) is
+ * refused after the upgrade instead, with that JsCantonError as a frame and a close naming the
+ * cause (4000 + the status), as the page could read nothing else.
  */
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
@@ -199,12 +213,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       else upgrade(res, req, context, endpoint, options, admissions);
     },
     open: (ws) => {
-      const { endpoint, trace, span, refusal } = ws.getUserData();
+      const { endpoint, span, refusal } = ws.getUserData();
       if (refusal !== undefined) {
-        span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": TRY_AGAIN_LATER });
+        span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": refusal.code });
         ws.cork(() => {
-          ws.send(errorFrameText(refusal, trace.traceId));
-          ws.end(TRY_AGAIN_LATER, "limit reached");
+          ws.send(refusal.frame);
+          ws.end(refusal.code, refusal.reason);
         });
         return;
       }
@@ -263,19 +277,40 @@ function upgrade(
   admissions: SharedAdmissions,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
-  const auth = wsAuth(req.getHeader("authorization"), req.getHeader("sec-websocket-protocol"));
+  const protocols = req.getHeader("sec-websocket-protocol");
+  const auth = wsAuth(req.getHeader("authorization"), protocols);
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");
   const client = clientTraceContext(req.getHeader("traceparent"), req.getHeader("tracestate"));
   const span = subscriptionSpan(options.tracing, client, endpoint, auth?.token);
   const trace = span?.trace ?? client ?? freshTraceContext();
+  // A browser (it sends Origin; other clients need not) never sees a refused upgrade's status:
+  // it is refused on the socket instead, with a close that names the cause. Others keep
+  // Canton's plain HTTP refusal.
+  const refuseCaller = (error: unknown): void => {
+    const answer = errorAnswer(error);
+    if (origin === "") {
+      refuse(res, endpoint, options, answer, trace, span);
+      return;
+    }
+    const expiry = tokenExpiryMs(auth?.token);
+    const refusal = socketRefusal(error, answer, trace, expiry !== undefined && expiry <= Date.now());
+    options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
+    res.upgrade<SocketData>(
+      { endpoint, token: undefined, compressed: false, trace, span, openedAt: 0, refusal },
+      key,
+      authSubprotocol(protocols),
+      extensions,
+      context,
+    );
+  };
   if (options.cors !== undefined && !options.cors.allows(origin)) {
-    refuse(res, endpoint, options, errorAnswer(corsOriginNotAllowedError(origin)), trace, span);
+    refuseCaller(corsOriginNotAllowedError(origin));
     return;
   }
   if (auth === undefined) {
-    refuse(res, endpoint, options, missingTokenAnswer(), trace, span);
+    refuseCaller(missingTokenError());
     return;
   }
   const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
@@ -303,12 +338,18 @@ function upgrade(
     }
     if (refusal !== undefined) {
       hold?.release();
-      res.cork(() => refuse(res, endpoint, options, refusal, trace, span));
+      // Not corked when it upgrades (see below); a plain answer is written in one cork.
+      if (origin === "") res.cork(() => refuseCaller(refusal));
+      else refuseCaller(refusal);
       return;
     }
     if (hold?.refusal !== undefined) {
       // Upgraded, to be told on the socket: a browser never sees the status of a refused upgrade.
-      const capped = quotaExceededError(hold.refusal);
+      const capped: SocketRefusal = {
+        frame: errorFrameText(quotaExceededError(hold.refusal), trace.traceId),
+        code: TRY_AGAIN_LATER,
+        reason: "limit reached",
+      };
       res.upgrade<SocketData>(
         { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
         key,
@@ -352,9 +393,15 @@ function userClaims(user: string | undefined) {
   ] as const;
 }
 
-function missingTokenAnswer(): ErrorAnswer {
-  const error = missingTokenError();
-  return { kind: "json", status: error.httpStatus, body: error.body };
+/** A refusal told on the socket: its JsCantonError frame (naming the trace) and its close. */
+function socketRefusal(
+  error: unknown,
+  answer: ErrorAnswer,
+  trace: TraceContext,
+  tokenExpired: boolean,
+): SocketRefusal {
+  const body = errorFrameBody(error, trace.traceId);
+  return { frame: JSON.stringify(body), ...refusalClose(answer.status, body.code, tokenExpired) };
 }
 
 /**
@@ -384,9 +431,10 @@ function refuse(
 }
 
 /**
- * Why this caller gets no socket, or undefined to upgrade. Canton resolves the token's claims
- * before it upgrades (its user exists, is active, its rights can be read), so a caller it
- * refuses gets a plain HTTP answer: the gateway's own token check first (when configured), then
+ * Why this caller gets no stream (the refusal, an error), or undefined to upgrade. Canton resolves
+ * the token's claims before it upgrades (its user exists, is active, its rights can be read), so a
+ * caller it refuses gets a plain HTTP answer (a browser: the refusal on the socket, see
+ * refusal-close.ts): the gateway's own token check first (when configured), then
  * the caps (limits.*: past one, undefined here and the socket is refused on itself), then the
  * ledger's admission (one question for the upgrades of a token in flight together). What the caller may read is the stream's own call, after the query.
  */
@@ -398,9 +446,9 @@ async function admission(
   trace: TraceContext,
   /** Takes the caller's caps; false: past one of them, the ledger is not asked. */
   holdCaps: () => boolean,
-): Promise<ErrorAnswer | undefined> {
+): Promise<unknown | undefined> {
   const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
-  if (refused !== undefined) return { kind: "json", status: refused.httpStatus, body: refused.body };
+  if (refused !== undefined) return refused;
   if (!holdCaps()) return undefined;
   const { admit } = endpoint;
   if (admit === undefined) return undefined;
@@ -408,7 +456,7 @@ async function admission(
     await admissions.admit(endpoint.path, token, () => admit(token, trace));
     return undefined;
   } catch (error) {
-    return errorAnswer(error);
+    return error ?? new Error("admission refused");
   }
 }
 

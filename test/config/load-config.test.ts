@@ -22,6 +22,7 @@ describe("loadConfig", () => {
       maxBodyBytes: 64 * 1024 * 1024,
       workers: defaultWorkers(availableParallelism()),
       httpCompression: { minBytes: 4096 },
+      streamTicketTtlMs: 30_000,
       cors: undefined,
     });
     assert.deepEqual(config.websocket, {
@@ -102,7 +103,8 @@ describe("loadConfig", () => {
     assert.deepEqual(config.server.cors, {
       allowedOrigins: ["https://wallet.example", "http://localhost:3000"],
       allowedMethods: "GET, POST, PUT, PATCH, DELETE",
-      allowedHeaders: "Authorization, Content-Type",
+      allowedHeaders: "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate",
+      exposedHeaders: "Canton-Package-Hash, Ledger-Package-Hash",
       maxAgeSeconds: 3600,
     });
     assert.throws(

@@ -117,6 +117,18 @@ describe("/docs", () => {
       "POST /gw/v2/updates",
       "POST /gw/v2/updates/flats",
       "POST /gw/v2/updates/trees",
+      // Their GET form for a browser's EventSource, opened with a stream ticket (docs/browsers.md).
+      "POST /gw/v2/commands/completions/stream-ticket",
+      "POST /gw/v2/state/active-contracts/stream-ticket",
+      "POST /gw/v2/updates/stream-ticket",
+      "POST /gw/v2/updates/flats/stream-ticket",
+      "POST /gw/v2/updates/trees/stream-ticket",
+      "GET /gw/v2/commands/completions",
+      "GET /gw/v2/state/active-contracts",
+      "GET /gw/v2/updates",
+      "GET /gw/v2/updates/flats",
+      "GET /gw/v2/updates/trees",
+      "POST /gw/v2/stream-tickets/renewal",
     ];
     assert.deepEqual([...listed].sort(), [...expected].sort());
     assert.equal(

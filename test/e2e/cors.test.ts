@@ -25,8 +25,11 @@ function exchange(
   });
 }
 
-/** A WebSocket upgrade of /v2/updates: "open", or the HTTP status it was refused with. */
-function upgrade(stack: Stack, origin: string | undefined): Promise<"open" | number> {
+/**
+ * A WebSocket upgrade of /v2/updates: "open" when it stays open for the query, the HTTP status it
+ * was refused with, or (refused on the socket, as a browser's is) its error frame's code and close.
+ */
+function upgrade(stack: Stack, origin: string | undefined): Promise<"open" | number | string> {
   return new Promise((resolve) => {
     const socket = new WebSocket(
       `${stack.url.replace(/^http/, "ws")}/v2/updates`,
@@ -35,10 +38,19 @@ function upgrade(stack: Stack, origin: string | undefined): Promise<"open" | num
         ...(origin ? { origin } : {}),
       },
     );
-    socket.on("open", () => {
-      socket.close(1000);
-      resolve("open");
+    let frame = "";
+    socket.on("message", (data: Buffer) => {
+      frame = (JSON.parse(data.toString("utf8")) as { code: string }).code;
     });
+    socket.on("close", (code, reason) => resolve(`${frame} ${code} ${reason.toString()}`));
+    // Refused sockets close at once; one that is still open after its upgrade was accepted.
+    socket.on("open", () =>
+      setTimeout(() => {
+        if (socket.readyState !== WebSocket.OPEN) return;
+        socket.close(1000);
+        resolve("open");
+      }, 300),
+    );
     socket.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
     socket.on("error", () => undefined);
   });
@@ -64,7 +76,10 @@ describe("CORS with server.cors.allowed-origins set", () => {
     assert.equal(answer.status, 204, answer.body);
     assert.equal(answer.headers["access-control-allow-origin"], WALLET);
     assert.equal(answer.headers["access-control-allow-methods"], "GET, POST, PUT, PATCH, DELETE");
-    assert.equal(answer.headers["access-control-allow-headers"], "Authorization, Content-Type");
+    assert.equal(
+      answer.headers["access-control-allow-headers"],
+      "Authorization, Content-Type, Last-Event-ID, traceparent, tracestate",
+    );
     assert.equal(answer.headers["access-control-max-age"], "600");
     assert.equal(answer.headers.vary, "Origin");
   });
@@ -82,6 +97,7 @@ describe("CORS with server.cors.allowed-origins set", () => {
     const listed = await get("http://localhost:3000");
     assert.equal(listed.status, 200);
     assert.equal(listed.headers["access-control-allow-origin"], "http://localhost:3000");
+    assert.equal(listed.headers["access-control-expose-headers"], "Canton-Package-Hash, Ledger-Package-Hash");
     const missing = await get(WALLET, "/v2/no-such-route");
     assert.equal(missing.status, 404);
     assert.equal(missing.headers["access-control-allow-origin"], WALLET);
@@ -91,10 +107,14 @@ describe("CORS with server.cors.allowed-origins set", () => {
     assert.equal(other.headers["access-control-allow-origin"], undefined);
   });
 
-  it("upgrades WebSockets from a listed origin or none, and refuses another origin 403", async () => {
+  it("upgrades WebSockets from a listed origin or none, and refuses another origin on the socket (4403)", async () => {
     assert.equal(await upgrade(stack, WALLET), "open");
     assert.equal(await upgrade(stack, undefined), "open");
-    assert.equal(await upgrade(stack, "https://evil.example"), 403);
+    // A browser never sees a refused upgrade's status: the page reads the frame and the close.
+    assert.equal(
+      await upgrade(stack, "https://evil.example"),
+      "CORS_ORIGIN_NOT_ALLOWED 4403 forbidden origin",
+    );
   });
 });
 

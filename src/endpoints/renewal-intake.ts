@@ -9,13 +9,14 @@ export interface RenewalIntakeOptions {
   readonly where: string;
   /** Frames a minute, and at once (websocket-config.token-renewals-per-minute). */
   readonly perMinute: number;
-  /** The token of the socket's upgrade: a renewal must name the same user. */
+  /** The token the stream was opened with (a socket's upgrade, a ticket's): a renewal must name the same user. */
   readonly upgradeToken: string | undefined;
   readonly now?: () => number;
 }
 
 /**
- * What a renewal frame's token must pass before the ledger is asked about it, in this order: the
+ * What a renewal's token (a WebSocket renewal frame's, or a ticket stream's renewal request's:
+ * one intake per stream, whatever its transport) must pass before the ledger is asked about it, in this order: the
  * socket's rate (a flood costs no verification and no ledger call), the gateway's own verifier
  * exactly as at the upgrade (signature, expiry, audience, lifetime), and the socket's user (the
  * same `sub` and `iss`). Resolves with undefined to go on, or the refusal for its error frame;
