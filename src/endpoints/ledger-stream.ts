@@ -6,8 +6,8 @@ import type { StreamPurpose } from "../ledger/stream-slots.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
+import { admitJoiner } from "./ledger-questions.js";
 import type { RouteDeps } from "./route-deps.js";
-import { admitJoiner } from "./stream-authorization.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 
 export interface LedgerStreamSpec {

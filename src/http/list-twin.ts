@@ -1,7 +1,8 @@
 import { concat, defer, EMPTY, identity, ignoreElements, type Observable, ReplaySubject, tap } from "rxjs";
+import { confirmEmptyAnswer } from "../endpoints/ledger-questions.js";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
-import { confirmEmptyAnswer, subscriberGrant } from "../endpoints/stream-authorization.js";
+import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
 import { type SubscriberStreamOptions, subscriberStream } from "../endpoints/subscriber-stream.js";

@@ -2,12 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Metadata, status } from "@grpc/grpc-js";
 import { Observable, Subject, type Subscription } from "rxjs";
+import { probeSubscriber, UnansweredQuestion } from "../../src/endpoints/ledger-questions.js";
 import {
   authorizeSubscriber,
   confirmedBy,
-  probeSubscriber,
   subscriberGrant,
-  UnansweredQuestion,
 } from "../../src/endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../../src/endpoints/stream-endpoint.js";
 import { CantonHttpError, errorFrameBody } from "../../src/errors/index.js";
