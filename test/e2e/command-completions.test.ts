@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { parse } from "yaml";
+import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
@@ -87,7 +88,7 @@ describe("/v2/commands/command-completions (GetCompletions, Canton 3.5.10)", () 
     assert.deepEqual(commandIds(own.body), ["by-bank-user"]);
   });
 
-  it("honours limit and answers NDJSON as the other list twins", async () => {
+  it("honours limit and answers NDJSON and server-sent events as the other list twins", async () => {
     const limited = await call<Json[]>(
       stack,
       "POST",
@@ -110,6 +111,19 @@ describe("/v2/commands/command-completions (GetCompletions, Canton 3.5.10)", () 
       .filter((line) => line !== "")
       .map((line) => JSON.parse(line) as Json);
     assert.deepEqual(commandIds(lines), ["by-bank-user", "by-bank-clerk"]);
+    const sse = await stack.request(PATH, {
+      method: "POST",
+      body: JSON.stringify({ parties: [bank], beginExclusive: 0 }),
+      headers: { accept: "text/event-stream" },
+      token: bankToken,
+    });
+    assert.equal(sse.status, 200);
+    assert.match(sse.headers.get("content-type") ?? "", /^text\/event-stream/);
+    const events = (await sse.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as Json);
+    assert.deepEqual(events, lines);
   });
 
   it("streams the same completions over the WebSocket", async () => {
@@ -187,6 +201,87 @@ describe("/v2/commands/command-completions (GetCompletions, Canton 3.5.10)", () 
     const channel = asyncapi.channels[PATH];
     assert.equal(channel?.subscribe?.operationId, "onV2CommandsCommand-completions");
     assert.equal(channel?.publish?.operationId, "sendV2CommandsCommand-completions");
+  });
+});
+
+const SECRET = "command-completions-secret";
+const inSeconds = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
+
+/**
+ * Renewal as on /v2/commands/completions, with a sandbox that verifies tokens and ends a stream
+ * with ACCESS_TOKEN_EXPIRED at its token's expiry, as Canton does.
+ */
+describe("/v2/commands/command-completions with short-lived tokens", () => {
+  let stack: Stack;
+  let party: string;
+  let writer: string;
+  const token = (user: string, exp: number) => signToken(user, { key: SECRET, exp });
+
+  before(async () => {
+    stack = await startStack(
+      [],
+      {},
+      { sandbox: { auth: { mode: "hs256", secret: SECRET, audience: AUDIENCE } } },
+    );
+    const admin = signToken("participant_admin", { key: SECRET });
+    const allocated = await call<Json>(stack, "POST", "/v2/parties", { partyIdHint: "renew" }, admin);
+    party = allocated.body.partyDetails.party;
+    for (const [id, right] of [
+      ["completion-reader", "CanReadAs"],
+      ["completion-writer", "CanActAs"],
+    ] as const) {
+      const rights = [{ kind: { [right]: { value: { party } } } }];
+      const created = await call(
+        stack,
+        "POST",
+        "/v2/users",
+        { user: { id, primaryParty: party }, rights },
+        admin,
+      );
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+    }
+    writer = token("completion-writer", inSeconds(240));
+  });
+  after(() => stack.stop());
+
+  const submit = async (commandId: string) => {
+    const reply = await createIouTransaction(stack, writer, commandId, {
+      issuer: party,
+      owner: party,
+      currency: "EUR",
+      amount: "1",
+    });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  };
+
+  it("keeps a renewed stream going past its first token's expiry, and ends the other at its own", async () => {
+    const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end", undefined, writer)).body
+      .offset;
+    const request = { parties: [party], beginExclusive: end };
+    const firstExpiry = inSeconds(6);
+    const renewing = completionsSocket(stack.url, PATH, token("completion-reader", firstExpiry), request);
+    const expiring = completionsSocket(stack.url, PATH, token("completion-reader", firstExpiry), request);
+    await submit("before-expiry");
+    const seen = (s: { frames: Json[] }) => JSON.stringify(s.frames.slice(-3));
+    await until(() => commandIds(renewing.frames).length === 1 && commandIds(expiring.frames).length === 1, {
+      observed: () => `${seen(renewing)} ${seen(expiring)}`,
+    });
+    renewing.socket.send(JSON.stringify({ token: token("completion-reader", inSeconds(60)) }));
+
+    const expired = await expiring.ended;
+    assert.ok(Date.now() >= firstExpiry * 1000, "not before its token's expiry");
+    assert.equal(expiring.frames.at(-1)?.code, "ACCESS_TOKEN_EXPIRED", seen(expiring));
+    assert.equal(expired, 1000);
+    await submit("after-expiry");
+    await until(() => commandIds(renewing.frames).length === 2, { observed: () => seen(renewing) });
+    assert.deepEqual(commandIds(renewing.frames), ["before-expiry", "after-expiry"]);
+    assert.equal(
+      renewing.frames.filter((f) => f.code !== undefined).length,
+      0,
+      `no error frame: ${seen(renewing)}`,
+    );
+    renewing.socket.close(1000);
+    await renewing.ended;
   });
 });
 
