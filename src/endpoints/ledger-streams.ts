@@ -28,7 +28,9 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
   return [
     ledgerStream(deps, {
       path: "/v2/commands/completions",
-      summary: "Completions of the commands submitted by a user for some parties",
+      // Canton 3.5.10 deprecates it in prose only: the spec has no `deprecated: true` for it.
+      summary:
+        "Completions of the commands submitted by a user for some parties (deprecated: use /v2/commands/command-completions)",
       service: "CommandCompletionService",
       rpc: "CompletionStream",
       requestSchema: "CompletionStreamRequest",
