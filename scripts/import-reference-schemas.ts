@@ -40,8 +40,8 @@ function strip(node: unknown): unknown {
 }
 
 const referenceDir = process.argv[2] ?? "../shared/reference";
-const openapi = parse(readFileSync(join(referenceDir, "openapi-3.5.yaml"), "utf8"));
-const asyncapi = parse(readFileSync(join(referenceDir, "asyncapi-3.5.yaml"), "utf8"));
+const openapi = parse(readFileSync(join(referenceDir, "openapi-3.5.10.yaml"), "utf8"));
+const asyncapi = parse(readFileSync(join(referenceDir, "asyncapi-3.5.10.yaml"), "utf8"));
 const schemas: Record<string, unknown> = {};
 for (const [name, schema] of Object.entries(openapi.components.schemas)) schemas[name] = strip(schema);
 for (const [name, schema] of Object.entries(asyncapi.components.schemas)) {

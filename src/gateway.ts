@@ -57,7 +57,7 @@ export interface GatewayOptions {
   /**
    * The stream endpoints, each served as a WebSocket and as its HTTP list twin; built from the
    * route dependencies (ledger client, codec, protos) so that they can open and decode their calls.
-   * Default: the five stream endpoints of the JSON Ledger API.
+   * Default: the six stream endpoints of the JSON Ledger API.
    */
   streamEndpoints?: (deps: RouteDeps) => readonly StreamEndpoint[];
   /**

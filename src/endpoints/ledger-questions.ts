@@ -110,6 +110,7 @@ function probeKind(endpoint: StreamEndpoint): ProbeKind | undefined {
     case "GetUpdatesRequest":
       return "updates";
     case "CompletionStreamRequest":
+    case "GetCompletionsRequest":
       return "completions";
     case "GetActiveContractsRequest":
       return "snapshot";

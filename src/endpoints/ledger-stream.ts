@@ -32,10 +32,14 @@ export interface LedgerStreamSpec {
    * request (`endInclusive` = `beginExclusive`: the ledger admits its token or refuses it; from
    * offset 0, `(0, 1]`, see probeSubscriber);
    * `completions`: no bounded form to probe with, so a subscriber starts on its own call and
-   * splices in once it delivered an element. Completions without a user id are the token's
-   * user's: only the same token shares them.
+   * splices in once it delivered an element.
    */
   share?: "updates" | "completions";
+  /**
+   * The request's `userId`, when absent, is the token's user's (CompletionStream): such requests
+   * share only with the same token. GetCompletions reads every user's completions and has none.
+   */
+  sharedPerUser?: boolean;
   /**
    * Where an element stands. Streams that have it outlive their calls: a call is reopened with
    * `beginExclusive` at the last delivered element when the ledger connection is lost or closing,
@@ -209,7 +213,7 @@ function shareSpec(
   if (normalized.endInclusive !== undefined && normalized.endInclusive !== null) return undefined;
   const begin = Number(normalized.beginExclusive ?? 0);
   if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
-  const byToken = spec.share === "completions" && !normalized.userId;
+  const byToken = spec.sharedPerUser === true && !normalized.userId;
   const from = (offset: number): unknown => startingAfter(request, offset);
   // From offset 0 there is no empty range (an end of 0 reads as none): the probe reads offset 1
   // once the shared stream showed that the ledger has it (probeSubscriber).

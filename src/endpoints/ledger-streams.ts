@@ -8,7 +8,7 @@ import { caseOffset, casePosition } from "./stream-position.js";
 /** Without `endInclusive` an update stream follows the ledger end forever. */
 const openEnded = (request: unknown) => (request as GetUpdatesRequest).endInclusive === undefined;
 
-/** The five stream endpoints of the JSON Ledger API, each a WebSocket and an HTTP list twin. */
+/** The six stream endpoints of the JSON Ledger API, each a WebSocket and an HTTP list twin. */
 export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
   const updates = (path: string, summary: string, deprecated: boolean) =>
     ledgerStream(deps, {
@@ -28,10 +28,25 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
   return [
     ledgerStream(deps, {
       path: "/v2/commands/completions",
-      summary: "Completions of the commands submitted by a user for some parties",
+      // Canton 3.5.10 deprecates it in prose only: the spec has no `deprecated: true` for it.
+      summary:
+        "Completions of the commands submitted by a user for some parties (deprecated: use /v2/commands/command-completions)",
       service: "CommandCompletionService",
       rpc: "CompletionStream",
       requestSchema: "CompletionStreamRequest",
+      responseSchema: "CompletionStreamResponse",
+      idleByDefault: () => true,
+      offsetOf: caseOffset("completionResponse"),
+      position: casePosition("completionResponse"),
+      share: "completions",
+      sharedPerUser: true,
+    }),
+    ledgerStream(deps, {
+      path: "/v2/commands/command-completions",
+      summary: "Completions of the commands of every user for some parties (Canton 3.5.10)",
+      service: "CommandCompletionService",
+      rpc: "GetCompletions",
+      requestSchema: "GetCompletionsRequest",
       responseSchema: "CompletionStreamResponse",
       idleByDefault: () => true,
       offsetOf: caseOffset("completionResponse"),

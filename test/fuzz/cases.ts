@@ -627,6 +627,8 @@ function mutateRequestLine(made: HttpCase, rng: Prng): HttpCase {
   };
 }
 
+const COMMAND_COMPLETIONS = "/v2/commands/command-completions";
+
 function wsCase(rng: Prng, index: number, ctx: FuzzContext): WsCase {
   const made = wsSession(rng, index, ctx);
   const largest = Math.max(0, ...made.frames.map((f) => Buffer.byteLength(f.data)));
@@ -636,11 +638,13 @@ function wsCase(rng: Prng, index: number, ctx: FuzzContext): WsCase {
 function wsSession(rng: Prng, index: number, ctx: FuzzContext): WsCase {
   const stream = rng.pick(ctx.model.streams);
   const valid = instanceOf(stream.schema, ctx.model, ctx.names, rng) as Record<string, unknown>;
-  // Updates end at `endInclusive`, the ACS at its offset; completions never end.
+  // Updates end at `endInclusive`, the ACS at its offset; completions never end, and
+  // GetCompletions takes a query without parties too (every party's, for a reader of any party).
   const updates = stream.path.startsWith("/v2/updates");
+  const completions = stream.path === "/v2/commands/completions" || stream.path === COMMAND_COMPLETIONS;
   const bounded = updates ? { ...valid, endInclusive: ctx.names.ledgerEnd } : valid;
-  const endless = stream.path === "/v2/commands/completions" || (updates && !("endInclusive" in valid));
-  const boundedEnds = stream.path === "/v2/commands/completions" ? "open" : "end";
+  const endless = completions || (updates && !("endInclusive" in valid));
+  const boundedEnds = completions ? "open" : "end";
   const token = bearer(ctx);
   const made: WsCase = {
     kind: "ws",
@@ -694,6 +698,7 @@ function wsSession(rng: Prng, index: number, ctx: FuzzContext): WsCase {
         ...made,
         label: `ws: query frame of ${data.length} bytes`,
         frames: [{ data }],
+        ...(stream.path === COMMAND_COMPLETIONS ? { expect: "open" as const } : {}),
       };
     }
     case 6: {

@@ -13,6 +13,7 @@ const STREAM_ENDPOINTS = [
   "/v2/updates/flats",
   "/v2/updates/trees",
   "/v2/commands/completions",
+  "/v2/commands/command-completions",
   "/v2/state/active-contracts",
 ];
 

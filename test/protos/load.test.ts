@@ -21,7 +21,7 @@ const V2 = "com.daml.ledger.api.v2";
 const EXPECTED_SERVICES: Record<string, string[]> = {
   [`${V2}.CommandService`]: ["SubmitAndWait", "SubmitAndWaitForTransaction", "SubmitAndWaitForReassignment"],
   [`${V2}.CommandSubmissionService`]: ["Submit", "SubmitReassignment"],
-  [`${V2}.CommandCompletionService`]: ["CompletionStream"],
+  [`${V2}.CommandCompletionService`]: ["CompletionStream", "GetCompletions"],
   [`${V2}.UpdateService`]: ["GetUpdates", "GetUpdateByOffset", "GetUpdateById", "GetUpdatesPage"],
   [`${V2}.StateService`]: [
     "GetActiveContracts",
@@ -84,6 +84,7 @@ const EXPECTED_SERVICES: Record<string, string[]> = {
 // Server-streaming methods; every other method is unary.
 const SERVER_STREAMING = new Set([
   `${V2}.CommandCompletionService.CompletionStream`,
+  `${V2}.CommandCompletionService.GetCompletions`,
   `${V2}.UpdateService.GetUpdates`,
   `${V2}.StateService.GetActiveContracts`,
 ]);

@@ -44,12 +44,17 @@ export function stateRoutes(deps: RouteDeps): Route[] {
       }),
     }),
     ...(["GET", "POST"] as const).map((method) =>
-      // 3.5 takes the page request as the body of a GET; later Cantons add POST: both work.
+      // 3.5.4 takes the page request as the body of a GET; 3.5.10 documents POST and deprecates
+      // the GET: both work.
       grpcRoute(deps, {
         method,
         path: "/v2/state/active-contracts-page",
-        summary: "One page of the active contract set at an offset",
+        summary:
+          method === "GET"
+            ? "One page of the active contract set at an offset (deprecated: use the POST)"
+            : "One page of the active contract set at an offset",
         tag: "State",
+        ...(method === "GET" ? { deprecated: true } : {}),
         service: "StateService",
         rpc: "GetActiveContractsPage",
         body: { kind: "json", schema: "GetActiveContractsPageRequest" },

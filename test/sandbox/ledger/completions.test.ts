@@ -72,6 +72,27 @@ describe("sandbox ledger: completions", () => {
     strictEqual(first.completion.offset, String(Number(begin) + 2));
   });
 
+  it("GetCompletions shows every user's completions for the parties, actAs narrowed to them", async () => {
+    const begin = (await f.state.GetLedgerEnd!({})).offset;
+    await f.submission.Submit!({
+      commands: { ...commands([bank, alice], [createIou(bank, alice, "1")]).commands, userId: "other-app" },
+    });
+    await f.submission.Submit!(commands([bank], [createIou(bank, alice, "2")]));
+    const [first, second] = await readStream(
+      f.sandbox.port,
+      LEDGER_SERVICES.completion,
+      "GetCompletions",
+      { parties: [bank], beginExclusive: begin },
+      2,
+    );
+    deepStrictEqual(
+      [first.completion.userId, second.completion.userId],
+      ["other-app", commands([bank], []).commands.userId],
+    );
+    deepStrictEqual(first.completion.actAs, [bank]);
+    strictEqual(second.completion.offset, String(Number(begin) + 2));
+  });
+
   it("requires parties", async () => {
     const error = await rejection(completions({ userId: "alice-app", parties: [], beginExclusive: "0" }, 1));
     strictEqual(error.status.errorInfos[0]?.reason, "MISSING_FIELD");

@@ -7,16 +7,17 @@ import type { LedgerUpdate } from "../sandbox-store.js";
  * The completion of the command behind `update` for a completion stream reader, or undefined
  * when the update has none or the reader may not see it (another user id, or no actAs party
  * among the requested parties). actAs is narrowed to the requested parties, as Canton does.
+ * Without a user id every user's completions are read, without parties every party's (GetCompletions).
  */
 export function completionOf(
   update: LedgerUpdate,
-  userId: string,
-  parties: ReadonlySet<string>,
+  userId: string | undefined,
+  parties: ReadonlySet<string> | undefined,
 ): Completion | undefined {
   if (update.kind === "topology" || update.completion === undefined) return undefined;
   const info = update.completion;
-  if (info.userId !== userId) return undefined;
-  const actAs = info.actAs.filter((p) => parties.has(p));
+  if (userId !== undefined && info.userId !== userId) return undefined;
+  const actAs = parties === undefined ? [...info.actAs] : info.actAs.filter((p) => parties.has(p));
   if (actAs.length === 0) return undefined;
   return {
     commandId: info.commandId,
