@@ -262,15 +262,12 @@ describe("per-subscriber stream authorization", () => {
         }),
     );
     const source = new Subject<string>();
-    const subscribe = (user: string) =>
-      gated(
-        endpoint,
-        { beginExclusive: 1 },
-        signToken(user),
-        { recheckIntervalMs: 10, admitted: true },
-        source,
-      );
-    const subscribers = [...Array.from({ length: 20 }, () => subscribe("alice")), subscribe("bob")];
+    // One token each (signed once: two signatures a second apart differ in `exp`, and are two tokens).
+    const alice = signToken("alice");
+    const bob = signToken("bob");
+    const subscribe = (token: string) =>
+      gated(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 10, admitted: true }, source);
+    const subscribers = [...Array.from({ length: 20 }, () => subscribe(alice)), subscribe(bob)];
     source.next('{"offset":2}');
     await until(() => opened.length >= 2, { observed: () => `${opened.length} probes` });
     await new Promise((resolve) => setTimeout(resolve, 15));
