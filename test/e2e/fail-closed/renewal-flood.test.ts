@@ -61,7 +61,7 @@ describe("fail closed: a flood of renewal frames on one socket", () => {
 
   it("costs the ledger at most 50 calls for 2,000 renewal frames, and serves another user's stream meanwhile", {
     timeout: 180_000,
-  }, async () => {
+  }, async (t) => {
     const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
     const stream = watchedSocket(stack.url, renewer, updatesRequest(partyFilter(party), 0));
     opened.push(stream);
@@ -94,6 +94,9 @@ describe("fail closed: a flood of renewal frames on one socket", () => {
     });
     const calls = stack.sandbox.calls.started(GET_UPDATES) - callsBefore;
     const refusals = (await budgetRefusals()) - refusalsBefore;
+    t.diagnostic(
+      `${FRAMES} renewal frames: ${calls} GetUpdates calls on the ledger, ${refusals} budget refusals`,
+    );
 
     assert.ok(
       calls <= MOST_LEDGER_CALLS,
