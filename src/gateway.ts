@@ -205,6 +205,7 @@ export async function startGateway(
       ...(ticketExchange ? { exchange: ticketExchange } : {}),
       pendingPerUser: STREAM_TICKETS_PER_USER,
       config: config.websocket,
+      maxRequestBytes: config.websocket.maxQueryFrameBytes,
       renewalsPerMinute: config.websocket.tokenRenewalsPerMinute,
       ...(auth ? { tokenRefusal: auth.refusal } : {}),
       ...(quotas?.countsHttp ? { quotas } : {}),

@@ -17,10 +17,13 @@ export interface RenewalIntakeOptions {
 /**
  * What a renewal's token (a WebSocket renewal frame's, or a ticket stream's renewal request's:
  * one intake per stream, whatever its transport) must pass before the ledger is asked about it, in this order: the
- * socket's rate (a flood costs no verification and no ledger call), the gateway's own verifier
- * exactly as at the upgrade (signature, expiry, audience, lifetime), and the socket's user (the
- * same `sub` and `iss`). Resolves with undefined to go on, or the refusal for its error frame;
- * in arrival order, one at a time (a verifier may wait for keys).
+ * gateway's own verifier exactly as at the upgrade (signature, expiry, audience, lifetime), the
+ * stream's user (the same `sub` and `iss`), and the stream's rate (a flood costs no ledger call).
+ * The rate counts only tokens of the stream's own user that the verifier passed: whoever else
+ * holds a way to send renewals (a ticket seen in a log) cannot spend the owner's allowance with
+ * its own or forged tokens (in auth.mode `none` there is no verifier: a forged token of the same
+ * `sub` is told apart by the ledger only). Resolves with undefined to go on, or the refusal for
+ * its error frame; in arrival order, one at a time (a verifier may wait for keys).
  */
 export class RenewalIntake {
   readonly #options: RenewalIntakeOptions;
@@ -37,7 +40,6 @@ export class RenewalIntake {
   }
 
   check(candidate: string): Promise<unknown | undefined> {
-    if (!this.#take()) return Promise.resolve(renewalRateExceededError(this.#options.perMinute));
     const checked = this.#queue.then(() => this.#verify(candidate));
     this.#queue = checked.catch(() => undefined);
     return checked;
@@ -47,7 +49,8 @@ export class RenewalIntake {
     const refused = await this.#options.tokenRefusal?.(candidate, this.#options.where);
     if (refused !== undefined) return refused;
     const user = userOf(candidate);
-    return user === undefined || user !== this.#user ? tokenOfAnotherUserError() : undefined;
+    if (user === undefined || user !== this.#user) return tokenOfAnotherUserError();
+    return this.#take() ? undefined : renewalRateExceededError(this.#options.perMinute);
   }
 
   /** A token bucket of `perMinute`, refilled continuously. */

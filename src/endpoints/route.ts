@@ -17,8 +17,11 @@ export interface ParamSpec {
 }
 
 export type BodySpec =
-  /** JSON validated against a component schema of schemas/components.json. */
-  | { readonly kind: "json"; readonly schema: string }
+  /**
+   * JSON validated against a component schema of schemas/components.json; `maxBytes`: a bound
+   * of its own below server.max-body-bytes (a body the gateway keeps, as a stream ticket's).
+   */
+  | { readonly kind: "json"; readonly schema: string; readonly maxBytes?: number }
   /** Raw bytes (DAR uploads). */
   | { readonly kind: "bytes"; readonly contentType: "application/octet-stream" };
 

@@ -344,16 +344,20 @@ function serve(
     return;
   }
   const { route } = match;
-  if (route.body && framing.length !== undefined && framing.length > options.maxBodyBytes) {
+  const maxBodyBytes =
+    route.body?.kind === "json" && route.body.maxBytes !== undefined
+      ? Math.min(route.body.maxBytes, options.maxBodyBytes)
+      : options.maxBodyBytes;
+  if (route.body && framing.length !== undefined && framing.length > maxBodyBytes) {
     // Refused on its Content-Length alone: not a byte of it is read.
     exchange.closeConnection = true;
-    fail(exchange, new BodyTooLargeError(options.maxBodyBytes), route, options);
+    fail(exchange, new BodyTooLargeError(maxBodyBytes), route, options);
     return;
   }
   const token = bearerToken(authorization);
   if (route.body) {
     reader = new BodyReader(res, framing.length, {
-      maxBytes: options.maxBodyBytes,
+      maxBytes: maxBodyBytes,
       timeoutMs: options.bodyReadTimeoutMs,
       budget,
       timeoutHold: state.timeoutHold,

@@ -16,6 +16,14 @@ import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
  * travels in event ids and that header, never in a URL. One connection reads a stream at a time.
  */
 
+/** What a GET shows of a ticket: where it asks, from where, and its resume key if it has one. */
+export interface TicketShown {
+  readonly path: string;
+  readonly origin: string;
+  /** `Last-Event-ID` ("" without one): `<resume key>.<id>` on a reconnect. */
+  readonly lastEventId: string;
+}
+
 /** What a ticket opens, fixed when it is issued. */
 export interface TicketedRequest {
   /** The stream endpoint's path (without the server's prefix). */
@@ -123,17 +131,23 @@ export class StreamTickets {
   /**
    * A GET with `ticket` on `path` from `origin`: its first use opens the stream; later ones are
    * the client's reconnects, let in with the stream's resume key in `lastEventId`
-   * (`<key>.<id>`, the id to continue after). A ticket shown for another path or from another
-   * origin is spent. A reconnect while a connection still reads the stream (one whose loss the
-   * gateway has not seen yet) takes the stream over.
+   * (`<key>.<id>`, the id to continue after). An unused ticket shown for another path or from
+   * another origin is spent; a used one is refused and its stream goes on untouched (a URL seen
+   * in a log must not end the stream of the page that holds it). A reconnect with the resume key
+   * while a connection still reads the stream (one whose loss the gateway has not seen yet) takes
+   * the stream over.
    */
-  open(ticket: string, path: string, origin: string, lastEventId: string): TicketOpening {
+  open(ticket: string, { path, origin, lastEventId }: TicketShown): TicketOpening {
     const now = this.#now();
     this.#sweep(now);
     const stream = this.#streams.get(ticket);
     if (stream === undefined) return UNKNOWN;
-    if (now >= stream.forgetAt || stream.asked.path !== path || stream.asked.origin !== origin) {
-      this.#forget(stream);
+    if (now >= stream.forgetAt) {
+      if (stream.live === undefined) this.#forget(stream);
+      return REFUSED;
+    }
+    if (stream.asked.path !== path || stream.asked.origin !== origin) {
+      if (stream.resumeKey === undefined) this.#forget(stream);
       return REFUSED;
     }
     if (stream.resumeKey === undefined) {
@@ -178,12 +192,14 @@ export class StreamTickets {
   }
 
   /**
-   * Hands the ticket over to another worker thread, which a request for it reached: forgotten
-   * here, its connection (one whose loss was not seen yet) stopped, as a reconnect here would.
+   * Hands the ticket over to another worker thread, which a GET showing `shown` reached, when
+   * that GET would be let in here (the same path and origin; its resume key for a used ticket):
+   * forgotten here, its connection (one whose loss was not seen yet) stopped, as a reconnect here
+   * would. Any other GET takes nothing and stops nothing.
    */
-  take(ticket: string): MovedTicket | undefined {
+  take(ticket: string, shown: TicketShown): MovedTicket | undefined {
     const stream = this.#streams.get(ticket);
-    if (stream === undefined) return undefined;
+    if (stream === undefined || !admits(stream, shown, this.#now())) return undefined;
     const previous = stream.live;
     stream.live = undefined;
     previous?.stop();
@@ -231,6 +247,16 @@ export class StreamTickets {
 const REFUSED: TicketOpening = { kind: "refused" };
 const UNKNOWN: TicketOpening = { kind: "unknown" };
 const ENDED: TicketOpening = { kind: "ended" };
+
+/** Whether a GET showing `shown` would open `stream` (no side effect). */
+function admits(stream: TicketStream, shown: TicketShown, now: number): boolean {
+  if (now >= stream.forgetAt || stream.asked.path !== shown.path || stream.asked.origin !== shown.origin) {
+    return false;
+  }
+  if (stream.resumeKey === undefined) return true;
+  const dot = shown.lastEventId.indexOf(".");
+  return dot >= 0 && sameKey(shown.lastEventId.slice(0, dot), stream.resumeKey);
+}
 
 /** In constant time: a key is a secret. */
 function sameKey(shown: string, key: string): boolean {

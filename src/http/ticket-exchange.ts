@@ -1,6 +1,6 @@
 import { BroadcastChannel } from "node:worker_threads";
 import { CantonHttpError, errorAnswer, invalidArgumentError } from "../errors/index.js";
-import type { MovedTicket } from "./stream-tickets.js";
+import type { MovedTicket, TicketShown } from "./stream-tickets.js";
 
 /**
  * Stream tickets across worker threads (server.workers > 1). Each worker keeps the tickets it
@@ -13,8 +13,11 @@ import type { MovedTicket } from "./stream-tickets.js";
  * `answerWithinMs` is no ticket: the request is refused (401), never served on a guess.
  */
 export interface TicketHolder {
-  /** Hands over the ticket `ticket` (forgotten here), or undefined when it is not here. */
-  take(ticket: string): MovedTicket | undefined;
+  /**
+   * Hands over the ticket `ticket` (forgotten here) for a GET showing `shown`, or undefined when
+   * it is not here or that GET would not open it.
+   */
+  take(ticket: string, shown: TicketShown): MovedTicket | undefined;
   /** Puts `token` to the stream of `ticket` if it is read here: undefined when it is not. */
   renew(ticket: string, token: string): Promise<RenewalOutcome> | undefined;
 }
@@ -25,7 +28,13 @@ export interface RenewalOutcome {
 }
 
 type Message =
-  | { readonly kind: "take"; readonly id: number; readonly from: number; readonly ticket: string }
+  | {
+      readonly kind: "take";
+      readonly id: number;
+      readonly from: number;
+      readonly ticket: string;
+      readonly shown: TicketShown;
+    }
   | { readonly kind: "taken"; readonly id: number; readonly to: number; readonly moved?: MovedTicket }
   | {
       readonly kind: "renew";
@@ -77,9 +86,9 @@ export class TicketExchange {
   }
 
   /** The ticket from whichever worker holds it, or undefined when none answers that it does. */
-  take(ticket: string): Promise<MovedTicket | undefined> {
+  take(ticket: string, shown: TicketShown): Promise<MovedTicket | undefined> {
     let moved: MovedTicket | undefined;
-    return this.#ask({ kind: "take", ticket }, (message) => {
+    return this.#ask({ kind: "take", ticket, shown }, (message) => {
       if (message.kind !== "taken" || message.moved === undefined) return false;
       moved = message.moved;
       return true;
@@ -103,7 +112,9 @@ export class TicketExchange {
 
   /** Sends a question to every other worker; resolves at the first that answers it, or when all said no. */
   #ask(
-    question: { kind: "take"; ticket: string } | { kind: "renew"; ticket: string; token: string },
+    question:
+      | { kind: "take"; ticket: string; shown: TicketShown }
+      | { kind: "renew"; ticket: string; token: string },
     answered: (message: Message) => boolean,
   ): Promise<void> {
     const id = this.#nextId++;
@@ -123,7 +134,7 @@ export class TicketExchange {
   async #received(message: Message, holder: TicketHolder): Promise<void> {
     switch (message.kind) {
       case "take": {
-        const moved = holder.take(message.ticket);
+        const moved = holder.take(message.ticket, message.shown);
         this.#channel.postMessage({
           kind: "taken",
           id: message.id,

@@ -26,6 +26,12 @@ export interface TicketRoutesOptions {
   /** Unused tickets a user may hold (the limit StreamTickets was made with), for the refusal. */
   readonly pendingPerUser: number;
   readonly config: ListTwinConfig;
+  /**
+   * The largest ticket request body (websocket-config.max-query-frame-bytes: a ticket stands for
+   * a stream's query, and the gateway keeps it while the ticket lives: a user's unused tickets
+   * hold at most this many bytes each).
+   */
+  readonly maxRequestBytes: number;
   /** websocket-config.token-renewals-per-minute: a ticket's stream renews at the rate a socket does. */
   readonly renewalsPerMinute: number;
   /** The gateway's own token check (auth.mode), which renewed tokens pass as at the upgrade. */
@@ -70,7 +76,7 @@ function ticketRoute(endpoint: StreamEndpoint, options: TicketRoutesOptions): Ro
     operationId: operationId("POST", path),
     summary: `A ticket that opens ${endpoint.path} as server-sent events with GET (for a browser's EventSource)`,
     tag: tagOf(endpoint.path),
-    body: { kind: "json", schema: endpoint.requestSchema },
+    body: { kind: "json", schema: endpoint.requestSchema, maxBytes: options.maxRequestBytes },
     response: { kind: "json", schema: "StreamTicket" },
     auth: "token",
     headers: ["origin"],
@@ -108,16 +114,15 @@ function ticketStreamRoute(endpoint: StreamEndpoint, options: TicketRoutesOption
     ...(endpoint.deprecated ? { deprecated: true } : {}),
     handle: async (ctx): Promise<Answer> => {
       const ticket = typeof ctx.query.ticket === "string" ? ctx.query.ticket : "";
-      const open = () =>
-        options.tickets.open(
-          ticket,
-          endpoint.path,
-          ctx.headers.origin ?? "",
-          ctx.headers["last-event-id"] ?? "",
-        );
+      const shown = {
+        path: endpoint.path,
+        origin: ctx.headers.origin ?? "",
+        lastEventId: ctx.headers["last-event-id"] ?? "",
+      };
+      const open = () => options.tickets.open(ticket, shown);
       let opening = open();
       if (opening.kind === "unknown" && options.exchange !== undefined) {
-        const moved = await options.exchange.take(ticket);
+        const moved = await options.exchange.take(ticket, shown);
         if (moved !== undefined) {
           options.tickets.adopt(moved);
           opening = open();
@@ -236,7 +241,7 @@ function renewedHere(
 /** What this gateway's tickets answer other worker threads (ticket-exchange.ts). */
 export function ticketHolder(tickets: StreamTickets): TicketHolder {
   return {
-    take: (ticket) => tickets.take(ticket),
+    take: (ticket, shown) => tickets.take(ticket, shown),
     renew: (ticket, token) => renewedHere(tickets, ticket, token),
   };
 }

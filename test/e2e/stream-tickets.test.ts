@@ -126,6 +126,13 @@ describe("stream tickets: the GET form of a stream for EventSource", () => {
     assert.ok(Date.parse(body.expiresAt) > Date.now(), body.expiresAt);
     const malformed = await ticketFor({ beginExclusive: "x" });
     assert.equal(malformed.status, 400);
+    // A ticket's request is kept while the ticket lives: bounded as a query frame (1 MiB), not
+    // as any body (64 MiB: a black-box test kept 1 GB with 62 tickets of 16 MiB bodies).
+    const bulky = await ticketFor({
+      ...updatesRequest(partyFilter(party)),
+      padding: "x".repeat(1025 * 1024),
+    });
+    assert.equal(bulky.status, 413, JSON.stringify(bulky.body));
   });
 
   it("opens once: the same URL again, another path or another origin is refused 401", async () => {
