@@ -1,6 +1,6 @@
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import { renewalRateExceededError, tokenOfAnotherUserError } from "../errors/index.js";
-import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import { decodeTokenClaims, userKey } from "../jwt/bearer-token.js";
 
 export interface RenewalIntakeOptions {
   /** The gateway's own token check (auth.mode), the one the upgrade ran; absent in mode `none`. */
@@ -69,8 +69,8 @@ export class RenewalIntake {
   }
 }
 
-/** The user a token names: its subject within its issuer (identity provider); undefined: none. */
+/** The user a token names; undefined without a subject. */
 function userOf(token: string | undefined): string | undefined {
   const claims = token === undefined ? undefined : decodeTokenClaims(token);
-  return claims?.subject === undefined ? undefined : JSON.stringify([claims.issuer ?? null, claims.subject]);
+  return claims?.subject === undefined ? undefined : userKey(claims);
 }

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { RenewalIntake } from "../endpoints/renewal-intake.js";
-import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
+import { decodeTokenClaims, tokenExpiryMs, userKey } from "../jwt/bearer-token.js";
 
 /**
  * Stream tickets: how a browser's `EventSource`, which can send no header, opens a stream
@@ -265,8 +265,7 @@ function sameKey(shown: string, key: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The user a token names (its subject within its issuer), for the per-user count of tickets. */
+/** The user a token names, for the per-user count of tickets. */
 function userOf(token: string): string {
-  const claims = decodeTokenClaims(token);
-  return JSON.stringify([claims?.issuer ?? null, claims?.subject ?? null]);
+  return userKey(decodeTokenClaims(token) ?? {});
 }

@@ -7,8 +7,8 @@ type GateRenewals = NonNullable<SubscriberStreamOptions["renewals"]>;
 
 /**
  * The renewals of one connection reading a ticket's stream (server-sent events), each answered:
- * a renewal request's token passes the stream's intake (its rate, the gateway's verifier, the
- * stream's user: the checks a WebSocket renewal frame passes), then the stream's gate asks the
+ * a renewal request's token passes the stream's intake (the gateway's verifier, the stream's
+ * user, its rate: the checks a WebSocket renewal frame passes), then the stream's gate asks the
  * ledger whether it may read the stream from where it stands (authorizeSubscriber, as for a
  * WebSocket). One is put to the gate at a time, so that each request learns its own outcome
  * (the gate lets a newer token replace one still waiting, which a frame needs no answer for).

@@ -35,6 +35,14 @@ export function decodeTokenClaims(token: string): TokenClaims | undefined {
   }
 }
 
+/**
+ * The user claims name, as one key: its subject within its issuer (identity provider), so that
+ * the same `sub` of another provider is another user.
+ */
+export function userKey(claims: TokenClaims): string {
+  return JSON.stringify([claims.issuer ?? null, claims.subject ?? null]);
+}
+
 /** When the ledger stops accepting `token` (its `exp`, epoch ms); undefined: none, or not a JWT. */
 export function tokenExpiryMs(token: string | undefined): number | undefined {
   return token === undefined ? undefined : decodeTokenClaims(token)?.expiresAtMs;

@@ -218,7 +218,7 @@ export class StreamSession {
   }
 
   /**
-   * A renewal frame's token: past the socket's rate, the gateway's verifier and the user check
+   * A renewal frame's token: past the gateway's verifier, the user check and the socket's rate
    * (RenewalIntake), to the gate, which asks the ledger; refused anywhere, an error frame.
    */
   #renew(token: string): void {
