@@ -1,5 +1,6 @@
 import type { Observable } from "rxjs";
 import type { TraceContext } from "../ledger/trace-context.js";
+import type { Availability } from "../proto/api-version.js";
 import type { StreamFormat } from "./stream-format.js";
 
 /**
@@ -90,6 +91,8 @@ export interface Route {
   /** `none`: health, docs and metrics answer without a token. */
   readonly auth: "token" | "none";
   readonly deprecated?: boolean;
+  /** The Canton releases that have this operation; absent: every known one. */
+  readonly availability?: Availability;
   /** Request headers the handler reads (lower case): read only for the routes that ask. */
   readonly headers?: readonly string[];
   /**

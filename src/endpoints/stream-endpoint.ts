@@ -1,6 +1,7 @@
 import type { Observable } from "rxjs";
 import type { ShareSpec } from "../fanout/subscription.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import type { Availability } from "../proto/api-version.js";
 
 /**
  * One streaming endpoint of the JSON API (completions, active contracts, updates, ...), written
@@ -37,6 +38,8 @@ export interface StreamEndpoint {
   /** Component schema of one element (errors are JsCantonError frames). */
   readonly responseSchema: string;
   readonly deprecated?: boolean;
+  /** The Canton releases that have this channel and its list twin; absent: every known one. */
+  readonly availability?: Availability;
   /**
    * Opens the stream for one subscriber. Must be cold (nothing happens before subscribe) and
    * cancel its gRPC call on unsubscribe; LedgerClient.serverStream does both.

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { type Logger, pino } from "pino";
 import { CANTON_MAX_TOKEN_LIFETIME_MS } from "../jwt/token-lifetime.js";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
+import { type ApiVersion, DEFAULT_API_VERSION } from "../proto/api-version.js";
 import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
@@ -36,6 +37,8 @@ import { updateService } from "./services/update-service.js";
 import { versionService } from "./services/version-service.js";
 
 export interface SandboxOptions {
+  /** The Canton release whose Ledger API the sandbox speaks; DEFAULT_API_VERSION when absent. */
+  apiVersion?: ApiVersion;
   /** 0 or absent: an ephemeral port. */
   port?: number;
   host?: string;
@@ -112,11 +115,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const preloaded = options.preload && preloadTicks(ledger, store, options.preload);
   const externalParties = new ExternalParties();
+  const apiVersion = options.apiVersion ?? DEFAULT_API_VERSION;
   const services: ServiceImplementation[] = [
     packageService(store, packages),
     packageManagementService(store, packages),
     interactiveSubmissionService(store, packages, interactiveSubmissionMethods(ledger, externalParties)),
-    versionService(),
+    versionService(apiVersion),
     stateService(store, ledger),
     commandService(ledger),
     commandSubmissionService(ledger),

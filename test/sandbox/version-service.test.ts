@@ -15,9 +15,9 @@ describe("sandbox VersionService", () => {
     await sandbox.stop();
   });
 
-  it("reports Ledger API 3.5.0 with Canton's default feature limits", async () => {
+  it("reports the release it speaks (3.5.10 by default) with Canton's default feature limits", async () => {
     const response = await version.GetLedgerApiVersion!({});
-    strictEqual(response.version, "3.5.0");
+    strictEqual(response.version, "3.5.10");
     deepStrictEqual(response.features, {
       experimental: { staticTime: { supported: false }, commandInspectionService: { supported: false } },
       userManagement: { supported: true, maxRightsPerUser: 1000, maxUsersPageSize: 1000 },

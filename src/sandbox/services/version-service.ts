@@ -1,3 +1,4 @@
+import type { ApiVersion } from "../../proto/api-version.js";
 import type { CallContext } from "../call-context.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 
@@ -11,12 +12,10 @@ export const SANDBOX_LIMITS = {
   maxOffsetCheckpointEmissionDelaySeconds: 75,
 } as const;
 
-/** The Ledger API release the sandbox speaks (the protos are Canton 3.5's). */
-const LEDGER_API_VERSION = "3.5.0";
-
-export function versionService(): ServiceImplementation {
+/** `version`: the Canton release the sandbox speaks, reported as Canton reports its own. */
+export function versionService(version: ApiVersion): ServiceImplementation {
   const response = {
-    version: LEDGER_API_VERSION,
+    version,
     features: {
       experimental: {
         // No time service: the sandbox runs on wall-clock time.
