@@ -18,6 +18,7 @@ import { loadOptions, REQUEST_SCENARIOS } from "./load/load-options.js";
 import type { LoadResult } from "./load/load-result.js";
 import { localCommand } from "./load/local-command.js";
 import { runLoad } from "./load/run-load.js";
+import { WORKFLOW_NAMES } from "./load/scenario-options.js";
 import { judge } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
 
@@ -27,15 +28,26 @@ update and completion subscribers' lag and the ACS readers' reads; writes DIR/lo
 and DIR/load-<time>.html.
 
   --url URL               the server, e.g. http://127.0.0.1:7575 (required)
-  --token-file FILE       a token of a user with participant_admin; read again when the file changes
+  --token-file FILE       the run's token; read again when the file changes (without --party: a
+                          user with participant_admin, as the run allocates its parties)
   --token-command 'CMD'   or a command printing one, run again before the token's exp
-  --scenario LIST         mixed in one run; requests (sharing the rate): ${REQUEST_SCENARIOS.slice(0, 2).join(", ")},
+  --party P[=FILE]        act as this existing party (repeat, or a list): no admin call at all;
+                          =FILE its own token (else --party-token-command's, else the run's)
+  --party-token-command 'CMD'  run once per party (and before each token's exp) with LOAD_PARTY set
+  --prepare-parties N     without --party: parties the run allocates and acts as (default 1)
+  --scenario LIST         mixed in one run (default submit-and-wait,updates); workflows (chains of
+                          commands): ${WORKFLOW_NAMES.join(", ")}, or a --scenario-file's;
+                          requests (sharing the rate): ${REQUEST_SCENARIOS.slice(0, 2).join(", ")},
                           ${REQUEST_SCENARIOS.slice(2, 4).join(", ")},
                           ${REQUEST_SCENARIOS.slice(4).join(", ")};
                           streams: updates (/v2/updates subscribers: lag), completions-stream
                           (/v2/commands/completions subscribers: lag; not \`completions\`, which is
                           submit-async's own completions series), acs-stream (readers of the ACS
                           snapshot over WebSocket, again and again: latency per read, contracts/s)
+  --mix NAME=W,NAME@R,... request scenarios' and workflows' shares: a weight of the rate (or of the
+                          loops), or a rate of their own (open model), e.g. 'iou-transfer=3,iou-merge@5/s'
+  --scenario-file FILE    workflows of your own (YAML or JSON: steps as JSON Ledger API requests with
+                          {{placeholders}}); without --scenario/--mix naming some, all of its scenarios
   --rate R                open model: requests per second of all request scenarios together, e.g.
                           200/s (the default, without --stages or --concurrency: 100/s)
   --stages D:R,...        open model ramping: each stage goes to its rate over its duration (10s:100/s,30s:500/s)
@@ -67,7 +79,12 @@ const LOAD_FLAGS = {
   url: { type: "string" },
   "token-file": { type: "string" },
   "token-command": { type: "string" },
-  scenario: { type: "string", default: "submit-and-wait,updates" },
+  scenario: { type: "string" },
+  mix: { type: "string" },
+  "scenario-file": { type: "string" },
+  party: { type: "string", multiple: true },
+  "party-token-command": { type: "string" },
+  "prepare-parties": { type: "string" },
   rate: { type: "string" },
   stages: { type: "string" },
   concurrency: { type: "string" },
@@ -105,16 +122,16 @@ function usageFault(message: string): never {
   process.exit(2);
 }
 
-/** The command line as the results file keeps it: --token-command's value left out (it may hold a secret). */
+/** The command line as the results file keeps it: the token commands' values left out (they may hold a secret). */
 function recordedCommand(): string {
   const args = process.argv.slice(2);
   return [
     "node dist/bench/load.js",
     ...args.map((arg, i) =>
-      args[i - 1] === "--token-command"
+      args[i - 1] === "--token-command" || args[i - 1] === "--party-token-command"
         ? "'<not recorded>'"
-        : arg.startsWith("--token-command=")
-          ? "--token-command=<not recorded>"
+        : /^--(party-)?token-command=/.test(arg)
+          ? `${arg.slice(0, arg.indexOf("="))}=<not recorded>`
           : /[\s'"]/.test(arg)
             ? `'${arg}'`
             : arg,

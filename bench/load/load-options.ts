@@ -1,5 +1,10 @@
+import type { MixEntry } from "./mix.js";
+import { partyChoice } from "./party-options.js";
+import { scenarioChoice } from "./scenario-options.js";
 import { parseThreshold, type Threshold } from "./thresholds.js";
+import type { TokenFrom } from "./token-source.js";
 import { UsageError } from "./usage-error.js";
+import type { Workflow } from "./workflows/workflow.js";
 
 /**
  * What `node dist/bench/load.js` was asked to do, read and checked from its command line. Every
@@ -44,8 +49,15 @@ export type LoadModel =
 
 export interface LoadOptions {
   url: string;
-  token: { file: string } | { command: string };
+  token: TokenFrom;
   requests: RequestScenario[];
+  /** Chains of requests, each iteration one arrival (built-in Iou workflows, --scenario-file's). */
+  workflows: Workflow[];
+  /** The share of the load of each request scenario and workflow: a weight of the rate, or a rate of its own. */
+  mix: MixEntry[];
+  /** Existing parties to act as (no admin call); without them the run allocates `prepareParties`. */
+  parties?: { party: string; token?: TokenFrom }[];
+  prepareParties: number;
   /** WebSocket /v2/updates subscribers (the `updates` scenario); 0 without it. */
   subscribers: number;
   /** WebSocket /v2/commands/completions subscribers (the `completions-stream` scenario); 0 without it. */
@@ -134,7 +146,12 @@ export interface RawOptions {
   url?: string | undefined;
   "token-file"?: string | undefined;
   "token-command"?: string | undefined;
-  scenario: string;
+  scenario?: string | undefined;
+  mix?: string | undefined;
+  "scenario-file"?: string | undefined;
+  party?: string[] | undefined;
+  "party-token-command"?: string | undefined;
+  "prepare-parties"?: string | undefined;
   rate?: string | undefined;
   stages?: string | undefined;
   concurrency?: string | undefined;
@@ -161,18 +178,8 @@ export function loadOptions(raw: RawOptions): LoadOptions {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new UsageError(`--url takes an http(s) URL; got '${raw.url}'`);
-  const tokenFile = raw["token-file"];
-  const tokenCommand = raw["token-command"];
-  if ((tokenFile === undefined) === (tokenCommand === undefined))
-    throw new UsageError("give one of --token-file FILE or --token-command 'CMD'");
-  const names = raw.scenario
-    .split(",")
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
-  for (const name of names)
-    if (!SCENARIOS.includes(name))
-      throw new UsageError(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
-  if (names.length === 0) throw new UsageError("--scenario names none");
+  const parties = partyChoice(raw);
+  const { names, workflows, mix } = scenarioChoice(raw, SCENARIOS, STREAM_SCENARIOS, parseRate);
   const requests = REQUEST_SCENARIOS.filter((name) => names.includes(name));
   // Read only for a run that holds streams, as --subscribers was before there were several.
   const counts = names.some((name) => (STREAM_SCENARIOS as readonly string[]).includes(name))
@@ -183,7 +190,7 @@ export function loadOptions(raw: RawOptions): LoadOptions {
   const completionSubscribers = streamCount("completions-stream");
   const acsReaders = streamCount("acs-stream");
   // acs-stream reads what the preparation made: it loads the server without any requests.
-  if (requests.length === 0 && names.some((name) => name !== "acs-stream"))
+  if (requests.length === 0 && workflows.length === 0 && names.some((name) => name !== "acs-stream"))
     throw new UsageError("--scenario needs a request scenario (updates alone has no commands to deliver)");
   if (completionSubscribers > 0 && !requests.some((name) => COMMAND_SCENARIOS.includes(name)))
     throw new UsageError(
@@ -205,6 +212,11 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     model = { kind: "open", stages: [{ durationMs, rate }], startRate: rate };
   }
   if (durationMs <= 0) throw new UsageError("--duration must be above 0");
+  const ownRate = mix.find((entry) => "ratePerSecond" in entry);
+  if (ownRate && model.kind === "closed")
+    throw new UsageError(
+      `${ownRate.name} has a rate of its own: that is the open model's (not with --concurrency)`,
+    );
 
   let template: LoadOptions["template"];
   if (raw.template !== undefined) {
@@ -224,6 +236,7 @@ export function loadOptions(raw: RawOptions): LoadOptions {
   const thresholds = (raw.threshold ?? []).map(parseThreshold);
   const series = [
     ...requests,
+    ...workflows.map((workflow) => workflow.name),
     ...(requests.includes("submit-async") ? ["completions"] : []),
     ...STREAM_SCENARIOS.filter((name) => streamCount(name) > 0),
   ];
@@ -235,8 +248,12 @@ export function loadOptions(raw: RawOptions): LoadOptions {
 
   return {
     url: url.toString().replace(/\/$/, ""),
-    token: tokenFile !== undefined ? { file: tokenFile } : { command: tokenCommand as string },
+    token: parties.token,
+    ...(parties.parties && { parties: parties.parties }),
+    prepareParties: parties.prepareParties,
     requests,
+    workflows,
+    mix,
     subscribers,
     completionSubscribers,
     acsReaders,

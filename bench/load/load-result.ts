@@ -70,7 +70,13 @@ export interface LoadResult {
   overall: Omit<SeriesResult, "errorsByCode" | "histogram">;
   scenarios: Record<
     string,
-    SeriesResult & { deliveries?: number; elements?: number; elementsPerSecond?: number }
+    SeriesResult & {
+      deliveries?: number;
+      elements?: number;
+      elementsPerSecond?: number;
+      /** A workflow's steps (its own figures are whole iterations, from the intended send to the last answer). */
+      steps?: Record<string, SeriesResult>;
+    }
   >;
   timeline: TimelinePoint[];
   thresholds: Verdict[];

@@ -1,13 +1,17 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { JsonClient } from "./json-client.js";
 import { type MovingContract, ReassignmentPool } from "./reassignment-pool.js";
+import type { Actor } from "./workflows/workflow-runner.js";
 
 /**
- * What a run needs on the server, made through the JSON Ledger API with the run's token (a user
- * with participant_admin): a party of its own (and one holding the acs scenario's contracts),
- * named with a unique run prefix; the rights to act as them, granted to the token's own user
- * (the tool cannot mint tokens for a user it would create) and revoked at the end. Parties and
- * contracts stay: the Ledger API deletes neither. Nothing the run did not create is touched.
+ * What a run needs on the server, made through the JSON Ledger API. Given existing parties
+ * (`--party`), it acts as them with their tokens and makes no admin call: no party allocated, no
+ * right granted (the acs scenarios' contracts, if any, are created as the first party). Else, with
+ * the run's token (a user with participant_admin): parties of its own (and one holding the acs
+ * scenario's contracts), named with a unique run prefix; the rights to act as them, granted to the
+ * token's own user (the tool cannot mint tokens for a user it would create) and revoked at the
+ * end. Parties and contracts stay: the Ledger API deletes neither. Nothing the run did not create
+ * is touched.
  */
 interface Server {
   version: string;
@@ -21,8 +25,11 @@ interface Server {
 export interface Prepared {
   server: Server;
   prefix: string;
+  /** The first actor's user and party: the built-in request scenarios' and the streams'. */
   userId: string;
   party: string;
+  /** Every party the run acts as, with its token and user: the workflows take them in turn. */
+  actors: Actor[];
   acsParty?: string;
   /**
    * The offsets around the acs party's creations (beginExclusive, endInclusive) and their count:
@@ -94,6 +101,10 @@ export async function prepare(
     acsContracts?: number;
     /** Contracts to move between synchronizers (submit-and-wait-for-reassignment). */
     reassignmentContracts?: number;
+    /** Existing parties to act as, each with its token: nothing is allocated or granted. */
+    parties?: { party: string; token: () => string }[];
+    /** Without `parties`: how many to allocate (the first is the built-in scenarios'). */
+    prepareParties?: number;
   },
   progress: (line: string) => void,
 ): Promise<Prepared> {
@@ -140,35 +151,67 @@ export async function prepare(
         identityProviderId: "",
       })
     ).partyDetails.party;
-  const party = await allocate(`${prefix}-party`);
-  const acsParty = options.acsContracts ? await allocate(`${prefix}-acs`) : undefined;
-  const rights = [party, ...(acsParty ? [acsParty] : [])].map((p) => ({
-    kind: { CanActAs: { value: { party: p } } },
-  }));
-  const rightsPath = `/v2/users/${encodeURIComponent(user.id)}/rights`;
-  await post(rightsPath, { userId: user.id, rights, identityProviderId: "" });
-  progress(
-    `prepared: parties ${prefix}-*, rights to act as them granted to user ${user.id}, template ${templateId}`,
-  );
+  let actors: Actor[];
+  let acsParty: string | undefined;
+  let cleanUp = async () => {};
+  if (options.parties) {
+    // Least privilege: each party's own token says which user submits as it; no admin call.
+    const users = new Map<string, string>();
+    actors = [];
+    for (const { party, token: partyToken } of options.parties) {
+      const bearer = partyToken();
+      let userId = users.get(bearer);
+      if (userId === undefined) {
+        userId = (await client.json<{ user: { id: string } }>("GET", "/v2/authenticated-user", bearer)).user
+          .id;
+        users.set(bearer, userId);
+      }
+      actors.push({ party, token: partyToken, userId });
+    }
+    acsParty = options.acsContracts ? actors[0]?.party : undefined;
+    progress(
+      `prepared: acting as ${actors.map((a) => `${a.party} (user ${a.userId})`).join(", ")}, no admin call; template ${templateId}`,
+    );
+  } else {
+    const parties = [await allocate(`${prefix}-party`)];
+    for (let i = 2; i <= (options.prepareParties ?? 1); i++)
+      parties.push(await allocate(`${prefix}-party-${i}`));
+    acsParty = options.acsContracts ? await allocate(`${prefix}-acs`) : undefined;
+    const rights = [...parties, ...(acsParty ? [acsParty] : [])].map((p) => ({
+      kind: { CanActAs: { value: { party: p } } },
+    }));
+    const rightsPath = `/v2/users/${encodeURIComponent(user.id)}/rights`;
+    await post(rightsPath, { userId: user.id, rights, identityProviderId: "" });
+    cleanUp = async () => {
+      await post(rightsPath, { userId: user.id, rights, identityProviderId: "" }, "PATCH");
+    };
+    actors = parties.map((party) => ({ party, token, userId: user.id }));
+    progress(
+      `prepared: parties ${prefix}-*, rights to act as them granted to user ${user.id}, template ${templateId}`,
+    );
+  }
+  const [first] = actors as [Actor];
 
   const prepared: Prepared = {
     server,
     prefix,
-    userId: user.id,
-    party,
+    userId: first.userId,
+    party: first.party,
+    actors,
     ...(acsParty && { acsParty }),
     templateId,
     createArguments,
     ledgerEnd: 0,
-    cleanUp: async () => {
-      await post(rightsPath, { userId: user.id, rights, identityProviderId: "" }, "PATCH");
-    },
+    cleanUp,
   };
+  // What the run creates beforehand, it creates as the first party, with that party's token.
+  const getAsFirst = <T>(path: string) => client.json<T>("GET", path, first.token());
+  const postAsFirst = <T>(path: string, body: unknown) => client.json<T>("POST", path, first.token(), body);
   try {
     if (acsParty) {
       const ledgerEnd = async () => (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
       const beginExclusive = await ledgerEnd();
-      await prepareContracts(prepared, options.acsContracts, post, progress);
+      await prepareContracts(prepared, options.acsContracts, postAsFirst, progress);
       prepared.acsRange = {
         beginExclusive,
         endInclusive: await ledgerEnd(),
@@ -179,8 +222,8 @@ export async function prepare(
       prepared.reassignments = await reassignmentContracts(
         prepared,
         options.reassignmentContracts,
-        get,
-        post,
+        getAsFirst,
+        postAsFirst,
       );
     prepared.ledgerEnd = (await get<{ offset: number }>("/v2/state/ledger-end")).offset;
   } catch (error) {

@@ -4,14 +4,16 @@ import { ArrivalSchedule, runArrivals } from "./arrivals.js";
 import { JsonClient } from "./json-client.js";
 import { LagTracker } from "./lag-tracker.js";
 import { completionLagSubscriber, completionsSubscriber, updatesSubscriber } from "./ledger-streams.js";
-import type { LoadOptions, RequestScenario } from "./load-options.js";
+import type { LoadOptions } from "./load-options.js";
 import type { LoadResult, TimelinePoint } from "./load-result.js";
+import { weightedCycle } from "./mix.js";
 import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
 import { progressLine } from "./progress-line.js";
 import { type IntervalFigures, mergedTotals, SeriesRecorder } from "./recorder.js";
 import { type Outcome, requestScenario } from "./request-scenarios.js";
 import type { StreamSubscriber } from "./stream-subscriber.js";
-import { openTokenSource } from "./token-source.js";
+import { openTokenSource, type TokenSource } from "./token-source.js";
+import { workflowRunner } from "./workflows/workflow-runner.js";
 
 /** How long the run waits, after its last arrival, for answers still out. */
 const DRAIN_MS = 10_000;
@@ -32,17 +34,27 @@ export async function runLoad(
   stop: AbortSignal = new AbortController().signal,
 ): Promise<LoadResult> {
   const tokens = await openTokenSource(options.token, log);
+  /** The --party parties' own tokens (each renewed on its own), by party. */
+  const partyTokens = new Map<string, TokenSource>();
   const client = new JsonClient(options.url, options.connections);
   const subscribers: StreamSubscriber[] = [];
   const readers: AcsReader[] = [];
   /** Takes back the rights granted, until it has. */
   let cleanUp: (() => Promise<void>) | undefined;
   try {
-    const token = tokens.current;
+    for (const { party, token: from } of options.parties ?? [])
+      if (from) partyTokens.set(party, await openTokenSource(from, log));
     const prepared = await prepare(
       client,
-      token,
+      tokens.current,
       {
+        ...(options.parties && {
+          parties: options.parties.map(({ party }) => ({
+            party,
+            token: (partyTokens.get(party) ?? tokens).current,
+          })),
+        }),
+        prepareParties: options.prepareParties,
         ...(options.template && { template: options.template }),
         ...((options.requests.includes("acs") ||
           options.requests.includes("updates-list") ||
@@ -55,13 +67,26 @@ export async function runLoad(
     );
     cleanUp = prepared.cleanUp;
     const { server } = prepared;
+    // The built-in scenarios, the streams and the readers act as the first party, with its token.
+    const runTokens = partyTokens.get(prepared.party) ?? tokens;
+    const token = runTokens.current;
     log(
       `load: ${options.url} (Ledger API ${server.version}, participant ${server.participantId}): ${describeLoad(options)}`,
     );
     if (server.embeddedSandbox) log(`load: every figure below is ${SANDBOX_CAVEAT}`);
 
     const series = new Map<string, SeriesRecorder>(
-      options.requests.map((name) => [name, new SeriesRecorder()]),
+      [...options.requests, ...options.workflows.map((w) => w.name)].map((name) => [
+        name,
+        new SeriesRecorder(),
+      ]),
+    );
+    /** Each workflow's steps, by workflow and step: the results file's counts per step. */
+    const steps = new Map(
+      options.workflows.map((w) => [
+        w.name,
+        new Map(w.steps.map((step) => [step.name, new SeriesRecorder()])),
+      ]),
     );
     const completions = options.requests.includes("submit-async") ? new SeriesRecorder() : undefined;
     const updates = options.subscribers > 0 ? new SeriesRecorder() : undefined;
@@ -83,22 +108,43 @@ export async function runLoad(
       subscribers.push(completionLagSubscriber(completionStreams));
 
     if (server.ledgerJsonGateway)
-      tokens.onChange((renewed) => {
+      runTokens.onChange((renewed) => {
         for (const subscriber of subscribers) subscriber.renew(renewed);
         log(`token: the renewed token sent in band to ${subscribers.length} streams`);
       });
 
-    const senders = new Map(
-      options.requests.map((name) => [
-        name,
-        requestScenario(name, { client, token, prepared, lag, completionLag, awaitingCompletion }),
-      ]),
-    );
-    const sequence = new Map<RequestScenario, number>();
-    /** Requests sent and not yet answered, with the scenario of each and whether it is measured. */
-    const inFlight = new Map<Promise<void>, { name: RequestScenario; measured: boolean }>();
     /** Set after the drain: an answer later than that was already counted as unanswered. */
     let finished = false;
+    type Sender = (seq: number, sentAt: number, measured: boolean) => Promise<Outcome>;
+    const senders = new Map<string, Sender>([
+      ...options.requests.map(
+        (name) =>
+          [
+            name,
+            requestScenario(name, { client, token, prepared, lag, completionLag, awaitingCompletion }),
+          ] as const,
+      ),
+      ...options.workflows.map(
+        (workflow) =>
+          [
+            workflow.name,
+            workflowRunner(workflow, {
+              client,
+              actors: prepared.actors,
+              prefix: prepared.prefix,
+              steps: steps.get(workflow.name) as Map<string, SeriesRecorder>,
+              now: () => performance.now(),
+              counting: () => !finished,
+            }),
+          ] as const,
+      ),
+    ]);
+    /** The order the scenarios sharing the run's rate (or loops) take its arrivals in, by weight. */
+    const cycle = weightedCycle(options.mix.flatMap((entry) => ("weight" in entry ? [entry] : [])));
+    const ownRates = options.mix.flatMap((entry) => ("ratePerSecond" in entry ? [entry] : []));
+    const sequence = new Map<string, number>();
+    /** Requests sent and not yet answered, with the scenario of each and whether it is measured. */
+    const inFlight = new Map<Promise<void>, { name: string; measured: boolean }>();
     const startedAt = now();
     const measuredFrom = startedAt + options.warmUpMs;
     /** Set when the last request was sent: a stream read begun after it is not measured. */
@@ -119,17 +165,13 @@ export async function runLoad(
           now,
         }),
       );
-    const send = (i: number, sentAt: number) => {
-      const name = options.requests[i % options.requests.length] as RequestScenario;
+    const send = (i: number, sentAt: number) => sendAs(cycle[i % cycle.length] as string, sentAt);
+    const sendAs = (name: string, sentAt: number) => {
       const seq = sequence.get(name) ?? 0;
       sequence.set(name, seq + 1);
       const measured = sentAt >= measuredFrom;
       const recorder = series.get(name) as SeriesRecorder;
-      const done = (senders.get(name) as (s: number, t: number, m: boolean) => Promise<Outcome>)(
-        seq,
-        sentAt,
-        measured,
-      ).then((outcome) => {
+      const done = (senders.get(name) as Sender)(seq, sentAt, measured).then((outcome) => {
         if (!measured || finished) return;
         if (outcome === undefined) recorder.record(now() - sentAt);
         else recorder.error(outcome);
@@ -179,8 +221,24 @@ export async function runLoad(
     });
 
     if (options.warmUpMs > 0) log(`load: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
-    if (options.requests.length === 0) {
-      // acs-stream alone: its readers are the load.
+    // Scenarios with a rate of their own: their own arrivals, beside the shared ones.
+    const ownArrivals = ownRates.map(({ name, ratePerSecond }) =>
+      runArrivals(
+        new ArrivalSchedule(
+          [{ durationMs: options.durationMs, rate: ratePerSecond }],
+          ratePerSecond,
+          options.warmUpMs,
+        ),
+        startedAt,
+        now,
+        (_i, dueMs) => {
+          sendAs(name, startedAt + dueMs);
+        },
+        () => stop.aborted,
+      ),
+    );
+    if (cycle.length === 0) {
+      // acs-stream alone, or only scenarios of their own rates: those are the load.
       const endAt = measuredFrom + options.durationMs;
       while (now() < endAt && !stop.aborted) await sleep(Math.min(100, endAt - now()));
     } else if (options.model.kind === "open") {
@@ -203,6 +261,7 @@ export async function runLoad(
         }),
       );
     }
+    await Promise.all(ownArrivals);
     const lastSendAt = now();
     windowEnd = lastSendAt;
     await drain(inFlight, DRAIN_MS, now);
@@ -226,7 +285,15 @@ export async function runLoad(
       ? Math.max(0.001, Math.min(options.durationMs, lastSendAt - measuredFrom) / 1000)
       : options.durationMs / 1000;
     const scenarios: LoadResult["scenarios"] = {};
-    for (const [name, recorder] of series) scenarios[name] = recorder.result(seconds);
+    for (const [name, recorder] of series) {
+      const stepRecorders = steps.get(name);
+      scenarios[name] = {
+        ...recorder.result(seconds),
+        ...(stepRecorders && {
+          steps: Object.fromEntries([...stepRecorders].map(([step, r]) => [step, r.result(seconds)])),
+        }),
+      };
+    }
     if (completions) scenarios.completions = completions.result(seconds);
     if (updates) scenarios.updates = { ...updates.result(seconds), deliveries: updateStreams.deliveries };
     if (completionsStream) scenarios["completions-stream"] = completionsStream.result(seconds);
@@ -247,7 +314,7 @@ export async function runLoad(
         durationSeconds: seconds,
         warmUpSeconds: options.warmUpMs / 1000,
         intervalSeconds: options.intervalMs / 1000,
-        scenarios: [...options.requests, ...Object.keys(streamCounts(options))],
+        scenarios: [...options.mix.map((entry) => entry.name), ...Object.keys(streamCounts(options))],
         subscribers: options.subscribers,
         streams: streamCounts(options),
         connections: options.connections,
@@ -265,6 +332,7 @@ export async function runLoad(
     if (cleanUp) await takeBack(cleanUp, log);
     client.close();
     tokens.close();
+    for (const source of partyTokens.values()) source.close();
   }
 }
 
@@ -289,7 +357,7 @@ function figures(cut: IntervalFigures): IntervalFigures {
 
 function describeLoad(options: LoadOptions): string {
   const model =
-    options.requests.length === 0
+    options.mix.length === 0
       ? "no requests"
       : options.model.kind === "closed"
         ? `closed model, ${options.model.concurrency} concurrent loops`
@@ -299,7 +367,15 @@ function describeLoad(options: LoadOptions): string {
   const streams = Object.entries(streamCounts(options)).map(
     ([name, n]) => `${n} ${STREAM_LABELS[name as keyof typeof STREAM_LABELS]}`,
   );
-  const what = [...(options.requests.length > 0 ? [options.requests.join(" + ")] : []), ...streams];
+  // Weights and own rates shown only where a run has them: `iou-transfer=3 + iou-merge@5/s`.
+  const shares = options.mix.map((entry) =>
+    "ratePerSecond" in entry
+      ? `${entry.name}@${entry.ratePerSecond}/s`
+      : options.mix.some((other) => "weight" in other && other.weight !== 1)
+        ? `${entry.name}=${entry.weight}`
+        : entry.name,
+  );
+  const what = [...(shares.length > 0 ? [shares.join(" + ")] : []), ...streams];
   return `${what.join(", ")}; ${model} for ${options.durationMs / 1000} s after ${options.warmUpMs / 1000} s of warm-up`;
 }
 

@@ -18,6 +18,12 @@ export interface TokenSource {
   close(): void;
 }
 
+/**
+ * Where a token comes from: a file, or a command (for one party of several, run with that party
+ * in its environment as LOAD_PARTY, so that one command can print each party's token).
+ */
+export type TokenFrom = { file: string } | { command: string; party?: string };
+
 /** The `exp` claim of a JWT, in ms since the epoch, when it has one. */
 export function tokenExpiry(token: string): number | undefined {
   try {
@@ -37,11 +43,8 @@ function renewalDelay(token: string): number | undefined {
   return Math.max(1_000, life - margin);
 }
 
-export async function openTokenSource(
-  from: { file: string } | { command: string },
-  warn: (line: string) => void,
-): Promise<TokenSource> {
-  return "file" in from ? fileToken(from.file, warn) : commandToken(from.command, warn);
+export async function openTokenSource(from: TokenFrom, warn: (line: string) => void): Promise<TokenSource> {
+  return "file" in from ? fileToken(from.file, warn) : commandToken(from.command, warn, from.party);
 }
 
 function readToken(path: string): string {
@@ -83,22 +86,31 @@ function fileToken(path: string, warn: (line: string) => void): TokenSource {
   };
 }
 
-async function runCommand(command: string): Promise<string> {
+async function runCommand(command: string, party: string | undefined): Promise<string> {
   try {
-    const { stdout } = await exec("sh", ["-c", command], { timeout: 30_000, maxBuffer: 1 << 20 });
+    const { stdout } = await exec("sh", ["-c", command], {
+      timeout: 30_000,
+      maxBuffer: 1 << 20,
+      ...(party !== undefined && { env: { ...process.env, LOAD_PARTY: party } }),
+    });
     const token = stdout.trim();
     if (token === "") throw new Error("printed nothing");
     return token;
   } catch (error) {
     const status = (error as { code?: unknown }).code;
+    const flag = party === undefined ? "--token-command" : `--party-token-command for ${party}`;
     throw new Error(
-      `--token-command failed (${status === undefined ? (error as Error).message : `exit status ${String(status)}`})`,
+      `${flag} failed (${status === undefined ? (error as Error).message : `exit status ${String(status)}`})`,
     );
   }
 }
 
-async function commandToken(command: string, warn: (line: string) => void): Promise<TokenSource> {
-  let token = await runCommand(command);
+async function commandToken(
+  command: string,
+  warn: (line: string) => void,
+  party: string | undefined,
+): Promise<TokenSource> {
+  let token = await runCommand(command, party);
   const listeners: ((token: string) => void)[] = [];
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -107,8 +119,8 @@ async function commandToken(command: string, warn: (line: string) => void): Prom
     if (delay === undefined || closed) return;
     timer = setTimeout(async () => {
       try {
-        token = await runCommand(command);
-        warn("token: renewed by --token-command before it expired");
+        token = await runCommand(command, party);
+        warn(`token: renewed by --${party === undefined ? "" : "party-"}token-command before it expired`);
         for (const listener of listeners) listener(token);
       } catch (error) {
         warn(`token: ${(error as Error).message}; trying again in 5 s`);
