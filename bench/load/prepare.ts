@@ -105,6 +105,11 @@ export async function prepare(
     parties?: { party: string; token: () => string }[];
     /** Without `parties`: how many to allocate (the first is the built-in scenarios'). */
     prepareParties?: number;
+    /**
+     * Whether the run creates the sample Iou (a built-in command scenario or Iou workflow, the acs
+     * scenarios' contracts): a run of a scenario file alone needs no sample package on the server.
+     */
+    createsSampleIous?: boolean;
   },
   progress: (line: string) => void,
 ): Promise<Prepared> {
@@ -128,6 +133,11 @@ export async function prepare(
     const { id, createArguments: args } = options.template;
     templateId = id;
     createArguments = (owner) => withParty(args, owner);
+  } else if (options.createsSampleIous === false) {
+    templateId = `#${SAMPLE_PACKAGE}:Iou:Iou`;
+    createArguments = () => {
+      throw new Error("this run creates no sample Iou");
+    };
   } else {
     const { packageIds } = await get<{ packageIds: string[] }>("/v2/packages");
     const preference = await get<{ packagePreference: { packageReference: { packageId: string } } | null }>(

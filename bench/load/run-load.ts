@@ -11,6 +11,7 @@ import { prepare, SANDBOX_CAVEAT } from "./prepare.js";
 import { progressLine } from "./progress-line.js";
 import { type IntervalFigures, mergedTotals, SeriesRecorder } from "./recorder.js";
 import { type Outcome, requestScenario } from "./request-scenarios.js";
+import { WORKFLOW_NAMES } from "./scenario-options.js";
 import type { StreamSubscriber } from "./stream-subscriber.js";
 import { openTokenSource, type TokenSource } from "./token-source.js";
 import { workflowRunner } from "./workflows/workflow-runner.js";
@@ -55,6 +56,10 @@ export async function runLoad(
           })),
         }),
         prepareParties: options.prepareParties,
+        createsSampleIous:
+          options.requests.some((name) => name !== "reads") ||
+          options.acsReaders > 0 ||
+          options.workflows.some((workflow) => WORKFLOW_NAMES.includes(workflow.name)),
         ...(options.template && { template: options.template }),
         ...((options.requests.includes("acs") ||
           options.requests.includes("updates-list") ||

@@ -34,61 +34,18 @@ function load(...args: string[]): Promise<Run> {
 }
 
 /**
- * A scenario of the user's own, as the docs show one: an Iou created with random values, an
- * observer added to it (the contract id saved from the create's answer by JSON pointer), and the
- * successor that choice created (saved by template) given to the other party.
+ * The scenario file docs/load-testing.md gives users to copy (its first YAML block): an Iou created
+ * with random values, an observer added to it (the contract id saved from the create's answer by
+ * JSON pointer), the successor that choice created (saved by template) given to the other party,
+ * and a read. The test runs what the guide shows.
  */
-const SCENARIO_FILE = `
-scenarios:
-  observe:
-    weight: 2
-    steps:
-      - name: create
-        post: /v2/commands/submit-and-wait-for-transaction
-        body:
-          commands:
-            commandId: "{{commandId}}"
-            userId: "{{userId}}"
-            actAs: ["{{party}}"]
-            commands:
-              - CreateCommand:
-                  templateId: "#gateway-samples:Iou:Iou"
-                  createArguments:
-                    issuer: "{{party}}"
-                    owner: "{{party}}"
-                    currency: "{{pick:USD,EUR}}"
-                    amount: "{{decimal:1.00..9.99}}"
-                    observers: []
-        save:
-          iou: /transaction/events/0/CreatedEvent/contractId
-      - name: add-observer
-        post: /v2/commands/submit-and-wait-for-transaction
-        body:
-          commands:
-            commandId: "{{commandId}}"
-            userId: "{{userId}}"
-            actAs: ["{{party}}"]
-            commands:
-              - ExerciseCommand:
-                  templateId: "#gateway-samples:Iou:Iou"
-                  contractId: "{{iou}}"
-                  choice: AddObserver
-                  choiceArgument: { newObserver: "{{otherParty}}" }
-        save:
-          observed: { created: "Iou:Iou" }
-      - name: give
-        post: /v2/commands/submit-and-wait
-        body:
-          commandId: "{{commandId}}"
-          userId: "{{userId}}"
-          actAs: ["{{party}}"]
-          commands:
-            - ExerciseCommand:
-                templateId: "#gateway-samples:Iou:Iou"
-                contractId: "{{observed}}"
-                choice: Transfer
-                choiceArgument: { newOwner: "{{otherParty}}" }
-`;
+function guideScenarioFile(): string {
+  const guide = readFileSync(join(ROOT, "docs", "load-testing.md"), "utf8");
+  const section = guide.slice(guide.indexOf("## Your own application: a scenario file"));
+  const block = /```yaml\n([\s\S]*?)```/.exec(section);
+  assert.ok(block, "the guide has a scenario file");
+  return block[1] as string;
+}
 
 interface Iou {
   issuer: string;
@@ -142,7 +99,7 @@ describe("the load tool's workflows, as a least-privileged application user", ()
     const tokenFile = join(dir, "app.jwt");
     writeFileSync(tokenFile, appToken());
     const scenarioFile = join(dir, "scenarios.yaml");
-    writeFileSync(scenarioFile, SCENARIO_FILE);
+    writeFileSync(scenarioFile, guideScenarioFile());
     adminCallsBefore = adminCalls();
     run = await load(
       ...["--url", stack.url, "--token-file", tokenFile, "--party", parties.join(",")],
@@ -216,7 +173,7 @@ describe("the load tool's workflows, as a least-privileged application user", ()
       "iou-archive": ["create", "archive"],
       "iou-split": ["create", "split"],
       "iou-merge": ["create", "create-other", "merge"],
-      observe: ["create", "add-observer", "give"],
+      observe: ["create", "add-observer", "give", "ledger-end"],
     };
     for (const [name, names] of Object.entries(steps)) {
       const scenario = result.scenarios[name];
@@ -260,12 +217,55 @@ describe("the load tool's workflows, as a least-privileged application user", ()
     assert.equal(observed.length, count("observe"));
     for (const iou of observed) {
       // The file's random values, and the owner the chain's last step gave it to.
-      assert.ok(["USD", "EUR"].includes(iou.currency), iou.currency);
-      assert.ok(Number(iou.amount) >= 1 && Number(iou.amount) <= 9.99, iou.amount);
+      assert.ok(["USD", "EUR", "CHF"].includes(iou.currency), iou.currency);
+      assert.ok(Number(iou.amount) >= 1 && Number(iou.amount) <= 500, iou.amount);
       assert.equal(iou.owner, iou.observers[0]);
       assert.notEqual(iou.owner, iou.issuer);
     }
     const kept = ious.filter((iou) => iou.owner === iou.issuer);
     assert.equal(kept.length, 2 * count("iou-split") + count("iou-merge"));
+  });
+
+  // Last: it adds contracts of its own to the parties' ACS, which the test before counts.
+  it("acts as each party with that party's own token and user, with no token for the run itself", async () => {
+    const tokenFiles: string[] = [];
+    for (const [i, party] of parties.entries()) {
+      const user = `load-app-${i}`;
+      await call("POST", "/v2/users", {
+        user: { id: user },
+        rights: [{ kind: { CanActAs: { value: { party } } } }],
+      });
+      const file = join(dir, `${user}.jwt`);
+      writeFileSync(file, signToken(user, { exp: Math.floor(Date.now() / 1000) + 300 }));
+      tokenFiles.push(`${party}=${file}`);
+    }
+    const before = adminCalls();
+    const own = await load(
+      ...["--url", stack.url, "--party", tokenFiles.join(","), "--scenario", "iou-transfer"],
+      ...[
+        "--rate",
+        "10/s",
+        "--duration",
+        "1s",
+        "--warm-up",
+        "0",
+        "--interval",
+        "1s",
+        "--out",
+        join(dir, "own"),
+      ],
+    );
+    assert.equal(own.status, 0, own.stderr);
+    assert.match(
+      own.stderr,
+      /acting as app-alice::\S+ \(user load-app-0\), app-bob::\S+ \(user load-app-1\), no admin call/,
+    );
+    assert.equal(adminCalls(), before);
+    const [json] = readdirSync(join(dir, "own")).filter((name) => name.endsWith(".json"));
+    const ownResult = JSON.parse(readFileSync(join(dir, "own", json as string), "utf8")) as LoadResult;
+    const transfers = ownResult.scenarios["iou-transfer"];
+    // Each iteration's commands carry its party's user: another user's would be refused.
+    assert.ok(transfers && transfers.requests >= 8, JSON.stringify(transfers));
+    assert.equal(transfers.errors, 0, JSON.stringify(transfers.errorsByCode));
   });
 });
