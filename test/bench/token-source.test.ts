@@ -34,6 +34,22 @@ describe("the load tool's token source", () => {
     }
   });
 
+  it("runs --party-token-command with the party in LOAD_PARTY, and names the party when it fails", async () => {
+    const source = await openTokenSource(
+      { command: 'printf %s "token-of-$LOAD_PARTY"', party: "alice::1220ab" },
+      () => undefined,
+    );
+    try {
+      assert.equal(source.current(), "token-of-alice::1220ab");
+    } finally {
+      source.close();
+    }
+    await assert.rejects(
+      openTokenSource({ command: 'test "$LOAD_PARTY" = nobody', party: "bob::1220cd" }, () => undefined),
+      /^Error: --party-token-command for bob::1220cd failed \(exit status 1\)$/,
+    );
+  });
+
   it("refuses a missing file and a failing command, naming them but not what they printed", async () => {
     await assert.rejects(
       openTokenSource({ file: join(dir, "nope") }, () => undefined),
