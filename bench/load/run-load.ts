@@ -138,7 +138,7 @@ export async function runLoad(
               actors: prepared.actors,
               prefix: prepared.prefix,
               steps: steps.get(workflow.name) as Map<string, SeriesRecorder>,
-              now: () => performance.now(),
+              now,
               counting: () => !finished,
             }),
           ] as const,
