@@ -192,6 +192,11 @@ export function loadOptions(raw: RawOptions): LoadOptions {
   // acs-stream reads what the preparation made: it loads the server without any requests.
   if (requests.length === 0 && workflows.length === 0 && names.some((name) => name !== "acs-stream"))
     throw new UsageError("--scenario needs a request scenario (updates alone has no commands to deliver)");
+  // The lag trackers follow the built-in scenarios' commands; a workflow's are not registered.
+  if (subscribers > 0 && workflows.length > 0 && !requests.some((name) => COMMAND_SCENARIOS.includes(name)))
+    throw new UsageError(
+      `updates measures the lag of the commands of ${COMMAND_SCENARIOS.join(", ")} (one is needed beside workflows, whose commands it does not follow)`,
+    );
   if (completionSubscribers > 0 && !requests.some((name) => COMMAND_SCENARIOS.includes(name)))
     throw new UsageError(
       `completions-stream needs a command scenario to deliver completions of (${COMMAND_SCENARIOS.join(", ")})`,

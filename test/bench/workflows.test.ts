@@ -206,10 +206,10 @@ describe("the mix and the parties on the command line", () => {
     ]);
     assert.deepEqual(all.requests, []);
     const mixed = loadOptions(
-      raw({ "scenario-file": path, scenario: "reads,updates", mix: "flow=5,iou-split=1" }),
+      raw({ "scenario-file": path, scenario: "submit-and-wait,updates", mix: "flow=5,iou-split=1" }),
     );
     assert.deepEqual(mixed.mix, [
-      { name: "reads", weight: 1 },
+      { name: "submit-and-wait", weight: 1 },
       { name: "flow", weight: 5 },
       { name: "iou-split", weight: 1 },
     ]);
@@ -221,6 +221,10 @@ describe("the mix and the parties on the command line", () => {
     refusedOptions(
       { mix: "iou-merge@5/s", concurrency: "4" },
       /iou-merge has a rate of its own: that is the open model's/,
+    );
+    refusedOptions(
+      { scenario: "iou-transfer,updates" },
+      /updates measures the lag of the commands of submit-and-wait, /,
     );
     refusedOptions(
       { mix: "updates=2" },

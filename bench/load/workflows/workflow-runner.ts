@@ -63,15 +63,17 @@ export function workflowRunner(
         );
         if (answer.status < 200 || answer.status > 299) code = errorCode(answer);
         else if (step.save.length > 0) {
-          const parsed: unknown = JSON.parse(answer.body);
-          for (const save of step.save) {
-            const value = save.read(parsed);
-            if (value === undefined) {
-              code = `nothing at ${save.from} (save ${save.name})`;
-              break;
+          const parsed = parseAnswer(answer.body);
+          if (parsed === NOT_JSON) code = "answer not JSON";
+          else
+            for (const save of step.save) {
+              const value = save.read(parsed);
+              if (value === undefined) {
+                code = `nothing at ${save.from} (save ${save.name})`;
+                break;
+              }
+              saved.set(save.name, value);
             }
-            saved.set(save.name, value);
-          }
         }
       } catch (error) {
         code = networkErrorCode(error);
@@ -85,4 +87,14 @@ export function workflowRunner(
     }
     return undefined;
   };
+}
+
+const NOT_JSON = Symbol("not JSON");
+
+function parseAnswer(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return NOT_JSON;
+  }
 }
