@@ -107,7 +107,7 @@ describe("the load tool's workflows, as a least-privileged application user", ()
         "--scenario-file",
         scenarioFile,
         "--mix",
-        "iou-transfer=3,iou-archive=1,iou-split=1,observe=2,iou-merge@4/s",
+        "iou-transfer=3,iou-archive=1,iou-split=1,iou-lifecycle=1,observe=2,iou-merge@4/s",
       ],
       ...[
         "--rate",
@@ -148,22 +148,26 @@ describe("the load tool's workflows, as a least-privileged application user", ()
       "iou-transfer",
       "iou-archive",
       "iou-split",
+      "iou-lifecycle",
       "observe",
       "iou-merge",
     ]);
     const count = (name: string) => result.scenarios[name]?.requests ?? 0;
-    // 30/s for 3 s shared 3:1:1:2, in an interleaved cycle of 7.
-    const shared = count("iou-transfer") + count("iou-archive") + count("iou-split") + count("observe");
+    // 30/s for 3 s shared 3:1:1:1:2, in an interleaved cycle of 8.
+    const shared = ["iou-transfer", "iou-archive", "iou-split", "iou-lifecycle", "observe"]
+      .map(count)
+      .reduce((a, b) => a + b);
     assert.ok(shared >= 80 && shared <= 95, `shared: ${shared}`);
     assert.ok(
       Math.abs(count("iou-transfer") - 3 * count("iou-archive")) <= 3,
       JSON.stringify(result.scenarios),
     );
     assert.ok(Math.abs(count("observe") - 2 * count("iou-split")) <= 2);
+    assert.ok(Math.abs(count("iou-lifecycle") - count("iou-split")) <= 1);
     assert.ok(count("iou-merge") >= 10 && count("iou-merge") <= 14, `iou-merge: ${count("iou-merge")}`);
     assert.match(
       result.load.description,
-      /iou-transfer=3 \+ iou-archive=1 \+ iou-split=1 \+ observe=2 \+ iou-merge@4\/s/,
+      /iou-transfer=3 \+ iou-archive=1 \+ iou-split=1 \+ iou-lifecycle=1 \+ observe=2 \+ iou-merge@4\/s/,
     );
   });
 
@@ -173,6 +177,7 @@ describe("the load tool's workflows, as a least-privileged application user", ()
       "iou-archive": ["create", "archive"],
       "iou-split": ["create", "split"],
       "iou-merge": ["create", "create-other", "merge"],
+      "iou-lifecycle": ["create", "split", "merge", "transfer"],
       observe: ["create", "add-observer", "give", "ledger-end"],
     };
     for (const [name, names] of Object.entries(steps)) {
@@ -205,13 +210,18 @@ describe("the load tool's workflows, as a least-privileged application user", ()
     const ious = entries.map((e) => e.contractEntry.JsActiveContract.createdEvent.createArgument);
     const count = (name: string) => result.scenarios[name]?.requests ?? 0;
     // Every iteration of the run was measured (no warm-up) and none failed: the ACS is exactly
-    // what they leave. An archive leaves nothing, a split two, a merge one of two, a transfer one.
+    // what they leave. An archive leaves nothing, a split two, a merge one of two, a transfer one
+    // (a lifecycle's split, merge and transfer: one).
     assert.equal(
       ious.length,
-      count("iou-transfer") + 2 * count("iou-split") + count("iou-merge") + count("observe"),
+      count("iou-transfer") +
+        2 * count("iou-split") +
+        count("iou-merge") +
+        count("iou-lifecycle") +
+        count("observe"),
     );
     const given = ious.filter((iou) => iou.owner !== iou.issuer && iou.observers.length === 0);
-    assert.equal(given.length, count("iou-transfer"));
+    assert.equal(given.length, count("iou-transfer") + count("iou-lifecycle"));
     for (const iou of given) assert.deepEqual([iou.owner, iou.issuer].sort(), [...parties].sort());
     const observed = ious.filter((iou) => iou.observers.length === 1);
     assert.equal(observed.length, count("observe"));
