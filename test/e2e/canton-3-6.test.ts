@@ -196,6 +196,23 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     );
     assert.equal(none.status, 404, JSON.stringify(none.body));
     assert.equal(none.body.code, "COMPLETION_NOT_FOUND");
+    assert.deepEqual(none.body.resources, [["TRANSACTION_HASH", Buffer.from("unknown").toString("hex")]]);
+    // A caller that reads as no party at all is refused before any lookup (MatchReadAsParties).
+    const admin = await call<Json>(stack, "POST", "/v2/commands/completion-by-hash", {
+      transactionHash: prepared.preparedTransactionHash,
+    });
+    assert.equal(admin.status, 403, JSON.stringify(admin.body));
+    // One that reads other parties only does not see completions acting as the external party.
+    const outsider = await userFor(stack, "outsider-36", [await allocate(stack, "outsider36")]);
+    const hidden = await call<Json>(
+      stack,
+      "POST",
+      "/v2/commands/completion-by-hash",
+      { transactionHash: prepared.preparedTransactionHash },
+      outsider,
+    );
+    assert.equal(hidden.status, 404, JSON.stringify(hidden.body));
+    assert.equal(hidden.body.code, "COMPLETION_NOT_FOUND");
   });
 
   it("serves the external party's key as a JWKS that verifies a JWT the party signed itself", async () => {

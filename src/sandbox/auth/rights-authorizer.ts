@@ -71,6 +71,13 @@ export function checkRequirement(claims: ResolvedClaims, requirement: Requiremen
       if (!readsAsAnyParty(claims))
         throw denied("Claims do not authorize to read data as any party (super-reader wildcard)");
       return;
+    case "some-readable-party":
+      if (!(readsAsAnyParty(claims) || claims.actAs.size > 0 || claims.readAs.size > 0)) {
+        throw denied(
+          "Claims do not authorize reading data: neither a read-as-any-party wildcard nor any party-specific read/act claim is present",
+        );
+      }
+      return;
     case "execute-as":
       for (const party of requirement.parties) {
         if (

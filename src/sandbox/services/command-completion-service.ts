@@ -34,6 +34,8 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
         request: GetCompletionByHashRequest__Output,
         context: CallContext,
       ): Promise<GetCompletionByHashResponse> => {
+        // Canton's MatchReadAsParties first: a caller that reads as no party at all is refused.
+        await context.authorize({ kind: "some-readable-party" });
         const hash = Buffer.from(request.transactionHash);
         if (hash.length === 0) throw errors.invalidArgument("Missing field: transaction_hash");
         const pruned = runtime.ledger.store.latestPrunedOffset();

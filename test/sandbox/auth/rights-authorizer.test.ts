@@ -44,6 +44,16 @@ describe("rights authorizer (Canton's required claims)", () => {
     denied(claims, { kind: "own-user-id", userId: "other" });
   });
 
+  it("some-readable-party (MatchReadAsParties) needs a read or act right on some party, or any party", () => {
+    doesNotThrow(() =>
+      checkRequirement({ ...base, readAs: new Set(["r"]) }, { kind: "some-readable-party" }),
+    );
+    doesNotThrow(() => checkRequirement({ ...base, actAs: new Set(["a"]) }, { kind: "some-readable-party" }));
+    doesNotThrow(() => checkRequirement({ ...base, readAsAnyParty: true }, { kind: "some-readable-party" }));
+    doesNotThrow(() => checkRequirement({ ...base, actAsAnyParty: true }, { kind: "some-readable-party" }));
+    denied({ ...base, admin: true, executeAs: new Set(["e"]) }, { kind: "some-readable-party" });
+  });
+
   it("takes a request's user id only when it is the token's own, admins' included (MatchUserId)", () => {
     const admin = { ...base, admin: true, actAs: new Set(["a"]) };
     doesNotThrow(() => checkRequirement(admin, { kind: "own-user-id", userId: "u" }));
