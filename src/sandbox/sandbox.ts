@@ -85,7 +85,9 @@ export interface RunningSandbox {
 
 /**
  * Starts the in-memory participant: a grpc-js server speaking the Ledger API v2 services that
- * exist so far. Services not registered at all answer grpc-js's plain UNIMPLEMENTED.
+ * exist so far, with the methods of its release (`apiVersion`). Services and methods not
+ * registered at all (not implemented, or not in the release) answer grpc-js's plain
+ * UNIMPLEMENTED.
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = options.log ?? pino({ level: "silent" });
