@@ -225,7 +225,7 @@ export async function startGateway(
   });
 
   const app = uWS.App();
-  const audienceLessTokens = new AudienceLessTokens(log);
+  const audienceLessTokens = new AudienceLessTokens(log, metrics);
   const validator = new BodyValidator(components);
   const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
   const http = attachHttpRoutes(app, {

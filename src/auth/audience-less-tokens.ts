@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { tokenWithoutAudience } from "../jwt/bearer-token.js";
+import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 
 /** At most one warning in this long, with the count of the tokens seen since the last one. */
 const WARNING_INTERVAL_MS = 10 * 60_000;
@@ -11,8 +12,9 @@ const HTTP_SAMPLE_EVERY = 64;
  * Canton 3.7 refuses tokens without `aud` (scope-based: `scope: daml_ledger_api` and no
  * audience); 3.5 and 3.6 accept them. The gateway warns operators ahead of that: a warning at
  * the first such token, then at most one per interval counting those seen since, without the
- * token, its subject or the route (nothing a client sends goes into the log line). HTTP requests
- * are sampled, WebSocket upgrades (which decode the token anyway) all count.
+ * token, its subject or the route (nothing a client sends goes into the log line), and a counter
+ * without labels (ledger_gateway_tokens_without_audience_total). HTTP requests are sampled,
+ * WebSocket upgrades (which decode the token anyway) all count.
  */
 export class AudienceLessTokens {
   #seenSinceWarning = 0;
@@ -21,6 +23,7 @@ export class AudienceLessTokens {
 
   constructor(
     private readonly log: Logger,
+    private readonly metrics?: GatewayMetrics,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -33,6 +36,7 @@ export class AudienceLessTokens {
   /** A token already decoded and found without an audience. */
   seen(): void {
     this.#seenSinceWarning += 1;
+    this.metrics?.tokensWithoutAudience.inc();
     const at = this.now();
     if (this.#lastWarningAt !== undefined && at - this.#lastWarningAt < WARNING_INTERVAL_MS) return;
     this.log.warn(

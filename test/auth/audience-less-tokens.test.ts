@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AudienceLessTokens } from "../../src/auth/audience-less-tokens.js";
 import { tokenWithoutAudience } from "../../src/jwt/bearer-token.js";
+import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
 import { wsAuth } from "../../src/ws/ws-auth.js";
 import { signToken } from "../jwt/test-tokens.js";
 import { capturingLogger } from "../support/capturing-logger.js";
@@ -23,7 +24,7 @@ describe("tokens without aud (Canton 3.7 refuses scope-based tokens)", () => {
   it("warns at the first, then at most once per ten minutes with the count since, never naming token or user", () => {
     const { log, entries } = capturingLogger();
     let now = 1_000_000;
-    const warnings = new AudienceLessTokens(log, () => now);
+    const warnings = new AudienceLessTokens(log, undefined, () => now);
     warnings.seen();
     warnings.seen();
     warnings.seen();
@@ -36,10 +37,24 @@ describe("tokens without aud (Canton 3.7 refuses scope-based tokens)", () => {
     assert.equal(entries()[1]?.level, 40, "a warning");
   });
 
+  it("counts every token without aud it sees, warned of or not, in a counter without labels", async () => {
+    const { log } = capturingLogger();
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const warnings = new AudienceLessTokens(log, metrics, () => 0);
+    for (let i = 0; i < 3; i++) warnings.seen();
+    const [family] = (await metrics.registry.getMetricsAsJSON()).filter(
+      (m) => m.name === "ledger_gateway_tokens_without_audience_total",
+    );
+    assert.deepEqual(
+      family?.values.map((v) => [v.labels, v.value]),
+      [[{}, 3]],
+    );
+  });
+
   it("samples HTTP requests: the first token and one in 64 after it, audience-based ones never", () => {
     const { log, entries } = capturingLogger();
     let now = 0;
-    const warnings = new AudienceLessTokens(log, () => now);
+    const warnings = new AudienceLessTokens(log, undefined, () => now);
     for (let i = 0; i < 64; i++) warnings.sampleHttp(audienceBased);
     assert.equal(entries().length, 0);
     for (let i = 0; i < 64; i++) warnings.sampleHttp(scopeBased);

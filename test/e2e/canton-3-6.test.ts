@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { signToken } from "../jwt/test-tokens.js";
 import { ed25519Wallet, type Wallet } from "../sandbox/interactive/wallet.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { assertCantonShape } from "./canton-shapes.js";
-import { allocate, call, IOU, userFor } from "./ledger-client.js";
+import { allocate, call, IOU, upgradeAs, userFor } from "./ledger-client.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely typed JSON answers
 type Json = Record<string, any>;
@@ -334,5 +336,16 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     assert.equal(grant.body.code, "NA");
     const rights = await call<Json>(stack, "GET", "/v2/users/idp-admin-36/rights");
     assert.deepEqual(rights.body.rights, [{ kind: { IdentityProviderAdmin: { value: {} } } }]);
+  });
+
+  it("counts tokens without aud (scope-based, refused from Canton 3.7 on), audience-based ones not", async () => {
+    const counted = () => gatewayMetric(stack.url, "ledger_gateway_tokens_without_audience_total");
+    const before = await counted();
+    const wsUrl = stack.url.replace(/^http/, "ws");
+    assert.equal((await upgradeAs(wsUrl, tokenFor())).status, 101);
+    assert.equal(await counted(), before, "an audience-based token is not counted");
+    const scopeBased = signToken("participant_admin", { key: "any", audience: null, exp: null });
+    assert.equal((await upgradeAs(wsUrl, scopeBased)).status, 101, "3.6 still accepts it");
+    assert.equal(await counted(), before + 1);
   });
 });
