@@ -47,6 +47,24 @@ for (const [name, schema] of Object.entries(openapi.components.schemas)) schemas
 for (const [name, schema] of Object.entries(asyncapi.components.schemas)) {
   if (!(name in schemas)) schemas[name] = strip(schema);
 }
+// Canton 3.6 (until the schemas are kept per release): its new components, which no 3.5 name
+// collides with; the JWKS answer, which its spec gives inline; and the 3.6 form of the components
+// it widened (a new kind of right, the transactions' and completions' `transactionHash`), which
+// every 3.5 document also fits.
+const openapi36 = parse(readFileSync(join(referenceDir, "openapi-3.6.yaml"), "utf8"));
+const asyncapi36 = parse(readFileSync(join(referenceDir, "asyncapi-3.6.yaml"), "utf8"));
+const WIDENED_IN_3_6 = new Set(["Kind", "JsTransaction", "Completion1"]);
+for (const [name, schema] of Object.entries({
+  ...asyncapi36.components.schemas,
+  ...openapi36.components.schemas,
+})) {
+  if (!(name in schemas) || WIDENED_IN_3_6.has(name)) schemas[name] = strip(schema);
+}
+schemas.GetJwksResponse = strip(
+  openapi36.paths["/v2/jose/jwks/synchronizer/{synchronizer}/party/{party}"].get.responses["200"].content[
+    "application/json"
+  ].schema,
+);
 const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
 const target = join(projectRoot(), "schemas", "components.json");
 writeFileSync(target, `${JSON.stringify({ apiVersion: openapi.info.version, schemas: sorted }, null, 1)}\n`);

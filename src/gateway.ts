@@ -1,5 +1,6 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
+import { AudienceLessTokens } from "./auth/audience-less-tokens.js";
 import { gatewayAuth } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
@@ -224,6 +225,7 @@ export async function startGateway(
   });
 
   const app = uWS.App();
+  const audienceLessTokens = new AudienceLessTokens(log, metrics);
   const validator = new BodyValidator(components);
   const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
   const http = attachHttpRoutes(app, {
@@ -237,6 +239,7 @@ export async function startGateway(
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
+    audienceLessTokens,
     ...(cors ? { cors } : {}),
     ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
     ...(quotas?.countsHttp ? { quotas } : {}),
@@ -265,6 +268,7 @@ export async function startGateway(
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
     ...(auth ? { tokenRefusal: auth.refusal } : {}),
+    audienceLessTokens,
     ...(cors ? { cors } : {}),
     ...(quotas?.countsWebSockets ? { quotas } : {}),
   });

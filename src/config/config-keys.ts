@@ -92,6 +92,11 @@ export const CONFIG_KEYS = {
     default: 64 * 1024 * 1024,
     doc: "largest request body accepted (DAR uploads included)",
   },
+  "max-inbound-message-size": {
+    type: int(1, 2 ** 31 - 1),
+    default: undefined,
+    doc: "Canton 3.6's http-ledger-api.max-inbound-message-size under its own name: when set, the largest request body, in place of server.max-body-bytes",
+  },
   "websocket-config.http-list-max-elements-limit": {
     type: int(1, 2 ** 31 - 1),
     default: 1024,

@@ -297,7 +297,8 @@ function build(settings: Settings): GatewayConfig {
       requestTimeoutMs: parseDuration(str("server.request-timeout")) as number,
       drainDelayMs: parseDuration(str("server.drain-delay")) as number,
       bodyReadTimeoutMs: parseDuration(str("server.body-read-timeout")) as number,
-      maxBodyBytes: num("server.max-body-bytes"),
+      // Canton 3.6's name for the same bound wins where an operator's Canton configuration sets it.
+      maxBodyBytes: (get("max-inbound-message-size") as number | undefined) ?? num("server.max-body-bytes"),
       workers: (get("server.workers") as number | undefined) ?? defaultWorkers(availableParallelism()),
       httpCompression:
         str("server.http-compression") === "on"

@@ -4,6 +4,7 @@ import { commandRoutes } from "./routes/command-routes.js";
 import { eventRoutes } from "./routes/event-routes.js";
 import { idpRoutes } from "./routes/idp-routes.js";
 import { interactiveRoutes } from "./routes/interactive-routes.js";
+import { joseRoutes } from "./routes/jose-routes.js";
 import { packageRoutes } from "./routes/package-routes.js";
 import { partyRoutes } from "./routes/party-routes.js";
 import { stateRoutes } from "./routes/state-routes.js";
@@ -27,5 +28,6 @@ export function ledgerApiRoutes(deps: RouteDeps): Route[] {
     ...commandRoutes(deps),
     ...updateRoutes(deps),
     ...eventRoutes(deps),
+    ...joseRoutes(deps),
   ];
 }

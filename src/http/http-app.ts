@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "pino";
+import type { AudienceLessTokens } from "../auth/audience-less-tokens.js";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
@@ -54,6 +55,8 @@ export interface HttpAppOptions {
    * Absent: the ledger judges every token, and a request without one, as Canton's JSON API does.
    */
   tokenRefusal?: GatewayTokenRefusal;
+  /** Warns of tokens without `aud` (sampled); absent: not looked for. */
+  audienceLessTokens?: AudienceLessTokens;
   /** Browser origins that may call (server.cors.*); absent: no CORS headers, preflights unanswered. */
   cors?: CorsPolicy;
   /**
@@ -355,6 +358,7 @@ function serve(
     return;
   }
   const token = bearerToken(authorization);
+  if (token !== undefined && route.auth === "token") options.audienceLessTokens?.sampleHttp(token);
   if (route.body) {
     reader = new BodyReader(res, framing.length, {
       maxBytes: maxBodyBytes,

@@ -15,6 +15,8 @@ export interface TokenClaims {
   issuer?: string;
   /** `exp` in epoch milliseconds: when the ledger stops accepting the token. */
   expiresAtMs?: number;
+  /** Set when `aud` is absent or empty: a scope-based token, which Canton 3.7 refuses. */
+  withoutAudience?: true;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface TokenClaims {
 export function decodeTokenClaims(token: string): TokenClaims | undefined {
   try {
     const payload = decode(token) as Record<string, unknown>;
-    const claims: TokenClaims = {};
+    const claims: TokenClaims = lacksAudience(payload) ? { withoutAudience: true } : {};
     if (typeof payload.sub === "string") claims.subject = payload.sub;
     if (typeof payload.iss === "string") claims.issuer = payload.iss;
     if (typeof payload.exp === "number" && Number.isFinite(payload.exp))
@@ -33,6 +35,20 @@ export function decodeTokenClaims(token: string): TokenClaims | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether a JWT has no `aud` (absent, "" or []); false for what is not a JWT at all. */
+export function tokenWithoutAudience(token: string): boolean {
+  try {
+    return lacksAudience(decode(token) as Record<string, unknown>);
+  } catch {
+    return false;
+  }
+}
+
+function lacksAudience(payload: Record<string, unknown>): boolean {
+  const aud = payload.aud;
+  return aud === undefined || aud === null || aud === "" || (Array.isArray(aud) && aud.length === 0);
 }
 
 /**

@@ -200,6 +200,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly tokensWithoutAudience = new Counter({
+    name: "ledger_gateway_tokens_without_audience_total",
+    help: "Tokens seen without aud (scope-based), which Canton 3.7 refuses: every WebSocket upgrade's token, and one HTTP request's in 64; any increase means clients to move to audience-based tokens",
+    registers: [this.registry],
+  });
+
   readonly limitRefusals = new Counter({
     name: "ledger_gateway_limit_refusals_total",
     help: "Requests and WebSockets refused past a cap per user or per client address (limits.*), by cap (its key) and reason (limit: the cap reached; table-full: the quota table holds as many users and addresses as it can); never by user or address",

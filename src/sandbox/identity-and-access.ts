@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
+import type { ApiVersion } from "../proto/api-version.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
 import { jwtAuthenticator } from "./auth/jwt-authenticator.js";
@@ -19,6 +20,8 @@ export interface IdentityAndAccessOptions {
   readonly verification?: TokenVerificationOptions;
   readonly maxIdentityProviderConfigs?: number;
   readonly log: Logger;
+  /** The release the sandbox speaks (the kinds of right it knows). */
+  readonly apiVersion: ApiVersion;
 }
 
 /** Everything the sandbox needs for users, rights and tokens, built on one participant store. */
@@ -59,6 +62,7 @@ export function identityAndAccess(store: SandboxStore, options: IdentityAndAcces
         partyIdentityProvider: (party) => store.party(party)?.identityProviderId,
         resolveClaims,
         maxUsersPageSize: SANDBOX_LIMITS.maxUsersPageSize,
+        apiVersion: options.apiVersion,
       }),
       identityProviderConfigService(idps),
     ],

@@ -39,7 +39,9 @@ type ErrorResourceType =
   | "CONTRACT_KEY"
   | "TEMPLATE_ID"
   | "UPDATE_ID"
-  | "OFFSET";
+  | "OFFSET"
+  | "TRANSACTION_HASH"
+  | "SYNCHRONIZER_ID";
 
 export interface SandboxErrorOptions {
   /** Extra error context (ErrorInfo metadata), e.g. `field_name` of MISSING_FIELD. */

@@ -3,7 +3,8 @@ import { type Logger, pino } from "pino";
 import { CANTON_MAX_TOKEN_LIFETIME_MS } from "../jwt/token-lifetime.js";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
 import { type ApiVersion, DEFAULT_API_VERSION } from "../proto/api-version.js";
-import { ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import { LEDGER_API_PACKAGE, ledgerApiProtos } from "../proto/ledger-api-protos.js";
+import { rpcAvailableIn } from "../proto/rpc-availability.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Authorizer } from "./auth/authorization.js";
 import {
@@ -28,6 +29,7 @@ import { commandSubmissionService } from "./services/command-submission-service.
 import { contractService } from "./services/contract-service.js";
 import { eventQueryService } from "./services/event-query-service.js";
 import { interactiveSubmissionService } from "./services/interactive-submission-service.js";
+import { joseService } from "./services/jose-service.js";
 import { packageManagementService } from "./services/package-management-service.js";
 import { packageService } from "./services/package-service.js";
 import { participantPruningService } from "./services/participant-pruning-service.js";
@@ -83,7 +85,9 @@ export interface RunningSandbox {
 
 /**
  * Starts the in-memory participant: a grpc-js server speaking the Ledger API v2 services that
- * exist so far. Services not registered at all answer grpc-js's plain UNIMPLEMENTED.
+ * exist so far, with the methods of its release (`apiVersion`). Services and methods not
+ * registered at all (not implemented, or not in the release) answer grpc-js's plain
+ * UNIMPLEMENTED.
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = options.log ?? pino({ level: "silent" });
@@ -91,8 +95,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     participantName: options.participantName ?? "sandbox",
     synchronizerAliases: options.synchronizerAliases ?? ["synchronizer-1", "synchronizer-2"],
   });
+  const apiVersion = options.apiVersion ?? DEFAULT_API_VERSION;
   const access = identityAndAccess(store, {
     log,
+    apiVersion,
     ...(options.auth ? { verification: withCantonLifetime(options.auth) } : {}),
     ...(options.maxIdentityProviderConfigs
       ? { maxIdentityProviderConfigs: options.maxIdentityProviderConfigs }
@@ -115,12 +121,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const preloaded = options.preload && preloadTicks(ledger, store, options.preload);
   const externalParties = new ExternalParties();
-  const apiVersion = options.apiVersion ?? DEFAULT_API_VERSION;
   const services: ServiceImplementation[] = [
     packageService(store, packages),
     packageManagementService(store, packages),
-    interactiveSubmissionService(store, packages, interactiveSubmissionMethods(ledger, externalParties)),
+    interactiveSubmissionService(
+      store,
+      packages,
+      interactiveSubmissionMethods(ledger, externalParties, apiVersion),
+    ),
     versionService(apiVersion),
+    joseService(store, externalParties),
     stateService(store, ledger),
     commandService(ledger),
     commandSubmissionService(ledger),
@@ -145,7 +155,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const protos = ledgerApiProtos();
   const server = new grpc.Server();
   for (const service of services) {
-    const definition = protos.service(service.serviceName);
+    const definition = ofRelease(protos.service(service.serviceName), service.serviceName, apiVersion);
+    if (Object.keys(definition).length === 0) continue;
     server.addService(acceptingPreEncoded(definition), bindService(definition, service, env));
   }
   const host = options.host ?? "127.0.0.1";
@@ -174,6 +185,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         });
       }),
   };
+}
+
+/**
+ * The methods of a service that a participant of `version` has. The others are not registered at
+ * all, so grpc-js answers them as any server without the method does (UNIMPLEMENTED, no Canton
+ * error details), which is what a client of a real participant of that release sees.
+ */
+function ofRelease(
+  definition: grpc.ServiceDefinition,
+  serviceName: string,
+  version: ApiVersion,
+): grpc.ServiceDefinition {
+  const service = serviceName.slice(LEDGER_API_PACKAGE.length + 1);
+  return Object.fromEntries(
+    Object.entries(definition).filter(([rpc]) => rpcAvailableIn(service, rpc, version)),
+  ) as grpc.ServiceDefinition;
 }
 
 /** The lifetime rule of `auth`: Canton's default in the verifying modes, none in `unsafe`. */

@@ -14,6 +14,8 @@ export interface WsAuth {
    * subprotocols and the server selects none, so the auth subprotocol must be echoed.
    */
   protocol: string;
+  /** The token has no `aud` (scope-based; Canton 3.7 refuses such tokens). */
+  withoutAudience?: true;
 }
 
 /**
@@ -29,8 +31,13 @@ export function wsAuth(authorization: string, secWebSocketProtocol: string): WsA
     .filter((p) => p !== "");
   const token =
     bearerToken(authorization) ?? offered.find((p) => p.startsWith(TOKEN_PREFIX))?.slice(TOKEN_PREFIX.length);
-  if (token === undefined || token === "" || decodeTokenClaims(token) === undefined) return undefined;
-  return { token, protocol: authSubprotocol(offered) };
+  const claims = token === undefined || token === "" ? undefined : decodeTokenClaims(token);
+  if (token === undefined || claims === undefined) return undefined;
+  return {
+    token,
+    protocol: authSubprotocol(offered),
+    ...(claims.withoutAudience ? { withoutAudience: true as const } : {}),
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import uWS, {
 } from "uWebSockets.js";
 import { STATUS_CODES } from "node:http";
 import type { Logger } from "pino";
+import type { AudienceLessTokens } from "../auth/audience-less-tokens.js";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { WsCompressionMode } from "../config/gateway-config.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
@@ -73,6 +74,8 @@ export interface WsStreamsOptions {
   log: Logger;
   /** The gateway's own token verification (auth.mode), run before the upgrade too. */
   tokenRefusal?: GatewayTokenRefusal;
+  /** Warns of tokens without `aud`; absent: not looked for. */
+  audienceLessTokens?: AudienceLessTokens;
   /**
    * Browser origins that may open streams (server.cors.*): browsers send any page's Origin with a
    * WebSocket upgrade and leave the check to the server. Absent: unchecked.
@@ -279,6 +282,7 @@ function upgrade(
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
   const auth = wsAuth(req.getHeader("authorization"), protocols);
+  if (auth?.withoutAudience) options.audienceLessTokens?.seen();
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");

@@ -79,6 +79,18 @@ describe("loadConfig", () => {
     );
   });
 
+  it("bounds request bodies by server.max-body-bytes, or by Canton 3.6's max-inbound-message-size where set", () => {
+    const bound = (...argv: string[]) => loadConfig({ argv, env: {} }).server.maxBodyBytes;
+    assert.equal(bound(), 64 * 1024 * 1024);
+    assert.equal(bound("--server.max-body-bytes", "1000"), 1000);
+    assert.equal(bound("--max-inbound-message-size", "2000"), 2000);
+    assert.equal(bound("--server.max-body-bytes", "1000", "--max-inbound-message-size", "2000"), 2000);
+    assert.equal(
+      loadConfig({ argv: [], env: { LEDGER_GATEWAY_MAX_INBOUND_MESSAGE_SIZE: "3000" } }).server.maxBodyBytes,
+      3000,
+    );
+  });
+
   it("reads server.drain-delay and sandbox.auth.max-token-lifetime, 0s included", () => {
     const config = loadConfig({
       argv: ["--server.drain-delay", "0s", "--sandbox.auth.max-token-lifetime", "20m"],

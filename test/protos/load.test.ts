@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { describe, it } from "node:test";
 import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
+import type { ApiVersion } from "../../src/proto/api-version.js";
+import { RPC_AVAILABILITY, rpcAvailableIn } from "../../src/proto/rpc-availability.js";
 
 const PROTOS = "protos";
 
@@ -17,12 +19,21 @@ const LOADER_OPTIONS = {
 
 const V2 = "com.daml.ledger.api.v2";
 
-// Every service of the Canton 3.5 Ledger API v2 with all of its methods.
+// Every service of the Ledger API v2 with all of its methods, in the union of the known releases
+// (3.5.4, 3.5.10, 3.6.0; protos/VERSIONS.md): the methods not every release has are marked in
+// src/proto/rpc-availability.ts, checked below.
 const EXPECTED_SERVICES: Record<string, string[]> = {
   [`${V2}.CommandService`]: ["SubmitAndWait", "SubmitAndWaitForTransaction", "SubmitAndWaitForReassignment"],
   [`${V2}.CommandSubmissionService`]: ["Submit", "SubmitReassignment"],
-  [`${V2}.CommandCompletionService`]: ["CompletionStream", "GetCompletions"],
-  [`${V2}.UpdateService`]: ["GetUpdates", "GetUpdateByOffset", "GetUpdateById", "GetUpdatesPage"],
+  [`${V2}.CommandCompletionService`]: ["CompletionStream", "GetCompletions", "GetCompletionByHash"],
+  [`${V2}.UpdateService`]: [
+    "GetUpdates",
+    "GetUpdateByOffset",
+    "GetUpdateById",
+    "GetUpdateByHash",
+    "GetUpdatesPage",
+  ],
+  [`${V2}.JoseService`]: ["GetJwks"],
   [`${V2}.StateService`]: [
     "GetActiveContracts",
     "GetActiveContractsPage",
@@ -59,6 +70,7 @@ const EXPECTED_SERVICES: Record<string, string[]> = {
     "UpdatePartyIdentityProviderId",
     "GenerateExternalPartyTopology",
   ],
+  [`${V2}.admin.PartyManagementAlphaService`]: ["ExportPartyAcs", "AddPartyWithAcs", "GetAddPartyStatus"],
   [`${V2}.admin.UserManagementService`]: [
     "CreateUser",
     "GetUser",
@@ -87,6 +99,7 @@ const SERVER_STREAMING = new Set([
   `${V2}.CommandCompletionService.GetCompletions`,
   `${V2}.UpdateService.GetUpdates`,
   `${V2}.StateService.GetActiveContracts`,
+  `${V2}.admin.PartyManagementAlphaService.ExportPartyAcs`,
 ]);
 
 function protoFiles(): string[] {
@@ -147,6 +160,38 @@ describe("protos/", () => {
         assert.equal(def.responseStream, SERVER_STREAMING.has(`${name}.${m}`), `${name}.${m} streaming kind`);
       }
     }
+  });
+
+  it("marks exactly the methods that not every known release has, each with a method of the protos", () => {
+    for (const key of Object.keys(RPC_AVAILABILITY)) {
+      const [service, rpc] = key.split("/") as [string, string];
+      assert.ok(EXPECTED_SERVICES[`${V2}.${service}`]?.includes(rpc), `${key} is not a method of the protos`);
+    }
+    const methodsOf = (version: ApiVersion) =>
+      Object.entries(EXPECTED_SERVICES).flatMap(([name, methods]) =>
+        methods
+          .filter((m) => rpcAvailableIn(name.slice(V2.length + 1), m, version))
+          .map((m) => `${name.slice(V2.length + 1)}/${m}`),
+      );
+    const v354 = new Set(methodsOf("3.5.4"));
+    const v3510 = new Set(methodsOf("3.5.10"));
+    const v36 = new Set(methodsOf("3.6.0"));
+    assert.deepEqual(
+      [...v3510].filter((m) => !v354.has(m)),
+      ["CommandCompletionService/GetCompletions"],
+    );
+    assert.deepEqual([...v36].filter((m) => !v3510.has(m)).sort(), [
+      "CommandCompletionService/GetCompletionByHash",
+      "JoseService/GetJwks",
+      "UpdateService/GetUpdateByHash",
+      "admin.PartyManagementAlphaService/AddPartyWithAcs",
+      "admin.PartyManagementAlphaService/ExportPartyAcs",
+      "admin.PartyManagementAlphaService/GetAddPartyStatus",
+    ]);
+    assert.deepEqual(
+      [...v3510].filter((m) => !v36.has(m)),
+      ["interactive.InteractiveSubmissionService/GetPreferredPackageVersion"],
+    );
   });
 
   it("carries the error detail messages the gateway decodes", () => {

@@ -51,9 +51,12 @@ export const WELL_KNOWN_OBJECTS: Readonly<Record<WellKnownKind, ObjectConverter>
     fromJson: (json, path) => {
       const parts = typeof json === "string" ? splitIdentifier(json) : undefined;
       if (parts === undefined) {
+        // Canton 3.6's words for it (IdentifierConverter), after the JSON path of ours.
         throw new InvalidJsonError(
           path,
-          `expected an identifier package:Module:Entity, got ${describeJson(json)}`,
+          typeof json === "string"
+            ? `Invalid identifier format (${json}) not matching the expected format (<package>:<moduleName>:<entityName>)`
+            : `expected an identifier <package>:<moduleName>:<entityName>, got ${describeJson(json)}`,
         );
       }
       return parts;

@@ -27,11 +27,16 @@ export function identifierText(id: IdentifierParts): string {
   return `${id.packageId}:${id.moduleName}:${id.entityName}`;
 }
 
-/** `pkg:Mod.Sub:Entity` — the package part may itself start with `#` (package-name form). */
+/**
+ * `pkg:Mod.Sub:Entity` — the package part may itself start with `#` (package-name form). Exactly
+ * three parts, as Canton's IdentifierConverter splits them: `a:b:c:d` is malformed (Canton 3.6
+ * refuses it with 400, 3.5 failed on it with an internal error), not module `b:c`.
+ */
 export function splitIdentifier(text: string): IdentifierParts | undefined {
   const first = text.indexOf(":");
   const last = text.lastIndexOf(":");
   if (first <= 0 || last === first || last === text.length - 1) return undefined;
+  if (text.indexOf(":", first + 1) !== last) return undefined;
   return {
     packageId: text.slice(0, first),
     moduleName: text.slice(first + 1, last),

@@ -88,5 +88,17 @@ export function commandRoutes(deps: RouteDeps): Route[] {
       body: { kind: "json", schema: "SubmitReassignmentRequest" },
       responseSchema: "SubmitReassignmentResponse",
     }),
+    grpcRoute(deps, {
+      method: "POST",
+      path: "/v2/commands/completion-by-hash",
+      summary:
+        "The accepted completion, if any, and the recent rejections of a prepared transaction, by the hash its parties signed",
+      tag: "Commands",
+      service: "CommandCompletionService",
+      rpc: "GetCompletionByHash",
+      body: { kind: "json", schema: "GetCompletionByHashRequest" },
+      responseSchema: "GetCompletionByHashResponse",
+      availability: { since: "3.6.0" },
+    }),
   ];
 }

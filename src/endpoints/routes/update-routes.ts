@@ -44,6 +44,18 @@ export function updateRoutes(deps: RouteDeps): Route[] {
     }),
     grpcRoute(deps, {
       method: "POST",
+      path: "/v2/updates/update-by-hash",
+      summary:
+        "The transaction an external party signed, by the hash it signed, as the update format selects it",
+      tag: "Updates",
+      service: SERVICE,
+      rpc: "GetUpdateByHash",
+      body: { kind: "json", schema: "GetUpdateByHashRequest" },
+      responseSchema: "JsGetUpdateResponse",
+      availability: { since: "3.6.0" },
+    }),
+    grpcRoute(deps, {
+      method: "POST",
       path: "/v2/updates/get-updates-page",
       summary: "One page of updates between two offsets",
       tag: "Updates",

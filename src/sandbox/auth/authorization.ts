@@ -40,6 +40,11 @@ export type Requirement =
   | { readonly kind: "read-as"; readonly parties: readonly string[] }
   /** Reading for any party (filtersForAnyParty, wildcard completions): CanReadAsAnyParty. */
   | { readonly kind: "read-as-any-party" }
+  /**
+   * Reading as some party: CanReadAsAnyParty, or a CanReadAs or CanActAs right on any party
+   * (Canton's MatchReadAsParties, which narrows a lookup to the parties the caller reads as).
+   */
+  | { readonly kind: "some-readable-party" }
   /** Interactive execute: CanActAs or CanExecuteAs each, or CanExecuteAsAnyParty. */
   | { readonly kind: "execute-as"; readonly parties: readonly string[] };
 

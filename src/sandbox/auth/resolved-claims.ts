@@ -20,6 +20,8 @@ export interface ResolvedClaims {
   readonly idpAdmin: boolean;
   readonly readAsAnyParty: boolean;
   readonly executeAsAnyParty: boolean;
+  /** CanActAsAnyParty (Canton 3.6): acts, reads and executes as every party. */
+  readonly actAsAnyParty: boolean;
   readonly actAs: ReadonlySet<string>;
   readonly readAs: ReadonlySet<string>;
   readonly executeAs: ReadonlySet<string>;
@@ -99,6 +101,9 @@ function resolve(caller: AuthenticatedCaller, source: ClaimsSource): ResolvedCla
       case "CanExecuteAsAnyParty":
         claims.executeAsAnyParty = true;
         break;
+      case "CanActAsAnyParty":
+        claims.actAsAnyParty = true;
+        break;
       case "CanActAs":
         claims.actAs.add(right.party);
         break;
@@ -119,6 +124,7 @@ const NO_RIGHTS = {
   idpAdmin: false,
   readAsAnyParty: false,
   executeAsAnyParty: false,
+  actAsAnyParty: false,
   actAs: new Set<string>(),
   readAs: new Set<string>(),
   executeAs: new Set<string>(),

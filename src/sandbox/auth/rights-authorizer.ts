@@ -60,19 +60,34 @@ export function checkRequirement(claims: ResolvedClaims, requirement: Requiremen
       return;
     case "act-as":
       for (const party of requirement.actAs)
-        if (!claims.actAs.has(party)) throw denied(`Claims do not authorize to act as party '${party}'`);
+        if (!(claims.actAsAnyParty || claims.actAs.has(party)))
+          throw denied(`Claims do not authorize to act as party '${party}'`);
       for (const party of requirement.readAs) requireReadAs(claims, party);
       return;
     case "read-as":
       for (const party of requirement.parties) requireReadAs(claims, party);
       return;
     case "read-as-any-party":
-      if (!claims.readAsAnyParty)
+      if (!readsAsAnyParty(claims))
         throw denied("Claims do not authorize to read data as any party (super-reader wildcard)");
+      return;
+    case "some-readable-party":
+      if (!(readsAsAnyParty(claims) || claims.actAs.size > 0 || claims.readAs.size > 0)) {
+        throw denied(
+          "Claims do not authorize reading data: neither a read-as-any-party wildcard nor any party-specific read/act claim is present",
+        );
+      }
       return;
     case "execute-as":
       for (const party of requirement.parties) {
-        if (!(claims.executeAsAnyParty || claims.actAs.has(party) || claims.executeAs.has(party)))
+        if (
+          !(
+            claims.actAsAnyParty ||
+            claims.executeAsAnyParty ||
+            claims.actAs.has(party) ||
+            claims.executeAs.has(party)
+          )
+        )
           throw denied(`Claims do not authorize to execute for party '${party}'`);
       }
       return;
@@ -115,7 +130,7 @@ function requireOwnUserId(claims: ResolvedClaims, requested: string, unlessReads
       "Cannot default user_id field because claims do not specify an user-id. Is authentication turned on?",
     );
   }
-  if (unlessReadsAsAnyParty && claims.readAsAnyParty) return;
+  if (unlessReadsAsAnyParty && readsAsAnyParty(claims)) return;
   if (claims.userId !== undefined && claims.userId !== userId)
     throw denied(`Claims are only valid for userId '${claims.userId}', actual userId is '${userId}'`);
 }
@@ -125,18 +140,23 @@ function requireAdminOrIdpAdmin(claims: ResolvedClaims): void {
 }
 
 function requireReadAs(claims: ResolvedClaims, party: string): void {
-  if (!(claims.readAsAnyParty || claims.actAs.has(party) || claims.readAs.has(party)))
+  if (!(readsAsAnyParty(claims) || claims.actAs.has(party) || claims.readAs.has(party)))
     throw denied(`Claims do not authorize to read data for party '${party}'`);
 }
 
 function canOperateAs(claims: ResolvedClaims, party: string): boolean {
   return (
-    claims.readAsAnyParty ||
+    readsAsAnyParty(claims) ||
     claims.executeAsAnyParty ||
     claims.actAs.has(party) ||
     claims.readAs.has(party) ||
     claims.executeAs.has(party)
   );
+}
+
+/** CanReadAsAnyParty, or CanActAsAnyParty which includes it (Canton's ClaimSet.canReadAsAnyParty). */
+function readsAsAnyParty(claims: ResolvedClaims): boolean {
+  return claims.readAsAnyParty || claims.actAsAnyParty;
 }
 
 function matchIdentityProvider(claims: ResolvedClaims, requested: string): void {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { type ApiVersion, type Availability, availableIn } from "../../proto/api-version.js";
 import { LEDGER_API_PACKAGE, ledgerApiProtos } from "../../proto/ledger-api-protos.js";
 import type {
   Commands__Output,
@@ -47,6 +48,12 @@ interface Preparation {
   executed: boolean;
 }
 
+/**
+ * A participant records the hash of each executed prepared transaction for the lookups by hash
+ * (and shows it as `transaction_hash`) from Canton 3.6 on.
+ */
+const TRANSACTION_HASH_LOOKUPS: Availability = { since: "3.6.0" };
+
 /** Prepared but never executed transactions are forgotten, oldest first, beyond this many. */
 const MAX_PENDING_PREPARATIONS = 10_000;
 
@@ -67,7 +74,9 @@ type ExecuteRequest = ExecuteSubmissionRequest__Output;
 export function interactiveSubmissionMethods(
   runtime: LedgerRuntime,
   externalParties: ExternalParties,
+  apiVersion: ApiVersion,
 ): ServiceImplementation["unary"] {
+  const recordsTransactionHash = availableIn(TRANSACTION_HASH_LOOKUPS, apiVersion);
   const preparations = new Map<string, Preparation>();
 
   const prepare = async (
@@ -226,6 +235,7 @@ export function interactiveSubmissionMethods(
           externalTransactionHash: hash.hash,
         };
       },
+      recordsTransactionHash ? hash.hash : undefined,
     );
     if (outcome.kind === "accepted") preparation.executed = true;
     return outcome;

@@ -104,6 +104,7 @@ function exerciseNode(node: TransactionNode & { kind: "exercise" }, children: nu
     exerciseResult: node.exerciseResult === null ? null : value(node.exerciseResult),
     choiceObservers: [],
     byKey: false,
+    externalCallResults: [],
   };
 }
 

@@ -74,12 +74,14 @@ export class CommandSubmitter {
   /**
    * Deduplicates a change and commits the transaction `interpret` gives (called only for a
    * change that is not a duplicate): the command path, and interactive submission's execution
-   * of a transaction interpreted when it was prepared.
+   * of a transaction interpreted when it was prepared. `transactionHash`: recorded on the
+   * transaction or its rejection, for the lookups by hash (Canton 3.6 on).
    */
   submitInterpreted(
     commands: ValidatedCommands,
     origin: ErrorOrigin,
     interpret: () => Interpretation,
+    transactionHash?: Buffer,
   ): SubmissionOutcome {
     const now = Date.now();
     const changeId = Deduplicator.changeId(commands.userId, commands.actAs, commands.commandId);
@@ -101,6 +103,7 @@ export class CommandSubmitter {
           synchronizerId: this.store.preferredSynchronizerId,
           completion,
           status: rpcStatusOf(error, origin),
+          ...(transactionHash === undefined ? {} : { transactionHash }),
         }),
       );
       return { kind: "rejected", update, error };
@@ -120,6 +123,7 @@ export class CommandSubmitter {
       completion,
       synchronizerId,
       ...(externalTransactionHash === undefined ? {} : { externalTransactionHash }),
+      ...(transactionHash === undefined ? {} : { transactionHash }),
     });
     this.deduplicator.accept(changeId, {
       offset: update.offset,

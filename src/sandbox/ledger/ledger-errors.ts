@@ -47,6 +47,18 @@ const LEDGER_ERROR_CODES = {
     "UPDATE_NOT_FOUND",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
   ),
+  SYNCHRONIZER_NOT_FOUND: errorCode(
+    "SYNCHRONIZER_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  PARTY_SIGNING_KEYS_NOT_FOUND: errorCode(
+    "PARTY_SIGNING_KEYS_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
+  COMPLETION_NOT_FOUND: errorCode(
+    "COMPLETION_NOT_FOUND",
+    ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
+  ),
   CONTRACT_EVENTS_NOT_FOUND: errorCode(
     "CONTRACT_EVENTS_NOT_FOUND",
     ERROR_CATEGORIES.InvalidGivenCurrentSystemStateResourceMissing,
@@ -165,10 +177,34 @@ export const ledgerErrors = {
       `Disclosed contract authentication failed: ${reason}`,
     ),
 
-  updateNotFound: (resource: readonly ["UPDATE_ID" | "OFFSET", string]) =>
+  updateNotFound: (resource: readonly ["UPDATE_ID" | "OFFSET" | "TRANSACTION_HASH", string]) =>
     new SandboxError(LEDGER_ERROR_CODES.UPDATE_NOT_FOUND, "Update not found, or not visible.", {
       resources: [resource],
     }),
+
+  /** Canton 3.6's GetJwks: a synchronizer this participant does not know. */
+  synchronizerNotFound: (synchronizerId: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.SYNCHRONIZER_NOT_FOUND,
+      "Could not find synchronizer.",
+      resource("SYNCHRONIZER_ID", synchronizerId),
+    ),
+
+  /** Canton 3.6's GetJwks: no signing keys of the party on the synchronizer (or no such party). */
+  partySigningKeysNotFound: (party: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.PARTY_SIGNING_KEYS_NOT_FOUND,
+      "Could not find signing keys for the requested party.",
+      resource("PARTY", party),
+    ),
+
+  /** Canton 3.6's GetCompletionByHash: no completion of the hash (in hex) visible to the caller. */
+  completionNotFound: (hashHex: string) =>
+    new SandboxError(
+      LEDGER_ERROR_CODES.COMPLETION_NOT_FOUND,
+      "Completion not found, or not visible.",
+      resource("TRANSACTION_HASH", hashHex),
+    ),
 
   contractEventsNotFound: (contractId: string) =>
     new SandboxError(

@@ -98,6 +98,11 @@ export interface TransactionUpdate {
   readonly transient: ReadonlySet<string>;
   /** The prepared transaction hash its external submitters signed (interactive submission). */
   readonly externalTransactionHash?: Buffer;
+  /**
+   * The same hash, as a participant of Canton 3.6 or later records it: shown as the transaction's
+   * and its completion's `transaction_hash`, and found by GetUpdateByHash and GetCompletionByHash.
+   */
+  readonly transactionHash?: Buffer;
   /** The encoded GetUpdatesResponse of the last rendering, keyed by its format (see update-renderer). */
   encoded?: { readonly key: string; readonly bytes: Buffer | undefined };
 }
@@ -140,4 +145,6 @@ export interface RejectionUpdate {
   readonly synchronizerId: string;
   readonly completion: CompletionInfo;
   readonly status: Status__Output;
+  /** As TransactionUpdate's: the hash of the externally signed transaction it rejected (3.6 on). */
+  readonly transactionHash?: Buffer;
 }

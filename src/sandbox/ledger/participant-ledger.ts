@@ -69,13 +69,22 @@ export class ParticipantLedger {
     return this.submitter.interpret(commands, effectiveAt);
   }
 
-  /** Commits a transaction interpreted earlier (interactive submission's execute), deduplicated. */
+  /** Finds the updates of an externally signed transaction by the hash its parties signed. */
+  updatesByTransactionHash(hash: Buffer): LedgerUpdate[] {
+    return this.index.updatesByTransactionHash(hash);
+  }
+
+  /**
+   * Commits a transaction interpreted earlier (interactive submission's execute), deduplicated;
+   * `transactionHash`, the hash its parties signed, is recorded for the lookups by hash (3.6 on).
+   */
   submitInterpreted(
     commands: ValidatedCommands,
     origin: ErrorOrigin,
     interpret: () => Interpretation,
+    transactionHash?: Buffer,
   ): SubmissionOutcome {
-    return this.submitter.submitInterpreted(commands, origin, interpret);
+    return this.submitter.submitInterpreted(commands, origin, interpret, transactionHash);
   }
 
   /** Commits a transaction without a command behind it: the bulk preload's way in. */

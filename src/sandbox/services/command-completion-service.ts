@@ -1,5 +1,8 @@
 import type {
+  Completion,
   CompletionStreamRequest__Output,
+  GetCompletionByHashRequest__Output,
+  GetCompletionByHashResponse,
   GetCompletionsRequest__Output,
 } from "../../proto/ledger-api-types.js";
 import type { CallContext } from "../call-context.js";
@@ -9,6 +12,7 @@ import { ledgerErrors } from "../ledger/ledger-errors.js";
 import type { LedgerRuntime } from "../ledger/ledger-runtime.js";
 import { completionOf } from "../ledger/reads/completion-renderer.js";
 import { checkpointMessage, streamUpdates } from "../ledger/reads/update-feed.js";
+import { SandboxError } from "../sandbox-error.js";
 import { checkStartOffset } from "./start-offset.js";
 
 /**
@@ -18,11 +22,42 @@ import { checkStartOffset } from "./start-offset.js";
  *   unless the token may read as any party.
  * - GetCompletions (Canton 3.5.10 on): every user's commands for the requested parties, or for
  *   all parties when none are named, which only a reader of any party may ask.
+ * - GetCompletionByHash (Canton 3.6 on): the completions of a prepared transaction's executions
+ *   by the hash its parties signed, those with an actAs party the caller may read as: the
+ *   acceptance, if any, and the last rejections, newest first.
  */
 export function commandCompletionService(runtime: LedgerRuntime): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.CommandCompletionService",
-    unary: {},
+    unary: {
+      GetCompletionByHash: async (
+        request: GetCompletionByHashRequest__Output,
+        context: CallContext,
+      ): Promise<GetCompletionByHashResponse> => {
+        // Canton's MatchReadAsParties first: a caller that reads as no party at all is refused.
+        await context.authorize({ kind: "some-readable-party" });
+        const hash = Buffer.from(request.transactionHash);
+        if (hash.length === 0) throw errors.invalidArgument("Missing field: transaction_hash");
+        const pruned = runtime.ledger.store.latestPrunedOffset();
+        let accepted: Completion | undefined;
+        const rejected: Completion[] = [];
+        for (const update of runtime.ledger.updatesByTransactionHash(hash)) {
+          if (update.offset <= pruned || update.kind === "topology" || update.completion === undefined)
+            continue;
+          if (!(await readsAsAnyOf(context, update.completion.actAs))) continue;
+          const completion = completionOf(update, undefined, undefined);
+          if (completion === undefined) continue;
+          if (update.kind === "rejection") rejected.unshift(completion);
+          else accepted = completion;
+        }
+        if (accepted === undefined && rejected.length === 0)
+          throw ledgerErrors.completionNotFound(hash.toString("hex"));
+        return {
+          ...(accepted === undefined ? {} : { acceptedCompletion: accepted }),
+          lastRejectedCompletions: rejected.slice(0, MAX_REJECTED_COMPLETIONS_BY_HASH),
+        };
+      },
+    },
     stream: {
       CompletionStream: async (
         request: CompletionStreamRequest__Output,
@@ -59,6 +94,26 @@ export function commandCompletionService(runtime: LedgerRuntime): ServiceImpleme
       },
     },
   };
+}
+
+/** Canton's `index-service.max-rejected-completions-by-hash` default. */
+const MAX_REJECTED_COMPLETIONS_BY_HASH = 10;
+
+/**
+ * Whether the caller may read as one of `parties` (Canton's MatchReadAsParties narrows the lookup
+ * to the parties the caller reads as, or none for a reader of any party). The authorizer is asked
+ * party by party; only its refusal means "not visible", any other failure is the call's.
+ */
+async function readsAsAnyOf(context: CallContext, parties: readonly string[]): Promise<boolean> {
+  for (const party of parties) {
+    try {
+      await context.authorize({ kind: "read-as", parties: [party] });
+      return true;
+    } catch (error) {
+      if (!(error instanceof SandboxError && error.code.id === "PERMISSION_DENIED")) throw error;
+    }
+  }
+  return false;
 }
 
 function streamCompletions(

@@ -1,4 +1,5 @@
 import type {
+  GetUpdateByHashRequest__Output,
   GetUpdateByIdRequest__Output,
   GetUpdateByOffsetRequest__Output,
   GetUpdatesPageRequest__Output,
@@ -29,7 +30,8 @@ interface PagePosition {
 
 /**
  * UpdateService: the update stream (bounded or live, ascending or descending), single updates
- * by offset or id (UPDATE_NOT_FOUND when nothing of it is visible), and pages of updates.
+ * by offset, id or (Canton 3.6) the hash an external party signed (UPDATE_NOT_FOUND when nothing
+ * of it is visible), and pages of updates.
  */
 export function updateService(runtime: LedgerRuntime): ServiceImplementation {
   const store = runtime.ledger.store;
@@ -62,6 +64,19 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         const update = runtime.ledger.updateById(request.updateId);
         const rendered = update && render(update, compiled);
         if (rendered === undefined) throw ledgerErrors.updateNotFound(["UPDATE_ID", request.updateId]);
+        return rendered;
+      },
+      GetUpdateByHash: async (request: GetUpdateByHashRequest__Output, context) => {
+        if (request.transactionHash.length === 0) throw errors.missingField("transaction_hash");
+        if (request.updateFormat === null) throw errors.missingField("update_format");
+        const compiled = await format(request.updateFormat, context);
+        const hash = Buffer.from(request.transactionHash);
+        const update = runtime.ledger
+          .updatesByTransactionHash(hash)
+          .find((candidate) => candidate.kind === "transaction");
+        const rendered = update && render(update, compiled);
+        if (rendered === undefined)
+          throw ledgerErrors.updateNotFound(["TRANSACTION_HASH", hash.toString("hex")]);
         return rendered;
       },
       GetUpdatesPage: async (

@@ -1,3 +1,4 @@
+import type { ApiVersion } from "../../proto/api-version.js";
 import type {
   CreateUserRequest__Output,
   CreateUserResponse,
@@ -35,6 +36,7 @@ import {
   needsParticipantAdmin,
   partiesOf,
   rightsFromProto,
+  rightsOfRelease,
   rightToProto,
   type UserRight,
 } from "../users/user-rights.js";
@@ -55,6 +57,8 @@ export interface UserManagementDeps {
   readonly partyIdentityProvider: (party: string) => string | undefined;
   readonly resolveClaims: ClaimsResolver;
   readonly maxUsersPageSize: number;
+  /** The release the sandbox speaks: which kinds of right it knows. */
+  readonly apiVersion: ApiVersion;
 }
 
 /** The fields an UpdateUser mask may name (Canton's UserPaths). */
@@ -78,9 +82,10 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
     serviceName: "com.daml.ledger.api.v2.admin.UserManagementService",
     unary: {
       CreateUser: async (
-        request: CreateUserRequest__Output,
+        given: CreateUserRequest__Output,
         context: CallContext,
       ): Promise<CreateUserResponse> => {
+        const request = { ...given, rights: rightsOfRelease(given.rights, deps.apiVersion) };
         await authorizeAdminOrIdpAdmin(context, request.user?.identityProviderId ?? "", request.rights);
         return { user: toProtoUser(createUser(deps, request, claimsOf(context))) };
       },
@@ -133,18 +138,20 @@ export function userManagementService(deps: UserManagementDeps): ServiceImplemen
         };
       },
       GrantUserRights: async (
-        request: GrantUserRightsRequest__Output,
+        given: GrantUserRightsRequest__Output,
         context: CallContext,
       ): Promise<GrantUserRightsResponse> => {
+        const request = { ...given, rights: rightsOfRelease(given.rights, deps.apiVersion) };
         await authorizeAdminOrIdpAdmin(context, request.identityProviderId, request.rights);
         const { userId, rights, identityProviderId } = rightsChange(deps, request, claimsOf(context));
         const granted = deps.users.grant(userId, rights, identityProviderId, "grant user rights");
         return { newlyGrantedRights: granted.map(rightToProto) };
       },
       RevokeUserRights: async (
-        request: RevokeUserRightsRequest__Output,
+        given: RevokeUserRightsRequest__Output,
         context: CallContext,
       ): Promise<RevokeUserRightsResponse> => {
+        const request = { ...given, rights: rightsOfRelease(given.rights, deps.apiVersion) };
         await authorizeAdminOrIdpAdmin(context, request.identityProviderId, request.rights);
         const claims = claimsOf(context);
         const { userId, rights, identityProviderId } = rightsChange(deps, request, claims, (id, parsed) => {

@@ -1,3 +1,4 @@
+import { type ApiVersion, type Availability, availableIn } from "../../proto/api-version.js";
 import type { Right, Right__Output } from "../../proto/ledger-api-types.js";
 import { errors } from "../errors.js";
 import { partyStringError } from "../identifiers.js";
@@ -8,6 +9,8 @@ export type UserRight =
   | { readonly kind: "IdentityProviderAdmin" }
   | { readonly kind: "CanReadAsAnyParty" }
   | { readonly kind: "CanExecuteAsAnyParty" }
+  /** Canton 3.6 on: act (and so read and execute) as any party. */
+  | { readonly kind: "CanActAsAnyParty" }
   | { readonly kind: "CanActAs"; readonly party: string }
   | { readonly kind: "CanReadAs"; readonly party: string }
   | { readonly kind: "CanExecuteAs"; readonly party: string };
@@ -28,6 +31,8 @@ function rightFromProto(proto: Right__Output): UserRight {
       return { kind: "CanReadAsAnyParty" };
     case "canExecuteAsAnyParty":
       return { kind: "CanExecuteAsAnyParty" };
+    case "canActAsAnyParty":
+      return { kind: "CanActAsAnyParty" };
     case "canActAs":
       return { kind: "CanActAs", party: validParty(proto.canActAs?.party) };
     case "canReadAs":
@@ -45,6 +50,23 @@ function validParty(party = ""): string {
   const error = partyStringError(party);
   if (error !== undefined) throw errors.invalidArgument(error);
   return party;
+}
+
+/** The kinds of right that not every known release has (field names of Right's `kind`). */
+const RIGHT_KIND_AVAILABILITY: Partial<Record<NonNullable<Right__Output["kind"]>, Availability>> = {
+  canActAsAnyParty: { since: "3.6.0" },
+};
+
+/**
+ * The rights of a request as a participant of `version` reads them: a kind its protos do not
+ * have arrives as an unknown field, i.e. a right with no kind, which it then refuses as unknown.
+ */
+export function rightsOfRelease(rights: readonly Right__Output[], version: ApiVersion): Right__Output[] {
+  return rights.map((right) =>
+    right.kind !== undefined && !availableIn(RIGHT_KIND_AVAILABILITY[right.kind], version)
+      ? ({ kind: undefined } as Right__Output)
+      : right,
+  );
 }
 
 /** The distinct rights of a request, in request order. */
@@ -67,6 +89,8 @@ export function rightToProto(right: UserRight): Right {
       return { canReadAsAnyParty: {} };
     case "CanExecuteAsAnyParty":
       return { canExecuteAsAnyParty: {} };
+    case "CanActAsAnyParty":
+      return { canActAsAnyParty: {} };
     case "CanActAs":
       return { canActAs: { party: right.party } };
     case "CanReadAs":
@@ -94,6 +118,7 @@ export function needsParticipantAdmin(right: Right__Output): boolean {
     case "participantAdmin":
     case "canReadAsAnyParty":
     case "canExecuteAsAnyParty":
+    case "canActAsAnyParty":
       return true;
     case "canActAs":
     case "canReadAs":

@@ -115,6 +115,29 @@ describe("MessageCodec.fromJson", () => {
     );
   });
 
+  it("refuses a malformed identifier as Canton 3.6 does: exactly <package>:<moduleName>:<entityName>", () => {
+    const filter = (templateId: unknown) =>
+      codec.fromJson(`${V2}.TemplateFilter`, { templateId, includeCreatedEventBlob: false });
+    assert.deepEqual((filter("#pkg:Mod.Sub:Entity") as { templateId: unknown }).templateId, {
+      packageId: "#pkg",
+      moduleName: "Mod.Sub",
+      entityName: "Entity",
+    });
+    for (const malformed of ["Iou", "pkg:Iou", "a:b:c:d", ":Mod:Entity", "pkg:Mod:", "pkg::Entity:x"]) {
+      assert.throws(
+        () => filter(malformed),
+        (error: unknown) =>
+          error instanceof InvalidJsonError &&
+          error.path === "templateId" &&
+          error.message.includes(
+            `Invalid identifier format (${malformed}) not matching the expected format (<package>:<moduleName>:<entityName>)`,
+          ),
+        malformed,
+      );
+    }
+    assert.throws(() => filter(7), /templateId: expected an identifier/);
+  });
+
   it("takes integers within their protobuf type's range and refuses the rest instead of wrapping them", () => {
     const end = (offset: unknown) => codec.fromJson(`${V2}.GetLedgerEndResponse`, { offset });
     assert.deepEqual(end("9223372036854775807"), { offset: "9223372036854775807" });

@@ -11,6 +11,7 @@ const base: ResolvedClaims = {
   idpAdmin: false,
   readAsAnyParty: false,
   executeAsAnyParty: false,
+  actAsAnyParty: false,
   actAs: new Set(),
   readAs: new Set(),
   executeAs: new Set(),
@@ -27,6 +28,30 @@ describe("rights authorizer (Canton's required claims)", () => {
     doesNotThrow(() => checkRequirement(claims, { kind: "act-as", actAs: ["a"], readAs: ["r", "a"] }));
     denied(claims, { kind: "act-as", actAs: ["r"], readAs: [] });
     denied({ ...base, admin: true }, { kind: "act-as", actAs: ["a"], readAs: [] });
+  });
+
+  it("CanActAsAnyParty (3.6) acts, reads and executes as every party, and administers nothing", () => {
+    const claims = { ...base, actAsAnyParty: true };
+    doesNotThrow(() => checkRequirement(claims, { kind: "act-as", actAs: ["x", "y"], readAs: ["z"] }));
+    doesNotThrow(() => checkRequirement(claims, { kind: "read-as", parties: ["any"] }));
+    doesNotThrow(() => checkRequirement(claims, { kind: "read-as-any-party" }));
+    doesNotThrow(() => checkRequirement(claims, { kind: "execute-as", parties: ["x"] }));
+    doesNotThrow(() =>
+      checkRequirement(claims, { kind: "own-user-id", userId: "other", unlessReadsAsAnyParty: true }),
+    );
+    denied(claims, { kind: "admin" });
+    denied(claims, { kind: "idp-admin", identityProviderId: "" });
+    denied(claims, { kind: "own-user-id", userId: "other" });
+  });
+
+  it("some-readable-party (MatchReadAsParties) needs a read or act right on some party, or any party", () => {
+    doesNotThrow(() =>
+      checkRequirement({ ...base, readAs: new Set(["r"]) }, { kind: "some-readable-party" }),
+    );
+    doesNotThrow(() => checkRequirement({ ...base, actAs: new Set(["a"]) }, { kind: "some-readable-party" }));
+    doesNotThrow(() => checkRequirement({ ...base, readAsAnyParty: true }, { kind: "some-readable-party" }));
+    doesNotThrow(() => checkRequirement({ ...base, actAsAnyParty: true }, { kind: "some-readable-party" }));
+    denied({ ...base, admin: true, executeAs: new Set(["e"]) }, { kind: "some-readable-party" });
   });
 
   it("takes a request's user id only when it is the token's own, admins' included (MatchUserId)", () => {

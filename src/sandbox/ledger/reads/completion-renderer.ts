@@ -31,6 +31,9 @@ export function completionOf(
     offset: update.offset,
     synchronizerTime: { synchronizerId: update.synchronizerId, recordTime: timestamp(update.recordTime) },
     paidTrafficCost: 0,
+    ...((update.kind === "transaction" || update.kind === "rejection") && update.transactionHash !== undefined
+      ? { transactionHash: update.transactionHash }
+      : {}),
   };
 }
 

@@ -85,5 +85,6 @@ export function transactionMessage(
     ...(tx.externalTransactionHash === undefined
       ? {}
       : { externalTransactionHash: tx.externalTransactionHash }),
+    ...(tx.transactionHash === undefined ? {} : { transactionHash: tx.transactionHash }),
   };
 }
