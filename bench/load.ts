@@ -11,7 +11,7 @@
  * line on stderr); 128 + the signal's number when a signal stopped the run (partial results
  * written).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { commandLine } from "./lib/command-line.js";
 import { compareFiles, readResult } from "./load/compare-runs.js";
@@ -222,7 +222,6 @@ async function load(options: ReturnType<typeof loadOptions>): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const stop = stopOnSignals(log);
   const stem = runStem(new Date());
-  mkdirSync(options.outDir, { recursive: true });
   const raw = new RawSamples(join(options.outDir, `${stem}.ndjson`));
   let metrics: LiveMetrics | undefined;
   if (options.metricsPort !== undefined) {
@@ -242,7 +241,12 @@ async function load(options: ReturnType<typeof loadOptions>): Promise<void> {
   result.thresholds = judgeAll(options.thresholds, result);
   const paths = writeRun(result, options.outDir, stem);
   process.stdout.write(
-    `${[`results: ${paths.json}`, `report: ${paths.html}`, `raw samples: ${join(options.outDir, `${stem}.ndjson`)}`, ...summaryLines(result)].join("\n")}\n`,
+    `${[
+      `results: ${paths.json}`,
+      `report: ${paths.html}`,
+      ...(existsSync(raw.path) ? [`raw samples: ${raw.path}`] : []),
+      ...summaryLines(result),
+    ].join("\n")}\n`,
   );
   const signal = stop.by();
   if (signal !== undefined) {

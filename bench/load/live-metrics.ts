@@ -84,6 +84,14 @@ export class LiveMetrics {
     };
   }
 
+  /** The open model's scenarios, at 0 from the start: a run that drops nothing shows 0, not no data. */
+  openScenarios(scenarios: readonly string[]): void {
+    for (const scenario of scenarios) {
+      this.offered.labels(scenario).inc(0);
+      this.dropped.labels(scenario).inc(0);
+    }
+  }
+
   offer(scenario: string): void {
     this.offered.labels(scenario).inc();
   }

@@ -1,4 +1,5 @@
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import type { IntervalFigures } from "./recorder.js";
 
 /**
@@ -16,12 +17,13 @@ export interface RawSample extends IntervalFigures {
   series: string;
 }
 
+/** Written from the first interval on: a run that fails before it leaves no file behind. */
 export class RawSamples {
-  constructor(private readonly path: string) {
-    writeFileSync(path, "");
-  }
+  constructor(readonly path: string) {}
 
   write(samples: readonly RawSample[]): void {
-    if (samples.length > 0) appendFileSync(this.path, samples.map((s) => `${JSON.stringify(s)}\n`).join(""));
+    if (samples.length === 0) return;
+    mkdirSync(dirname(this.path), { recursive: true });
+    appendFileSync(this.path, samples.map((s) => `${JSON.stringify(s)}\n`).join(""));
   }
 }

@@ -90,6 +90,7 @@ export async function runLoad(
     const completionLag = new LagTracker(options.completionSubscribers);
     const acsStream = options.acsReaders > 0 ? recorder("acs-stream") : undefined;
     const open = options.model.kind === "open";
+    if (open) outputs.metrics?.openScenarios(options.requests);
     const offered = new OfferedLoad(open ? options.maxInFlight : Number.POSITIVE_INFINITY, (name) =>
       outputs.metrics?.drop(name),
     );
