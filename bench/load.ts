@@ -158,10 +158,11 @@ function recordedCommand(): string {
   ].join(" ");
 }
 
-const SIGNAL_STATUS = { SIGINT: 130, SIGTERM: 143 } as const;
+const SIGNAL_STATUS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
 
 /**
- * SIGINT (Ctrl-C) and SIGTERM (CI's cancel, `timeout`, `docker stop`) alike: the first ends the
+ * SIGINT (Ctrl-C), SIGTERM (CI's cancel, `timeout`, `docker stop`) and SIGHUP (the terminal
+ * closed, passed on by the CLI) alike: the first ends the
  * load and lets the run finish (answers in flight, rights given back, results written); a second
  * quits at once. Answers the signal that stopped the run, once one has.
  */
@@ -171,7 +172,7 @@ function stopOnSignals(log: (line: string) => void): {
 } {
   const stop = new AbortController();
   let by: keyof typeof SIGNAL_STATUS | undefined;
-  for (const name of ["SIGINT", "SIGTERM"] as const)
+  for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
     process.on(name, () => {
       if (stop.signal.aborted) process.exit(SIGNAL_STATUS[name]);
       by = name;

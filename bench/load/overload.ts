@@ -6,7 +6,7 @@
  * of the arrivals due in it (the server fell behind: a backlog grew, even if nothing was dropped
  * yet). The closed model offers no rate, so it is never flagged.
  */
-export const ACHIEVED_SHARE = 0.95;
+const ACHIEVED_SHARE = 0.95;
 
 export function overloadReason(figures: {
   offered: number;

@@ -32,7 +32,7 @@ export const decodeHistogram = (encoded: string): Histogram => {
 export const encodeHistogram = (h: Histogram): string => encodeIntoCompressedBase64(h);
 
 /** The percentiles every summary holds; thresholds and `--percentiles` may read any other. */
-export const SUMMARY_PERCENTILES = [50, 90, 95, 99, 99.9] as const;
+const SUMMARY_PERCENTILES = [50, 90, 95, 99, 99.9] as const;
 
 /** `p50`, `p99.9`: how a percentile is named in summaries, thresholds and flags. */
 export type PercentileName = `p${number}`;
