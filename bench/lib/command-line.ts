@@ -28,7 +28,7 @@ type Values<O extends Options> = {
  * reads.
  */
 export function commandLine<O extends Options>(
-  /** As run: `run.js` (a file of dist/bench), or a whole command (`ledger-json-gateway bench`). */
+  /** As run: `run.js` (a file of dist/bench), or the CLI's command (`ledger-json-gateway bench`). */
   tool: string,
   options: O,
   positionals?: string,
@@ -43,7 +43,7 @@ export function commandLine<O extends Options>(
       ? `[--${name}]`
       : `[--${name} ${option.default ?? "VALUE"}${option.multiple ? " ..." : ""}]`,
   );
-  const program = tool.endsWith(".js") ? `node dist/bench/${tool}` : tool;
+  const program = tool.startsWith("ledger-json-gateway ") ? tool : `node dist/bench/${tool}`;
   const usage = ["usage:", program, ...(positionals ? [positionals] : []), ...flags].join(" ");
   if (process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
     console.log(help === undefined ? usage : `${usage}\n\n${help}`);
