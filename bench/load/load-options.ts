@@ -262,6 +262,14 @@ export function loadOptions(raw: RawOptions): LoadOptions {
       throw new UsageError(
         `--threshold '${threshold.text}': ${threshold.metric} is the open model's (--rate or --stages): the closed model offers no rate`,
       );
+    if (
+      OPEN_MODEL_METRICS.includes(threshold.metric) &&
+      threshold.scenario !== undefined &&
+      !(requests as readonly string[]).includes(threshold.scenario)
+    )
+      throw new UsageError(
+        `--threshold '${threshold.text}': ${threshold.metric} is a request scenario's (${requests.join(", ")}), not ${threshold.scenario}'s`,
+      );
   }
   const metricsPort =
     raw["metrics-port"] === undefined ? undefined : positiveInteger(raw["metrics-port"], "--metrics-port", 0);

@@ -70,9 +70,9 @@ export async function runLoad(
     cleanUp = prepared.cleanUp;
     const { server } = prepared;
     log(
-      `load: ${options.url} (Ledger API ${server.version}, participant ${server.participantId}): ${describeLoad(options)}`,
+      `bench: ${options.url} (Ledger API ${server.version}, participant ${server.participantId}): ${describeLoad(options)}`,
     );
-    if (server.embeddedSandbox) log(`load: every figure below is ${SANDBOX_CAVEAT}`);
+    if (server.embeddedSandbox) log(`bench: every figure below is ${SANDBOX_CAVEAT}`);
 
     // The summaries hold the percentiles shown and those the thresholds read (judged each interval).
     const percentiles = [
@@ -251,14 +251,14 @@ export async function runLoad(
         if (breach) {
           abortedBy = { threshold: breach.threshold, actual: breach.actual, atSeconds: point.seconds };
           log(
-            `load: threshold ${breach.threshold} breached by the run so far (measured ${breach.actual}): stopping (--abort-on-fail)`,
+            `bench: threshold ${breach.threshold} breached by the run so far (measured ${breach.actual}): stopping (--abort-on-fail)`,
           );
           halt.abort();
         }
       }
     });
 
-    if (options.warmUpMs > 0) log(`load: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
+    if (options.warmUpMs > 0) log(`bench: warming up for ${options.warmUpMs / 1000} s (not recorded)`);
     if (options.requests.length === 0) {
       // acs-stream alone: its readers are the load.
       const endAt = measuredFrom + options.durationMs;
@@ -437,6 +437,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function takeBack(cleanUp: () => Promise<void>, log: (line: string) => void): Promise<void> {
   await cleanUp().catch((error: Error) =>
-    log(`load: could not take back the rights granted: ${error.message}`),
+    log(`bench: could not take back the rights granted: ${error.message}`),
   );
 }

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { abortingBreach } from "../../bench/load/abort-on-fail.js";
 import { defaultOutDir } from "../../bench/load/default-out.js";
 import { roundTicks } from "../../bench/load/line-chart.js";
+import { loadOptions, type RawOptions } from "../../bench/load/load-options.js";
 import type { LoadResult, TimelinePoint } from "../../bench/load/load-result.js";
 import { mergeRuns } from "../../bench/load/merge-runs.js";
 import { OfferedLoad } from "../../bench/load/offered-load.js";
@@ -11,6 +12,7 @@ import { PROGRESS_LINE_MAX, progressLine } from "../../bench/load/progress-line.
 import { decodeHistogram, percentileMs, SeriesRecorder } from "../../bench/load/recorder.js";
 import { parseRegressionLimits, regressionVerdicts } from "../../bench/load/regression-gate.js";
 import { judge, parseThreshold } from "../../bench/load/thresholds.js";
+import { UsageError } from "../../bench/load/usage-error.js";
 
 /** A seeded stream of latencies (ms), so that runs are different and reproducible. */
 function latencies(seed: number, n: number): number[] {
@@ -301,5 +303,48 @@ describe("the load tool's figures", () => {
       /\/\.local\/state\//,
       "XDG: a relative path is ignored",
     );
+  });
+
+  it("reads the percentiles shown, the in-flight cap and the metrics port, and refuses what cannot be judged", () => {
+    const raw = (over: Partial<RawOptions>): RawOptions => ({
+      url: "http://127.0.0.1:7575",
+      "token-file": "t",
+      scenario: "reads,updates",
+      subscribers: "2",
+      duration: "10s",
+      "warm-up": "0",
+      interval: "1s",
+      connections: "4",
+      "acs-contracts": "1",
+      "reassignment-contracts": "1",
+      ...over,
+    });
+    const defaults = loadOptions(raw({}));
+    assert.deepEqual(defaults.percentiles, [50, 95, 99, 99.9]);
+    assert.equal(defaults.maxInFlight, 1000);
+    assert.equal(defaults.abortOnFail, false);
+    assert.equal(defaults.metricsPort, undefined);
+    const given = loadOptions(
+      raw({ percentiles: "p75,p99.99", "max-in-flight": "8", "abort-on-fail": true, "metrics-port": "0" }),
+    );
+    assert.deepEqual(
+      [given.percentiles, given.maxInFlight, given.abortOnFail, given.metricsPort],
+      [[75, 99.99], 8, true, 0],
+    );
+    const refused = (over: Partial<RawOptions>, message: RegExp) =>
+      assert.throws(
+        () => loadOptions(raw(over)),
+        (error: Error) => error instanceof UsageError && message.test(error.message),
+      );
+    refused({ percentiles: "p50,median" }, /--percentiles takes pNN or pNN\.N names .* got 'median'/);
+    refused({ percentiles: "p0" }, /--percentiles takes/);
+    refused({ "metrics-port": "70000" }, /--metrics-port takes a port/);
+    refused({ "max-in-flight": "0" }, /--max-in-flight takes a whole number of at least 1/);
+    refused({ concurrency: "2", threshold: ["dropped<1%"] }, /dropped is the open model's .* offers no rate/);
+    refused(
+      { threshold: ["updates.achieved>=95%"] },
+      /achieved is a request scenario's \(reads\), not updates's/,
+    );
+    assert.equal(loadOptions(raw({ threshold: ["reads.dropped<1%", "achieved>=95%"] })).thresholds.length, 2);
   });
 });
