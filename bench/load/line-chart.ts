@@ -15,7 +15,7 @@ export interface LineChart {
 
 const WIDTH = 640;
 const HEIGHT = 280;
-const MARGIN = { top: 36, right: 150, bottom: 40, left: 64 };
+const MARGIN = { top: 36, right: 180, bottom: 40, left: 64 };
 const DASHES = ["", "6 3", "2 3", "8 3 2 3"];
 const COLORS = ["#3b6ea8", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#16a085", "#7f8c8d"];
 
@@ -76,8 +76,9 @@ export function lineChartSvg(chart: LineChart): string {
     parts.push(
       `<polyline class="series" data-series="${escapeXml(series.name)}" fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""} points="${points}"/>`,
       ...series.points.map(([px, py]) => `<circle cx="${x(px)}" cy="${y(py)}" r="2.5" fill="${color}"/>`),
-      `<rect x="${WIDTH - MARGIN.right + 12}" y="${MARGIN.top + i * 18}" width="10" height="10" fill="${color}"/>`,
-      `<text x="${WIDTH - MARGIN.right + 28}" y="${MARGIN.top + i * 18 + 9}">${escapeXml(series.name)}</text>`,
+      // The legend draws each line as it is drawn: its colour and its dashes.
+      `<line x1="${WIDTH - MARGIN.right + 10}" y1="${MARGIN.top + i * 18 + 5}" x2="${WIDTH - MARGIN.right + 30}" y2="${MARGIN.top + i * 18 + 5}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`,
+      `<text x="${WIDTH - MARGIN.right + 34}" y="${MARGIN.top + i * 18 + 9}">${escapeXml(series.name)}</text>`,
     );
   });
   parts.push("</svg>");
