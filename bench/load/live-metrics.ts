@@ -100,6 +100,11 @@ export class LiveMetrics {
     this.dropped.labels(scenario).inc();
   }
 
+  /** The text a scrape gets (Prometheus exposition format). */
+  exposition(): Promise<string> {
+    return this.registry.metrics();
+  }
+
   /** Serves `GET /metrics` on all interfaces (a Prometheus elsewhere scrapes it); resolves the port. */
   async listen(port: number): Promise<number> {
     const server = createServer((request, response) => {
@@ -107,7 +112,7 @@ export class LiveMetrics {
         response.writeHead(404).end();
         return;
       }
-      this.registry.metrics().then(
+      this.exposition().then(
         (text) => response.writeHead(200, { "content-type": this.registry.contentType }).end(text),
         (error: Error) => response.writeHead(500).end(error.message),
       );

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { abortingBreach } from "../../bench/load/abort-on-fail.js";
 import { defaultOutDir } from "../../bench/load/default-out.js";
 import { roundTicks } from "../../bench/load/line-chart.js";
+import { LiveMetrics } from "../../bench/load/live-metrics.js";
 import { loadOptions, type RawOptions } from "../../bench/load/load-options.js";
 import type { LoadResult, TimelinePoint } from "../../bench/load/load-result.js";
 import { mergeRuns } from "../../bench/load/merge-runs.js";
@@ -346,5 +348,28 @@ describe("the load tool's figures", () => {
       /achieved is a request scenario's \(reads\), not updates's/,
     );
     assert.equal(loadOptions(raw({ threshold: ["reads.dropped<1%", "achieved>=95%"] })).thresholds.length, 2);
+  });
+
+  it("exposes every metric its Grafana dashboard queries, counting measured answers, errors and arrivals", async () => {
+    const metrics = new LiveMetrics();
+    metrics.openScenarios(["reads"]);
+    const reads = metrics.series("reads");
+    reads.record(2);
+    reads.record(3);
+    reads.error("HTTP 503");
+    metrics.offer("reads");
+    metrics.drop("reads");
+    const text = await metrics.exposition();
+    assert.match(text, /^ledger_gateway_bench_answers_total\{series="reads"\} 2$/m);
+    assert.match(text, /^ledger_gateway_bench_errors_total\{series="reads",code="HTTP 503"\} 1$/m);
+    assert.match(text, /^ledger_gateway_bench_offered_total\{scenario="reads"\} 1$/m);
+    assert.match(text, /^ledger_gateway_bench_dropped_iterations_total\{scenario="reads"\} 1$/m);
+    assert.match(text, /^ledger_gateway_bench_latency_seconds_bucket\{le="0.004",series="reads"\} 2$/m);
+    const dashboard = readFileSync("grafana/dashboards/ledger-json-gateway-bench.json", "utf8");
+    const used = new Set(
+      [...dashboard.matchAll(/\b(ledger_gateway_bench_[a-z0-9_]+)/g)].map((m) => m[1] as string),
+    );
+    assert.ok(used.size >= 6, [...used].join(", "));
+    for (const name of used) assert.match(text, new RegExp(`^${name}[{ ]`, "m"), `${name} is not exposed`);
   });
 });

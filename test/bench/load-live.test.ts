@@ -325,6 +325,12 @@ scrape_configs:
       }),
     );
     assert.ok(a && b);
+    // The open model's last interval ends with the window, once.
+    for (const run of [a, b])
+      assert.deepEqual(
+        run.result.timeline.map((point) => point.seconds),
+        [1, 2, 3],
+      );
     const out = join(dir, "merged");
     const merged = await bench("merge", a.file, b.file, "--out", out, "--threshold", "p99<1us");
     assert.equal(merged.status, 1, "the threshold is judged on the merged result");
