@@ -231,7 +231,6 @@ export async function runLoad(
           point,
           cuts.map(([, cut]) => cut.raw),
           intervalSeconds,
-          streamCounts(options),
           { totalSeconds: options.durationMs / 1000, percentiles: options.percentiles, open },
         ),
       );
