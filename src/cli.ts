@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -122,7 +123,15 @@ async function main(argv: string[]): Promise<void> {
  * its exit status passed on. A process, not an import: src/ never depends on bench/ (the
  * dependency rules), and the gateway does not load the bench's code. Built, it is
  * dist/bench/load.js beside dist/src; run from source (tsx), bench/load.ts with the same loader.
+ *
+ * Signals are the tool's to act on: SIGINT, SIGTERM and SIGHUP are passed on to it and this
+ * process waits for its exit (a first signal makes the tool finish the run and write its partial
+ * results, a second one makes it quit), so that nothing is left loading the server after this
+ * process ends. The child has a process group of its own: a terminal's Ctrl-C, sent to the whole
+ * foreground group, would otherwise reach it twice (directly, and passed on) and read as "quit now".
  */
+const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 function benchCommand(args: readonly string[]): Promise<number> {
   const built = fileURLToPath(new URL("../bench/load.js", import.meta.url));
   const source = fileURLToPath(new URL("../bench/load.ts", import.meta.url));
@@ -132,12 +141,22 @@ function benchCommand(args: readonly string[]): Promise<number> {
     return Promise.resolve(2);
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, script, ...args], { stdio: "inherit" });
+    const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
+      stdio: "inherit",
+      detached: true,
+    });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+    const done = (status: number) => {
+      for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
+      resolve(status);
+    };
     child.on("error", (error) => {
       process.stderr.write(`ledger-json-gateway: could not start the load tester: ${error.message}\n`);
-      resolve(1);
+      done(1);
     });
-    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    // A child ended by a signal: the shell's status for it, 128 + the signal's number.
+    child.on("exit", (code, signal) => done(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 0)));
   });
 }
 

@@ -73,7 +73,8 @@ export interface GatewayResultFile {
  */
 export interface GatewayResult {
   /** Tells a comparison's file from a load run's (`--compare` reads both). */
-  tool?: typeof LOCAL_TOOL;
+  /** Files written before the tool had one name say `ledger-json-gateway load local`. */
+  tool?: typeof LOCAL_TOOL | "ledger-json-gateway load local";
   /** Every figure is against the embedded sandbox: said beside them (issue 26, item 5). */
   caveat?: string;
   date: string;
@@ -114,7 +115,7 @@ export interface GatewayResult {
   };
 }
 
-export const LOCAL_TOOL = "ledger-json-gateway load local";
+export const LOCAL_TOOL = "ledger-json-gateway bench local";
 
 /** The request-cost scenario's targets, each with its verdict (bench/load/local-request-cost.ts). */
 type RequestCostTargets = Record<string, { met: boolean }> & {

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { GatewayResult } from "../lib/results.js";
-import type { LoadResult } from "./load-result.js";
+import { type LoadResult, TOOL_NAMES } from "./load-result.js";
 import { compareLocalRuns } from "./local-compare.js";
+import { type RegressionLimit, regressionVerdicts } from "./regression-gate.js";
 import { sideBySide } from "./side-by-side.js";
 
 type AnyResult = { kind: "load"; result: LoadResult } | { kind: "local"; result: GatewayResult };
@@ -11,25 +12,42 @@ type AnyResult = { kind: "load"; result: LoadResult } | { kind: "local"; result:
  * `gateway-*.json` that bench/run.ts wrote before it: those have no `tool`, but their targets),
  * or says why it is neither.
  */
-function readResult(path: string): AnyResult {
+export function readResult(path: string): AnyResult {
   let parsed: { tool?: unknown; targets?: unknown; date?: unknown };
   try {
     parsed = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
-  if (parsed.tool === "ledger-json-gateway load") return { kind: "load", result: parsed as LoadResult };
+  if ((TOOL_NAMES as readonly unknown[]).includes(parsed.tool))
+    return { kind: "load", result: parsed as LoadResult };
   if (typeof parsed.targets === "object" && typeof parsed.date === "string")
     return { kind: "local", result: parsed as GatewayResult };
   throw new Error(`${path} is not a results file of the load tool`);
 }
 
-/** `--compare A.json B.json`: two load runs, or two comparisons (`local`), side by side. */
-export function compareFiles(pathA: string, pathB: string): string {
+/**
+ * `--compare A.json B.json`: two load runs, or two comparisons (`local`), side by side; with
+ * `--max-regression` limits (load runs only), B judged against A: `passed` false past one.
+ */
+export function compareFiles(
+  pathA: string,
+  pathB: string,
+  limits: readonly RegressionLimit[] = [],
+): { text: string; passed: boolean } {
   const a = readResult(pathA);
   const b = readResult(pathB);
-  if (a.kind === "load" && b.kind === "load") return compareRuns(pathA, a.result, pathB, b.result);
-  if (a.kind === "local" && b.kind === "local") return compareLocalRuns(pathA, a.result, pathB, b.result);
+  if (a.kind === "load" && b.kind === "load") {
+    const verdicts = regressionVerdicts(a.result, b.result, limits);
+    const text = compareRuns(pathA, a.result, pathB, b.result);
+    return {
+      text: `${text}${verdicts.map((v) => `${v.line}\n`).join("")}`,
+      passed: verdicts.every((v) => v.passed),
+    };
+  }
+  if (limits.length > 0) throw new Error("--max-regression reads load runs, not comparisons (local)");
+  if (a.kind === "local" && b.kind === "local")
+    return { text: compareLocalRuns(pathA, a.result, pathB, b.result), passed: true };
   throw new Error(
     `${pathA} is ${a.kind === "load" ? "a load run" : "a comparison (local)"}, ${pathB} ${b.kind === "load" ? "a load run" : "a comparison (local)"}: their figures are not the same`,
   );
@@ -38,6 +56,7 @@ export function compareFiles(pathA: string, pathB: string): string {
 const METRICS = [
   ["per second", (s: LoadResult["scenarios"][string]) => s.ratePerSecond],
   ["p50 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.p50],
+  ["p95 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.p95],
   ["p99 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.p99],
   ["p99.9 ms", (s: LoadResult["scenarios"][string]) => s.latencyMs["p99.9"]],
   ["max ms", (s: LoadResult["scenarios"][string]) => s.latencyMs.max],

@@ -1,7 +1,8 @@
+import { defaultOutDir } from "./default-out.js";
 import type { MixEntry } from "./mix.js";
 import { partyChoice } from "./party-options.js";
 import { scenarioChoice } from "./scenario-options.js";
-import { parseThreshold, type Threshold } from "./thresholds.js";
+import { OPEN_MODEL_METRICS, parseThreshold, percentileOf, type Threshold } from "./thresholds.js";
 import type { TokenFrom } from "./token-source.js";
 import { UsageError } from "./usage-error.js";
 import type { Workflow } from "./workflows/workflow.js";
@@ -77,6 +78,17 @@ export interface LoadOptions {
   /** Contracts the submit-and-wait-for-reassignment scenario moves (one request holds one). */
   reassignmentContracts: number;
   template?: { id: string; createArguments: unknown };
+  /** Percentiles the summary, the progress line and the report show (`--percentiles`). */
+  percentiles: number[];
+  /**
+   * Open model: requests in flight at most (k6's maxVUs); an arrival due while that many are out
+   * is not sent and counted as dropped.
+   */
+  maxInFlight: number;
+  /** Stop the run at the first interval end where a threshold is breached (abort-on-fail.ts). */
+  abortOnFail: boolean;
+  /** Serve the live figures for Prometheus on this port (0: any free one) while the run lasts. */
+  metricsPort?: number;
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -159,13 +171,27 @@ export interface RawOptions {
   duration: string;
   "warm-up": string;
   interval: string;
-  out: string;
+  out?: string | undefined;
   threshold?: string[] | undefined;
   connections: string;
   "acs-contracts": string;
   "reassignment-contracts": string;
   template?: string | undefined;
   "create-arguments"?: string | undefined;
+  percentiles?: string | undefined;
+  "max-in-flight"?: string | undefined;
+  "abort-on-fail"?: boolean | undefined;
+  "metrics-port"?: string | undefined;
+}
+
+/** `p50,p95,p99.9` as numbers, each above 0 and at most 100. */
+export function parsePercentiles(text: string): number[] {
+  return text.split(",").map((part) => {
+    const p = percentileOf(part.trim());
+    if (p === undefined || !(p > 0 && p <= 100))
+      throw new UsageError(`--percentiles takes pNN or pNN.N names such as p50,p95,p99.9; got '${part}'`);
+    return p;
+  });
 }
 
 export function loadOptions(raw: RawOptions): LoadOptions {
@@ -245,11 +271,28 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     ...(requests.includes("submit-async") ? ["completions"] : []),
     ...STREAM_SCENARIOS.filter((name) => streamCount(name) > 0),
   ];
-  for (const threshold of thresholds)
+  for (const threshold of thresholds) {
     if (threshold.scenario !== undefined && !series.includes(threshold.scenario))
       throw new UsageError(
         `--threshold '${threshold.text}' reads ${threshold.scenario}, which this run does not have (it has ${series.join(", ")})`,
       );
+    if (OPEN_MODEL_METRICS.includes(threshold.metric) && model.kind !== "open")
+      throw new UsageError(
+        `--threshold '${threshold.text}': ${threshold.metric} is the open model's (--rate or --stages): the closed model offers no rate`,
+      );
+    if (
+      OPEN_MODEL_METRICS.includes(threshold.metric) &&
+      threshold.scenario !== undefined &&
+      !(requests as readonly string[]).includes(threshold.scenario)
+    )
+      throw new UsageError(
+        `--threshold '${threshold.text}': ${threshold.metric} is a request scenario's (${requests.join(", ")}), not ${threshold.scenario}'s`,
+      );
+  }
+  const metricsPort =
+    raw["metrics-port"] === undefined ? undefined : positiveInteger(raw["metrics-port"], "--metrics-port", 0);
+  if (metricsPort !== undefined && metricsPort > 65535)
+    throw new UsageError(`--metrics-port takes a port (0 for any free one); got '${raw["metrics-port"]}'`);
 
   return {
     url: url.toString().replace(/\/$/, ""),
@@ -266,11 +309,15 @@ export function loadOptions(raw: RawOptions): LoadOptions {
     durationMs,
     warmUpMs: parseDuration(raw["warm-up"], "--warm-up"),
     intervalMs: parseDuration(raw.interval, "--interval"),
-    outDir: raw.out,
+    outDir: raw.out ?? defaultOutDir(),
     thresholds,
     connections: positiveInteger(raw.connections, "--connections"),
     acsContracts: positiveInteger(raw["acs-contracts"], "--acs-contracts"),
     reassignmentContracts: positiveInteger(raw["reassignment-contracts"], "--reassignment-contracts"),
     ...(template && { template }),
+    percentiles: parsePercentiles(raw.percentiles ?? "p50,p95,p99,p99.9"),
+    maxInFlight: positiveInteger(raw["max-in-flight"] ?? "1000", "--max-in-flight"),
+    abortOnFail: raw["abort-on-fail"] === true,
+    ...(metricsPort !== undefined && { metricsPort }),
   };
 }

@@ -21,8 +21,16 @@ interface SeriesResult {
    * command's intended send; for acs-stream, a read's time from opening its socket to its end.
    */
   latencyMs: LatencySummary;
-  /** HdrHistogram's compressed base64 form, in microseconds. */
+  /** HdrHistogram's compressed base64 form, in microseconds: what `bench merge` adds. */
   histogram: string;
+  /**
+   * The open model's request scenarios (and overall): arrivals due in the window, those not sent
+   * (the in-flight cap), their rate, and the answers of any kind received inside the window per second.
+   */
+  offered?: number;
+  dropped?: number;
+  offeredPerSecond?: number;
+  achievedPerSecond?: number;
 }
 
 export interface TimelinePoint {
@@ -36,8 +44,11 @@ export interface TimelinePoint {
   clientLoopDelayMs: { p99: number; max: number };
 }
 
+/** The tool's name in its results; files of before it was one name everywhere say `load`. */
+export const TOOL_NAMES = ["ledger-json-gateway bench", "ledger-json-gateway load"] as const;
+
 export interface LoadResult {
-  tool: "ledger-json-gateway load";
+  tool: (typeof TOOL_NAMES)[number];
   command: string;
   startedAt: string;
   target: {
@@ -63,11 +74,21 @@ export interface LoadResult {
     connections: number;
     /** The prefix of every party and command id the run made. */
     prefix: string;
-    /** Stopped early (Ctrl-C): the figures cover the part of the window it ran. */
+    /** Stopped early (Ctrl-C, SIGTERM): the figures cover the part of the window it ran. */
     interrupted?: boolean;
+    /** Stopped early by --abort-on-fail: the threshold the run so far breached, and when. */
+    abortedBy?: { threshold: string; actual: number; atSeconds: number };
+    /** The open model's in-flight cap (--max-in-flight). */
+    maxInFlight?: number;
+    /** The percentiles shown (--percentiles); the summaries hold p50, p90, p95, p99, p99.9 besides. */
+    percentiles?: number[];
+    /** `bench merge`: the runs merged, one per file (each run's own load is in its file). */
+    merged?: { file: string; startedAt: string; prefix: string }[];
   };
+  /** Why the run could not keep its offered rate (overload.ts); absent when it could. */
+  overloaded?: string;
   /** All request scenarios together (not completions, not updates). */
-  overall: Omit<SeriesResult, "errorsByCode" | "histogram">;
+  overall: Omit<SeriesResult, "errorsByCode">;
   scenarios: Record<
     string,
     SeriesResult & {

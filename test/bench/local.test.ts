@@ -58,7 +58,7 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
     const [json] = readdirSync(dir).filter((name) => /^gateway-.*\.json$/.test(name));
     assert.ok(json, run.stderr);
     const result = readResult(join(dir, json));
-    assert.equal(result.tool, "ledger-json-gateway load local");
+    assert.equal(result.tool, "ledger-json-gateway bench local");
     assert.match(result.caveat ?? "", /embedded sandbox/);
     assert.equal(result.idleConnections?.connections, 50);
     assert.ok((result.idleConnections?.rssPerConnectionBytes ?? 0) > 0);
