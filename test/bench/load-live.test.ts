@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary, freePort } from "../deploy/debian-package.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { until } from "../support/until.js";
+import { runBench } from "./bench-process.js";
 
 /**
  * `ledger-json-gateway bench` as an operator runs it against a gateway it did not start: its live
@@ -21,24 +22,7 @@ import { until } from "../support/until.js";
 const ROOT = projectRoot();
 type Series = LoadResult["scenarios"][string];
 
-interface Run {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The tool in a process of its own, as `ledger-json-gateway bench` runs it (from source). */
-function bench(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", join(ROOT, "bench", "load.ts"), ...args],
-      { cwd: ROOT, timeout: 120_000, maxBuffer: 16 << 20 },
-      (error, stdout, stderr) =>
-        resolve({ status: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const bench = (...args: string[]) => runBench(args, 120_000);
 
 const resultOf = (dir: string): LoadResult => {
   const files = readdirSync(dir).filter((name) => name.endsWith(".json"));

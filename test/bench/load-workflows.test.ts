@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,30 +7,14 @@ import type { LoadResult } from "../../bench/load/load-result.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { type BenchRun, runBench } from "./bench-process.js";
 
 const ROOT = projectRoot();
 
 /** The application user's token, valid five minutes as Canton's participants accept them. */
 const appToken = () => signToken("load-app", { exp: Math.floor(Date.now() / 1000) + 300 });
 
-interface Run {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The load tool as a user runs it, in a process of its own. */
-function load(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", join(ROOT, "bench", "load.ts"), ...args],
-      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 << 20 },
-      (error, stdout, stderr) =>
-        resolve({ status: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const load = (...args: string[]) => runBench(args);
 
 /**
  * The scenario file docs/load-testing.md gives users to copy (its first YAML block): an Iou created
@@ -59,7 +42,7 @@ describe("the load tool's workflows, as a least-privileged application user", ()
   let stack: Stack;
   let dir: string;
   let parties: [string, string];
-  let run: Run;
+  let run: BenchRun;
   let result: LoadResult;
   const adminCalls = () =>
     [

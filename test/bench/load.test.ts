@@ -9,30 +9,11 @@ import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary } from "../deploy/debian-package.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { until } from "../support/until.js";
+import { type BenchRun, runBench } from "./bench-process.js";
 
 const ROOT = projectRoot();
 
-interface Run {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * The load tool as a user runs it, in a process of its own (asynchronously: the gateway and the
- * sandbox it loads live in this test's process).
- */
-function load(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", join(ROOT, "bench", "load.ts"), ...args],
-      { cwd: ROOT, timeout: 60_000, maxBuffer: 16 << 20 },
-      (error, stdout, stderr) =>
-        resolve({ status: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const load = (...args: string[]) => runBench(args);
 
 const resultFiles = (dir: string, ext: string) =>
   readdirSync(dir)
@@ -43,7 +24,7 @@ describe("the load tool against a gateway it did not start", () => {
   let stack: Stack;
   let dir: string;
   let tokenFile: string;
-  let mixed: Run;
+  let mixed: BenchRun;
   let mixedOut: string;
 
   before(async () => {
@@ -374,7 +355,7 @@ console.log(body + "." + createHmac("sha256", "k").update(body).digest("base64ur
   });
 
   it("is the gateway CLI's bench subcommand", async () => {
-    const help = await new Promise<Run>((resolve) =>
+    const help = await new Promise<BenchRun>((resolve) =>
       execFile(
         process.execPath,
         ["--import", "tsx", join(ROOT, "src", "cli.ts"), "bench", "--help"],
