@@ -3,13 +3,18 @@
  * compiles src/, test/ and bench/ into dist/, and scripts/ only type-checks, in `make lint`):
  *   node --import tsx scripts/import-reference-schemas.ts ../shared/reference
  * Takes the JSON shapes (facts only: types, properties, required, enums, formats) of Canton's
- * OpenAPI/AsyncAPI component schemas into schemas/components.json; prose (descriptions,
- * titles, examples) is dropped. The gateway validates request bodies against these shapes
- * and publishes them in /docs/openapi and /docs/asyncapi.
+ * OpenAPI/AsyncAPI component schemas; prose (descriptions, titles, examples) is dropped. The
+ * gateway validates request bodies against these shapes and publishes them in /docs/openapi and
+ * /docs/asyncapi, those of the Canton release it serves (docs/canton-versions.md):
+ * - schemas/components.json: the shapes of DEFAULT_API_VERSION (3.5.10), whole;
+ * - schemas/components-<release>.json for each other known release: only where its shapes
+ *   differ from those (`schemas`: added or changed, whole; `removed`: the names it lacks), so
+ *   that what changed between releases reads at a glance.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { type ApiVersion, DEFAULT_API_VERSION, KNOWN_API_VERSIONS } from "../src/proto/api-version.js";
 import { projectRoot } from "../src/proto/project-root.js";
 
 const PROSE = new Set(["description", "title", "example", "examples"]);
@@ -40,14 +45,53 @@ function strip(node: unknown): unknown {
 }
 
 const referenceDir = process.argv[2] ?? "../shared/reference";
-const openapi = parse(readFileSync(join(referenceDir, "openapi-3.5.10.yaml"), "utf8"));
-const asyncapi = parse(readFileSync(join(referenceDir, "asyncapi-3.5.10.yaml"), "utf8"));
-const schemas: Record<string, unknown> = {};
-for (const [name, schema] of Object.entries(openapi.components.schemas)) schemas[name] = strip(schema);
-for (const [name, schema] of Object.entries(asyncapi.components.schemas)) {
-  if (!(name in schemas)) schemas[name] = strip(schema);
+
+/** The reference files of each known release (../shared/reference/VERSIONS.md). */
+const REFERENCE_FILES: Record<ApiVersion, string> = {
+  "3.5.4": "3.5",
+  "3.5.10": "3.5.10",
+  "3.6.0": "3.6",
+};
+
+function shapesOf(version: ApiVersion): { apiVersion: string; schemas: Record<string, unknown> } {
+  const suffix = REFERENCE_FILES[version];
+  const openapi = parse(readFileSync(join(referenceDir, `openapi-${suffix}.yaml`), "utf8"));
+  const asyncapi = parse(readFileSync(join(referenceDir, `asyncapi-${suffix}.yaml`), "utf8"));
+  const schemas: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(openapi.components.schemas)) schemas[name] = strip(schema);
+  for (const [name, schema] of Object.entries(asyncapi.components.schemas)) {
+    if (!(name in schemas)) schemas[name] = strip(schema);
+  }
+  return { apiVersion: openapi.info.version, schemas: sortedByName(schemas) };
 }
-const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
-const target = join(projectRoot(), "schemas", "components.json");
-writeFileSync(target, `${JSON.stringify({ apiVersion: openapi.info.version, schemas: sorted }, null, 1)}\n`);
-console.log(`wrote ${Object.keys(sorted).length} schemas to ${target}`);
+
+const sortedByName = (schemas: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+
+const write = (file: string, json: unknown) => {
+  const target = join(projectRoot(), "schemas", file);
+  writeFileSync(target, `${JSON.stringify(json, null, 1)}\n`);
+  return target;
+};
+
+const base = shapesOf(DEFAULT_API_VERSION);
+console.log(`wrote ${Object.keys(base.schemas).length} schemas to ${write("components.json", base)}`);
+for (const version of KNOWN_API_VERSIONS) {
+  if (version === DEFAULT_API_VERSION) continue;
+  const { apiVersion, schemas } = shapesOf(version);
+  const differing = Object.fromEntries(
+    Object.entries(schemas).filter(
+      ([name, schema]) => JSON.stringify(schema) !== JSON.stringify(base.schemas[name]),
+    ),
+  );
+  const removed = Object.keys(base.schemas).filter((name) => !(name in schemas));
+  const target = write(`components-${version}.json`, {
+    apiVersion,
+    differsFrom: DEFAULT_API_VERSION,
+    schemas: differing,
+    removed,
+  });
+  console.log(
+    `wrote ${Object.keys(differing).length} added or changed and ${removed.length} removed schemas to ${target}`,
+  );
+}

@@ -1,4 +1,5 @@
 import { Observable } from "rxjs";
+import type { Availability } from "../proto/api-version.js";
 import { operationId } from "./operation-id.js";
 import type {
   Answer,
@@ -32,6 +33,8 @@ export interface GrpcRouteSpec<Req extends object = object> {
   /** Reshapes the JSON of the gRPC response (legacy shapes such as transaction trees). */
   toAnswer?: (json: unknown) => unknown;
   deprecated?: boolean;
+  /** The Canton releases that have the operation; absent: every known one. */
+  availability?: Availability;
   /**
    * A paged answer: `items`, the JSON field of a page's elements (of component schema
    * `itemSchema`), and `nextPageToken` the next page's token, "" on the last. A client whose
@@ -68,6 +71,7 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
     ...(spec.query ? { query: spec.query } : {}),
     ...(spec.body ? { body: spec.body } : {}),
     ...(spec.deprecated ? { deprecated: true } : {}),
+    ...(spec.availability ? { availability: spec.availability } : {}),
     response: {
       kind: "json",
       schema: spec.responseSchema,

@@ -8,6 +8,7 @@ import { canonicalPath } from "../endpoints/request-path.js";
 import type { Answer, HttpMethod, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import {
   ambiguousFramingError,
+  apiVersionUnknownError,
   bodyTimeoutError,
   corsOriginNotAllowedError,
   errorAnswer,
@@ -19,6 +20,7 @@ import {
   routeNotFoundError,
   shuttingDownError,
   traced,
+  unknownPathAnswer,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import {
@@ -34,7 +36,7 @@ import { type ContentCoding, codingAccepted } from "./answer-compression.js";
 import { type WholeAnswer, writeAnswer, writeCoding, writeStatusAndHeaders } from "./answer-writing.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
-import { PathMatcher } from "./path-matcher.js";
+import { PathMatcher, type ServedNow } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import { type RequestFraming, requestFraming } from "./request-framing.js";
 import { holdRequestQuotas, readRefusedBody } from "./request-quotas.js";
@@ -44,6 +46,11 @@ import { UwsTimeoutHold } from "./uws-timeout-hold.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
+  /**
+   * Whether the Canton release served has a route (its `availability`): a route of another
+   * release is answered as that release's Canton answers an unknown path. Absent: every route.
+   */
+  served?: ServedNow;
   pathPrefix: string;
   maxBodyBytes: number;
   /** How long a body may take to arrive once it is read (server.body-read-timeout). */
@@ -124,7 +131,7 @@ interface AppState {
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
-  const matcher = new PathMatcher(options.routes, options.pathPrefix);
+  const matcher = new PathMatcher(options.routes, options.pathPrefix, options.served);
   const state: AppState = {
     inFlight: 0,
     draining: false,
@@ -315,6 +322,11 @@ function serve(
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
+  // Canton's unknown-path answer names the request's absolute URI, its Host included.
+  const notInRelease =
+    match.kind === "not-in-release"
+      ? unknownPathAnswer(rawMethod, req.getHeader("host"), req.getUrl(), rawQuery)
+      : undefined;
   let reader: BodyReader | undefined;
   res.onAborted(() => {
     exchange.abandon(() => reader?.abort());
@@ -332,6 +344,15 @@ function serve(
   if (state.draining) {
     exchange.closeConnection = true;
     answerError(exchange, shuttingDownError(), routeLabel(match), methodLabel, options);
+    return;
+  }
+  if (notInRelease !== undefined) {
+    finish(exchange, { kind: "json", ...notInRelease }, UNMATCHED_ROUTE, methodLabel, options);
+    return;
+  }
+  if (match.kind === "release-unknown") {
+    const error = apiVersionUnknownError(match.route.method, match.route.path);
+    answerError(exchange, error, UNMATCHED_ROUTE, methodLabel, options);
     return;
   }
   if (match.kind !== "found") {

@@ -39,6 +39,12 @@ import { versionService } from "./services/version-service.js";
 export interface SandboxOptions {
   /** The Canton release whose Ledger API the sandbox speaks; DEFAULT_API_VERSION when absent. */
   apiVersion?: ApiVersion;
+  /**
+   * What GetLedgerApiVersion reports instead of `apiVersion` (which the sandbox still speaks):
+   * for tests of a gateway in front of a release it does not know (`3.7.2`, `3.5.7`) or a
+   * pre-release (`3.6.0-SNAPSHOT`). Absent: `apiVersion` itself.
+   */
+  reportedVersion?: string;
   /** 0 or absent: an ephemeral port. */
   port?: number;
   host?: string;
@@ -120,7 +126,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     packageService(store, packages),
     packageManagementService(store, packages),
     interactiveSubmissionService(store, packages, interactiveSubmissionMethods(ledger, externalParties)),
-    versionService(apiVersion),
+    versionService(options.reportedVersion ?? apiVersion),
     stateService(store, ledger),
     commandService(ledger),
     commandSubmissionService(ledger),
