@@ -9,7 +9,11 @@
  * - schemas/components.json: the shapes of DEFAULT_API_VERSION (3.5.10), whole;
  * - schemas/components-<release>.json for each other known release: only where its shapes
  *   differ from those (`schemas`: added or changed, whole; `removed`: the names it lacks), so
- *   that what changed between releases reads at a glance.
+ *   that what changed between releases reads at a glance;
+ * - schemas/operations.json: each release's operations (`METHOD path`, with the component schema
+ *   of a success: `X`, `X[]` for a list, null for none) and WebSocket channels (the schemas of
+ *   the query frame and of an element), which the conformance tests enumerate
+ *   (test/e2e/version-conformance.test.ts).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,10 +57,54 @@ const REFERENCE_FILES: Record<ApiVersion, string> = {
   "3.6.0": "3.6",
 };
 
-function shapesOf(version: ApiVersion): { apiVersion: string; schemas: Record<string, unknown> } {
+const specsOf = (version: ApiVersion) => {
   const suffix = REFERENCE_FILES[version];
-  const openapi = parse(readFileSync(join(referenceDir, `openapi-${suffix}.yaml`), "utf8"));
-  const asyncapi = parse(readFileSync(join(referenceDir, `asyncapi-${suffix}.yaml`), "utf8"));
+  return {
+    openapi: parse(readFileSync(join(referenceDir, `openapi-${suffix}.yaml`), "utf8")),
+    asyncapi: parse(readFileSync(join(referenceDir, `asyncapi-${suffix}.yaml`), "utf8")),
+  };
+};
+
+const schemaName = (ref: unknown): string | undefined =>
+  typeof ref === "string" ? ref.split("/").pop() : undefined;
+
+/** A success's schema: `X`, `X[]`, or null (no body, or one that is no component). */
+function successSchema(operation: {
+  responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
+}): string | null {
+  const content = operation.responses?.["200"]?.content;
+  const schema = content === undefined ? undefined : Object.values(content)[0]?.schema;
+  if (schema === undefined) return null;
+  const single = schemaName(schema.$ref);
+  if (single !== undefined) return single;
+  const items = schemaName((schema.items as Record<string, unknown> | undefined)?.$ref);
+  return items === undefined ? null : `${items}[]`;
+}
+
+function operationsOf(version: ApiVersion) {
+  const { openapi, asyncapi } = specsOf(version);
+  const operations: Record<string, string | null> = {};
+  for (const [path, methods] of Object.entries(openapi.paths as Record<string, Record<string, object>>))
+    for (const [method, operation] of Object.entries(methods))
+      operations[`${method.toUpperCase()} ${path}`] = successSchema(operation);
+  const channels: Record<string, { request: string; response: string }> = {};
+  for (const [path, channel] of Object.entries(
+    asyncapi.channels as Record<string, Record<string, { message: { $ref: string } }>>,
+  )) {
+    const messages = asyncapi.components.messages;
+    const payload = (message: { $ref: string } | undefined) =>
+      schemaName(messages[schemaName(message?.$ref) ?? ""]?.payload?.$ref) ?? "";
+    const either = asyncapi.components.schemas[payload(channel.subscribe?.message)];
+    const element = (either?.oneOf as { $ref: string }[] | undefined)
+      ?.map((one) => schemaName(one.$ref))
+      .find((name) => name !== "JsCantonError");
+    channels[path] = { request: payload(channel.publish?.message), response: element ?? "" };
+  }
+  return { apiVersion: openapi.info.version, operations, channels };
+}
+
+function shapesOf(version: ApiVersion): { apiVersion: string; schemas: Record<string, unknown> } {
+  const { openapi, asyncapi } = specsOf(version);
   const schemas: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(openapi.components.schemas)) schemas[name] = strip(schema);
   for (const [name, schema] of Object.entries(asyncapi.components.schemas)) {
@@ -95,3 +143,8 @@ for (const version of KNOWN_API_VERSIONS) {
     `wrote ${Object.keys(differing).length} added or changed and ${removed.length} removed schemas to ${target}`,
   );
 }
+
+const operations = Object.fromEntries(KNOWN_API_VERSIONS.map((version) => [version, operationsOf(version)]));
+console.log(
+  `wrote the operations and channels of ${KNOWN_API_VERSIONS.join(", ")} to ${write("operations.json", operations)}`,
+);
