@@ -79,9 +79,10 @@ export class ServedApiVersion {
     return index === 0 ? undefined : KNOWN_API_VERSIONS[index - 1];
   }
 
-  /** Whether the release served now has what `availability` marks (unmarked: every release has it). */
+  /** Whether the release served now has what `availability` marks (unmarked, or marked deprecated only: every release has it). */
   serves(availability: Availability | undefined): Served {
-    if (availability === undefined) return "yes";
+    // Deprecated in some releases only is still in every one.
+    if (availability?.since === undefined && availability?.removedIn === undefined) return "yes";
     const version = this.current();
     if (version === undefined) return "unknown";
     return availableIn(availability, version) ? "yes" : "no";

@@ -41,6 +41,7 @@ describe("ServedApiVersion", () => {
     assert.equal(served.reported(), undefined);
     assert.equal(served.serves(undefined), "yes");
     assert.equal(served.serves({ since: "3.5.10" }), "unknown");
+    assert.equal(served.serves({ deprecatedSince: "3.5.10" }), "yes");
   });
 
   it("serves the participant's release in auto mode, and says whether it changed", () => {
