@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import WebSocket from "ws";
 import { parse } from "yaml";
 import { type ApiVersion, KNOWN_API_VERSIONS } from "../../src/proto/api-version.js";
@@ -673,6 +674,26 @@ function misfit(schema: string | null, reply: Reply<unknown>, version: ApiVersio
   return undefined;
 }
 
+/** The `#/components/...` references of a document that name nothing in it. */
+function danglingRefs(document: unknown): string[] {
+  const refs = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === "object")
+      for (const [key, value] of Object.entries(node)) {
+        if (key === "$ref" && typeof value === "string") refs.add(value);
+        else walk(value);
+      }
+  };
+  walk(document);
+  return [...refs].filter((ref) => {
+    let at: unknown = document;
+    for (const part of ref.replace(/^#\//, "").split("/"))
+      at = (at as Record<string, unknown> | undefined)?.[part];
+    return at === undefined;
+  });
+}
+
 /** The `METHOD path` of an operation with the prefix-free template, and the concrete path to call for a refusal. */
 const concrete = (template: string) => template.replace(/\{[^}]+\}/g, "x");
 
@@ -714,6 +735,11 @@ for (const version of KNOWN_API_VERSIONS) {
         op.includes("stream-ticket") ||
         (op.startsWith("GET ") && op.slice(4) in spec.channels);
       assert.deepEqual(listed.filter((op) => !own(op)).sort(), [...expected].sort());
+      const result = await new Validator().validate(
+        document as unknown as Parameters<Validator["validate"]>[0],
+      );
+      assert.equal(result.valid, true, JSON.stringify(result.errors)?.slice(0, 2000));
+      assert.deepEqual(danglingRefs(document), [], "every $ref names a schema of the release");
     });
 
     it("lists exactly the release's channels in /docs/asyncapi", async () => {
@@ -721,6 +747,7 @@ for (const version of KNOWN_API_VERSIONS) {
         channels: Record<string, unknown>;
       };
       assert.deepEqual(Object.keys(document.channels).sort(), Object.keys(spec.channels).sort());
+      assert.deepEqual(danglingRefs(document), [], "every $ref names a schema or message of the release");
     });
 
     it("answers every operation of the release 200 and schema-valid (0 violations)", async () => {
