@@ -322,10 +322,11 @@ function serve(
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
-  // Canton's unknown-path answer names the request's absolute URI, its Host included.
+  // Canton's unknown-path answer names the request's absolute URI, its Host included, and its
+  // method as its routes saw it (a HEAD as the GET that pekko-http's transparent HEAD makes of it).
   const notInRelease =
     match.kind === "not-in-release"
-      ? unknownPathAnswer(rawMethod, req.getHeader("host"), req.getUrl(), rawQuery)
+      ? unknownPathAnswer(method, req.getHeader("host"), req.getUrl(), rawQuery)
       : undefined;
   let reader: BodyReader | undefined;
   res.onAborted(() => {
