@@ -31,20 +31,26 @@ export class BodyValidator {
    * on first use), so that a route naming a schema no release has fails at start-up.
    */
   prepare(schema: string): void {
-    const version = this.has(schema, DEFAULT_API_VERSION)
-      ? DEFAULT_API_VERSION
-      : KNOWN_API_VERSIONS.find((known) => this.has(schema, known));
+    const version = this.releaseHaving(schema, DEFAULT_API_VERSION);
     if (version === undefined) throw new Error(`no known Canton release has the schema ${schema}`);
     this.validator(schema, version);
   }
 
   validate(schema: string, json: unknown, version: ApiVersion = this.served()): void {
-    // A route is served only in the releases that have its schema; the default's is the fallback.
-    const validate = this.validator(schema, this.has(schema, version) ? version : DEFAULT_API_VERSION);
+    // A route is served only in the releases that have its schema: another release's shape is
+    // the fallback for a caller that asks for it anyway.
+    const validate = this.validator(schema, this.releaseHaving(schema, version) ?? version);
     if (validate(json)) return;
     const error = validate.errors?.[0];
     const where = error?.instancePath ? ` at ${error.instancePath}` : "";
     throw new InvalidValueError("body", `${error?.message ?? "does not match"}${where}`);
+  }
+
+  /** `version` when it has the schema, else the default release, else the first known one that has it. */
+  private releaseHaving(schema: string, version: ApiVersion): ApiVersion | undefined {
+    if (this.has(schema, version)) return version;
+    if (this.has(schema, DEFAULT_API_VERSION)) return DEFAULT_API_VERSION;
+    return KNOWN_API_VERSIONS.find((known) => this.has(schema, known));
   }
 
   private has(schema: string, version: ApiVersion): boolean {
