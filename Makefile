@@ -49,7 +49,7 @@ test: install build lint depcheck
 UNIT_TESTS := test/codec test/config test/endpoints test/errors test/lf test/protos test/streams \
   test/tracing test/fanout/shared-stream.test.ts test/fanout/replay-history.test.ts test/fanout/authorization-model.test.ts test/fuzz/judge.test.ts \
   test/docs/markdown-links.test.ts test/docs/guides.test.ts \
-  test/grafana/dashboard.test.ts test/http/body-budget.test.ts test/http/json-array-bytes.test.ts \
+  test/grafana/dashboard.test.ts test/http/body-budget.test.ts test/http/json-array-bytes.test.ts test/http/path-matcher.test.ts \
   test/ledger/grpc-message-reader.test.ts test/ledger/request-bounds.test.ts \
   test/metrics/exposition.test.ts test/metrics/worker-metrics.test.ts \
   test/readme/sample-dar.test.ts test/sandbox/update-mask.test.ts \

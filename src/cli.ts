@@ -335,18 +335,22 @@ async function serve(config: GatewayConfig): Promise<void> {
     // Loaded only when needed: a gateway in front of a real participant never loads the sandbox.
     const { startSandboxWorker } = await import("./sandbox/sandbox-worker.js");
     const auth = readVerificationFiles(config.sandboxAuth);
-    const sandbox = await startSandboxWorker({ port: config.ledger.sandboxPort, auth });
+    const sandbox = await startSandboxWorker({
+      port: config.ledger.sandboxPort,
+      apiVersion: config.ledger.apiVersion,
+      auth,
+    });
     stopSandbox = () => sandbox.stop();
     sandboxEnded = sandbox.ended;
     ledgerAddress = { host: "127.0.0.1", port: sandbox.port };
     if (auth.mode === "unsafe") {
       log.warn(
-        { port: sandbox.port },
+        { port: sandbox.port, apiVersion: config.ledger.apiVersion },
         "embedded sandbox participant started (unsecured development ledger: any token signature is accepted, loopback only; user rights are enforced)",
       );
     } else {
       log.info(
-        { port: sandbox.port, auth: auth.mode },
+        { port: sandbox.port, auth: auth.mode, apiVersion: config.ledger.apiVersion },
         "embedded sandbox participant started (loopback only)",
       );
     }

@@ -8,11 +8,12 @@ import { docsRoutes } from "./docs/docs-routes.js";
 import { BodyValidator } from "./endpoints/body-validator.js";
 import { CorsPolicy } from "./endpoints/cors-policy.js";
 import { ledgerStreamEndpoints } from "./endpoints/ledger-streams.js";
+import { LedgerVersionWatch } from "./endpoints/ledger-version-watch.js";
 import type { Route } from "./endpoints/route.js";
 import type { RouteDeps } from "./endpoints/route-deps.js";
 import { ledgerApiRoutes } from "./endpoints/route-table.js";
 import { probeRoutes } from "./endpoints/routes/probe-routes.js";
-import { type SchemaComponents, schemaComponents } from "./endpoints/schema-components.js";
+import { schemaComponents } from "./endpoints/schema-components.js";
 import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
 import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
@@ -28,7 +29,9 @@ import { LedgerStreamBudget, ledgerStreamBudgetBuffer } from "./limits/ledger-st
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { grpcMethodLabels } from "./metrics/grpc-method-labels.js";
 import { metricsRoute } from "./metrics/metrics-route.js";
+import { type ApiVersion, DEFAULT_API_VERSION } from "./proto/api-version.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
+import { ServedApiVersion } from "./proto/served-api-version.js";
 import { startTracing } from "./tracing/start-tracing.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
@@ -84,6 +87,11 @@ export interface GatewayOptions {
    * holds for all workers together. Default: its own when the budget is on.
    */
   ledgerStreamBuffer?: SharedArrayBuffer;
+  /**
+   * The Canton release served (servedApiVersionBuffer), one for all the gateway's workers: a
+   * worker's is its main thread's, so that every worker serves the same API. Default: its own.
+   */
+  apiVersionBuffer?: SharedArrayBuffer;
 }
 
 export interface RunningGateway {
@@ -138,6 +146,9 @@ export async function startGateway(
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
   const observers = [metrics?.ledgerCalls(), tracing?.ledgerCalls].filter((o) => o !== undefined);
   const { keepaliveIntervalMs, keepaliveTimeoutMs, maxMetadataBytes } = config.ledgerConnection;
+  const served = new ServedApiVersion(config.ledgerApiVersion, options.apiVersionBuffer);
+  // A new connection may reach another participant release (restarted, upgraded): ask it again.
+  let onConnected = (): void => {};
   const ledger = new LedgerClient({
     target: ledgerTarget,
     ...(ledgerAddress.tls ? { tls: ledgerAddress.tls } : {}),
@@ -152,11 +163,22 @@ export async function startGateway(
     ...(observers.length > 0 ? { observer: observers.reduce(observeBoth) } : {}),
     ...(metrics ? { onCallRefused: (reason) => metrics.recordRefusedCall(reason) } : {}),
     ...streamBudget(config, options.ledgerStreamBuffer, metrics),
+    onConnected: () => onConnected(),
   });
+  const versionWatch = new LedgerVersionWatch(ledger, served, log, ledgerTarget);
+  onConnected = () => void versionWatch.ask();
+  metrics?.watchApiVersion(served);
+  // Served from the first request when the participant answers at once; a ledger that is away
+  // (or slow) does not hold the start up: its release is learnt when it answers.
+  const asked = versionWatch.ask();
+  let askTimer: NodeJS.Timeout | undefined;
+  await Promise.race([asked, new Promise((resolve) => (askTimer = setTimeout(resolve, VERSION_WAIT_MS)))]);
+  clearTimeout(askTimer);
+  const servedVersion = (): ApiVersion => served.current() ?? DEFAULT_API_VERSION;
+  const servedNow = served.serves.bind(served);
   metrics?.probeLedger(() => ledger.isReady(LEDGER_READY_PROBE_MS));
   const signatures = new PackageSignatureCache({ ledger });
   const json = new LedgerJson(protos.root, signatures, signatures.codec);
-  const components = schemaComponents();
   const deps: RouteDeps = {
     ledger,
     json,
@@ -197,7 +219,7 @@ export async function startGateway(
     config,
     deps,
     streamEndpoints,
-    components,
+    servedVersion,
     metrics,
     options.metricsExposition,
     () => lameDuck,
@@ -226,10 +248,11 @@ export async function startGateway(
 
   const app = uWS.App();
   const audienceLessTokens = new AudienceLessTokens(log, metrics);
-  const validator = new BodyValidator(components);
+  const validator = new BodyValidator(servedVersion);
   const cors = config.server.cors ? new CorsPolicy(config.server.cors) : undefined;
   const http = attachHttpRoutes(app, {
     routes,
+    served: servedNow,
     pathPrefix: config.server.pathPrefix,
     maxBodyBytes: config.server.maxBodyBytes,
     bodyReadTimeoutMs: config.server.bodyReadTimeoutMs,
@@ -246,6 +269,7 @@ export async function startGateway(
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,
+    served: servedNow,
     pathPrefix: config.server.pathPrefix,
     validator,
     limits: {
@@ -282,6 +306,7 @@ export async function startGateway(
   } catch (error) {
     app.close();
     ticketExchange?.close();
+    versionWatch.stop();
     ledger.close();
     await tracing?.shutdown();
     throw error;
@@ -296,6 +321,7 @@ export async function startGateway(
 
   const stop = async (drainMs: number) => {
     ledgerWatch.stop();
+    versionWatch.stop();
     uWS.us_listen_socket_close(listenSocket);
     http.drain();
     log.info({ inFlight: http.inFlight(), drainMs }, "draining: new requests refused");
@@ -339,6 +365,8 @@ export function drainBoundMs(config: GatewayConfig): number {
 const STREAM_TICKETS_PER_USER = 64;
 
 const LEDGER_CHECK_TIMEOUT_MS = 5_000;
+/** How long a start waits for the participant to say its release before it listens anyway. */
+const VERSION_WAIT_MS = 2_000;
 /** The scrape's probe: well within a scrape's timeout (Prometheus: 10 s by default). */
 const LEDGER_READY_PROBE_MS = 2_000;
 const LEDGER_RETRY_MAX_MS = 30_000;
@@ -385,7 +413,7 @@ function routeTable(
   config: GatewayConfig,
   deps: RouteDeps,
   streamEndpoints: readonly StreamEndpoint[],
-  components: SchemaComponents,
+  servedVersion: () => ApiVersion,
   metrics: GatewayMetrics | undefined,
   metricsExposition: GatewayOptions["metricsExposition"],
   shuttingDown: () => boolean,
@@ -398,13 +426,16 @@ function routeTable(
     ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),
     ...streamTicketRoutes(streamEndpoints, tickets),
   ];
-  const channels = streamEndpoints.map(({ path, summary, requestSchema, responseSchema }) => ({
+  const channels = streamEndpoints.map(({ path, summary, requestSchema, responseSchema, availability }) => ({
     path,
     summary,
     requestSchema,
     responseSchema,
+    ...(availability ? { availability } : {}),
   }));
   // Read lazily, so that the docs list the docs routes themselves too.
-  routes.push(...docsRoutes(() => routes, channels, components, config.server.pathPrefix));
+  routes.push(
+    ...docsRoutes(() => routes, channels, schemaComponents, config.server.pathPrefix, servedVersion),
+  );
   return routes;
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_API_VERSION, KNOWN_API_VERSIONS } from "../proto/api-version.js";
 import { GATEWAY_AUTH_MODES, WS_COMPRESSION_MODES } from "./gateway-config.js";
 
 /**
@@ -192,6 +193,11 @@ export const CONFIG_KEYS = {
     default: "10s",
     doc: "how long a ping to the ledger may wait for its answer before the connection is dropped and made anew",
   },
+  "ledger.api-version": {
+    type: { kind: "enum", values: ["auto", ...KNOWN_API_VERSIONS] },
+    default: "auto",
+    doc: "the Canton release whose JSON API the gateway serves (its operations, shapes and documents): `auto` asks the participant (GetLedgerApiVersion) at start and after every reconnect and serves the nearest known release to its answer; a release pins it whatever the participant says (docs/canton-versions.md)",
+  },
   "ledger.tls.enabled": { type: { kind: "bool" }, default: false, doc: "use TLS to the ledger" },
   "ledger.tls.ca-cert": { type: { kind: "string" }, default: undefined, doc: "PEM file of the ledger's CA" },
   "ledger.tls.client-cert": {
@@ -204,6 +210,11 @@ export const CONFIG_KEYS = {
     type: int(0, 65535),
     default: 0,
     doc: "gRPC port of the embedded sandbox; 0 = ephemeral",
+  },
+  "sandbox.api-version": {
+    type: { kind: "enum", values: KNOWN_API_VERSIONS },
+    default: DEFAULT_API_VERSION,
+    doc: "the Canton release the embedded sandbox speaks and reports (docs/canton-versions.md)",
   },
   "auth.mode": {
     type: { kind: "enum", values: GATEWAY_AUTH_MODES },

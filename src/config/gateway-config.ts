@@ -1,4 +1,5 @@
 import type { TokenVerificationFiles } from "../jwt/token-verifier.js";
+import type { ApiVersion } from "../proto/api-version.js";
 
 /**
  * `none`: the ledger alone judges tokens (the default, as Canton's JSON API does);
@@ -25,7 +26,8 @@ export interface GatewayAuthConfig extends Omit<TokenVerificationFiles, "mode"> 
 
 /** The one typed configuration object, built once at start-up (see load-config.ts). */
 export type LedgerTarget =
-  | { kind: "embedded"; sandboxPort: number }
+  /** `apiVersion`: the Canton release the embedded sandbox speaks (sandbox.api-version). */
+  | { kind: "embedded"; sandboxPort: number; apiVersion: ApiVersion }
   | {
       kind: "remote";
       host: string;
@@ -87,6 +89,11 @@ export interface GatewayConfig {
     compression: WsCompressionMode;
   };
   ledger: LedgerTarget;
+  /**
+   * ledger.api-version: the Canton release whose JSON API is served, `auto` for the
+   * participant's own (asked at start and after every reconnect).
+   */
+  ledgerApiVersion: "auto" | ApiVersion;
   /** The one HTTP/2 connection to the ledger, whatever its target. */
   ledgerConnection: {
     /** Largest header block of a call, in HPACK bytes: larger ones are refused, never sent. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { parse as parseYaml } from "yaml";
 import type { TokenVerificationFiles, VerificationMode } from "../jwt/token-verifier.js";
+import type { ApiVersion } from "../proto/api-version.js";
 import { CONFIG_KEYS, type ConfigKey, type KeyType } from "./config-keys.js";
 import type { GatewayAuthMode, GatewayConfig, LedgerTarget, WsCompressionMode } from "./gateway-config.js";
 import { type Candidate, didYouMean, nearestNames } from "./nearest-name.js";
@@ -276,7 +277,11 @@ function build(settings: Settings): GatewayConfig {
   const target = parseLedger(str("ledger.target"));
   let ledger: LedgerTarget;
   if (target === "embedded" || target === undefined) {
-    ledger = { kind: "embedded", sandboxPort: num("sandbox.port") };
+    ledger = {
+      kind: "embedded",
+      sandboxPort: num("sandbox.port"),
+      apiVersion: str("sandbox.api-version") as ApiVersion,
+    };
   } else {
     ledger = { kind: "remote", host: target.host, port: target.port };
     if (get("ledger.tls.enabled") === true) {
@@ -338,6 +343,7 @@ function build(settings: Settings): GatewayConfig {
       compression: str("websocket-config.compression") as WsCompressionMode,
     },
     ledger,
+    ledgerApiVersion: str("ledger.api-version") as "auto" | ApiVersion,
     ledgerConnection: {
       maxMetadataBytes: num("ledger.max-metadata-bytes"),
       keepaliveIntervalMs: positiveDuration("ledger.keepalive-interval", str),

@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
 import type { SchemaComponents } from "../endpoints/schema-components.js";
+import { type ApiVersion, type Availability, availableIn } from "../proto/api-version.js";
 
 /** A WebSocket endpoint as the docs describe it: one request frame in, a stream of frames out. */
 export interface WsChannelDoc {
@@ -9,17 +10,21 @@ export interface WsChannelDoc {
   requestSchema: string;
   /** Component schema of each element frame (errors are JsCantonError frames). */
   responseSchema: string;
+  /** The Canton releases that have the channel; absent: every known one. */
+  availability?: Availability;
 }
 
-/** AsyncAPI 2.6.0 of the WebSocket endpoints, built from their table and schemas/components.json. */
+/** AsyncAPI 2.6.0 of the WebSocket endpoints of Canton release `version`, built from their table and the release's shapes. */
 function asyncApiDocument(
   channels: readonly WsChannelDoc[],
   components: SchemaComponents,
   pathPrefix: string,
+  version: ApiVersion,
 ): object {
   const messages: Record<string, object> = { TokenRenewal: TOKEN_RENEWAL, TokenRenewed: TOKEN_RENEWED };
   const docChannels: Record<string, object> = {};
   for (const channel of channels) {
+    if (!availableIn(channel.availability, version)) continue;
     const responseMessage = `Either_JsCantonError_${channel.responseSchema}`;
     messages[channel.requestSchema] = { payload: ref(channel.requestSchema) };
     messages[responseMessage] = { payload: { oneOf: [ref("JsCantonError"), ref(channel.responseSchema)] } };
@@ -75,8 +80,11 @@ export function asyncApiYaml(
   channels: readonly WsChannelDoc[],
   components: SchemaComponents,
   pathPrefix: string,
+  version: ApiVersion,
 ): string {
-  return stringify(asyncApiDocument(channels, components, pathPrefix), { aliasDuplicateObjects: false });
+  return stringify(asyncApiDocument(channels, components, pathPrefix, version), {
+    aliasDuplicateObjects: false,
+  });
 }
 
 const ref = (schema: string) => ({ $ref: `#/components/schemas/${schema}` });

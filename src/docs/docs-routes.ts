@@ -1,6 +1,7 @@
 import type { Route } from "../endpoints/route.js";
 import type { SchemaComponents } from "../endpoints/schema-components.js";
 import { routeNotFoundError } from "../errors/index.js";
+import type { ApiVersion } from "../proto/api-version.js";
 import { asyncApiYaml, type WsChannelDoc } from "./asyncapi-document.js";
 import { Guides } from "./guides.js";
 import { openApiYaml } from "./openapi-document.js";
@@ -11,20 +12,23 @@ const YAML = "application/yaml";
 const MARKDOWN = "text/markdown; charset=utf-8";
 
 /**
- * /docs/openapi and /docs/asyncapi, generated from the tables on first request and then
- * kept (the tables do not change while the gateway runs). `apiRoutes` is read lazily so the
- * docs list the docs routes themselves too. /docs/<file> serves the guides of docs/ as they are
- * (the OpenAPI document's description links each); any other name is an unknown path's 404.
+ * /docs/openapi and /docs/asyncapi of the Canton release served now (`version()`): its
+ * operations and channels, with its shapes (`components`), generated from the tables on first
+ * request for a release and then kept (the tables do not change while the gateway runs; the
+ * release served may). `apiRoutes` is read lazily so the docs list the docs routes themselves
+ * too. /docs/<file> serves the guides of docs/ as they are (the OpenAPI document's description
+ * links each); any other name is an unknown path's 404.
  */
 export function docsRoutes(
   apiRoutes: () => readonly Route[],
   channels: readonly WsChannelDoc[],
-  components: SchemaComponents,
+  components: (version: ApiVersion) => SchemaComponents,
   pathPrefix: string,
+  version: () => ApiVersion,
   guides: Guides = new Guides(),
 ): Route[] {
-  let openapi: string | undefined;
-  let asyncapi: string | undefined;
+  const openapi = new Map<ApiVersion, string>();
+  const asyncapi = new Map<ApiVersion, string>();
   return [
     {
       method: "GET",
@@ -35,13 +39,14 @@ export function docsRoutes(
       response: { kind: "text", contentType: YAML },
       auth: "none",
       handle: async () => {
-        openapi ??= openApiYaml(
-          apiRoutes(),
-          components,
-          pathPrefix,
-          guides.files.map((file) => ({ file, title: guides.title(file) })),
-        );
-        return { kind: "text", text: openapi, contentType: YAML };
+        const served = version();
+        let text = openapi.get(served);
+        if (text === undefined) {
+          const links = guides.files.map((file) => ({ file, title: guides.title(file) }));
+          text = openApiYaml(apiRoutes(), components(served), pathPrefix, links, served);
+          openapi.set(served, text);
+        }
+        return { kind: "text", text, contentType: YAML };
       },
     },
     {
@@ -53,8 +58,13 @@ export function docsRoutes(
       response: { kind: "text", contentType: YAML },
       auth: "none",
       handle: async () => {
-        asyncapi ??= asyncApiYaml(channels, components, pathPrefix);
-        return { kind: "text", text: asyncapi, contentType: YAML };
+        const served = version();
+        let text = asyncapi.get(served);
+        if (text === undefined) {
+          text = asyncApiYaml(channels, components(served), pathPrefix, served);
+          asyncapi.set(served, text);
+        }
+        return { kind: "text", text, contentType: YAML };
       },
     },
     {

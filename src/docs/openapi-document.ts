@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import type { ParamSpec, Route } from "../endpoints/route.js";
 import type { SchemaComponents } from "../endpoints/schema-components.js";
+import { type ApiVersion, availableIn, deprecatedIn } from "../proto/api-version.js";
 
 /** A guide of docs/, served at /docs/<file>. */
 interface GuideLink {
@@ -9,20 +10,23 @@ interface GuideLink {
 }
 
 /**
- * OpenAPI 3.0.3 of the HTTP routes, built from the route table and schemas/components.json. Its
- * description links the guides the gateway serves.
+ * OpenAPI 3.0.3 of the HTTP routes of Canton release `version` (those the release has, marked
+ * deprecated as it marks them), built from the route table and the release's shapes
+ * (`components`). Its description links the guides the gateway serves.
  */
 function openApiDocument(
   routes: readonly Route[],
   components: SchemaComponents,
   pathPrefix: string,
   guides: readonly GuideLink[],
+  version: ApiVersion,
 ): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
+    if (!availableIn(route.availability, version)) continue;
     const path = `${pathPrefix}${route.path}`;
     paths[path] ??= {};
-    (paths[path] as Record<string, object>)[route.method.toLowerCase()] = operation(route);
+    (paths[path] as Record<string, object>)[route.method.toLowerCase()] = operation(route, version);
   }
   return {
     openapi: "3.0.3",
@@ -52,8 +56,11 @@ export function openApiYaml(
   components: SchemaComponents,
   pathPrefix: string,
   guides: readonly GuideLink[],
+  version: ApiVersion,
 ): string {
-  return stringify(openApiDocument(routes, components, pathPrefix, guides), { aliasDuplicateObjects: false });
+  return stringify(openApiDocument(routes, components, pathPrefix, guides, version), {
+    aliasDuplicateObjects: false,
+  });
 }
 
 /** CommonMark, as OpenAPI reads descriptions; the links are paths on this gateway. */
@@ -66,7 +73,7 @@ function description(guides: readonly GuideLink[], pathPrefix: string): string {
 
 const ref = (schema: string) => ({ $ref: `#/components/schemas/${schema}` });
 
-function operation(route: Route): object {
+function operation(route: Route, version: ApiVersion): object {
   const streamed = route.response.kind === "json-array" && route.response.streamed === true;
   const parameters = [
     ...(route.pathParams ?? []).map((p) => parameter(p, "path")),
@@ -83,7 +90,7 @@ function operation(route: Route): object {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
-    ...(route.deprecated ? { deprecated: true } : {}),
+    ...(deprecatedIn(route.deprecated, route.availability, version) ? { deprecated: true } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: requestBody(route) } : {}),
     responses: {

@@ -4,6 +4,7 @@ import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
 import type { StreamPurpose } from "../ledger/stream-slots.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import type { Availability } from "../proto/api-version.js";
 import { mapInOrder } from "../streams/map-in-order.js";
 import { resumeOnLoss, type StreamPosition } from "../streams/resume-on-loss.js";
 import { admitJoiner } from "./ledger-questions.js";
@@ -18,6 +19,8 @@ export interface LedgerStreamSpec {
   requestSchema: string;
   responseSchema: string;
   deprecated?: boolean;
+  /** The Canton releases that have the channel and its list twin; absent: every known one. */
+  availability?: Availability;
   /** Rewrites legacy request forms into the 3.5 request JSON (default: as is). */
   toRequest?: (request: unknown) => unknown;
   /** Reshapes one element's JSON; undefined drops the element (default: as is). */
@@ -176,6 +179,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     requestSchema: spec.requestSchema,
     responseSchema: spec.responseSchema,
     ...(spec.deprecated ? { deprecated: true } : {}),
+    ...(spec.availability ? { availability: spec.availability } : {}),
     ...(spec.offsetOf ? { offsetOf: spec.offsetOf } : {}),
     ...(startAfter ? { startAfter } : {}),
     idleByDefault: spec.idleByDefault,

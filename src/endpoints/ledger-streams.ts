@@ -1,3 +1,4 @@
+import type { Availability } from "../proto/api-version.js";
 import type { GetUpdatesRequest } from "../proto/ledger-api-types.js";
 import { ledgerStream } from "./ledger-stream.js";
 import { activeContractsRequest, updatesRequest, updateTreesResponse } from "./legacy-requests.js";
@@ -5,12 +6,15 @@ import type { RouteDeps } from "./route-deps.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import { caseOffset, casePosition } from "./stream-position.js";
 
+/** The deprecated forms of the update stream, which Canton 3.6 no longer has. */
+const REMOVED_IN_3_6: Availability = { removedIn: "3.6.0" };
+
 /** Without `endInclusive` an update stream follows the ledger end forever. */
 const openEnded = (request: unknown) => (request as GetUpdatesRequest).endInclusive === undefined;
 
 /** The six stream endpoints of the JSON Ledger API, each a WebSocket and an HTTP list twin. */
 export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
-  const updates = (path: string, summary: string, deprecated: boolean) =>
+  const updates = (path: string, summary: string, deprecated: boolean, availability?: Availability) =>
     ledgerStream(deps, {
       path,
       summary,
@@ -19,6 +23,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       requestSchema: "GetUpdatesRequest",
       responseSchema: "JsGetUpdatesResponse",
       deprecated,
+      ...(availability ? { availability } : {}),
       toRequest: (request) => updatesRequest(request, false),
       idleByDefault: openEnded,
       offsetOf: caseOffset("update"),
@@ -44,6 +49,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
     ledgerStream(deps, {
       path: "/v2/commands/command-completions",
       summary: "Completions of the commands of every user for some parties (Canton 3.5.10)",
+      availability: { since: "3.5.10" },
       service: "CommandCompletionService",
       rpc: "GetCompletions",
       requestSchema: "GetCompletionsRequest",
@@ -68,7 +74,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       startAfter: (request, id) => ({ ...(request as object), streamContinuationToken: id }),
     }),
     updates("/v2/updates", "The ledger's updates as the update format selects them", false),
-    updates("/v2/updates/flats", "Flat transactions (deprecated: use /v2/updates)", true),
+    updates("/v2/updates/flats", "Flat transactions (deprecated: use /v2/updates)", true, REMOVED_IN_3_6),
     ledgerStream(deps, {
       path: "/v2/updates/trees",
       summary: "Transaction trees (deprecated: use /v2/updates with the ledger-effects shape)",
@@ -77,6 +83,7 @@ export function ledgerStreamEndpoints(deps: RouteDeps): StreamEndpoint[] {
       requestSchema: "GetUpdatesRequest",
       responseSchema: "JsGetUpdateTreesResponse",
       deprecated: true,
+      availability: REMOVED_IN_3_6,
       toRequest: (request) => updatesRequest(request, true),
       toElement: updateTreesResponse,
       idleByDefault: openEnded,

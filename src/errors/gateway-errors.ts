@@ -111,6 +111,20 @@ export function shuttingDownError(): CantonHttpError {
   );
 }
 
+/**
+ * An operation only some Canton releases have, asked before the participant said which release it
+ * runs (it has not answered since the gateway started: unreachable): 503, to be retried, rather
+ * than a guess that would answer 404 for an operation it has, or serve one it has not.
+ */
+export function apiVersionUnknownError(method: string, path: string): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "LEDGER_API_VERSION_UNKNOWN",
+    `${method} ${path} is an operation of some Canton releases only, and the participant has not said yet which release it runs (ledger.api-version auto)`,
+    { definiteAnswer: false },
+  );
+}
+
 /** A request body over the configured limit: 413. */
 export function requestTooLargeError(cause: string): CantonHttpError {
   return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", cause, {

@@ -29,6 +29,7 @@ export {
 export {
   accessTokenExpiredError,
   ambiguousFramingError,
+  apiVersionUnknownError,
   bodyTimeoutError,
   corsOriginNotAllowedError,
   INTERNAL_ERROR_CODE,
@@ -60,3 +61,4 @@ export {
   STREAM_END_REASONS,
   type StreamEndReason,
 } from "./stream-errors.js";
+export { unknownPathAnswer } from "./unknown-path.js";

@@ -9,6 +9,7 @@ import { canonicalPath } from "../endpoints/request-path.js";
 import type { Answer, HttpMethod, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
 import {
   ambiguousFramingError,
+  apiVersionUnknownError,
   bodyTimeoutError,
   corsOriginNotAllowedError,
   errorAnswer,
@@ -20,6 +21,7 @@ import {
   routeNotFoundError,
   shuttingDownError,
   traced,
+  unknownPathAnswer,
 } from "../errors/index.js";
 import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
 import {
@@ -35,7 +37,7 @@ import { type ContentCoding, codingAccepted } from "./answer-compression.js";
 import { type WholeAnswer, writeAnswer, writeCoding, writeStatusAndHeaders } from "./answer-writing.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyAbortedError, BodyReader, BodyTimeoutError, BodyTooLargeError } from "./body-reader.js";
-import { PathMatcher } from "./path-matcher.js";
+import { PathMatcher, type ServedNow } from "./path-matcher.js";
 import { parsePathParams, parseQuery } from "./query-params.js";
 import { type RequestFraming, requestFraming } from "./request-framing.js";
 import { holdRequestQuotas, readRefusedBody } from "./request-quotas.js";
@@ -45,6 +47,11 @@ import { UwsTimeoutHold } from "./uws-timeout-hold.js";
 
 export interface HttpAppOptions {
   routes: readonly Route[];
+  /**
+   * Whether the Canton release served has a route (its `availability`): a route of another
+   * release is answered as that release's Canton answers an unknown path. Absent: every route.
+   */
+  served?: ServedNow;
   pathPrefix: string;
   maxBodyBytes: number;
   /** How long a body may take to arrive once it is read (server.body-read-timeout). */
@@ -127,7 +134,7 @@ interface AppState {
 export function attachHttpRoutes(app: TemplatedApp, options: HttpAppOptions): HttpRoutesHandle {
   for (const route of options.routes)
     if (route.body?.kind === "json") options.validator.prepare(route.body.schema);
-  const matcher = new PathMatcher(options.routes, options.pathPrefix);
+  const matcher = new PathMatcher(options.routes, options.pathPrefix, options.served);
   const state: AppState = {
     inFlight: 0,
     draining: false,
@@ -318,6 +325,12 @@ function serve(
   // The method is the client's to choose: any other would mint a label value.
   const methodLabel = METHODS.has(method) ? method : "OTHER";
   const headers = match.kind === "found" ? readHeaders(req, match.route.headers) : NO_HEADERS;
+  // Canton's unknown-path answer names the request's absolute URI, its Host included, and its
+  // method as its routes saw it (a HEAD as the GET that pekko-http's transparent HEAD makes of it).
+  const notInRelease =
+    match.kind === "not-in-release"
+      ? unknownPathAnswer(method, req.getHeader("host"), req.getUrl(), rawQuery)
+      : undefined;
   let reader: BodyReader | undefined;
   res.onAborted(() => {
     exchange.abandon(() => reader?.abort());
@@ -335,6 +348,15 @@ function serve(
   if (state.draining) {
     exchange.closeConnection = true;
     answerError(exchange, shuttingDownError(), routeLabel(match), methodLabel, options);
+    return;
+  }
+  if (notInRelease !== undefined) {
+    finish(exchange, { kind: "json", ...notInRelease }, UNMATCHED_ROUTE, methodLabel, options);
+    return;
+  }
+  if (match.kind === "release-unknown") {
+    const error = apiVersionUnknownError(match.route.method, match.route.path);
+    answerError(exchange, error, UNMATCHED_ROUTE, methodLabel, options);
     return;
   }
   if (match.kind !== "found") {

@@ -110,6 +110,7 @@ export function listTwinRoute(
     auth: "token",
     headers: ["accept", "last-event-id"],
     ...(endpoint.deprecated ? { deprecated: true } : {}),
+    ...(endpoint.availability ? { availability: endpoint.availability } : {}),
     handle: async (ctx): Promise<Answer> => {
       const limit = nonNegative(ctx, "limit");
       const idleMs = nonNegative(ctx, "stream_idle_timeout_ms");

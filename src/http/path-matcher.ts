@@ -1,9 +1,18 @@
 import type { HttpMethod, Route } from "../endpoints/route.js";
+import type { Availability } from "../proto/api-version.js";
+import type { Served } from "../proto/served-api-version.js";
 
 export type Match =
   | { kind: "found"; route: Route; path: Record<string, string> }
   | { kind: "method-not-allowed"; allowed: HttpMethod[] }
+  /** A route of another Canton release than the one served: answered as that release's Canton answers an unknown path. */
+  | { kind: "not-in-release"; route: Route }
+  /** A route some releases have, while the release served is not known yet. */
+  | { kind: "release-unknown"; route: Route }
   | { kind: "not-found" };
+
+/** Whether the Canton release served has what `availability` marks (ServedApiVersion.serves). */
+export type ServedNow = (availability: Availability | undefined) => Served;
 
 interface Compiled {
   route: Route;
@@ -17,15 +26,35 @@ interface Compiled {
 export class PathMatcher {
   private readonly compiled: Compiled[];
 
-  constructor(routes: readonly Route[], prefix: string) {
+  /** `served`: whether a route is served now (default: every route, whatever its availability). */
+  constructor(
+    routes: readonly Route[],
+    prefix: string,
+    private readonly served: ServedNow = () => "yes",
+  ) {
     this.compiled = routes.map((route) => compile(route, prefix)).sort((a, b) => b.literals - a.literals);
   }
 
+  /**
+   * A route of the release served wins; then, for this method, one whose release is not known
+   * yet, then one of another release (Canton answers any unmatched request, another method's
+   * path included, as an unknown path); then another method's route at this path (405).
+   */
   match(method: HttpMethod, urlPath: string): Match {
     const allowed: HttpMethod[] = [];
+    let unknown: Route | undefined;
+    let otherRelease: Route | undefined;
     for (const candidate of this.compiled) {
       const found = candidate.regex.exec(urlPath);
       if (!found) continue;
+      const served =
+        candidate.route.availability === undefined ? "yes" : this.served(candidate.route.availability);
+      if (served !== "yes") {
+        if (candidate.route.method !== method) continue;
+        if (served === "unknown") unknown ??= candidate.route;
+        else otherRelease ??= candidate.route;
+        continue;
+      }
       if (candidate.route.method !== method) {
         allowed.push(candidate.route.method);
         continue;
@@ -36,6 +65,8 @@ export class PathMatcher {
       });
       return { kind: "found", route: candidate.route, path };
     }
+    if (unknown !== undefined) return { kind: "release-unknown", route: unknown };
+    if (otherRelease !== undefined) return { kind: "not-in-release", route: otherRelease };
     return allowed.length > 0 ? { kind: "method-not-allowed", allowed } : { kind: "not-found" };
   }
 }

@@ -81,6 +81,7 @@ function ticketRoute(endpoint: StreamEndpoint, options: TicketRoutesOptions): Ro
     auth: "token",
     headers: ["origin"],
     ...(endpoint.deprecated ? { deprecated: true } : {}),
+    ...(endpoint.availability ? { availability: endpoint.availability } : {}),
     handle: async (ctx): Promise<Answer> => {
       const token = ctx.token;
       if (token === undefined) throw missingTokenError();
@@ -112,6 +113,7 @@ function ticketStreamRoute(endpoint: StreamEndpoint, options: TicketRoutesOption
     auth: "none",
     headers: ["origin", "last-event-id"],
     ...(endpoint.deprecated ? { deprecated: true } : {}),
+    ...(endpoint.availability ? { availability: endpoint.availability } : {}),
     handle: async (ctx): Promise<Answer> => {
       const ticket = typeof ctx.query.ticket === "string" ? ctx.query.ticket : "";
       const shown = {

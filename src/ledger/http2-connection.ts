@@ -22,6 +22,8 @@ export interface Http2ConnectionOptions {
   maxMetadataBytes: number;
   /** Told of every call refused before it was sent. */
   onRefused?: (reason: RefusedCallReason) => void;
+  /** Told when the session is established (the ledger's first SETTINGS): a new connection to it. */
+  onEstablished?: () => void;
 }
 
 /**
@@ -117,6 +119,7 @@ export class Http2Connection {
       // The connection-level window: without it every answer shares 64 KiB between updates.
       session.setLocalWindowSize(options.windowBytes);
       this.release();
+      options.onEstablished?.();
     });
     session.on("error", (error: Error) => this.gone(error.message));
     // A socket that fails while no stream is open (a TLS alert after the handshake: mTLS without

@@ -44,6 +44,11 @@ export interface LedgerClientOptions {
   /** Told of every call refused before it was sent, for metrics. */
   onCallRefused?: (reason: RefusedCallReason) => void;
   /**
+   * Told each time a connection to the ledger is established: at the first call, and after every
+   * reconnect (the participant may have been restarted, or upgraded, meanwhile).
+   */
+  onConnected?: () => void;
+  /**
    * The participant's stream budget (limits.ledger-streams): every server stream holds a slot
    * from before its call opens until it ends. Absent: no budget.
    */
@@ -131,6 +136,7 @@ export class LedgerClient {
       maxMetadataBytes: options.maxMetadataBytes ?? MAX_METADATA_BYTES,
       ...(options.onCallRefused ? { onRefused: options.onCallRefused } : {}),
       ...(options.onKeepaliveThrottled ? { onKeepaliveThrottled: options.onKeepaliveThrottled } : {}),
+      ...(options.onConnected ? { onEstablished: options.onConnected } : {}),
     });
   }
 

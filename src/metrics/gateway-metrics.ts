@@ -22,6 +22,7 @@ import {
   LEDGER_STREAM_REFUSAL_REASONS,
   type LedgerStreamBudgetEvents,
 } from "../limits/ledger-stream-budget.js";
+import type { ServedApiVersion } from "../proto/served-api-version.js";
 import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
@@ -170,6 +171,27 @@ export class GatewayMetrics {
     help: "Server-streaming calls open on the ledger, by method: what the gateway takes of the participant's stream budget (Canton's max-streams, shared by all its clients)",
     labelNames: ["method"] as const,
     registers: [this.registry],
+  });
+
+  /** The release served and the participant's own; set by {@link watchApiVersion}. */
+  #apiVersion: ServedApiVersion | undefined;
+
+  readonly ledgerApiVersion = new Gauge({
+    name: "ledger_gateway_ledger_api_version_info",
+    help: "1, labelled with the Canton release whose JSON API the gateway serves (`unknown` before the participant first said) and the release the participant reports (`` before it said): they differ when the participant runs a release the gateway does not know (served as the nearest known one) or ledger.api-version pins another",
+    labelNames: ["served", "reported"] as const,
+    // One release for all worker threads (they share it): each says the same.
+    aggregator: "max",
+    registers: [this.registry],
+    collect: () => {
+      const version = this.#apiVersion;
+      if (version === undefined) return;
+      this.ledgerApiVersion.reset();
+      this.ledgerApiVersion.set(
+        { served: version.current() ?? "unknown", reported: version.reported() ?? "" },
+        1,
+      );
+    },
   });
 
   /** Asks the ledger whether it serves; set by {@link probeLedger}. */
@@ -483,6 +505,11 @@ export class GatewayMetrics {
   /** `ledger_gateway_ledger_ready` asks `probe` at a scrape, at most every 5 s (LedgerClient.isReady). */
   probeLedger(probe: () => Promise<boolean>): void {
     this.#ledgerProbe = probe;
+  }
+
+  /** Reports `served` at every scrape in ledger_gateway_ledger_api_version_info. */
+  watchApiVersion(served: ServedApiVersion): void {
+    this.#apiVersion = served;
   }
 
   /** The ledger calls' series: duration by method and code, server streams open. */

@@ -12,9 +12,14 @@ export type ApiVersion = (typeof KNOWN_API_VERSIONS)[number];
 /** The release production runs today: the sandbox's default, and the gateway's before it has asked. */
 export const DEFAULT_API_VERSION: ApiVersion = "3.5.10";
 
-/** The releases that have something: from `since` (the oldest known when absent) up to, not including, `removedIn`. */
+/**
+ * The releases that have something: from `since` (the oldest known when absent) up to, not
+ * including, `removedIn`; deprecated from `deprecatedSince` on (something deprecated in every
+ * release says `deprecated: true` where it is declared instead).
+ */
 export interface Availability {
   readonly since?: ApiVersion;
+  readonly deprecatedSince?: ApiVersion;
   readonly removedIn?: ApiVersion;
 }
 
@@ -26,6 +31,17 @@ export function availableIn(availability: Availability | undefined, version: Api
   if (availability.since !== undefined && at < rank(availability.since)) return false;
   if (availability.removedIn !== undefined && at >= rank(availability.removedIn)) return false;
   return true;
+}
+
+/** Whether something `deprecated` in every release, or deprecated since a release of its `availability`, is in `version`. */
+export function deprecatedIn(
+  deprecated: boolean | undefined,
+  availability: Availability | undefined,
+  version: ApiVersion,
+): boolean {
+  if (deprecated === true) return true;
+  const since = availability?.deprecatedSince;
+  return since !== undefined && rank(version) >= rank(since);
 }
 
 export function isKnownApiVersion(text: string): text is ApiVersion {

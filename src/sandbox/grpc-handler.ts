@@ -2,7 +2,7 @@ import type * as grpc from "@grpc/grpc-js";
 import { Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { expiryTimer } from "../jwt/expiry-timer.js";
-import type { Authenticator } from "./auth/authenticator.js";
+import { type AuthenticatedCaller, type Authenticator, bearerTokenOf } from "./auth/authenticator.js";
 import type { Authorizer, Requirement } from "./auth/authorization.js";
 import { type CallContext, traceIdOf } from "./call-context.js";
 import { errors } from "./errors.js";
@@ -264,6 +264,18 @@ function unsupportedStream(
   };
 }
 
+/**
+ * Methods Canton serves without a token (its UnsecuredServiceCallAuthTests): a client, or the
+ * gateway learning which release it talks to, may ask them before it has one. A token sent
+ * along is still judged as on any call.
+ */
+const UNSECURED_METHODS: ReadonlySet<string> = new Set([
+  "com.daml.ledger.api.v2.VersionService/GetLedgerApiVersion",
+]);
+
+/** The caller of an unsecured method that came without a token. */
+const ANONYMOUS: AuthenticatedCaller = { token: "", claims: {} };
+
 async function run<T>(
   method: string,
   traceId: string,
@@ -271,6 +283,11 @@ async function run<T>(
   env: HandlerEnvironment,
   body: (context: CallContext) => T | Promise<T>,
 ): Promise<T> {
+  if (UNSECURED_METHODS.has(method) && bearerTokenOf(metadata) === undefined) {
+    // No token, nothing to authenticate: the method is served to anyone, as Canton serves it.
+    const refuse = () => env.authenticator.authenticate(metadata).then(() => undefined);
+    return body({ method, traceId, caller: ANONYMOUS, metadata, authorize: refuse });
+  }
   const caller = await env.authenticator.authenticate(metadata);
   env.log.debug({ method, tid: traceId, user: caller.userId }, "ledger api call");
   // As Canton's auth interceptor, before any service: the token's user must exist and be active

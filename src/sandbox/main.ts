@@ -1,6 +1,12 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { readVerificationFiles, VERIFICATION_MODES, type VerificationMode } from "../jwt/token-verifier.js";
+import {
+  type ApiVersion,
+  DEFAULT_API_VERSION,
+  isKnownApiVersion,
+  KNOWN_API_VERSIONS,
+} from "../proto/api-version.js";
 import type { PreloadOptions } from "./ledger/preload.js";
 import { startSandbox } from "./sandbox.js";
 
@@ -10,6 +16,8 @@ Prints the bound port on stdout (one line) and stops on SIGINT/SIGTERM.
   --port N                      gRPC port; 0 picks an ephemeral one (default 6865)
   --host H                      address to listen on (default 127.0.0.1)
   --participant NAME            participant name in party ids (default sandbox)
+  --api-version V               the Canton release it speaks and reports: ${KNOWN_API_VERSIONS.join(" | ")}
+                                (default ${DEFAULT_API_VERSION})
   --log-level L                 pino level, logs on stderr (default info)
   --auth-mode M                 unsafe | hs256 | rs256 | es256 (default unsafe: rights checked, signatures not)
   --auth-secret S               hs256 secret
@@ -52,6 +60,7 @@ function parseOptions() {
       port: { type: "string", default: "6865" },
       host: { type: "string", default: "127.0.0.1" },
       participant: { type: "string", default: "sandbox" },
+      "api-version": { type: "string", default: DEFAULT_API_VERSION },
       "log-level": { type: "string", default: "info" },
       preload: { type: "string" },
       "auth-mode": { type: "string", default: "unsafe" },
@@ -69,6 +78,8 @@ function parseOptions() {
     process.stdout.write(USAGE);
     process.exit(0);
   }
+  if (!isKnownApiVersion(values["api-version"]))
+    throw new UsageError(`--api-version must be one of ${KNOWN_API_VERSIONS.join(", ")}`);
   const mode = values["auth-mode"] as VerificationMode;
   if (!VERIFICATION_MODES.includes(mode))
     throw new UsageError(`--auth-mode must be one of ${VERIFICATION_MODES.join(", ")}`);
@@ -103,6 +114,7 @@ const sandbox = await startSandbox({
   port: Number(values.port),
   host: values.host,
   participantName: values.participant,
+  apiVersion: values["api-version"] as ApiVersion,
   ...(values.preload !== undefined ? { preload: parsePreload(values.preload) } : {}),
   auth,
   ...(idleCheckpoint !== undefined ? { idleStreamOffsetCheckpointTimeoutMs: Number(idleCheckpoint) } : {}),

@@ -1,11 +1,14 @@
 import { parentPort, type Worker } from "node:worker_threads";
 import { pino } from "pino";
 import type { TokenVerificationOptions } from "../jwt/token-verifier.js";
+import type { ApiVersion } from "../proto/api-version.js";
 import { moduleWorkerData, startModuleWorker } from "../threads/module-worker.js";
 import { type RunningSandbox, startSandbox } from "./sandbox.js";
 
 /** What crosses the thread boundary: only cloneable options (no logger, no authenticator). */
 export interface SandboxWorkerOptions {
+  /** The Canton release the sandbox speaks (SandboxOptions.apiVersion). */
+  apiVersion?: ApiVersion;
   port?: number;
   host?: string;
   participantName?: string;

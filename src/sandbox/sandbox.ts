@@ -41,6 +41,12 @@ import { versionService } from "./services/version-service.js";
 export interface SandboxOptions {
   /** The Canton release whose Ledger API the sandbox speaks; DEFAULT_API_VERSION when absent. */
   apiVersion?: ApiVersion;
+  /**
+   * What GetLedgerApiVersion reports instead of `apiVersion` (which the sandbox still speaks):
+   * for tests of a gateway in front of a release it does not know (`3.7.2`, `3.5.7`) or a
+   * pre-release (`3.6.0-SNAPSHOT`). Absent: `apiVersion` itself.
+   */
+  reportedVersion?: string;
   /** 0 or absent: an ephemeral port. */
   port?: number;
   host?: string;
@@ -129,7 +135,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       packages,
       interactiveSubmissionMethods(ledger, externalParties, apiVersion),
     ),
-    versionService(apiVersion),
+    versionService(options.reportedVersion ?? apiVersion),
     joseService(store, externalParties),
     stateService(store, ledger),
     commandService(ledger),

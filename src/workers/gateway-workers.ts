@@ -14,6 +14,7 @@ import { ledgerStreamBudgetBuffer } from "../limits/ledger-stream-budget.js";
 import type { ExpositionFormat } from "../metrics/exposition-format.js";
 import { addProcessMetrics } from "../metrics/gateway-metrics.js";
 import { mergedWorkerExposition, type WorkerMetricsJson } from "../metrics/worker-metrics.js";
+import { servedApiVersionBuffer } from "../proto/served-api-version.js";
 import { moduleWorkerData, startModuleWorker } from "../threads/module-worker.js";
 import { gatewayLogger } from "./gateway-logger.js";
 
@@ -57,6 +58,8 @@ interface WorkerData {
   quotaBuffer: SharedArrayBuffer | undefined;
   /** The participant's stream budget (limits.ledger-streams), one for all workers, as the caps' table. */
   ledgerStreamBuffer: SharedArrayBuffer;
+  /** The Canton release served, one for all workers: no two of them serve different APIs. */
+  apiVersionBuffer: SharedArrayBuffer;
 }
 
 /** Worker -> main. */
@@ -91,6 +94,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   if (config.metrics.enabled) addProcessMetrics(processRegistry);
   const quotaBuffer = clientQuotaBuffer(config.quotas);
   const ledgerStreamBuffer = ledgerStreamBudgetBuffer();
+  const apiVersionBuffer = servedApiVersionBuffer();
   const workers = Array.from({ length: options.count }, (_, i) => {
     const data: WorkerData = {
       id: i + 1,
@@ -98,6 +102,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
       ledgerAddress: options.ledgerAddress,
       quotaBuffer,
       ledgerStreamBuffer,
+      apiVersionBuffer,
     };
     return startModuleWorker(import.meta.url, WORKER_MARK, data);
   });
@@ -260,6 +265,7 @@ async function runInWorker(data: WorkerData): Promise<void> {
       worker: data.id,
       ...(data.quotaBuffer === undefined ? {} : { quotaBuffer: data.quotaBuffer }),
       ledgerStreamBuffer: data.ledgerStreamBuffer,
+      apiVersionBuffer: data.apiVersionBuffer,
       processMetrics: false,
       // The metrics route passes the scraper's format (GatewayOptions declares the hook without it).
       metricsExposition: (format: ExpositionFormat = "prometheus") =>

@@ -33,6 +33,8 @@ import {
 } from "../ledger/trace-context.js";
 import type { ClientQuotas, QuotaHold } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
+import type { Availability } from "../proto/api-version.js";
+import type { Served } from "../proto/served-api-version.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
 import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
@@ -41,9 +43,14 @@ import { SharedAdmissions } from "./shared-admissions.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
 import { authSubprotocol, wsAuth } from "./ws-auth.js";
-
 export interface WsStreamsOptions {
   endpoints: readonly StreamEndpoint[];
+  /**
+   * Whether the Canton release served has an endpoint (its `availability`): the upgrade to one it
+   * has not goes on to the HTTP routes, which answer it as that release's Canton answers an
+   * unknown path (or 503 while the release is not known). Absent: every endpoint.
+   */
+  served?: (availability: Availability | undefined) => Served;
   pathPrefix: string;
   validator: BodyValidator;
   limits: SessionLimits;
@@ -212,7 +219,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     sendPingsAutomatically: false,
     upgrade: (res, req, context) => {
       const endpoint = endpoints.get(canonicalPath(req.getUrl()).replace(/(.)\/$/, "$1"));
-      if (endpoint === undefined) req.setYield(true);
+      if (
+        endpoint === undefined ||
+        (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
+      )
+        req.setYield(true);
       else upgrade(res, req, context, endpoint, options, admissions);
     },
     open: (ws) => {

@@ -99,6 +99,25 @@ describe("ledger-json-gateway CLI", () => {
     }
   });
 
+  it("starts the embedded sandbox as the release --sandbox.api-version names, and serves that release", async () => {
+    const child = spawn(process.execPath, [...GATEWAY_CLI, "--port", "0", "--sandbox.api-version", "3.5.4"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const port = await listeningPort(child);
+      const res = await fetch(`http://127.0.0.1:${port}/v2/version`);
+      assert.equal(((await res.json()) as { version: string }).version, "3.5.4");
+      // 3.5.10's operation is not 3.5.4's: its Canton knows no such path.
+      const later = await fetch(`http://127.0.0.1:${port}/v2/commands/command-completions`, {
+        method: "POST",
+        body: "{}",
+      });
+      assert.equal(later.status, 404);
+    } finally {
+      await stop(child);
+    }
+  });
+
   it("prints its flags and keys with --help", () => {
     const result = spawnSync(process.execPath, [...GATEWAY_CLI, "--help"], { encoding: "utf8" });
     assert.equal(result.status, 0);

@@ -41,7 +41,7 @@ describe("loadConfig", () => {
       fanoutHistoryBytes: 1024 * 1024,
       compression: "off",
     });
-    assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0 });
+    assert.deepEqual(config.ledger, { kind: "embedded", sandboxPort: 0, apiVersion: "3.5.10" });
     assert.deepEqual(config.ledgerConnection, {
       maxMetadataBytes: 8192,
       keepaliveIntervalMs: 15_000,

@@ -189,7 +189,7 @@ describe("the container image, built and run", { skip: tools === true ? false : 
           `the README's first sh block failed against ${base}: ${error.stderr ?? error.message}`,
         );
       });
-      assert.match(session.stdout, /"version":"3\.5\.0"/);
+      assert.match(session.stdout, /"version":"3\.5\.10"/);
       assert.match(session.stdout, /^\{"offset":0\}$/m);
       assert.match(session.stdout, /"synchronizerAlias":"synchronizer-2"/);
     });

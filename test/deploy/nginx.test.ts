@@ -88,7 +88,7 @@ describe("nginx in front of two gateway instances", {
         }
       }),
     );
-    const unauthenticated = await fetch(`${base}${PREFIX}/v2/version`);
+    const unauthenticated = await fetch(`${base}${PREFIX}/v2/state/ledger-end`);
     assert.equal(unauthenticated.status, 401);
     // No gateway-side verification: the ledger judges the token-less request (its redacted 401).
     assert.deepEqual(

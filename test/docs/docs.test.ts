@@ -111,10 +111,6 @@ describe("/docs", () => {
       "POST /gw/v2/interactive-submission/executeAndWaitForTransaction",
       "POST /gw/v2/parties/external/generate-topology",
       "POST /gw/v2/parties/external/allocate",
-      // Canton 3.6's (availability since 3.6.0).
-      "POST /gw/v2/updates/update-by-hash",
-      "POST /gw/v2/commands/completion-by-hash",
-      "GET /gw/v2/jose/jwks/synchronizer/{synchronizer}/party/{party}",
       // HTTP list twins of the stream endpoints.
       "POST /gw/v2/commands/completions",
       "POST /gw/v2/commands/command-completions",
@@ -143,18 +139,6 @@ describe("/docs", () => {
       "getV2PartiesParticipant-id",
     );
     assert.equal(document.paths["/gw/v2/parties/{party}"]?.patch?.operationId, "patchV2PartiesParty");
-    assert.equal(
-      document.paths["/gw/v2/jose/jwks/synchronizer/{synchronizer}/party/{party}"]?.get?.operationId,
-      "getV2JoseJwks",
-    );
-    assert.equal(
-      document.paths["/gw/v2/updates/update-by-hash"]?.post?.operationId,
-      "postV2UpdatesUpdate-by-hash",
-    );
-    assert.equal(
-      document.paths["/gw/v2/commands/completion-by-hash"]?.post?.operationId,
-      "postV2CommandsCompletion-by-hash",
-    );
     assert.ok(document.paths["/gw/v2/version"]?.get?.security, "token routes declare their security");
     assert.equal(document.paths["/gw/livez"]?.get?.security, undefined);
   });

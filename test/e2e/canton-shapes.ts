@@ -1,4 +1,5 @@
 import { BodyValidator } from "../../src/endpoints/body-validator.js";
+import type { ApiVersion } from "../../src/proto/api-version.js";
 
 const shapes = new BodyValidator();
 
@@ -14,10 +15,11 @@ const withoutNulls = (json: unknown): unknown =>
       : json;
 
 /**
- * Throws unless `json` fits Canton's JSON shape `schema` (schemas/components.json, taken from its
- * OpenAPI/AsyncAPI 3.5). An absent optional field is `null` in Canton's JSON as in ours, which
- * the specs (OpenAPI 3.0, no `nullable`) do not say: nulls are left out before the check.
+ * Throws unless `json` fits Canton's JSON shape `schema` (schemas/components*.json, taken from
+ * its OpenAPI/AsyncAPI) of release `version` (default: DEFAULT_API_VERSION). An absent optional
+ * field is `null` in Canton's JSON as in ours, which the specs (OpenAPI 3.0, no `nullable`) do
+ * not say: nulls are left out before the check.
  */
-export function assertCantonShape(schema: string, json: unknown): void {
-  shapes.validate(schema, withoutNulls(json));
+export function assertCantonShape(schema: string, json: unknown, version?: ApiVersion): void {
+  shapes.validate(schema, withoutNulls(json), version);
 }

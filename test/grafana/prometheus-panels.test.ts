@@ -300,7 +300,7 @@ async function load(port: number, sandbox: RunningSandbox, front: FaultProxy): P
     assert.equal(await http("/v2/version", { headers: auth }), 200);
     assert.equal(await http("/v2/state/ledger-end", { headers: auth }), 200);
     assert.equal(await http("/v2/no-such-route", { headers: auth }), 404);
-    assert.equal(await http("/v2/version"), 401);
+    assert.equal(await http("/v2/state/ledger-end"), 401);
     // A token over the ledger's header limit: refused by the gateway, never sent.
     assert.equal(
       await http("/v2/version", { headers: { authorization: `Bearer ${"x".repeat(16 * 1024)}` } }),

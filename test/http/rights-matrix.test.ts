@@ -25,6 +25,8 @@ interface Group {
   withoutRight: string;
   /** Public endpoints: any active user may call them. */
   withoutRightStatus: number;
+  /** Unsecured endpoints (GetLedgerApiVersion, as Canton serves it): a call without a token is served. */
+  withoutTokenStatus?: number;
 }
 
 const GROUPS: Group[] = [
@@ -34,6 +36,7 @@ const GROUPS: Group[] = [
     withRight: "nobody",
     withoutRight: "nobody",
     withoutRightStatus: 200,
+    withoutTokenStatus: 200,
   },
   {
     name: "state (ledger end)",
@@ -106,6 +109,7 @@ function tokenFor(cell: Cell, group: Group): string | null {
 function expected(cell: Cell, group: Group): number {
   if (cell === "user with the right") return 200;
   if (cell === "user without the right") return group.withoutRightStatus;
+  if (cell === "no token" && group.withoutTokenStatus !== undefined) return group.withoutTokenStatus;
   return cell === "deactivated user" ? 403 : 401;
 }
 

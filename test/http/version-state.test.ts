@@ -31,8 +31,14 @@ describe("/v2/version and /v2/state", () => {
     assert.equal(typeof checkpoint.maxOffsetCheckpointEmissionDelay.seconds, "number");
   });
 
-  it("refuses /v2/version without a token", async () => {
-    assert.equal((await stack.request("/v2/version", { token: null })).status, 401);
+  it("answers /v2/version without a token, as a participant serves GetLedgerApiVersion to anyone", async () => {
+    const res = await stack.request("/v2/version", { token: null });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { version: string }).version, "3.5.10");
+  });
+
+  it("refuses /v2/state/ledger-end without a token", async () => {
+    assert.equal((await stack.request("/v2/state/ledger-end", { token: null })).status, 401);
   });
 
   it("reports the ledger end as a JSON number", async () => {

@@ -12,6 +12,8 @@ import { answerOk, OK_HEADERS } from "./wire-ledger.js";
 
 /** HealthCheckResponse{status: SERVING}, framed. */
 const SERVING = Buffer.from([0, 0, 0, 0, 2, 0x08, 0x01]);
+/** GetLedgerApiVersionResponse{version: "3.5.10"}, framed: the gateway asks it at start. */
+const VERSION = Buffer.from([0, 0, 0, 0, 8, 0x0a, 0x06, ...Buffer.from("3.5.10")]);
 
 /**
  * The client's ping interval, and the least the server below permits: between it and twice it,
@@ -38,7 +40,8 @@ interface SessionSeen {
  * A node:http2 gRPC server that enforces a keepalive permit time as grpc-java's Netty server
  * does: a client whose PINGs come sooner than PERMIT_MS apart more than STRIKES_ALLOWED times
  * gets GOAWAY ENHANCE_YOUR_CALM with the debug data `too_many_pings`. Every call but the health
- * check is held open (headers, no message), so that the client has a call to ping for.
+ * check and the version question is held open (headers, no message), so that the client has a
+ * call to ping for.
  */
 async function startStrictLedger() {
   const server = http2.createServer();
@@ -51,6 +54,8 @@ async function startStrictLedger() {
       lastStreamId = stream.id ?? lastStreamId;
       stream.on("error", () => {});
       if (headers[":path"] === "/grpc.health.v1.Health/Check") answerOk(stream, SERVING);
+      else if (headers[":path"] === "/com.daml.ledger.api.v2.VersionService/GetLedgerApiVersion")
+        answerOk(stream, VERSION);
       else stream.respond(OK_HEADERS);
     });
     session.on("error", () => {});

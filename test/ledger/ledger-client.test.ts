@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { isGrpcError, jsCantonErrorOfGrpc } from "../../src/errors/error-mapping.js";
 import { LedgerClient } from "../../src/ledger/ledger-client.js";
+import { DEFAULT_API_VERSION } from "../../src/proto/api-version.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { bearer, token } from "../sandbox/sandbox-client.js";
@@ -165,7 +166,7 @@ describe("LedgerClient.unary answers as grpc-js did, against the sandbox", () =>
 
   it("decodes an answer to the same object, and hands over the same bytes raw", async () => {
     const version = await client.unary<{ version: string }>("VersionService", "GetLedgerApiVersion", {}, jwt);
-    strictEqual(version.version, "3.5.0");
+    strictEqual(version.version, DEFAULT_API_VERSION);
     const raw = await client.unary("VersionService", "GetLedgerApiVersion", {}, jwt, { rawResponse: true });
     const definition = ledgerApiProtos().service(`${API}.VersionService`).GetLedgerApiVersion!;
     deepStrictEqual(definition.responseDeserialize(raw), version);
@@ -218,7 +219,7 @@ describe("LedgerClient.unary drops the connection of a frozen ledger (keepalive)
 
   it("fails a call to the SIGSTOPped sandbox with UNAVAILABLE, and answers after SIGCONT", async () => {
     const version = () => client.unary<{ version: string }>("VersionService", "GetLedgerApiVersion", {}, jwt);
-    strictEqual((await version()).version, "3.5.0");
+    strictEqual((await version()).version, DEFAULT_API_VERSION);
     sandbox.child.kill("SIGSTOP");
     let frozen: unknown;
     try {
@@ -230,6 +231,6 @@ describe("LedgerClient.unary drops the connection of a frozen ledger (keepalive)
     }
     ok(isGrpcError(frozen), `a gRPC error, not ${String(frozen)}`);
     strictEqual(frozen.code, grpc.status.UNAVAILABLE, frozen.details);
-    strictEqual((await version()).version, "3.5.0");
+    strictEqual((await version()).version, DEFAULT_API_VERSION);
   });
 });

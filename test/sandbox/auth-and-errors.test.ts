@@ -21,7 +21,7 @@ describe("sandbox auth step and Canton error form", () => {
   });
 
   it("rejects a call without a token as UNAUTHENTICATED, redacted as Canton does (request id only)", async () => {
-    const error = await rejection(version.GetLedgerApiVersion!({}, bearer(null)));
+    const error = await rejection(state.GetLedgerEnd!({}, bearer(null)));
     strictEqual(error.code, grpc.status.UNAUTHENTICATED);
     match(
       error.details,
@@ -30,6 +30,11 @@ describe("sandbox auth step and Canton error form", () => {
     deepStrictEqual(error.status.errorInfos, []);
     strictEqual(error.status.requestInfos.length, 1);
     ok(error.details.includes(error.status.requestInfos[0]!.requestId));
+  });
+
+  it("answers GetLedgerApiVersion without a token, as Canton does (an unsecured method)", async () => {
+    const answer = (await version.GetLedgerApiVersion!({}, bearer(null))) as { version: string };
+    strictEqual(answer.version, "3.5.10");
   });
 
   it("rejects a token that is not a JWT", async () => {

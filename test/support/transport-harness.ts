@@ -44,7 +44,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const counter = await startCounterServer();
   const endpoint = counterEndpoint(counter);
   const metrics = new GatewayMetrics();
-  const validator = new BodyValidator(withTestSchemas(schemaComponents()));
+  const validator = new BodyValidator(undefined, (version) => withTestSchemas(schemaComponents(version)));
   const log = pino({ level: "silent" });
   const app = uWS.App();
   attachHttpRoutes(app, {

@@ -107,6 +107,11 @@ describe("server.workers", () => {
         sample(body, 'ledger_gateway_http_request_duration_seconds_count{route="/livez",method="GET"}'),
         made,
       );
+      // Both workers serve one Canton release (they share it): one series, at 1, not their sum.
+      assert.deepEqual(
+        body.split("\n").filter((l) => l.startsWith("ledger_gateway_ledger_api_version_info{")),
+        ['ledger_gateway_ledger_api_version_info{served="3.5.10",reported="3.5.10"} 1'],
+      );
       // The process's metrics once, not once per worker.
       assert.equal(body.split("\n").filter((l) => l.startsWith("process_resident_memory_bytes ")).length, 1);
       assert.equal(

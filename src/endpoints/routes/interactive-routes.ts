@@ -66,7 +66,7 @@ export function interactiveRoutes(deps: RouteDeps): Route[] {
         { name: "synchronizer-id", type: "string" },
       ],
       responseSchema: "GetPreferredPackageVersionResponse",
-      deprecated: true,
+      availability: { deprecatedSince: "3.5.10", removedIn: "3.6.0" },
       toRequest: ({ query }) => {
         const validAt = query.vetting_valid_at;
         return {

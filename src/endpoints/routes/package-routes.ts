@@ -1,4 +1,5 @@
 import { sha256Hex } from "../../lf/index.js";
+import type { Availability } from "../../proto/api-version.js";
 import type { GetPackageResponse__Output } from "../../proto/ledger-api-types.js";
 import { grpcRoute } from "../grpc-route.js";
 import { operationId } from "../operation-id.js";
@@ -116,8 +117,10 @@ function darUpload(deps: RouteDeps, path: string, summary: string, deprecated: b
   };
 }
 
+const REMOVED_IN_3_6: Availability = { removedIn: "3.6.0" };
+
 function vettingRoutes(deps: RouteDeps): Route[] {
-  const list = (method: "GET" | "POST", path: string, deprecated: boolean) =>
+  const list = (method: "GET" | "POST", path: string, deprecated: boolean, availability?: Availability) =>
     grpcRoute(deps, {
       method,
       path,
@@ -128,8 +131,9 @@ function vettingRoutes(deps: RouteDeps): Route[] {
       body: { kind: "json", schema: "ListVettedPackagesRequest" },
       responseSchema: "ListVettedPackagesResponse",
       deprecated,
+      ...(availability ? { availability } : {}),
     });
-  const update = (path: string, deprecated: boolean) =>
+  const update = (path: string, deprecated: boolean, availability?: Availability) =>
     grpcRoute(deps, {
       method: "POST",
       path,
@@ -140,11 +144,12 @@ function vettingRoutes(deps: RouteDeps): Route[] {
       body: { kind: "json", schema: "UpdateVettedPackagesRequest" },
       responseSchema: "UpdateVettedPackagesResponse",
       deprecated,
+      ...(availability ? { availability } : {}),
     });
   return [
-    // Deprecated GET with a JSON body, as Canton 3.5 still serves it.
-    list("GET", "/v2/package-vetting", true),
-    update("/v2/package-vetting", true),
+    // Deprecated GET with a JSON body, as Canton 3.5 still serves it; 3.6 has the /list and /update forms only.
+    list("GET", "/v2/package-vetting", true, REMOVED_IN_3_6),
+    update("/v2/package-vetting", true, REMOVED_IN_3_6),
     list("POST", "/v2/package-vetting/list", false),
     update("/v2/package-vetting/update", false),
   ];

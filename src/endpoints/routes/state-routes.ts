@@ -54,7 +54,7 @@ export function stateRoutes(deps: RouteDeps): Route[] {
             ? "One page of the active contract set at an offset (deprecated: use the POST)"
             : "One page of the active contract set at an offset",
         tag: "State",
-        ...(method === "GET" ? { deprecated: true } : {}),
+        availability: method === "GET" ? { deprecatedSince: "3.5.10" } : { since: "3.5.10" },
         service: "StateService",
         rpc: "GetActiveContractsPage",
         body: { kind: "json", schema: "GetActiveContractsPageRequest" },

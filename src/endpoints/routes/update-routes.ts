@@ -1,3 +1,4 @@
+import type { Availability } from "../../proto/api-version.js";
 import { grpcRoute } from "../grpc-route.js";
 import { transactionTree, wildcardTransactionFormat } from "../legacy-requests.js";
 import type { Route } from "../route.js";
@@ -19,6 +20,9 @@ function legacyUpdateFormat(body: Json): Json {
     wildcardTransactionFormat((body.requestingParties as string[] | undefined) ?? [], "acs-delta");
   return { includeTransactions: format };
 }
+
+/** The transaction forms of the update lookups, which Canton 3.6 no longer has (use update-by-id, update-by-offset). */
+const REMOVED_IN_3_6: Availability = { removedIn: "3.6.0" };
 
 export function updateRoutes(deps: RouteDeps): Route[] {
   return [
@@ -74,6 +78,7 @@ export function updateRoutes(deps: RouteDeps): Route[] {
       body: { kind: "json", schema: "GetTransactionByOffsetRequest" },
       responseSchema: "JsGetTransactionResponse",
       deprecated: true,
+      availability: REMOVED_IN_3_6,
       toRequest: async ({ body }, fromJson) =>
         fromJson({ offset: (body as Json).offset, updateFormat: legacyUpdateFormat(body as Json) }),
       toAnswer: (json) => ({ transaction: transactionOf(json) }),
@@ -88,6 +93,7 @@ export function updateRoutes(deps: RouteDeps): Route[] {
       body: { kind: "json", schema: "GetTransactionByIdRequest" },
       responseSchema: "JsGetTransactionResponse",
       deprecated: true,
+      availability: REMOVED_IN_3_6,
       toRequest: async ({ body }, fromJson) =>
         fromJson({ updateId: (body as Json).updateId, updateFormat: legacyUpdateFormat(body as Json) }),
       toAnswer: (json) => ({ transaction: transactionOf(json) }),
@@ -103,6 +109,7 @@ export function updateRoutes(deps: RouteDeps): Route[] {
       query: [{ name: "parties", type: "string[]" }],
       responseSchema: "JsGetTransactionTreeResponse",
       deprecated: true,
+      availability: REMOVED_IN_3_6,
       toRequest: async ({ path, query }, fromJson) =>
         fromJson({
           offset: path.offset,
@@ -126,6 +133,7 @@ export function updateRoutes(deps: RouteDeps): Route[] {
       query: [{ name: "parties", type: "string[]" }],
       responseSchema: "JsGetTransactionTreeResponse",
       deprecated: true,
+      availability: REMOVED_IN_3_6,
       toRequest: async ({ path, query }, fromJson) =>
         fromJson({
           updateId: path["update-id"],

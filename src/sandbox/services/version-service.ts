@@ -1,5 +1,3 @@
-import type { ApiVersion } from "../../proto/api-version.js";
-import type { CallContext } from "../call-context.js";
 import type { ServiceImplementation } from "../grpc-handler.js";
 
 /** The limits the sandbox advertises; Canton's defaults, which the sandbox's services enforce. */
@@ -12,8 +10,11 @@ export const SANDBOX_LIMITS = {
   maxOffsetCheckpointEmissionDelaySeconds: 75,
 } as const;
 
-/** `version`: the Canton release the sandbox speaks, reported as Canton reports its own. */
-export function versionService(version: ApiVersion): ServiceImplementation {
+/**
+ * `version`: the Canton release the sandbox reports, as Canton reports its own (a release, e.g.
+ * `3.5.10`; a build of main says `3.6.0-SNAPSHOT`). Served without a token, as Canton serves it.
+ */
+export function versionService(version: string): ServiceImplementation {
   const response = {
     version,
     features: {
@@ -40,10 +41,7 @@ export function versionService(version: ApiVersion): ServiceImplementation {
   return {
     serviceName: "com.daml.ledger.api.v2.VersionService",
     unary: {
-      GetLedgerApiVersion: async (_request: object, context: CallContext) => {
-        await context.authorize({ kind: "authenticated" });
-        return response;
-      },
+      GetLedgerApiVersion: async () => response,
     },
   };
 }
