@@ -118,7 +118,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
       userToken,
     );
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    assertCantonShape("JsGetUpdateResponse", reply.body);
+    assertCantonShape("JsGetUpdateResponse", reply.body, "3.6.0");
     const transaction = reply.body.update.Transaction.value;
     assert.equal(transaction.updateId, executed.body.updateId);
     assert.equal(transaction.offset, executed.body.completionOffset);
@@ -169,7 +169,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
       );
     const accepted = await lookup();
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
-    assertCantonShape("GetCompletionByHashResponse", accepted.body);
+    assertCantonShape("GetCompletionByHashResponse", accepted.body, "3.6.0");
     assert.equal(accepted.body.acceptedCompletion.updateId, executed.body.updateId);
     assert.equal(accepted.body.acceptedCompletion.offset, executed.body.completionOffset);
     assert.equal(accepted.body.acceptedCompletion.transactionHash, prepared.preparedTransactionHash);
@@ -181,7 +181,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     assert.equal(replay.status, 200, JSON.stringify(replay.body));
     const both = await lookup();
     assert.equal(both.status, 200, JSON.stringify(both.body));
-    assertCantonShape("GetCompletionByHashResponse", both.body);
+    assertCantonShape("GetCompletionByHashResponse", both.body, "3.6.0");
     assert.equal(both.body.acceptedCompletion.updateId, executed.body.updateId);
     assert.equal(both.body.lastRejectedCompletions.length, 1);
     const rejected = both.body.lastRejectedCompletions[0];
@@ -221,7 +221,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     const path = `/v2/jose/jwks/synchronizer/${encodeURIComponent(synchronizer)}/party/${encodeURIComponent(party)}`;
     const reply = await call<Json>(stack, "GET", path, undefined, userToken);
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    assertCantonShape("GetJwksResponse", reply.body);
+    assertCantonShape("GetJwksResponse", reply.body, "3.6.0");
     assert.equal(reply.body.keys.length, 1);
     const jwk = reply.body.keys[0];
     const raw = wallet.publicKey.keyData.subarray(-32);
@@ -268,7 +268,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const rights = await call<Json>(stack, "GET", "/v2/users/any-actor/rights");
     assert.equal(rights.status, 200, JSON.stringify(rights.body));
-    assertCantonShape("ListUserRightsResponse", rights.body);
+    assertCantonShape("ListUserRightsResponse", rights.body, "3.6.0");
     assert.deepEqual(rights.body.rights, [{ kind: { CanActAsAnyParty: { value: {} } } }]);
 
     const submitted = await call<Json>(
