@@ -129,20 +129,31 @@ export function htmlReport(result: LoadResult): string {
     }),
   );
 
-  const rows = Object.entries(result.scenarios).map(([name, s]) => {
+  const row = (label: string, s: LoadResult["scenarios"][string], withOffered: boolean) => {
     const l = s.latencyMs as Record<string, number | undefined>;
     const codes = Object.entries(s.errorsByCode)
       .map(([code, n]) => `${escapeXml(code)}: ${n}`)
       .join(", ");
+    const offered = !open
+      ? ""
+      : withOffered
+        ? `<td>${s.offeredPerSecond ?? "-"}</td><td>${s.achievedPerSecond ?? "-"}</td><td>${s.dropped ?? "-"}</td>`
+        : "<td></td><td></td><td></td>";
+    const latencies = [...shown, "max"].map((p) => `<td>${l[p] ?? "-"}</td>`).join("");
+    return `<tr><td>${escapeXml(label)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td>${offered}${latencies}<td>${s.errors}${codes ? ` (${codes})` : ""}</td></tr>`;
+  };
+  // A workflow's steps follow its row: what each request of an iteration took.
+  const rows = Object.entries(result.scenarios).flatMap(([name, s]) => {
     const label =
       name === "acs-stream"
         ? `acs-stream: per snapshot read (${s.elementsPerSecond ?? 0} contracts/s)`
         : (SERIES_LABELS[name] ?? name);
-    const offered = open
-      ? `<td>${s.offeredPerSecond ?? "-"}</td><td>${s.achievedPerSecond ?? "-"}</td><td>${s.dropped ?? "-"}</td>`
-      : "";
-    const latencies = [...shown, "max"].map((p) => `<td>${l[p] ?? "-"}</td>`).join("");
-    return `<tr><td>${escapeXml(label)}</td><td>${s.requests}</td><td>${s.ratePerSecond}</td>${offered}${latencies}<td>${s.errors}${codes ? ` (${codes})` : ""}</td></tr>`;
+    return [
+      row(label, s, true),
+      ...Object.entries(s.steps ?? {}).map(([step, figures]) =>
+        row(`${name} / step ${step}`, figures, false),
+      ),
+    ];
   });
   const verdicts = result.thresholds.map(
     (v) =>

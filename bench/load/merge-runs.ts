@@ -115,6 +115,7 @@ function mergeSeries(parts: readonly Series[], percentiles: readonly number[]): 
     elements: total((s) => s.elements),
     elementsPerSecond: total((s) => s.elementsPerSecond),
   };
+  const stepNames = [...new Set(parts.flatMap((s) => Object.keys(s.steps ?? {})))];
   return {
     requests: all.totalCount,
     errors: parts.reduce((n, s) => n + s.errors, 0),
@@ -127,6 +128,17 @@ function mergeSeries(parts: readonly Series[], percentiles: readonly number[]): 
         .filter(([, value]) => value !== undefined)
         .map(([key, value]) => [key, key.endsWith("PerSecond") ? round1(value as number) : value]),
     ),
+    ...(stepNames.length > 0 && {
+      steps: Object.fromEntries(
+        stepNames.map((step) => [
+          step,
+          mergeSeries(
+            parts.flatMap((s) => s.steps?.[step] ?? []),
+            percentiles,
+          ),
+        ]),
+      ),
+    }),
   };
 }
 

@@ -31,16 +31,19 @@ export function summaryLines(result: LoadResult): string[] {
   const percentiles = result.load.percentiles ?? [50, 95, 99, 99.9];
   const out: string[] = [];
   if (result.target.caveat) out.push(`every figure below is ${result.target.caveat}`);
-  for (const [name, s] of Object.entries(result.scenarios)) {
+  const line = (name: string, s: LoadResult["scenarios"][string]) => {
     const l = s.latencyMs;
     const rate =
       s.offeredPerSecond !== undefined
         ? `${s.requests} at ${s.ratePerSecond}/s (achieved ${s.achievedPerSecond}/s of ${s.offeredPerSecond}/s offered, ${s.dropped} dropped)`
         : `${s.requests} at ${s.ratePerSecond}/s`;
     const figures = percentiles.map((p) => `${percentileName(p)} ${l[percentileName(p)] ?? "-"} ms`);
-    out.push(
-      `${name}: ${rate}${s.elementsPerSecond !== undefined ? ` (${s.elementsPerSecond} contracts/s)` : ""}, ${figures.join(", ")}, max ${l.max} ms, errors ${s.errors}${Object.keys(s.errorsByCode).length ? ` ${JSON.stringify(s.errorsByCode)}` : ""}`,
-    );
+    return `${name}: ${rate}${s.elementsPerSecond !== undefined ? ` (${s.elementsPerSecond} contracts/s)` : ""}, ${figures.join(", ")}, max ${l.max} ms, errors ${s.errors}${Object.keys(s.errorsByCode).length ? ` ${JSON.stringify(s.errorsByCode)}` : ""}`;
+  };
+  for (const [name, s] of Object.entries(result.scenarios)) {
+    out.push(line(name, s));
+    for (const [step, figures] of Object.entries(s.steps ?? {}))
+      out.push(`  ${line(`step ${step}`, figures)}`);
   }
   if (result.overloaded)
     out.push(`OVERLOADED: the run could not keep its offered rate: ${result.overloaded}`);

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { abortingBreach } from "../../bench/load/abort-on-fail.js";
 import { defaultOutDir } from "../../bench/load/default-out.js";
+import { htmlReport } from "../../bench/load/html-report.js";
 import { roundTicks } from "../../bench/load/line-chart.js";
 import { LiveMetrics } from "../../bench/load/live-metrics.js";
 import { loadOptions, type RawOptions } from "../../bench/load/load-options.js";
@@ -13,6 +14,7 @@ import { overloadReason } from "../../bench/load/overload.js";
 import { PROGRESS_LINE_MAX, progressLine } from "../../bench/load/progress-line.js";
 import { decodeHistogram, percentileMs, SeriesRecorder } from "../../bench/load/recorder.js";
 import { parseRegressionLimits, regressionVerdicts } from "../../bench/load/regression-gate.js";
+import { summaryLines } from "../../bench/load/run-summary.js";
 import { judge, parseThreshold } from "../../bench/load/thresholds.js";
 import { UsageError } from "../../bench/load/usage-error.js";
 
@@ -212,6 +214,31 @@ describe("the load tool's figures", () => {
     );
     assert.match(merged.overloaded ?? "", /10 of 5000 arrivals dropped/);
     assert.equal(judge(parseThreshold("reads.p99<1ms"), reads).actual, one.latencyMs.p99);
+  });
+
+  it("merges a workflow's steps and shows them under the workflow, in the summary and the report", () => {
+    const withSteps = (values: readonly number[]): LoadResult => {
+      const result = run(values, 0, values.length, 0);
+      const step = new SeriesRecorder(undefined, [50, 95, 99]);
+      for (const v of values) step.record(v / 2);
+      const reads = result.scenarios.reads;
+      assert.ok(reads);
+      return { ...result, scenarios: { reads: { ...reads, steps: { create: step.result(10) } } } };
+    };
+    const a = latencies(3, 400);
+    const b = latencies(4, 100);
+    const merged = mergeRuns([
+      { file: "a.json", result: withSteps(a) },
+      { file: "b.json", result: withSteps(b) },
+    ]);
+    const one = withSteps([...a, ...b]).scenarios.reads?.steps?.create;
+    const create = merged.scenarios.reads?.steps?.create;
+    assert.equal(create?.requests, 500);
+    assert.equal(create?.latencyMs.p99, one?.latencyMs.p99);
+    const lines = summaryLines(merged);
+    const at = lines.findIndex((line) => line.startsWith("reads: "));
+    assert.match(lines[at + 1] ?? "", /^ {2}step create: 500 at /);
+    assert.match(htmlReport(merged), /reads \/ step create<\/td><td>500</);
   });
 
   it("refuses to merge runs whose timelines do not add up", () => {
