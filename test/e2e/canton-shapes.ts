@@ -3,7 +3,8 @@ import type { ApiVersion } from "../../src/proto/api-version.js";
 
 const shapes = new BodyValidator();
 
-const withoutNulls = (json: unknown): unknown =>
+/** `json` without its null fields: Canton's JSON for an absent optional field, which its specs do not allow. */
+export const withoutNulls = (json: unknown): unknown =>
   Array.isArray(json)
     ? json.map(withoutNulls)
     : json !== null && typeof json === "object"
