@@ -145,7 +145,7 @@ describe(`a client generated from the gateway's OpenAPI (Canton ${RELEASE}) read
     assert.deepEqual(await check.errors(document), []);
 
     // The check can fail: the same call site against the document without the operation, with
-    // the body's field renamed, and with a query parameter renamed.
+    // the body's field renamed, with a query parameter renamed, and with the answer's field renamed.
     const path = "/v2/commands/command-completions";
     const changed = (change: (d: Json) => void) => {
       const copy = structuredClone(document);
@@ -172,6 +172,16 @@ describe(`a client generated from the gateway's OpenAPI (Canton ${RELEASE}) read
     assert.ok(
       query.some((e) => e.includes("'limit'")),
       query.join("\n"),
+    );
+    const answer = await changed((d) => {
+      const completion = d.components.schemas.Completion1;
+      completion.properties.id = completion.properties.commandId;
+      delete completion.properties.commandId;
+      completion.required = completion.required.map((f: string) => (f === "commandId" ? "id" : f));
+    });
+    assert.ok(
+      answer.some((e) => e.includes("'commandId'")),
+      answer.join("\n"),
     );
   });
 
