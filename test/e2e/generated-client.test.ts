@@ -205,6 +205,8 @@ describe(`a client generated from the gateway's OpenAPI (Canton ${RELEASE}) read
     const [address, channel] = found;
     // A channel's message is one $ref or a oneOf of them; validated in the document they name.
     const refsOf = (message: Json): string[] => (message.oneOf ?? [message]).map((m: Json) => m.$ref);
+    // Not strict: the documents' objects carry AsyncAPI's keywords (a message's name, summary),
+    // and formats of OpenAPI's (int64) that JSON Schema has not.
     const ajv = new Ajv({ strict: false, validateFormats: false });
     ajv.addSchema({ $id: "asyncapi", components: document.components });
     const schemaOf = (refs: string[]) =>
