@@ -104,7 +104,7 @@ function operation(route: Route, version: ApiVersion): object {
         content: { "application/json": { schema: ref("JsCantonError") } },
       },
     },
-    ...(route.auth === "token" ? { security: [{ httpAuth: [] }, { apiKeyAuth: [] }] } : {}),
+    ...(route.auth !== "none" ? { security: [{ httpAuth: [] }, { apiKeyAuth: [] }] } : {}),
   };
 }
 

@@ -37,6 +37,8 @@ export interface GrpcRouteSpec<Req extends object = object> {
   availability?: Availability;
   /** Canton's operation id where its spec overrides the one made from method and path. */
   operationId?: string;
+  /** `optional`: served without a token too (Route.auth); `token` when absent. */
+  auth?: "optional";
   /**
    * A paged answer: `items`, the JSON field of a page's elements (of component schema
    * `itemSchema`), and `nextPageToken` the next page's token, "" on the last. A client whose
@@ -79,7 +81,7 @@ export function grpcRoute<Req extends object = object>(deps: RouteDeps, spec: Gr
       schema: spec.responseSchema,
       ...(spec.pages ? { streamedItems: spec.pages.itemSchema } : {}),
     },
-    auth: "token",
+    auth: spec.auth ?? "token",
     ...(spec.pages ? { headers: ["accept"] } : {}),
     handle: async (ctx): Promise<Answer> => {
       // The codec builds the message of `requestType`, which is what `Req` names.

@@ -88,8 +88,11 @@ export interface Route {
   readonly query?: readonly ParamSpec[];
   readonly body?: BodySpec;
   readonly response: ResponseSpec;
-  /** `none`: health, docs and metrics answer without a token. */
-  readonly auth: "token" | "none";
+  /**
+   * `none`: health, docs and metrics answer without a token. `optional`: answered without one (as
+   * Canton serves GetLedgerApiVersion unsecured), and a token sent along is judged as any route's.
+   */
+  readonly auth: "token" | "optional" | "none";
   readonly deprecated?: boolean;
   /** The Canton releases that have this operation; absent: every known one. */
   readonly availability?: Availability;

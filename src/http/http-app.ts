@@ -380,7 +380,7 @@ function serve(
     return;
   }
   const token = bearerToken(authorization);
-  if (token !== undefined && route.auth === "token") options.audienceLessTokens?.sampleHttp(token);
+  if (token !== undefined && route.auth !== "none") options.audienceLessTokens?.sampleHttp(token);
   if (route.body) {
     reader = new BodyReader(res, framing.length, {
       maxBytes: maxBodyBytes,
@@ -423,7 +423,10 @@ async function respond(
   // The token's subject names the user on the span; the token itself goes nowhere.
   if (options.tracing !== undefined && token !== undefined) exchange.user = decodeTokenClaims(token)?.subject;
   try {
-    if (route.auth === "token" && options.tokenRefusal) {
+    if (
+      options.tokenRefusal &&
+      (route.auth === "token" || (route.auth === "optional" && token !== undefined))
+    ) {
       const refused = await options.tokenRefusal(token, `${route.method} ${route.path}`);
       if (refused) throw refused;
     }

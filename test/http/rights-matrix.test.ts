@@ -191,6 +191,17 @@ describe("gateway-side verification (auth.mode hs256)", () => {
     strictEqual(body.cause, "The command is missing a (valid) JWT token");
   });
 
+  it("serves /v2/version without a token, as Canton serves GetLedgerApiVersion, and still judges a token sent", async () => {
+    const open = await stack.request("/v2/version", { token: null });
+    strictEqual(open.status, 200, await open.clone().text());
+    strictEqual(((await open.json()) as { version: string }).version, "3.5.10");
+    strictEqual(
+      (await stack.request("/v2/version", { token: signToken("participant_admin", { key: "wrong" }) }))
+        .status,
+      401,
+    );
+  });
+
   it("refuses a request without a token itself, before reading its body (401, the gateway's own error)", async () => {
     // A malformed body would be a 400; the missing token is answered first.
     const response = await stack.request("/v2/users", { method: "POST", body: "{", token: null });

@@ -13,6 +13,8 @@ export function versionRoutes(deps: RouteDeps): Route[] {
       rpc: "GetLedgerApiVersion",
       responseSchema: "GetLedgerApiVersionResponse",
       toRequest: () => ({}),
+      // Canton serves GetLedgerApiVersion without a token, behind a verifying JSON API too.
+      auth: "optional",
     }),
   ];
 }
