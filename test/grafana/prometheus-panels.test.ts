@@ -15,6 +15,7 @@ import {
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { signToken } from "../jwt/test-tokens.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { until } from "../support/until.js";
 
@@ -313,6 +314,9 @@ async function load(port: number, sandbox: RunningSandbox, front: FaultProxy): P
       200,
     );
     assert.equal(await readStream(`ws://127.0.0.1:${port}/v2/updates`, token, updates(20)), 1000);
+    // A scope-based token (no aud, refused from Canton 3.7 on): the gateway counts every upgrade's.
+    const scopeBased = signToken(`actAs-${sandbox.tickParty}`, { key: "test", audience: null });
+    assert.equal(await readStream(`ws://127.0.0.1:${port}/v2/updates`, scopeBased, updates(20)), 1000);
     await sleep(500);
   }
   // A client that leaves before the end, and a slow consumer of the whole preloaded range.
