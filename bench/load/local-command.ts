@@ -12,6 +12,7 @@ import { LOCAL_FLAGS, LOCAL_HELP, type LocalOptions, localOptions } from "./loca
 import { localReport } from "./local-report.js";
 import { requestCost } from "./local-request-cost.js";
 import type { LocalResult } from "./local-result.js";
+import { storm } from "./local-storm.js";
 import { streamsAndCommands } from "./local-streams.js";
 import { printSummary } from "./local-summary.js";
 import { localTargets, workersRatio } from "./local-targets.js";
@@ -55,6 +56,7 @@ export async function localCommand(): Promise<number> {
   if (wave2Result?.workers && ratio !== undefined) wave2Result.workers.ratio = ratio;
   const fairnessResult = await fairness(bench);
   const scaling = await workersScaling(bench);
+  const stormResult = await storm(bench);
   const targets = localTargets(streams, wave2Result, fairnessResult);
 
   const root = projectRoot();
@@ -83,6 +85,7 @@ export async function localCommand(): Promise<number> {
     ...(cost && { requestCost: cost }),
     ...(fairnessResult && { fairness: fairnessResult }),
     ...(scaling && { workersScaling: scaling }),
+    ...(stormResult && { storm: stormResult }),
     targets,
   };
   const figures = localFigures(result);
@@ -113,6 +116,7 @@ export async function localCommand(): Promise<number> {
     wave2: wave2Result,
     fairness: fairnessResult,
     workersScaling: scaling,
+    storm: stormResult,
     targets,
   });
   for (const verdict of verdicts)

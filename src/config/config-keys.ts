@@ -132,6 +132,16 @@ export const CONFIG_KEYS = {
     default: "30s",
     doc: "how long a WebSocket stream may wait for its query frame after the upgrade before it is ended with an INVALID_ARGUMENT error frame; 0s: no limit",
   },
+  "websocket-config.upgrades-per-second": {
+    type: int(0, 1_000_000),
+    default: 1000,
+    doc: "WebSocket stream upgrades each worker admits a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open; past the pace an upgrade waits for its turn up to websocket-config.upgrade-max-wait, then is refused 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
+  },
+  "websocket-config.upgrade-max-wait": {
+    type: { kind: "duration" },
+    default: "2s",
+    doc: "longest a WebSocket upgrade waits for its turn under websocket-config.upgrades-per-second before it is refused 503 with Retry-After; 0s: refused at once past the burst",
+  },
   "websocket-config.ping-interval": {
     type: { kind: "duration" },
     default: "13s",

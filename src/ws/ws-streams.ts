@@ -21,6 +21,7 @@ import {
   missingTokenError,
   quotaExceededError,
   traced,
+  upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
@@ -39,6 +40,7 @@ import { refusalClose } from "./refusal-close.js";
 import { SharedAdmissions } from "./shared-admissions.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
+import { UpgradePacer } from "./upgrade-pacer.js";
 import { authSubprotocol, wsAuth } from "./ws-auth.js";
 
 export interface WsStreamsOptions {
@@ -61,6 +63,11 @@ export interface WsStreamsOptions {
   maxQueryBytes: number;
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs: number;
+  /**
+   * Upgrades this worker admits a second (websocket-config.upgrades-per-second; 0: unpaced) and
+   * how long one may wait for its turn before it is refused 503 (upgrade-max-wait).
+   */
+  pacing: { perSecond: number; maxWaitMs: number };
   metrics?: GatewayMetrics;
   /**
    * Caps per user (the token's subject) and per client address (limits.*): a socket holds a
@@ -160,6 +167,10 @@ const ABNORMAL = 1006;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const admissions = new SharedAdmissions();
+  const pacer =
+    options.pacing.perSecond > 0
+      ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
+      : undefined;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
@@ -210,7 +221,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     upgrade: (res, req, context) => {
       const endpoint = endpoints.get(canonicalPath(req.getUrl()).replace(/(.)\/$/, "$1"));
       if (endpoint === undefined) req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions);
+      else upgrade(res, req, context, endpoint, options, admissions, pacer);
     },
     open: (ws) => {
       const { endpoint, span, refusal } = ws.getUserData();
@@ -275,6 +286,7 @@ function upgrade(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
+  pacer: UpgradePacer | undefined,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
@@ -288,10 +300,10 @@ function upgrade(
   // A browser (it sends Origin; other clients need not) never sees a refused upgrade's status:
   // it is refused on the socket instead, with a close that names the cause. Others keep
   // Canton's plain HTTP refusal.
-  const refuseCaller = (error: unknown): void => {
+  const refuseCaller = (error: unknown, retryAfterSeconds?: number): void => {
     const answer = errorAnswer(error);
     if (origin === "") {
-      refuse(res, endpoint, options, answer, trace, span);
+      refuse(res, endpoint, options, answer, trace, span, retryAfterSeconds);
       return;
     }
     const expiry = tokenExpiryMs(auth?.token);
@@ -313,6 +325,16 @@ function upgrade(
     refuseCaller(missingTokenError());
     return;
   }
+  // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
+  // crowd past the worker's pace waits its turn, or is told when to come back.
+  const pace = pacer?.take();
+  if (pace?.kind === "refuse") {
+    refuseCaller(
+      upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
+      pace.retryAfterSeconds,
+    );
+    return;
+  }
   const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
   const address = options.quotas && Buffer.from(res.getRemoteAddressAsText()).toString("utf8");
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
@@ -330,7 +352,13 @@ function upgrade(
     ]);
     return hold?.refusal === undefined;
   };
-  void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
+  const admitted = (): Promise<unknown> =>
+    aborted
+      ? Promise.resolve(undefined)
+      : admission(auth.token, endpoint, options, admissions, trace, holdCaps);
+  const turn =
+    pace?.kind === "wait" ? new Promise<void>((resolve) => setTimeout(resolve, pace.ms)) : undefined;
+  void (turn === undefined ? admitted() : turn.then(admitted)).then((refusal) => {
     if (aborted) {
       hold?.release();
       span?.end({ "http.response.status_code": 499 });
@@ -415,6 +443,8 @@ function refuse(
   answer: ErrorAnswer,
   trace: TraceContext,
   span: SubscriptionSpan | undefined,
+  /** Written as Retry-After (a paced upgrade's 503). */
+  retryAfterSeconds?: number,
 ): void {
   options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
   span?.end(
@@ -422,6 +452,7 @@ function refuse(
     answer.status >= 500 ? String(answer.status) : undefined,
   );
   res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
+  if (retryAfterSeconds !== undefined) res.writeHeader("Retry-After", String(retryAfterSeconds));
   if (answer.kind === "json") {
     const body = traced(answer.body, trace.traceId);
     res.writeHeader("Content-Type", "application/json").end(JSON.stringify(body));
