@@ -11,7 +11,7 @@
  *       tokens[i % tokens.length] and requests[i % requests.length], each sending its request on
  *       open; an upgrade answered 503 is tried again after its Retry-After. Once every socket has
  *       its first frame (or failed): {"firstAllMs","p50FirstMs","p99FirstMs","opened","failed",
- *       "refused","retried"}; the sockets stay open until {"kind":"close"}: {"closed"}
+ *       "refused","retried","failures"?}; the sockets stay open until {"kind":"close"}: {"closed"}
  * Frames are searched, never parsed: the client must cost far less than the gateway.
  */
 import { createInterface } from "node:readline";
@@ -84,6 +84,8 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
   let retried = 0;
   let failed = 0;
   const firsts: number[] = [];
+  /** Why sockets failed: error messages, close codes, statuses, counted. */
+  const reasons = new Map<string, number>();
   const one = (i: number): Promise<void> =>
     new Promise<void>((resolve) => {
       const socket = subscriber(
@@ -100,11 +102,18 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
         resolve();
       };
       socket.once("message", () => finish(true));
-      socket.once("close", () => finish(false));
+      socket.once("error", (error: Error) => {
+        reasons.set(error.message, (reasons.get(error.message) ?? 0) + 1);
+      });
+      socket.once("close", (code: number) => {
+        if (!done) reasons.set(`close ${code}`, (reasons.get(`close ${code}`) ?? 0) + 1);
+        finish(false);
+      });
       // A paced upgrade: 503 with Retry-After (seconds), tried again as a client would.
       socket.once("unexpected-response", (_req, res) => {
         done = true;
         if (res.statusCode !== 503) {
+          reasons.set(`status ${res.statusCode}`, (reasons.get(`status ${res.statusCode}`) ?? 0) + 1);
           failed++;
           resolve();
           return;
@@ -117,8 +126,8 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
             retried++;
             void one(i).then(resolve);
           },
-          // Spread over the second named, as many clients' jittered retries would come.
-          Math.max(0, after) * 1000 * Math.random(),
+          // After the time named, jittered over the second after it, as clients retry.
+          (Math.max(0, after) + Math.random()) * 1000,
         );
       });
     });
@@ -132,6 +141,7 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
     failed,
     refused,
     retried,
+    ...(reasons.size > 0 && { failures: Object.fromEntries(reasons) }),
   });
 }
 

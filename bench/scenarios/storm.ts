@@ -28,6 +28,8 @@ export interface StormPoint {
   p99FirstSeconds: number;
   opened: number;
   failed: number;
+  /** Why they failed (error messages, close codes, statuses), counted. */
+  failures?: Record<string, number>;
   /** Upgrades answered 503 (pacing), each tried again after its Retry-After. */
   refused: number;
   gatewayCpuSeconds: number;
@@ -177,6 +179,7 @@ export async function stormPoint(
     opened: number;
     failed: number;
     refused: number;
+    failures?: Record<string, number>;
   }>();
   const to = nowMs();
   const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
@@ -206,6 +209,7 @@ export async function stormPoint(
     p99FirstSeconds: round(answer.p99FirstMs / 1000, 3),
     opened: answer.opened,
     failed: answer.failed,
+    ...(answer.failures && { failures: answer.failures }),
     refused: answer.refused,
     gatewayCpuSeconds: round(cpu, 3),
     gatewayCpuMicrosPerStart: round((net * 1e6) / n, 1),

@@ -139,8 +139,8 @@ export const CONFIG_KEYS = {
   },
   "websocket-config.upgrade-max-wait": {
     type: { kind: "duration" },
-    default: "2s",
-    doc: "longest a WebSocket upgrade waits for its turn under websocket-config.upgrades-per-second before it is refused 503 with Retry-After; 0s: refused at once past the burst",
+    default: "5s",
+    doc: "longest a WebSocket upgrade waits for its turn under websocket-config.upgrades-per-second before it is refused 503 with Retry-After (a waiting upgrade holds only its connection; clients' handshake timeouts are commonly 10 s or more); 0s: refused at once past the burst",
   },
   "websocket-config.ping-interval": {
     type: { kind: "duration" },

@@ -11,6 +11,7 @@ import type { WsCompressionMode } from "../config/gateway-config.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
+import { SharedQueries } from "../endpoints/shared-queries.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import {
   corsOriginNotAllowedError,
@@ -167,6 +168,7 @@ const ABNORMAL = 1006;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const admissions = new SharedAdmissions();
+  const queries = new SharedQueries();
   const pacer =
     options.pacing.perSecond > 0
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
@@ -183,6 +185,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       trace: data.trace,
       ...(data.span ? { span: data.span } : {}),
       validator: options.validator,
+      queries,
       limits: options.limits,
       metrics: options.metrics,
       log: options.log,

@@ -35,7 +35,7 @@ describe("loadConfig", () => {
       maxQueryFrameBytes: 1024 * 1024,
       queryFrameTimeoutMs: 30_000,
       upgradesPerSecond: 1000,
-      upgradeMaxWaitMs: 2000,
+      upgradeMaxWaitMs: 5000,
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,

@@ -15,18 +15,20 @@ function pacerAt(perSecond: number, maxWaitMs: number) {
 }
 
 describe("upgrade pacer", () => {
-  it("lets a burst of 50 ms worth through at once, then spaces the rest one interval apart", () => {
+  it("lets a burst of 50 ms worth through at once, then the rest at the pace, on 20 ms turns", () => {
     const pacer = pacerAt(100, 1_000); // 10 ms apart, a burst of 5
-    const paces = Array.from({ length: 8 }, () => pacer.take());
+    const paces = Array.from({ length: 9 }, () => pacer.take());
     deepStrictEqual(paces, [
       { kind: "now" },
       { kind: "now" },
       { kind: "now" },
       { kind: "now" },
       { kind: "now" },
-      { kind: "wait", ms: 10 },
+      // Slots 10 and 20 ms on go on the 20 ms turn together, 30 and 40 on the 40 ms one.
       { kind: "wait", ms: 20 },
-      { kind: "wait", ms: 30 },
+      { kind: "wait", ms: 20 },
+      { kind: "wait", ms: 40 },
+      { kind: "wait", ms: 40 },
     ]);
   });
 
@@ -42,10 +44,17 @@ describe("upgrade pacer", () => {
     deepStrictEqual(pacer.take(), { kind: "wait", ms: 200 });
   });
 
-  it("says in whole seconds how long a client should stay away, from the queue ahead of it", () => {
-    const pacer = pacerAt(1, 0); // one a second, no waiting
+  it("tells the refused to come back one slot apart, in whole seconds, so they return at the pace", () => {
+    const pacer = pacerAt(2, 0); // 500 ms apart, no waiting
     deepStrictEqual(pacer.take(), { kind: "now" });
-    deepStrictEqual(pacer.take(), { kind: "refuse", retryAfterSeconds: 1 });
+    const told = Array.from({ length: 4 }, () => pacer.take());
+    deepStrictEqual(told, [
+      { kind: "refuse", retryAfterSeconds: 1 }, // its slot 1 s on
+      { kind: "refuse", retryAfterSeconds: 2 }, // 1.5 s
+      { kind: "refuse", retryAfterSeconds: 2 }, // 2 s
+      { kind: "refuse", retryAfterSeconds: 3 }, // 2.5 s
+    ]);
+    // The first refused, back after its Retry-After, finds its slot free.
     pacer.advance(1_000);
     deepStrictEqual(pacer.take(), { kind: "now" });
   });

@@ -76,17 +76,19 @@ describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-sec
     strictEqual(opened.length, 4);
     strictEqual(refused.length, 8);
     for (const refusal of refused) {
+      const seconds = Number(refusal.retryAfter);
+      ok(Number.isInteger(seconds) && seconds >= 1, `Retry-After ${refusal.retryAfter}`);
       deepStrictEqual(
+        { status: refusal.status, code: refusal.body.code, retryInfo: refusal.body.retryInfo },
         {
-          status: refusal.status,
-          retryAfter: refusal.retryAfter,
-          code: refusal.body.code,
-          retryInfo: refusal.body.retryInfo,
+          status: 503,
+          code: "WEBSOCKET_UPGRADES_PACED",
+          retryInfo: `${seconds} second${seconds === 1 ? "" : "s"}`,
         },
-        { status: 503, retryAfter: "1", code: "WEBSOCKET_UPGRADES_PACED", retryInfo: "1 second" },
       );
     }
-    // The refused come back after the Retry-After they were given, one after the other: every
+    // Told to come back one slot (100 ms) apart, in the order refused: the last, latest.
+    ok(Number(refused.at(-1)?.retryAfter) >= Number(refused[0]?.retryAfter)); // The refused come back after the Retry-After they were given, one after the other: every
     // one gets in.
     await new Promise((resolve) => setTimeout(resolve, Number(refused[0]?.retryAfter) * 1000));
     let refusalsOnRetry = 0;
