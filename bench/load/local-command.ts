@@ -4,7 +4,7 @@ import { join, relative, resolve } from "node:path";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { commandLine } from "../lib/command-line.js";
 import { LOCAL_TOOL, provenance, resultFileName } from "../lib/results.js";
-import { localCharts } from "./local-charts.js";
+import { localCharts, stormCharts } from "./local-charts.js";
 import { fairness } from "./local-fairness.js";
 import { localFigures } from "./local-figures.js";
 import { localBench } from "./local-ledger.js";
@@ -97,7 +97,10 @@ export async function localCommand(): Promise<number> {
   const file = join(dir, resultFileName(startedAt, commit));
   // A new file per run ("wx": never overwrite one), so committed results stay what they were.
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { flag: "wx" });
-  const charts = wave2Result ? localCharts(wave2Result) : [];
+  const charts = [
+    ...(wave2Result ? localCharts(wave2Result) : []),
+    ...(stormResult ? stormCharts(stormResult) : []),
+  ];
   const written = [file];
   for (const [name, svg] of charts) {
     const path = file.replace(/\.json$/, `-${name}.svg`);

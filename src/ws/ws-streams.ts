@@ -25,6 +25,7 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
+import { tokenDigest } from "../fanout/subscription-key.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
 import {
   clientTraceContext,
@@ -329,8 +330,9 @@ function upgrade(
     return;
   }
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
-  // crowd past the worker's pace waits its turn, or is told when to come back.
-  const pace = pacer?.take();
+  // crowd past the worker's pace waits its turn (with the upgrades of its token), or is told
+  // when to come back.
+  const pace = pacer?.take(tokenDigest(auth.token));
   if (pace?.kind === "refuse") {
     refuseCaller(
       upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),

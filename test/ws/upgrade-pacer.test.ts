@@ -7,7 +7,8 @@ function pacerAt(perSecond: number, maxWaitMs: number) {
   let now = 1_000;
   const pacer = new UpgradePacer(perSecond, maxWaitMs, () => now);
   return {
-    take: (): Pace => pacer.take(),
+    take: (group?: string): Pace => pacer.take(group),
+    groups: () => pacer.groups,
     advance: (ms: number) => {
       now += ms;
     },
@@ -65,5 +66,31 @@ describe("upgrade pacer", () => {
     deepStrictEqual(pacer.take().kind, "refuse");
     pacer.advance(60);
     for (let i = 0; i < 5; i++) deepStrictEqual(pacer.take(), { kind: "now" });
+  });
+
+  it("puts a token's upgrades in the turn its first one waits for, a turn's worth at most, each taking a slot", () => {
+    const pacer = pacerAt(100, 10_000); // 10 ms apart, a burst of 5, 2 a turn (20 ms)
+    for (let i = 0; i < 5; i++) pacer.take("a");
+    deepStrictEqual(pacer.take("a"), { kind: "wait", ms: 20 }); // slot 10 ms on, its turn at 20
+    deepStrictEqual(pacer.take("b"), { kind: "wait", ms: 20 }); // slot 20 ms on
+    deepStrictEqual(pacer.take("c"), { kind: "wait", ms: 40 }); // slot 30 ms on
+    // Later upgrades of a and c join their turns; a's third is past a turn's worth: a turn of its own.
+    deepStrictEqual(pacer.take("a"), { kind: "wait", ms: 20 });
+    deepStrictEqual(pacer.take("c"), { kind: "wait", ms: 40 });
+    deepStrictEqual(pacer.take("a"), { kind: "wait", ms: 60 }); // slot 60 ms on
+    // Joined or not, each took a slot: the next one's is 70 ms on (the 80 ms turn).
+    deepStrictEqual(pacer.take("d"), { kind: "wait", ms: 80 });
+  });
+
+  it("forgets a token's turn once it came: the groups it holds are the upgrades waiting", () => {
+    const pacer = pacerAt(100, 10_000);
+    for (let i = 0; i < 5; i++) pacer.take("a");
+    pacer.take("a");
+    pacer.take("b");
+    deepStrictEqual(pacer.groups(), 2);
+    pacer.advance(20);
+    pacer.take("c");
+    // a's and b's turn came; c waits for its own.
+    deepStrictEqual(pacer.groups(), 1);
   });
 });
