@@ -25,7 +25,6 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { tokenDigest } from "../fanout/subscription-key.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
 import {
   clientTraceContext,
@@ -330,9 +329,9 @@ function upgrade(
     return;
   }
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
-  // crowd past the worker's pace waits its turn (with the upgrades of its token), or is told
-  // when to come back.
-  const pace = pacer?.take(tokenDigest(auth.token));
+  // crowd past what the worker's pace can upgrade within upgrade-max-wait is told when to come
+  // back; the rest are upgraded at the pace once admitted.
+  const pace = pacer?.arrive();
   if (pace?.kind === "refuse") {
     refuseCaller(
       upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
@@ -357,18 +356,19 @@ function upgrade(
     ]);
     return hold?.refusal === undefined;
   };
-  const admitted = (): Promise<unknown> =>
-    aborted
-      ? Promise.resolve(undefined)
-      : admission(auth.token, endpoint, options, admissions, trace, holdCaps);
-  const turn =
-    pace?.kind === "wait" ? new Promise<void>((resolve) => setTimeout(resolve, pace.ms)) : undefined;
-  void (turn === undefined ? admitted() : turn.then(admitted)).then((refusal) => {
-    if (aborted) {
-      hold?.release();
-      span?.end({ "http.response.status_code": 499 });
-      return;
-    }
+  const left = (): boolean => {
+    if (!aborted) return false;
+    hold?.release();
+    span?.end({ "http.response.status_code": 499 });
+    return true;
+  };
+  // The upgrade at the worker's pace (the client may leave while it waits for its turn).
+  const paced = (upgradeNow: () => void): void => {
+    if (pacer === undefined) upgradeNow();
+    else pacer.release(() => left() || upgradeNow());
+  };
+  void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
+    if (left()) return;
     if (refusal !== undefined) {
       hold?.release();
       // Not corked when it upgrades (see below); a plain answer is written in one cork.
@@ -383,12 +383,14 @@ function upgrade(
         code: TRY_AGAIN_LATER,
         reason: "limit reached",
       };
-      res.upgrade<SocketData>(
-        { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
-        key,
-        auth.protocol,
-        extensions,
-        context,
+      paced(() =>
+        res.upgrade<SocketData>(
+          { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
+          key,
+          auth.protocol,
+          extensions,
+          context,
+        ),
       );
       return;
     }
@@ -399,21 +401,24 @@ function upgrade(
     // memory the upgrade freed: when those bits say "connection: close" it shuts the new
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
-    // uWS prints its corking warning on stderr.
-    res.upgrade<SocketData>(
-      {
-        endpoint,
-        token: auth.token,
-        compressed,
-        trace,
-        span,
-        openedAt: 0,
-        ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
-      },
-      key,
-      auth.protocol,
-      extensions,
-      context,
+    // uWS prints its corking warning on stderr. What this costs a worker (most of a start's CPU)
+    // is what the pace bounds.
+    paced(() =>
+      res.upgrade<SocketData>(
+        {
+          endpoint,
+          token: auth.token,
+          compressed,
+          trace,
+          span,
+          openedAt: 0,
+          ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
+        },
+        key,
+        auth.protocol,
+        extensions,
+        context,
+      ),
     );
   });
 }
