@@ -21,8 +21,12 @@ const TAKEN: Arrival = { kind: "taken" };
 
 /** The burst a pacer lets through at once: this long's worth of its rate. */
 const BURST_MS = 50;
-/** How often a queue of upgrades is served while it waits. */
-const TURN_MS = 10;
+/**
+ * How often a queue of upgrades is served while it waits: a turn's upgrades go out together (a
+ * burst's worth), so that their query frames join their streams together and share the
+ * ledger's admission of each token and query.
+ */
+const TURN_MS = 50;
 
 export class UpgradePacer {
   readonly #intervalMs: number;

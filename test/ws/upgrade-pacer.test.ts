@@ -47,11 +47,12 @@ describe("upgrade pacer", () => {
       const upgraded: number[] = [];
       for (let i = 0; i < 12; i++) pacer.release(() => upgraded.push(i));
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4]);
-      advance(10);
-      deepStrictEqual(upgraded.length, 6);
+      // Served every 50 ms, a turn's worth together (5 at 100 a second).
       advance(30);
-      deepStrictEqual(upgraded.length, 9);
-      advance(30);
+      deepStrictEqual(upgraded.length, 5);
+      advance(20);
+      deepStrictEqual(upgraded.length, 10);
+      advance(50);
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
       deepStrictEqual(pacer.waiting, 0);
     } finally {
