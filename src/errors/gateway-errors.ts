@@ -112,15 +112,15 @@ export function shuttingDownError(): CantonHttpError {
 }
 
 /**
- * A WebSocket upgrade past the worker's pace (websocket-config.upgrades-per-second) that would
- * have waited longer than websocket-config.upgrade-max-wait: 503 (TransientServerFailure, as a
- * gateway too busy to take it now), retryInfo and Retry-After saying when to come back.
+ * A WebSocket upgrade the worker's pace (websocket-config.upgrades-per-second) could not make
+ * within websocket-config.upgrade-max-wait: 503 (TransientServerFailure, as a gateway too busy
+ * to take it now), retryInfo and Retry-After saying when to come back.
  */
 export function upgradesPacedError(perSecond: number, retryAfterSeconds: number): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.TransientServerFailure,
     "WEBSOCKET_UPGRADES_PACED",
-    `The gateway admits ${perSecond} WebSocket upgrades a second per worker (websocket-config.upgrades-per-second) and has more waiting than websocket-config.upgrade-max-wait allows; retry later`,
+    `The gateway admits ${perSecond} WebSocket upgrades a second per worker (websocket-config.upgrades-per-second) and cannot take this one within websocket-config.upgrade-max-wait; retry later`,
     {
       httpStatus: 503,
       context: { limit: "websocket-config.upgrades-per-second", value: String(perSecond) },
