@@ -65,8 +65,9 @@ export interface WsStreamsOptions {
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs: number;
   /**
-   * Upgrades this worker admits a second (websocket-config.upgrades-per-second; 0: unpaced) and
-   * how long one may wait for its turn before it is refused 503 (upgrade-max-wait).
+   * Upgrades this worker makes a second (websocket-config.upgrades-per-second; 0: unpaced), and
+   * how long one may wait for its turn (upgrade-max-wait): one that would wait longer is refused
+   * 503 at arrival.
    */
   pacing: { perSecond: number; maxWaitMs: number };
   metrics?: GatewayMetrics;
