@@ -18,6 +18,7 @@ import { loadOptions, REQUEST_SCENARIOS } from "./load/load-options.js";
 import type { LoadResult } from "./load/load-result.js";
 import { localCommand } from "./load/local-command.js";
 import { runLoad } from "./load/run-load.js";
+import { stormCommand } from "./load/storm-command.js";
 import { judge } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
 
@@ -61,7 +62,9 @@ and DIR/load-<time>.html.
                           comparisons of \`local\` (bench/results/gateway-*.json, every age of them)
 
   local ...               the gateway against direct gRPC on a sandbox and gateways it starts itself
-                          (make bench): \`node dist/bench/load.js local --help\` lists its flags`;
+                          (make bench): \`node dist/bench/load.js local --help\` lists its flags
+  storm ...               a reconnect storm against the server: N WebSockets on /v2/updates at once,
+                          time to every first element, 503s retried (\`load.js storm --help\`)`;
 
 const LOAD_FLAGS = {
   url: { type: "string" },
@@ -190,7 +193,16 @@ async function main(
   }
 }
 
-if (process.argv[2] === "local") {
+if (process.argv[2] === "storm") {
+  process.argv.splice(2, 1);
+  stormCommand().then(
+    (status) => process.exit(status),
+    (error: Error) => {
+      process.stderr.write(`load storm: ${error.stack ?? error.message}\n`);
+      process.exit(1);
+    },
+  );
+} else if (process.argv[2] === "local") {
   // commandLine reads process.argv: the subcommand's flags are what follows its name.
   process.argv.splice(2, 1);
   localCommand().then(
