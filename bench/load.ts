@@ -26,6 +26,7 @@ import { parseRegressionLimits } from "./load/regression-gate.js";
 import { runLoad } from "./load/run-load.js";
 import { runStem, summaryLines, writeRun } from "./load/run-summary.js";
 import { WORKFLOW_NAMES } from "./load/scenario-options.js";
+import { stormCommand } from "./load/storm-command.js";
 import { judgeAll, parseThreshold } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
 
@@ -98,6 +99,8 @@ DIR/load-<time>.json, .html and .ndjson (the raw per-interval samples).
                           --threshold and --percentiles
   local ...               the gateway against direct gRPC on a sandbox and gateways it starts itself
                           (make bench): \`node dist/bench/load.js local --help\` lists its flags
+  storm ...               a reconnect storm against the server: N WebSockets on /v2/updates at once,
+                          time to every first element, 503s retried (\`${TOOL} storm --help\`)
 
 A first SIGINT or SIGTERM stops the load and finishes the run (answers in flight, rights given
 back, partial results written: exit 130 or 143); a second one quits at once.`;
@@ -318,7 +321,16 @@ function mergeCommand(): void {
   );
 }
 
-if (process.argv[2] === "local") {
+if (process.argv[2] === "storm") {
+  process.argv.splice(2, 1);
+  stormCommand().then(
+    (status) => process.exit(status),
+    (error: Error) => {
+      process.stderr.write(`${TOOL} storm: ${error.stack ?? error.message}\n`);
+      process.exit(1);
+    },
+  );
+} else if (process.argv[2] === "local") {
   // commandLine reads process.argv: the subcommand's flags are what follows its name.
   process.argv.splice(2, 1);
   localCommand().then(

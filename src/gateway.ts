@@ -280,6 +280,7 @@ export async function startGateway(
     },
     pingIntervalMs: config.websocket.pingIntervalMs,
     queryFrameTimeoutMs: config.websocket.queryFrameTimeoutMs,
+    pacing: { perSecond: config.websocket.upgradesPerSecond, maxWaitMs: config.websocket.upgradeMaxWaitMs },
     authorization: {
       recheckIntervalMs: config.websocket.streamAuthorizationRecheckMs,
       ledgerAwayGraceMs: config.websocket.resumeWindowMs,

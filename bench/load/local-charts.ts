@@ -1,6 +1,7 @@
 import type { Wave2Result } from "../lib/results.js";
 import { barChartSvg } from "../lib/svg-chart.js";
 import type { FanoutPoint, WorkersPoint } from "../scenarios/fanout.js";
+import type { StormResult } from "./local-result.js";
 import { FANOUT_CPU_TARGET_MICROS, WORKERS_TARGET } from "./local-targets.js";
 
 /**
@@ -78,4 +79,37 @@ export function localCharts(r: Wave2Result): [name: string, svg: string][] {
     ]);
   }
   return charts;
+}
+
+/** Issue 39's targets: CPU per start of one token's crowd, and the established p99 in a storm. */
+const STORM_CPU_TARGET_MICROS = 100;
+const STORM_P99_TARGET_MS = 100;
+
+/** The storm scenario's charts: CPU per start, and the established subscribers' p99, per crowd. */
+export function stormCharts(storm: StormResult): [name: string, svg: string][] {
+  const label = (p: StormResult["points"][number]) =>
+    `${p.subscribers >= 1000 ? `${p.subscribers / 1000}k` : p.subscribers} K${p.tokens} Q${p.queries}`;
+  return [
+    [
+      "storm-cpu",
+      barChartSvg({
+        title: "Reconnect storm: gateway CPU per subscriber start",
+        unit: "µs per start (N sockets, K tokens, Q queries)",
+        bars: storm.points.map((p) => ({ label: label(p), value: p.gatewayCpuMicrosPerStart })),
+        target: {
+          value: STORM_CPU_TARGET_MICROS,
+          label: `issue 39: <= ${STORM_CPU_TARGET_MICROS} µs (one token)`,
+        },
+      }),
+    ],
+    [
+      "storm-established-p99",
+      barChartSvg({
+        title: "Established subscribers' p99 delivery delay during the storm",
+        unit: "ms, submit to receipt",
+        bars: storm.points.map((p) => ({ label: label(p), value: p.established.during.p99 })),
+        target: { value: STORM_P99_TARGET_MS, label: `issue 39: < ${STORM_P99_TARGET_MS} ms at N = 10,000` },
+      }),
+    ],
+  ];
 }

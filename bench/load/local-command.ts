@@ -4,7 +4,7 @@ import { join, relative, resolve } from "node:path";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { commandLine } from "../lib/command-line.js";
 import { LOCAL_TOOL, provenance, resultFileName } from "../lib/results.js";
-import { localCharts } from "./local-charts.js";
+import { localCharts, stormCharts } from "./local-charts.js";
 import { fairness } from "./local-fairness.js";
 import { localFigures } from "./local-figures.js";
 import { localBench } from "./local-ledger.js";
@@ -12,6 +12,7 @@ import { LOCAL_FLAGS, LOCAL_HELP, type LocalOptions, localOptions } from "./loca
 import { localReport } from "./local-report.js";
 import { requestCost } from "./local-request-cost.js";
 import type { LocalResult } from "./local-result.js";
+import { storm } from "./local-storm.js";
 import { streamsAndCommands } from "./local-streams.js";
 import { printSummary } from "./local-summary.js";
 import { localTargets, workersRatio } from "./local-targets.js";
@@ -55,6 +56,7 @@ export async function localCommand(): Promise<number> {
   if (wave2Result?.workers && ratio !== undefined) wave2Result.workers.ratio = ratio;
   const fairnessResult = await fairness(bench);
   const scaling = await workersScaling(bench);
+  const stormResult = await storm(bench);
   const targets = localTargets(streams, wave2Result, fairnessResult);
 
   const root = projectRoot();
@@ -83,6 +85,7 @@ export async function localCommand(): Promise<number> {
     ...(cost && { requestCost: cost }),
     ...(fairnessResult && { fairness: fairnessResult }),
     ...(scaling && { workersScaling: scaling }),
+    ...(stormResult && { storm: stormResult }),
     targets,
   };
   const figures = localFigures(result);
@@ -94,7 +97,10 @@ export async function localCommand(): Promise<number> {
   const file = join(dir, resultFileName(startedAt, commit));
   // A new file per run ("wx": never overwrite one), so committed results stay what they were.
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { flag: "wx" });
-  const charts = wave2Result ? localCharts(wave2Result) : [];
+  const charts = [
+    ...(wave2Result ? localCharts(wave2Result) : []),
+    ...(stormResult ? stormCharts(stormResult) : []),
+  ];
   const written = [file];
   for (const [name, svg] of charts) {
     const path = file.replace(/\.json$/, `-${name}.svg`);
@@ -113,6 +119,7 @@ export async function localCommand(): Promise<number> {
     wave2: wave2Result,
     fairness: fairnessResult,
     workersScaling: scaling,
+    storm: stormResult,
     targets,
   });
   for (const verdict of verdicts)

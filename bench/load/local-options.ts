@@ -18,6 +18,7 @@ const LOCAL_SCENARIOS = [
   "ws-compression",
   "fairness",
   "workers-scaling",
+  "storm",
 ] as const;
 type LocalScenario = (typeof LOCAL_SCENARIOS)[number];
 
@@ -58,6 +59,11 @@ export const LOCAL_FLAGS = {
   "scaling-submit-concurrency": { type: "string", default: "64" },
   "scaling-ticks": { type: "string", default: "20000" },
   "scaling-batch": { type: "string", default: "10" },
+  "storm-subscribers": { type: "string", default: "1000,10000" },
+  "storm-crowds": { type: "string", default: "1x1,100x1,1x4" },
+  "storm-established": { type: "string", default: "100" },
+  "storm-tick-ms": { type: "string", default: "20" },
+  "storm-upgrades-per-second": { type: "string" },
   "gateway-cpus": { type: "string" },
   "sandbox-cpus": { type: "string" },
   "client-cpus": { type: "string" },
@@ -75,7 +81,7 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
 
   --scenario LIST         ${LOCAL_SCENARIOS.slice(0, 5).join(", ")},
                           ${LOCAL_SCENARIOS.slice(5).join(", ")}
-                          (ws-compression, request-cost, fairness and workers-scaling run only when named)
+                          (ws-compression, request-cost, fairness, workers-scaling and storm run only when named)
   update-stream           the update stream [0, end] over direct gRPC, the WebSocket and the list twin,
                           --ticks of --payload B, 1 and --batch events per transaction, --runs each
   submit-and-wait         --commands at --concurrency, direct gRPC vs the gateway, after --warm-up commands
@@ -96,6 +102,12 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
                           processes; each point warmed --scaling-warm-up-seconds, measured --scaling-seconds;
                           figures workers-scaling.streams.w2-vs-1, ...streams.rate-w4,
                           ...submit.cpu-per-command-w1 (µs; streams: cpu-per-transaction-wW), ...gateway-cores-wW
+  storm                   a reconnect storm: --storm-subscribers N WebSockets open /v2/updates from offset 0 at
+                          once, per crowd of --storm-crowds KxQ (K tokens, Q queries, up to 4), against a
+                          fresh one-worker gateway (--storm-upgrades-per-second sets its
+                          websocket-config.upgrades-per-second) while --storm-established subscribers
+                          stream a tick every --storm-tick-ms; figures storm.n1000-k1-q1.cpu-per-start (µs),
+                          ...calls-per-start, ...first-all (s), ...established-p99 (ms)
   --gateway-cpus LIST     workers-scaling: taskset CPU lists; by default, on 12 cores or more, the gateway
   --sandbox-cpus LIST     gets the first 8 (fewer below 14 cores), the sandbox the next 2, the clients
   --client-cpus LIST      the rest; on fewer cores nothing is pinned (the results say so)
@@ -142,6 +154,13 @@ export interface LocalOptions {
   floodNice: number;
   fairnessCaps: ("on" | "off")[];
   workersScaling: WorkersScalingOptions;
+  stormSubscribers: number[];
+  /** Each crowd's distinct tokens and queries. */
+  stormCrowds: { tokens: number; queries: number }[];
+  stormEstablished: number;
+  stormTickMs: number;
+  /** Given: the gateways run with websocket-config.upgrades-per-second set to it. */
+  stormUpgradesPerSecond?: number;
   outDir: string;
   thresholds: LocalThreshold[];
   note?: string;
@@ -237,11 +256,28 @@ export function localOptions(raw: Raw): LocalOptions {
     floodNice: integer(raw["flood-nice"], "--flood-nice", -20),
     fairnessCaps: fairnessCaps as ("on" | "off")[],
     workersScaling: workersScalingOptions(raw),
+    stormSubscribers: list(raw["storm-subscribers"]).map((n) => integer(n, "--storm-subscribers", 1)),
+    stormCrowds: list(raw["storm-crowds"]).map(stormCrowd),
+    stormEstablished: integer(raw["storm-established"], "--storm-established", 1),
+    stormTickMs: integer(raw["storm-tick-ms"], "--storm-tick-ms", 1),
+    ...(raw["storm-upgrades-per-second"] !== undefined && {
+      stormUpgradesPerSecond: integer(raw["storm-upgrades-per-second"], "--storm-upgrades-per-second", 0),
+    }),
     outDir: raw.out,
     thresholds,
     ...(raw.note !== undefined && { note: raw.note }),
     ...(raw["gateway-cpu-prof"] !== undefined && { gatewayCpuProf: raw["gateway-cpu-prof"] }),
     ...(raw.commit !== undefined && { commit: commitId(raw.commit) }),
+  };
+}
+
+// `KxQ`: K tokens, Q queries.
+function stormCrowd(text: string): { tokens: number; queries: number } {
+  const match = /^(\d+)x(\d+)$/.exec(text);
+  if (match === null) throw new UsageError(`--storm-crowds takes KxQ items such as 100x1, not '${text}'`);
+  return {
+    tokens: integer(match[1] as string, "--storm-crowds", 1),
+    queries: integer(match[2] as string, "--storm-crowds", 1),
   };
 }
 

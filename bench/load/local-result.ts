@@ -1,4 +1,5 @@
 import type { GatewayResult } from "../lib/results.js";
+import type { StormPoint } from "../scenarios/storm.js";
 
 /**
  * What `load.js local` writes: the shape it shares with the files of bench/run.ts
@@ -50,5 +51,15 @@ export interface WorkersScalingResult {
   results: Partial<Record<"streams" | "submit", WorkersScalingLoad>>;
 }
 
+/** What the storm scenario writes: its shape once, then a point per crowd. */
+export interface StormResult {
+  scenario: string;
+  /** Ledger transactions before the storm (each subscriber's first element is the first). */
+  preloaded: number;
+  establishedSubscribers: number;
+  tickEveryMs: number;
+  points: StormPoint[];
+}
+
 /** What `load.js local` writes: the shared shape, and this scenario's, which only it writes. */
-export type LocalResult = GatewayResult & { workersScaling?: WorkersScalingResult };
+export type LocalResult = GatewayResult & { workersScaling?: WorkersScalingResult; storm?: StormResult };

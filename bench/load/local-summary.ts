@@ -3,7 +3,7 @@ import type { Wave2Result } from "../lib/results.js";
 import { FAIRNESS_TARGET, type FairnessResult } from "../scenarios/fairness.js";
 import type { UpdateStreamResult } from "../scenarios/update-stream.js";
 import type { LocalRequestCost } from "./local-request-cost.js";
-import type { WorkersScalingResult } from "./local-result.js";
+import type { StormResult, WorkersScalingResult } from "./local-result.js";
 import type { StreamsAndCommands } from "./local-streams.js";
 import {
   FANOUT_CPU_TARGET_MICROS,
@@ -22,6 +22,7 @@ export interface LocalRun {
   wave2?: Wave2Result | undefined;
   fairness?: FairnessResult | undefined;
   workersScaling?: WorkersScalingResult | undefined;
+  storm?: StormResult | undefined;
   targets: LocalTargets;
 }
 
@@ -78,6 +79,7 @@ export function printSummary(run: LocalRun): void {
     );
   }
   if (run.fairness) printFairness(run.fairness);
+  if (run.storm) printStorm(run.storm);
   if (run.workersScaling) printWorkersScaling(run.workersScaling);
 }
 
@@ -160,4 +162,23 @@ function printFairness(fairness: FairnessResult): void {
       `fairness, caps ${run.caps}: flooded / unloaded (medians) p99 ${run.ratios.p99}x, deliveries/s ${run.ratios.deliveriesPerSecond}x ` +
         `(target: p99 <= ${1 + FAIRNESS_TARGET}x, deliveries >= ${1 - FAIRNESS_TARGET}x): ${verdict(run.met)}`,
     );
+}
+
+function printStorm(storm: StormResult): void {
+  console.table(
+    Object.fromEntries(
+      storm.points.map((p) => [
+        `N=${p.subscribers} K=${p.tokens} Q=${p.queries}`,
+        {
+          "CPU µs/start": p.gatewayCpuMicrosPerStart,
+          "ledger calls/start": p.ledgerCallsPerStart,
+          "all first (s)": p.firstAllSeconds,
+          failed: p.failed,
+          "503s": p.refused,
+          "established p50/p99 ms": `${p.established.during.p50}/${p.established.during.p99}`,
+          "before p50/p99 ms": `${p.established.before.p50}/${p.established.before.p99}`,
+        },
+      ]),
+    ),
+  );
 }

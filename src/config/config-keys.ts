@@ -138,6 +138,16 @@ export const CONFIG_KEYS = {
     default: "30s",
     doc: "how long a WebSocket stream may wait for its query frame after the upgrade before it is ended with an INVALID_ARGUMENT error frame; 0s: no limit",
   },
+  "websocket-config.upgrades-per-second": {
+    type: int(0, 1_000_000),
+    default: 1000,
+    doc: "WebSocket stream upgrades each worker makes a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open: an upgrade is admitted by the ledger at once and upgraded from a queue at the pace; one the pace cannot upgrade within websocket-config.upgrade-max-wait is refused at arrival, 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
+  },
+  "websocket-config.upgrade-max-wait": {
+    type: { kind: "duration" },
+    default: "5s",
+    doc: "longest a WebSocket upgrade may wait for its turn under websocket-config.upgrades-per-second; one that would wait longer is refused at arrival, 503 with Retry-After (a waiting upgrade holds only its connection; clients' handshake timeouts are commonly 10 s or more); 0s: refused at once past the burst",
+  },
   "websocket-config.ping-interval": {
     type: { kind: "duration" },
     default: "13s",

@@ -76,6 +76,9 @@ export interface GatewayConfig {
     maxQueryFrameBytes: number;
     /** How long a stream socket may wait for its query frame (0: no limit). */
     queryFrameTimeoutMs: number;
+    /** Upgrades each worker admits a second (0: unpaced), and how long one may wait for its turn. */
+    upgradesPerSecond: number;
+    upgradeMaxWaitMs: number;
     /** 0: no pings. */
     pingIntervalMs: number;
     /** How often each stream subscriber's authorization (WebSocket, NDJSON, SSE, a list waiting) is asked of the ledger again. */

@@ -329,6 +329,8 @@ function build(settings: Settings): GatewayConfig {
       writeDeadlineMs: parseDuration(str("websocket-config.write-deadline")) as number,
       maxQueryFrameBytes: num("websocket-config.max-query-frame-bytes"),
       queryFrameTimeoutMs: parseDuration(str("websocket-config.query-frame-timeout")) as number,
+      upgradesPerSecond: num("websocket-config.upgrades-per-second"),
+      upgradeMaxWaitMs: parseDuration(str("websocket-config.upgrade-max-wait")) as number,
       pingIntervalMs: parseDuration(str("websocket-config.ping-interval")) as number,
       streamAuthorizationRecheckMs: parseDuration(
         str("websocket-config.stream-authorization-recheck-interval"),

@@ -134,9 +134,20 @@ export function beginOf(request: unknown): number {
   return Number.isSafeInteger(begin) && begin > 0 ? begin : 0;
 }
 
+/**
+ * The last element each endpoint read an offset of, and that offset: a crowd's re-checks each
+ * ask from the newest element of the stream they share, one string, which is then read once, not
+ * once per subscriber (reading it parses the element).
+ */
+const lastOffsets = new WeakMap<StreamEndpoint, { element: string; offset: number | undefined }>();
+
 export function offsetNumber(endpoint: StreamEndpoint, element: string): number | undefined {
-  const offset = Number(endpoint.offsetOf?.(element));
-  return Number.isSafeInteger(offset) ? offset : undefined;
+  const last = lastOffsets.get(endpoint);
+  if (last !== undefined && last.element === element) return last.offset;
+  const read = Number(endpoint.offsetOf?.(element));
+  const offset = Number.isSafeInteger(read) ? read : undefined;
+  lastOffsets.set(endpoint, { element, offset });
+  return offset;
 }
 
 /**

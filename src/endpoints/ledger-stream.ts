@@ -173,6 +173,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     (position === undefined
       ? undefined
       : (request: unknown, id: string) => startingAfter(request, offsetNamed(id)));
+  const sharedForms: SharedForms = new WeakMap();
   const endpoint: StreamEndpoint = {
     path: spec.path,
     summary: spec.summary,
@@ -191,7 +192,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     ...(spec.share
       ? {
           share: (request: unknown, token: string | undefined, trace?: TraceContext) =>
-            shareSpec(spec, toRequest, endpoint, request, token, trace),
+            shareSpec(spec, toRequest, endpoint, request, token, trace, sharedForms),
         }
       : {}),
   };
@@ -206,14 +207,11 @@ function shareSpec(
   request: unknown,
   token: string | undefined,
   trace: TraceContext | undefined,
+  sharedForms: SharedForms,
 ): ShareSpec | undefined {
-  let normalized: Json;
-  try {
-    normalized = toRequest(request) as Json;
-  } catch {
-    // A form the endpoint refuses: its own call reports it.
-    return undefined;
-  }
+  const form = sharedFormOf(spec, toRequest, request, sharedForms);
+  if (form === undefined) return undefined;
+  const { normalized, key } = form;
   if (normalized.endInclusive !== undefined && normalized.endInclusive !== null) return undefined;
   const begin = Number(normalized.beginExclusive ?? 0);
   if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
@@ -226,15 +224,39 @@ function shareSpec(
       ? (reached: number) => admitJoiner(endpoint, from(begin), token, reached, trace)
       : undefined;
   return {
-    key: subscriptionKey({
-      path: spec.path,
-      request: normalized,
-      ...(byToken ? { token: token ?? "" } : {}),
-    }),
+    key: byToken ? subscriptionKey({ path: spec.path, request: normalized, token: token ?? "" }) : key,
     begin,
     from,
     ...(probe ? { admit: probe } : {}),
   };
+}
+
+/**
+ * A request's normalized form and its key (the token's part apart), per request object: the
+ * sockets of a crowd that sent the same query frame share one frozen request (SharedQueries), so
+ * its rewrite and its canonical key are made once for all of them. Null: a form the endpoint
+ * refuses (its own call reports it).
+ */
+type SharedForms = WeakMap<object, { normalized: Json; key: string } | null>;
+
+function sharedFormOf(
+  spec: LedgerStreamSpec,
+  toRequest: (request: unknown) => unknown,
+  request: unknown,
+  sharedForms: SharedForms,
+): { normalized: Json; key: string } | undefined {
+  const memo = typeof request === "object" && request !== null ? request : undefined;
+  const known = memo === undefined ? undefined : sharedForms.get(memo);
+  if (known !== undefined) return known ?? undefined;
+  let form: { normalized: Json; key: string } | null;
+  try {
+    const normalized = toRequest(request) as Json;
+    form = { normalized, key: subscriptionKey({ path: spec.path, request: normalized }) };
+  } catch {
+    form = null;
+  }
+  if (memo !== undefined) sharedForms.set(memo, form);
+  return form ?? undefined;
 }
 
 /**

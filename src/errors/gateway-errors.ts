@@ -125,6 +125,24 @@ export function apiVersionUnknownError(method: string, path: string): CantonHttp
   );
 }
 
+/**
+ * A WebSocket upgrade the worker's pace (websocket-config.upgrades-per-second) could not make
+ * within websocket-config.upgrade-max-wait: 503 (TransientServerFailure, as a gateway too busy
+ * to take it now), retryInfo and Retry-After saying when to come back.
+ */
+export function upgradesPacedError(perSecond: number, retryAfterSeconds: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "WEBSOCKET_UPGRADES_PACED",
+    `The gateway admits ${perSecond} WebSocket upgrades a second per worker (websocket-config.upgrades-per-second) and cannot take this one within websocket-config.upgrade-max-wait; retry later`,
+    {
+      httpStatus: 503,
+      context: { limit: "websocket-config.upgrades-per-second", value: String(perSecond) },
+      retryAfterSeconds,
+    },
+  );
+}
+
 /** A request body over the configured limit: 413. */
 export function requestTooLargeError(cause: string): CantonHttpError {
   return gatewayError(ERROR_CATEGORIES.InvalidIndependentOfSystemState, "REQUEST_TOO_LARGE", cause, {

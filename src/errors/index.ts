@@ -50,6 +50,7 @@ export {
   ticketStreamNotOpenError,
   tokenOfAnotherUserError,
   tooManyStreamTicketsError,
+  upgradesPacedError,
 } from "./gateway-errors.js";
 export { httpStatusOfGrpc, METADATA_TOO_LARGE } from "./http-status.js";
 export { InvalidValueError } from "./invalid-value-error.js";

@@ -4,10 +4,10 @@ import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { tokenRenewed } from "../endpoints/renewal-ack.js";
 import { RenewalIntake } from "../endpoints/renewal-intake.js";
+import type { SharedQueries } from "../endpoints/shared-queries.js";
 import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
-import { parseStreamRequest } from "../endpoints/stream-request.js";
 import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
   errorFrameBody,
@@ -45,6 +45,8 @@ export interface StreamSessionOptions {
   /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
   token: string | undefined;
   validator: BodyValidator;
+  /** The app's parses of query frames, shared by the sockets that send the same text. */
+  queries: SharedQueries;
   limits: SessionLimits;
   metrics: GatewayMetrics | undefined;
   log: Logger;
@@ -168,7 +170,7 @@ export class StreamSession {
     const { endpoint, validator } = this.#options;
     let request: unknown;
     try {
-      request = parseStreamRequest(text, endpoint.requestSchema, validator);
+      request = this.#options.queries.parse(text, endpoint.requestSchema, validator);
     } catch (error) {
       this.#reason = "error";
       this.#sink.errorFrame(errorFrameText(error, this.#options.trace.traceId));

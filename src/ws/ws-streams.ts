@@ -12,6 +12,7 @@ import type { WsCompressionMode } from "../config/gateway-config.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import type { CorsPolicy } from "../endpoints/cors-policy.js";
 import { canonicalPath } from "../endpoints/request-path.js";
+import { SharedQueries } from "../endpoints/shared-queries.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import {
   corsOriginNotAllowedError,
@@ -22,6 +23,7 @@ import {
   missingTokenError,
   quotaExceededError,
   traced,
+  upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
@@ -42,6 +44,7 @@ import { refusalClose } from "./refusal-close.js";
 import { SharedAdmissions } from "./shared-admissions.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
+import { UpgradePacer } from "./upgrade-pacer.js";
 import { authSubprotocol, wsAuth } from "./ws-auth.js";
 export interface WsStreamsOptions {
   endpoints: readonly StreamEndpoint[];
@@ -69,6 +72,12 @@ export interface WsStreamsOptions {
   maxQueryBytes: number;
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs: number;
+  /**
+   * Upgrades this worker makes a second (websocket-config.upgrades-per-second; 0: unpaced), and
+   * how long one may wait for its turn (upgrade-max-wait): one that would wait longer is refused
+   * 503 at arrival.
+   */
+  pacing: { perSecond: number; maxWaitMs: number };
   metrics?: GatewayMetrics;
   /**
    * Caps per user (the token's subject) and per client address (limits.*): a socket holds a
@@ -170,6 +179,11 @@ const ABNORMAL = 1006;
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
   const admissions = new SharedAdmissions();
+  const queries = new SharedQueries();
+  const pacer =
+    options.pacing.perSecond > 0
+      ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
+      : undefined;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
@@ -182,6 +196,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       trace: data.trace,
       ...(data.span ? { span: data.span } : {}),
       validator: options.validator,
+      queries,
       limits: options.limits,
       metrics: options.metrics,
       log: options.log,
@@ -224,7 +239,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
       )
         req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions);
+      else upgrade(res, req, context, endpoint, options, admissions, pacer);
     },
     open: (ws) => {
       const { endpoint, span, refusal } = ws.getUserData();
@@ -289,6 +304,7 @@ function upgrade(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
+  pacer: UpgradePacer | undefined,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
@@ -303,10 +319,10 @@ function upgrade(
   // A browser (it sends Origin; other clients need not) never sees a refused upgrade's status:
   // it is refused on the socket instead, with a close that names the cause. Others keep
   // Canton's plain HTTP refusal.
-  const refuseCaller = (error: unknown): void => {
+  const refuseCaller = (error: unknown, retryAfterSeconds?: number): void => {
     const answer = errorAnswer(error);
     if (origin === "") {
-      refuse(res, endpoint, options, answer, trace, span);
+      refuse(res, endpoint, options, answer, trace, span, retryAfterSeconds);
       return;
     }
     const expiry = tokenExpiryMs(auth?.token);
@@ -328,6 +344,17 @@ function upgrade(
     refuseCaller(missingTokenError());
     return;
   }
+  // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
+  // crowd past what the worker's pace can upgrade within upgrade-max-wait is told when to come
+  // back; the rest are upgraded at the pace once admitted.
+  const pace = pacer?.arrive();
+  if (pace?.kind === "refuse") {
+    refuseCaller(
+      upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
+      pace.retryAfterSeconds,
+    );
+    return;
+  }
   const compressed = options.compression !== "off" && /permessage-deflate/i.test(extensions);
   const address = options.quotas && Buffer.from(res.getRemoteAddressAsText()).toString("utf8");
   // The checks ask the ledger (and may wait for keys); the client may leave meanwhile.
@@ -345,12 +372,19 @@ function upgrade(
     ]);
     return hold?.refusal === undefined;
   };
+  const left = (): boolean => {
+    if (!aborted) return false;
+    hold?.release();
+    span?.end({ "http.response.status_code": 499 });
+    return true;
+  };
+  // The upgrade at the worker's pace (the client may leave while it waits for its turn).
+  const paced = (upgradeNow: () => void): void => {
+    if (pacer === undefined) upgradeNow();
+    else pacer.release(() => left() || upgradeNow());
+  };
   void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
-    if (aborted) {
-      hold?.release();
-      span?.end({ "http.response.status_code": 499 });
-      return;
-    }
+    if (left()) return;
     if (refusal !== undefined) {
       hold?.release();
       // Not corked when it upgrades (see below); a plain answer is written in one cork.
@@ -365,12 +399,14 @@ function upgrade(
         code: TRY_AGAIN_LATER,
         reason: "limit reached",
       };
-      res.upgrade<SocketData>(
-        { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
-        key,
-        auth.protocol,
-        extensions,
-        context,
+      paced(() =>
+        res.upgrade<SocketData>(
+          { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
+          key,
+          auth.protocol,
+          extensions,
+          context,
+        ),
       );
       return;
     }
@@ -381,21 +417,24 @@ function upgrade(
     // memory the upgrade freed: when those bits say "connection: close" it shuts the new
     // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
     // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
-    // uWS prints its corking warning on stderr.
-    res.upgrade<SocketData>(
-      {
-        endpoint,
-        token: auth.token,
-        compressed,
-        trace,
-        span,
-        openedAt: 0,
-        ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
-      },
-      key,
-      auth.protocol,
-      extensions,
-      context,
+    // uWS prints its corking warning on stderr. What this costs a worker (most of a start's CPU)
+    // is what the pace bounds.
+    paced(() =>
+      res.upgrade<SocketData>(
+        {
+          endpoint,
+          token: auth.token,
+          compressed,
+          trace,
+          span,
+          openedAt: 0,
+          ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
+        },
+        key,
+        auth.protocol,
+        extensions,
+        context,
+      ),
     );
   });
 }
@@ -430,6 +469,8 @@ function refuse(
   answer: ErrorAnswer,
   trace: TraceContext,
   span: SubscriptionSpan | undefined,
+  /** Written as Retry-After (a paced upgrade's 503). */
+  retryAfterSeconds?: number,
 ): void {
   options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
   span?.end(
@@ -437,6 +478,7 @@ function refuse(
     answer.status >= 500 ? String(answer.status) : undefined,
   );
   res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ""}`.trimEnd());
+  if (retryAfterSeconds !== undefined) res.writeHeader("Retry-After", String(retryAfterSeconds));
   if (answer.kind === "json") {
     const body = traced(answer.body, trace.traceId);
     res.writeHeader("Content-Type", "application/json").end(JSON.stringify(body));

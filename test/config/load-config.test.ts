@@ -34,6 +34,8 @@ describe("loadConfig", () => {
       writeDeadlineMs: 60_000,
       maxQueryFrameBytes: 1024 * 1024,
       queryFrameTimeoutMs: 30_000,
+      upgradesPerSecond: 1000,
+      upgradeMaxWaitMs: 5000,
       pingIntervalMs: 13_000,
       streamAuthorizationRecheckMs: 5_000,
       resumeWindowMs: 30_000,

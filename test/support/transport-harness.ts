@@ -88,6 +88,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       renewalsPerMinute: DEFAULTS.tokenRenewalsPerMinute,
     },
     queryFrameTimeoutMs: DEFAULTS.queryFrameTimeoutMs,
+    pacing: { perSecond: 0, maxWaitMs: 0 },
     fanoutHistoryBytes: DEFAULTS.fanoutHistoryBytes,
     compression: DEFAULTS.compression,
     metrics,

@@ -1,0 +1,105 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import type { IncomingMessage } from "node:http";
+import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
+import { type Stack, startStack } from "../support/stack.js";
+
+/** One upgrade of /v2/updates: the open socket, or the refusal's status, Retry-After and body. */
+type Upgrade =
+  | { kind: "open"; socket: WebSocket }
+  | {
+      kind: "refused";
+      status: number;
+      retryAfter: string | undefined;
+      body: { code?: string; retryInfo?: string };
+    };
+
+function upgrade(stack: Stack): Promise<Upgrade> {
+  const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
+    "daml.ws.auth",
+    `jwt.token.${stack.token}`,
+  ]);
+  return new Promise((resolve, reject) => {
+    socket.once("open", () => resolve({ kind: "open", socket }));
+    socket.once("error", reject);
+    socket.once("unexpected-response", (_request, response: IncomingMessage) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+      });
+      response.on("end", () =>
+        resolve({
+          kind: "refused",
+          status: response.statusCode ?? 0,
+          retryAfter: response.headers["retry-after"],
+          body: JSON.parse(text),
+        }),
+      );
+    });
+  });
+}
+
+/** Upgrades until one opens, each refusal's Retry-After waited out as a client would. */
+async function upgradeHonouringRetryAfter(stack: Stack): Promise<{ socket: WebSocket; refusals: number }> {
+  for (let refusals = 0; ; refusals++) {
+    const attempt = await upgrade(stack);
+    if (attempt.kind === "open") return { socket: attempt.socket, refusals };
+    strictEqual(attempt.status, 503);
+    await new Promise((resolve) => setTimeout(resolve, Number(attempt.retryAfter) * 1000));
+  }
+}
+
+describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-second)", () => {
+  let stack: Stack;
+  const sockets: WebSocket[] = [];
+
+  before(async () => {
+    // 10 a second, each waiting at most 300 ms: of a crowd at once, 1 goes now (a burst of 50 ms
+    // of 10/s), 3 wait their turn, the rest are refused.
+    stack = await startStack([
+      "--websocket-config.upgrades-per-second",
+      "10",
+      "--websocket-config.upgrade-max-wait",
+      "300ms",
+    ]);
+  });
+  after(async () => {
+    for (const socket of sockets) socket.terminate();
+    await stack.stop();
+  });
+
+  it("refuses a crowd past the pace with 503, Retry-After and a JsCantonError, and lets each in when it retries after it", async () => {
+    const crowd = await Promise.all(Array.from({ length: 12 }, () => upgrade(stack)));
+    const opened = crowd.filter((u) => u.kind === "open");
+    const refused = crowd.filter((u) => u.kind === "refused");
+    for (const u of opened) sockets.push(u.socket);
+    strictEqual(opened.length, 4);
+    strictEqual(refused.length, 8);
+    for (const refusal of refused) {
+      const seconds = Number(refusal.retryAfter);
+      ok(Number.isInteger(seconds) && seconds >= 1, `Retry-After ${refusal.retryAfter}`);
+      deepStrictEqual(
+        { status: refusal.status, code: refusal.body.code, retryInfo: refusal.body.retryInfo },
+        {
+          status: 503,
+          code: "WEBSOCKET_UPGRADES_PACED",
+          retryInfo: `${seconds} second${seconds === 1 ? "" : "s"}`,
+        },
+      );
+    }
+    // Told to come back one slot (100 ms) apart, in the order refused: the last, latest.
+    ok(Number(refused.at(-1)?.retryAfter) >= Number(refused[0]?.retryAfter)); // The refused come back after the Retry-After they were given, one after the other: every
+    // one gets in.
+    await new Promise((resolve) => setTimeout(resolve, Number(refused[0]?.retryAfter) * 1000));
+    let refusalsOnRetry = 0;
+    for (let i = 0; i < refused.length; i++) {
+      const { socket, refusals } = await upgradeHonouringRetryAfter(stack);
+      sockets.push(socket);
+      refusalsOnRetry += refusals;
+    }
+    strictEqual(sockets.length, 12);
+    // Spaced by their own round trips, most retries find a free slot at once.
+    ok(refusalsOnRetry < refused.length, `${refusalsOnRetry} refusals on retry`);
+    for (const socket of sockets) strictEqual(socket.readyState, WebSocket.OPEN);
+  });
+});
