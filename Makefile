@@ -84,7 +84,7 @@ bench: build
 
 # docs/performance.md's bench tables, from the newest committed bench/results/gateway-*.json.
 bench-readme: install
-	node --import tsx bench/readme-table.ts
+	node --import tsx bench/rig/readme-table.ts
 
 # The sandbox's sample package as a file (docs/samples/), for docs/packages.md's examples.
 # test/readme/sample-dar.test.ts fails when the committed file is not what the sandbox builds.

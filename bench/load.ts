@@ -5,7 +5,7 @@
  * 60s` (the CLI runs this file, dist/bench/load.js, in a process of its own).
  * docs/load-testing.md is its guide. `bench merge A.json B.json ...` merges runs made from
  * several machines. `load.js local ...` (`make bench`) runs the gateway's own comparison against
- * direct gRPC on processes it starts itself (bench/load/local-command.ts): one harness for both.
+ * direct gRPC on processes it starts itself (bench/rig/command.ts): one harness for both.
  * Exit status: 0; 1 when a threshold is breached, a regression gate fails or the run could not
  * be made (the fault on stderr); 2 for a command line it cannot run (the fault and the usage
  * line on stderr); 128 + the signal's number when a signal stopped the run (partial results
@@ -19,7 +19,6 @@ import { defaultOutDir } from "./load/default-out.js";
 import { LiveMetrics } from "./load/live-metrics.js";
 import { loadOptions, parsePercentiles, REQUEST_SCENARIOS } from "./load/load-options.js";
 import type { LoadResult } from "./load/load-result.js";
-import { localCommand } from "./load/local-command.js";
 import { mergeRuns } from "./load/merge-runs.js";
 import { RawSamples } from "./load/raw-samples.js";
 import { parseRegressionLimits } from "./load/regression-gate.js";
@@ -29,6 +28,7 @@ import { WORKFLOW_NAMES } from "./load/scenario-options.js";
 import { stormCommand } from "./load/storm-command.js";
 import { judgeAll, parseThreshold } from "./load/thresholds.js";
 import { UsageError } from "./load/usage-error.js";
+import { localCommand } from "./rig/command.js";
 
 const TOOL = "ledger-json-gateway bench";
 

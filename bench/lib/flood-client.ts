@@ -1,5 +1,5 @@
 /**
- * The fairness scenario's flood (bench/scenarios/fairness.ts): one user's noisy client, a
+ * The fairness scenario's flood (bench/rig/scenarios/fairness.ts): one user's noisy client, a
  * process of its own so that the bench's measuring loop is never starved by it. One JSON job line
  * on stdin starts the flood and it says {"started"}; "mark" starts its counts over (the measured
  * window begins), "stop" ends the flood: it closes what it holds and says what it got since the

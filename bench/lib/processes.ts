@@ -152,7 +152,7 @@ export async function startGatewayProcess(
   throw new Error("the gateway exited before listening");
 }
 
-/** The load client process (bench/bench-client.ts): one JSON job line in, JSON lines out. */
+/** The load client process (bench/lib/bench-client.ts): one JSON job line in, JSON lines out. */
 export interface BenchClient {
   readonly child: ChildProcess;
   send(line: object | string): void;
@@ -164,7 +164,7 @@ export interface BenchClient {
 /** `script`: another client of the same protocol (bench/lib/flood-client for the fairness flood). */
 export function startBenchClient(
   raiseFdLimit = true,
-  script = "bench/bench-client",
+  script = "bench/lib/bench-client",
   /** A `taskset -c` CPU list for the client (see SpawnOptions.cpus). */
   cpus?: string,
 ): BenchClient {

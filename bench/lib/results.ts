@@ -2,15 +2,15 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { arch, cpus, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
-import type { FairnessResult } from "../scenarios/fairness.js";
-import type { FanoutPoint, IdleResult, WorkersPoint } from "../scenarios/fanout.js";
-import type { RequestCostResult } from "../scenarios/request-cost.js";
+import type { FairnessResult } from "../rig/scenarios/fairness.js";
+import type { FanoutPoint, IdleResult, WorkersPoint } from "../rig/scenarios/fanout.js";
+import type { RequestCostResult } from "../rig/scenarios/request-cost.js";
 
 /**
  * Bench results: one file per run, `bench/results/gateway-<UTC date>-<commit>.json`, never
  * overwritten, each saying which machine and which commit produced it. docs/performance.md's
  * table is rendered from the newest committed one (`make bench-readme`). `make bench`
- * (`node dist/bench/load.js local`) writes them; bench/run.ts wrote the older ones, in the same shape.
+ * (`node dist/bench/load.js local`) writes them; bench/rig/run.ts wrote the older ones, in the same shape.
  */
 export interface Machine {
   cpus: string;
@@ -68,7 +68,7 @@ export interface GatewayResultFile {
 }
 
 /**
- * What `load.js local` writes, and bench/run.ts wrote before it (older files lack `commit` and
+ * What `load.js local` writes, and bench/rig/run.ts wrote before it (older files lack `commit` and
  * `machine`, and those of run.ts `tool`, `caveat` and `thresholds`).
  */
 export interface GatewayResult {
@@ -117,7 +117,7 @@ export interface GatewayResult {
 
 export const LOCAL_TOOL = "ledger-json-gateway bench local";
 
-/** The request-cost scenario's targets, each with its verdict (bench/load/local-request-cost.ts). */
+/** The request-cost scenario's targets, each with its verdict (bench/rig/request-cost.ts). */
 type RequestCostTargets = Record<string, { met: boolean }> & {
   listTwinPeakRss?: { timesAnswer?: number | undefined; met: boolean };
 };
@@ -127,7 +127,7 @@ type Breakdown = "upstreamStreams" | "handovers" | "admissionProbes" | "catchUps
 export type StoredFanoutPoint = Omit<FanoutPoint, Breakdown> &
   Partial<Pick<FanoutPoint, Breakdown>> & { upstreamCalls?: number };
 
-/** The scenarios of bench v2 (bench/scenarios/fanout.ts), as a results file holds them. */
+/** The scenarios of bench v2 (bench/rig/scenarios/fanout.ts), as a results file holds them. */
 export interface Wave2Result {
   fanout?: {
     upstreamCallsCountedBy: string;

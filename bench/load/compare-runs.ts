@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { GatewayResult } from "../lib/results.js";
+import { compareLocalRuns } from "../rig/compare.js";
 import { type LoadResult, TOOL_NAMES } from "./load-result.js";
-import { compareLocalRuns } from "./local-compare.js";
 import { type RegressionLimit, regressionVerdicts } from "./regression-gate.js";
 import { sideBySide } from "./side-by-side.js";
 
@@ -9,7 +9,7 @@ type AnyResult = { kind: "load"; result: LoadResult } | { kind: "local"; result:
 
 /**
  * Reads a results file of the load tool: a load run's, or a comparison's (`local`, and the
- * `gateway-*.json` that bench/run.ts wrote before it: those have no `tool`, but their targets),
+ * `gateway-*.json` that bench/rig/run.ts wrote before it: those have no `tool`, but their targets),
  * or says why it is neither.
  */
 export function readResult(path: string): AnyResult {

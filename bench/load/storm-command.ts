@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine } from "../lib/command-line.js";
 import { type BenchClient, startBenchClient } from "../lib/processes.js";
-import { updatesRequest } from "../scenarios/fanout.js";
+import { updatesRequest } from "../rig/scenarios/fanout.js";
 
 /**
  * `ledger-json-gateway bench storm` (issue 39): a reconnect storm against a deployment the tool did not start. N
@@ -11,7 +11,7 @@ import { updatesRequest } from "../scenarios/fanout.js";
  * Retry-After, as clients do. It reports what a client sees: when every socket had its first
  * element, the p50/p99 of those times, failures by cause, 503s. The server's CPU per start and
  * its ledger calls are `make bench ARGS="--scenario storm"`'s (on processes it starts). The
- * sockets are spread over client processes of their own (bench/storm-client.ts).
+ * sockets are spread over client processes of their own (bench/lib/storm-client.ts).
  */
 const STORM_FLAGS = {
   url: { type: "string" },
@@ -76,7 +76,7 @@ export async function stormCommand(): Promise<number> {
     return fault("--subscribers and --sockets-per-client take whole numbers of at least 1");
   const url = `${values.url.replace(/^http/, "ws").replace(/\/$/, "")}/v2/updates`;
   const clients: BenchClient[] = Array.from({ length: Math.ceil(n / perClient) }, () =>
-    startBenchClient(true, "bench/storm-client"),
+    startBenchClient(true, "bench/lib/storm-client"),
   );
   try {
     const shares = clients.map((_, i) => Math.floor(n / clients.length) + (i < n % clients.length ? 1 : 0));

@@ -31,7 +31,7 @@ export function holdRequestQuotas(user: string, route: Route, quotas: ClientQuot
  * A client past a cap is asked to come back, usually on the same connection: a small body
  * (a command's) is read and dropped, so that the 429 keeps the connection open. Otherwise each
  * refusal would cost the client, and the gateway, a new connection: under a flood that was
- * most of what refusing cost (bench/scenarios/fairness.ts). A larger body is not read.
+ * most of what refusing cost (bench/rig/scenarios/fairness.ts). A larger body is not read.
  */
 const REFUSED_BODY_READ_BYTES = 16 * 1024;
 

@@ -71,7 +71,7 @@ export function parentSpanOf(trace: TraceContext): { spanId: string; sampled: bo
 /**
  * Random bytes for ids, drawn from a pool the system's generator refills 4 KiB at a time: a
  * `randomBytes` call per request cost the gateway about 15 µs of a 250 µs GET (a profile of
- * `node dist/bench/unary-cost.js get`). Trace ids need to be unique, not secret.
+ * `node dist/bench/micro/unary-cost.js get`). Trace ids need to be unique, not secret.
  */
 const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);

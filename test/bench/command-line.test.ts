@@ -18,32 +18,35 @@ describe("the bench tools' command lines", () => {
   it("print their usage for --help, with the defaults, and exit 0", () => {
     const local = tool("load.ts", "local", "--help");
     assert.equal(local.status, 0, local.stderr);
-    assert.match(local.stdout, /^usage: node dist\/bench\/load\.js local .*\[--ticks 100000\]/);
-    const unary = tool("unary-cost.ts", "--help");
+    assert.match(local.stdout, /^usage: ledger-json-gateway bench local .*\[--ticks 100000\]/);
+    const unary = tool("micro/unary-cost.ts", "--help");
     assert.equal(unary.status, 0, unary.stderr);
-    assert.match(unary.stdout, /^usage: node dist\/bench\/unary-cost\.js get\|submit /);
+    assert.match(unary.stdout, /^usage: node dist\/bench\/micro\/unary-cost\.js get\|submit /);
   });
 
   it("every tool a user runs by hand answers --help and a stray flag with its usage line", () => {
     const tools = ["fanout-send", "sandbox-updates", "micro-transcoder", "value-codec", "slow-reader-closes"];
     for (const name of tools) {
-      const help = tool(`${name}.ts`, "--help");
+      const help = tool(`micro/${name}.ts`, "--help");
       assert.equal(help.status, 0, `${name} --help: ${help.stderr}`);
-      assert.match(help.stdout, new RegExp(`^usage: node dist/bench/${name}\\.js`));
-      const stray = tool(`${name}.ts`, "--bogus");
+      assert.match(help.stdout, new RegExp(`^usage: node dist/bench/micro/${name}\\.js`));
+      const stray = tool(`micro/${name}.ts`, "--bogus");
       assert.equal(stray.status, 2, `${name} --bogus`);
-      assert.match(stray.stderr, new RegExp(`Unknown option '--bogus'\nusage: node dist/bench/${name}\\.js`));
+      assert.match(
+        stray.stderr,
+        new RegExp(`Unknown option '--bogus'\nusage: node dist/bench/micro/${name}\\.js`),
+      );
     }
   });
 
   it("refuse an unknown flag, a missing value or an unknown scenario with a usage line and exit 2", () => {
     const unknown = tool("load.ts", "local", "--bogus", "1");
     assert.equal(unknown.status, 2);
-    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: node dist\/bench\/load\.js local /);
+    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: ledger-json-gateway bench local /);
     assert.doesNotMatch(unknown.stderr, /\n\s+at /, "no stack trace");
-    const missing = tool("stream-cost.ts", "--ticks");
+    const missing = tool("micro/stream-cost.ts", "--ticks");
     assert.equal(missing.status, 2);
-    assert.match(missing.stderr, /argument missing\nusage: node dist\/bench\/stream-cost\.js /);
+    assert.match(missing.stderr, /argument missing\nusage: node dist\/bench\/micro\/stream-cost\.js /);
     const scenario = tool("load.ts", "local", "--scenario", "nope");
     assert.equal(scenario.status, 2);
     assert.match(scenario.stderr, /unknown scenario nope; known: update-stream/);

@@ -6,11 +6,11 @@ import {
   startGatewayProcess,
   startSandboxProcess,
 } from "../../bench/lib/processes.js";
-import { allocateParty, capArgs, type FairnessRun, fairnessRun } from "../../bench/scenarios/fairness.js";
+import { allocateParty, capArgs, type FairnessRun, fairnessRun } from "../../bench/rig/scenarios/fairness.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
 
 /**
- * The fairness scenario (bench/scenarios/fairness.ts) run briefly over real processes: its
+ * The fairness scenario (bench/rig/scenarios/fairness.ts) run briefly over real processes: its
  * structure only, never its timings (those are the bench's, in docs/performance.md).
  */
 describe("the fairness bench scenario", () => {

@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { GatewayResult } from "../../bench/lib/results.js";
-import { localFigures } from "../../bench/load/local-figures.js";
-import { LOCAL_FLAGS, localOptions } from "../../bench/load/local-options.js";
-import type { LocalResult, WorkersScalingResult } from "../../bench/load/local-result.js";
-import { judgeLocal, parseLocalThreshold } from "../../bench/load/local-thresholds.js";
-import { cpuPlan } from "../../bench/load/local-workers-scaling.js";
 import { UsageError } from "../../bench/load/usage-error.js";
-import { renderWave2 } from "../../bench/readme-table.js";
+import { localFigures } from "../../bench/rig/figures.js";
+import { LOCAL_FLAGS, localOptions } from "../../bench/rig/options.js";
+import { renderWave2 } from "../../bench/rig/readme-table.js";
+import type { LocalResult, WorkersScalingResult } from "../../bench/rig/result.js";
+import { judgeLocal, parseLocalThreshold } from "../../bench/rig/thresholds.js";
+import { cpuPlan } from "../../bench/rig/workers-scaling.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 
 const ROOT = projectRoot();
@@ -65,7 +65,7 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
     assert.equal(result.targets.idleConnectionRss?.maxBytes, 16 * 1024);
     assert.match(
       result.command,
-      /^node dist\/bench\/load\.js local --scenario idle --idle-connections 50 .*--threshold 'idle\.rss-per-connection<1B'/,
+      /^ledger-json-gateway bench local --scenario idle --idle-connections 50 .*--threshold 'idle\.rss-per-connection<1B'/,
     );
     assert.ok(result.machine && result.loadAverage);
     const base = json.replace(/\.json$/, "");
@@ -76,10 +76,10 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
     assert.match(html, /<figure id="idle"><svg/);
     assert.match(html, /idle\.rss-per-connection&lt;1B<\/td><td>\d+<\/td><td class="fail">BREACHED/);
     assert.match(run.stderr, /^load local: every figure below is against the embedded sandbox/m);
-    // make bench-readme renders it as it renders the files bench/run.ts wrote.
+    // make bench-readme renders it as it renders the files bench/rig/run.ts wrote.
     const block = renderWave2(ROOT, { path: `bench/results/${json}`, result });
     assert.match(block, /\*\*[\d.]+ KiB per connection\*\*/);
-    assert.match(block, /`node dist\/bench\/load\.js local --scenario idle /);
+    assert.match(block, /`ledger-json-gateway bench local --scenario idle /);
   });
 
   it("judges its thresholds on the named figures: one breached is exit 1, said on stderr and in the results", () => {
@@ -101,7 +101,7 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
     );
   });
 
-  it("--compare sets its figures beside a committed run of bench/run.ts's", async () => {
+  it("--compare sets its figures beside a committed run of bench/rig/run.ts's", async () => {
     const [json] = readdirSync(dir).filter((name) => name.endsWith(".json"));
     const old = committed("gateway-2026-11-23T13-04-31Z-c759bb4.json");
     const compared = await bench("load.ts", "--compare", old, join(dir, json as string));
@@ -110,7 +110,7 @@ describe("load.js local: the comparison against direct gRPC, on processes it sta
       compared.stdout,
       /^A: .*node dist\/bench\/run\.js --scenarios fanout,idle,workers, c759bb4/m,
     );
-    assert.match(compared.stdout, /^B: .*node dist\/bench\/load\.js local --scenario idle/m);
+    assert.match(compared.stdout, /^B: .*ledger-json-gateway bench local --scenario idle/m);
     assert.match(compared.stdout, /^both against the embedded sandbox/m);
     assert.match(compared.stdout, /^idle\.rss-per-connection +B +10104 +\d+ +[\d.]+$/m);
     assert.match(compared.stdout, /^fanout\.cpu-per-delivery +µs +1\.199 +- +-$/m);
@@ -123,7 +123,7 @@ describe("load.js local's command line", () => {
     assert.equal(help.status, 0, help.stderr);
     assert.match(
       help.stdout,
-      /^usage: node dist\/bench\/load\.js local \[--scenario update-stream,submit-and-wait,fanout,idle,workers\] \[--ticks 100000\]/,
+      /^usage: ledger-json-gateway bench local \[--scenario update-stream,submit-and-wait,fanout,idle,workers\] \[--ticks 100000\]/,
     );
     assert.match(help.stdout, /request-cost, ws-compression, fairness, workers-scaling/);
     assert.match(help.stdout, /\[--scaling-workers 1,2,4,8,default\] \[--scaling-scenarios streams,submit\]/);
@@ -147,29 +147,33 @@ describe("load.js local's command line", () => {
       assert.equal(result.stdout, "");
       assert.doesNotMatch(result.stderr, /\n\s+at /, "no stack trace");
     }
-    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: node dist\/bench\/load\.js local /);
+    assert.match(unknown.stderr, /Unknown option '--bogus'\nusage: ledger-json-gateway bench local /);
     assert.match(scenario.stderr, /^load local: unknown scenario nope; known: update-stream, .*\bfairness\b/);
-    assert.match(scenario.stderr, /\nusage: node dist\/bench\/load\.js local /);
+    assert.match(scenario.stderr, /\nusage: ledger-json-gateway bench local /);
     assert.match(unread.stderr, /--threshold 'fast please' is not SCENARIO\.FIGURE<VALUE/);
     assert.match(elsewhere.stderr, /reads fanout, which this run does not have \(it has idle\)/);
     assert.match(caps.stderr, /--fairness-caps takes on, off or both \(on,off\), not maybe/);
   });
 
-  it("bench/run.ts is a deprecated alias of it: the same usage, --scenarios read as --scenario", () => {
-    const help = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", "run.ts"), "--help"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    });
+  it("bench/rig/run.ts is a deprecated alias of it: the same usage, --scenarios read as --scenario", () => {
+    const help = spawnSync(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "bench", "rig", "run.ts"), "--help"],
+      {
+        cwd: ROOT,
+        encoding: "utf8",
+      },
+    );
     assert.equal(help.status, 0, help.stderr);
     assert.equal(help.stderr, "");
-    assert.match(help.stdout, /^usage: node dist\/bench\/load\.js local .*\[--ticks 100000\]/);
+    assert.match(help.stdout, /^usage: ledger-json-gateway bench local .*\[--ticks 100000\]/);
     const scenario = spawnSync(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "bench", "run.ts"), "--scenarios", "nope"],
+      ["--import", "tsx", join(ROOT, "bench", "rig", "run.ts"), "--scenarios", "nope"],
       { cwd: ROOT, encoding: "utf8" },
     );
     assert.equal(scenario.status, 2);
-    assert.match(scenario.stderr, /^run\.js is deprecated: it runs `node dist\/bench\/load\.js local`/);
+    assert.match(scenario.stderr, /^run\.js is deprecated: it runs `ledger-json-gateway bench local`/);
     assert.match(scenario.stderr, /unknown scenario nope; known: update-stream/);
   });
 });

@@ -11,7 +11,7 @@ import {
   tableSources,
   WAVE2_END,
   WAVE2_START,
-} from "../../bench/readme-table.js";
+} from "../../bench/rig/readme-table.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 
 const ROOT = projectRoot();
@@ -74,7 +74,7 @@ describe("bench results and the performance guide's tables", () => {
         date: "2026-11-23T11:00:00.000Z",
         node: "v20.20.2",
         cpus: "2 x CPU",
-        command: "node dist/bench/run.js --scenarios fanout,idle,workers",
+        command: "node dist/bench/rig/run.js --scenarios fanout,idle,workers",
         note: "shared machine",
         fanout: {
           upstreamCallsCountedBy: "gateway metrics",

@@ -54,7 +54,7 @@ const COMMANDS: readonly Command[] = [
   },
   {
     name: "the bench",
-    argv: ["--import", "tsx", "bench/run.ts"],
+    argv: ["--import", "tsx", "bench/rig/run.ts"],
     help: [/\[--ticks 100000\]/],
     valued: "--ticks",
   },

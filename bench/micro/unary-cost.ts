@@ -1,0 +1,68 @@
+/**
+ * Gateway CPU per unary request, alone: a sandbox of 10 ticks, a gateway in front, 4000 warm-up
+ * requests (a fresh gateway's CPU per request falls some 4x while V8 optimizes its hot code, over
+ * the first 2000-3000), then `GET /v2/state/ledger-end` (20 000) or `submit-and-wait` creating a
+ * Bench:Tick (3000) at concurrency 16; prints the gateway's CPU (from /proc) per request over
+ * that window.
+ * Short enough to alternate two builds of the gateway and compare them on a shared machine:
+ *   node dist/bench/micro/unary-cost.js get|submit [--requests N] [--cpu-prof DIR]
+ * For a profile, give many more requests than the default: the process's start-up (proto
+ * loading, schema compilation, protobufjs's code generation on first use) is in the profile too.
+ */
+import { mintToken } from "../../src/jwt/mint-token.js";
+import { commandLine } from "../lib/command-line.js";
+import { BenchHttpClient } from "../lib/http-client.js";
+import { processCpuSeconds } from "../lib/proc-stats.js";
+import { startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
+import { tickCommands } from "../lib/tick-commands.js";
+
+const { values, positionals } = commandLine(
+  "micro/unary-cost.js",
+  { "cpu-prof": { type: "string" }, requests: { type: "string" } },
+  "get|submit",
+);
+const what = positionals[0] ?? "get";
+if (what !== "get" && what !== "submit") throw new Error(`get or submit, not ${what}`);
+const sandbox = await startSandboxProcess(10, 64, 1);
+const gateway = await startGatewayProcess(sandbox.port, [], {
+  nodeArgs: values["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]],
+});
+const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
+const http = new BenchHttpClient(`http://127.0.0.1:${gateway.port}`, 16);
+const run = `${process.pid}-${Date.now()}`;
+
+async function request(i: number): Promise<void> {
+  if (what === "get") {
+    await http.ok("/v2/state/ledger-end", { token });
+    return;
+  }
+  await http.ok("/v2/commands/submit-and-wait", {
+    token,
+    body: JSON.stringify(tickCommands(`unary-cost-${run}-${i}`, sandbox.tickParty, i)),
+  });
+}
+
+try {
+  const total = Number(values.requests ?? (what === "get" ? 20_000 : 3000));
+  const loops = async (count: number, first: number) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) await request(first + next++);
+      }),
+    );
+  };
+  // Negative numbers: warm-up commands have ids of their own.
+  await loops(4000, -4000);
+  const pid = gateway.child.pid as number;
+  const cpuBefore = processCpuSeconds(pid);
+  const started = Date.now();
+  await loops(total, 0);
+  const ms = ((processCpuSeconds(pid) - cpuBefore) * 1000) / total;
+  const rate = Math.round(total / ((Date.now() - started) / 1000));
+  console.log(`${what}: ${ms.toFixed(3)} ms gateway CPU per request, ${rate}/s`);
+} finally {
+  http.close();
+  await gateway.stop();
+  await sandbox.stop();
+}

@@ -1,0 +1,221 @@
+import { SAMPLE_PACKAGE_ID } from "../../../src/sandbox/sample-package/index.js";
+import { DirectLedger } from "../../lib/grpc-direct.js";
+import { processCpuSeconds } from "../../lib/proc-stats.js";
+import type { BenchClient } from "../../lib/processes.js";
+import { round } from "../../lib/stats.js";
+import { type GatewayUnderTest, updatesRequest } from "./fanout.js";
+
+/**
+ * A reconnect storm (issue 39): N WebSockets open the /v2/updates stream from offset 0 at once,
+ * as every subscriber of a restarted gateway does, while E established subscribers are already
+ * streaming live ticks. It measures what the crowd costs the gateway (CPU per start, from /proc,
+ * less the established load's own rate) and the ledger (calls per start), how long until every
+ * newcomer has its first element, and what the storm does to the established subscribers'
+ * delivery delay (each live tick carries the time it was submitted, directly to the ledger, in
+ * its payload).
+ */
+export interface StormPoint {
+  subscribers: number;
+  /** Distinct tokens the crowd's sockets carry (socket i the (i mod K)-th). */
+  tokens: number;
+  /** Distinct queries (socket i the (i mod Q)-th): distinct streams the gateway shares. */
+  queries: number;
+  /** websocket-config.upgrades-per-second the gateway ran with (0: unpaced). */
+  upgradesPerSecond: number;
+  /** From the storm's start until the last socket had its first element. */
+  firstAllSeconds: number;
+  p50FirstSeconds: number;
+  p99FirstSeconds: number;
+  opened: number;
+  failed: number;
+  /** Why they failed (error messages, close codes, statuses), counted. */
+  failures?: Record<string, number>;
+  /** Upgrades answered 503 (pacing), each tried again after its Retry-After. */
+  refused: number;
+  gatewayCpuSeconds: number;
+  /** Gateway CPU per start: the window's CPU less the established load's rate over it, / N. */
+  gatewayCpuMicrosPerStart: number;
+  /** The same, the window's whole CPU (the established load's share included). */
+  grossCpuMicrosPerStart: number;
+  /** Every gRPC call the gateway made to the ledger over the window, by method. */
+  ledgerCalls: Record<string, number>;
+  ledgerCallsPerStart: number;
+  /** Delivery delay (ms, submit to receipt) of the established subscribers' live ticks. */
+  established: { subscribers: number; before: DelayFigures; during: DelayFigures };
+}
+
+interface DelayFigures {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface StormClients {
+  /** The established subscribers' process. */
+  established: BenchClient;
+  /** The crowd's process. */
+  storm: BenchClient;
+}
+
+/**
+ * The crowd's queries: `count` distinct forms of one party's update stream from offset 0 (shape
+ * and verbosity vary), each with the same first element.
+ */
+export function stormQueries(party: string, count: number): unknown[] {
+  return Array.from({ length: count }, (_, i) => {
+    const request = updatesRequest(party, 0, undefined);
+    const { includeTransactions } = request.updateFormat;
+    return {
+      ...request,
+      updateFormat: {
+        includeTransactions: {
+          eventFormat: { ...includeTransactions.eventFormat, verbose: i % 2 === 1 },
+          transactionShape: i % 4 >= 2 ? "TRANSACTION_SHAPE_LEDGER_EFFECTS" : "TRANSACTION_SHAPE_ACS_DELTA",
+        },
+      },
+    };
+  });
+}
+
+/** The most distinct forms stormQueries makes. */
+export const STORM_QUERY_FORMS = 4;
+
+/**
+ * Submits a Bench:Tick every `everyMs` directly to the ledger, its payload the time it was sent
+ * (ms since the epoch), until stopped: the established subscribers' live elements.
+ */
+export function startTicker(sandboxPort: number, token: string, party: string, everyMs: number) {
+  const direct = new DirectLedger(sandboxPort, token);
+  let seq = 0;
+  const run = `${process.pid}-${Date.now()}`;
+  const timer = setInterval(() => {
+    const stamp = (performance.timeOrigin + performance.now()).toFixed(3);
+    direct
+      .submitAndWait({
+        commands: {
+          commandId: `storm-tick-${run}-${seq}`,
+          actAs: [party],
+          commands: [
+            {
+              create: {
+                templateId: { packageId: SAMPLE_PACKAGE_ID, moduleName: "Bench", entityName: "Tick" },
+                createArguments: {
+                  fields: [
+                    { value: { party } },
+                    { value: { int64: String(seq++) } },
+                    { value: { text: stamp } },
+                  ],
+                },
+              },
+            },
+          ],
+        },
+      })
+      .catch(() => undefined);
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      direct.close();
+    },
+  };
+}
+
+/** Every client call the gateway counted, by method, from its /metrics text. */
+function callsByMethod(metrics: string): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith("ledger_gateway_grpc_client_call_duration_seconds_count{")) continue;
+    const method = /method="[^"]*?([A-Za-z]+Service\/[A-Za-z]+)"/.exec(line)?.[1] ?? "other";
+    calls.set(method, (calls.get(method) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
+  }
+  return calls;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const nowMs = () => performance.timeOrigin + performance.now();
+
+export interface StormShape {
+  subscribers: number;
+  tokens: string[];
+  queries: unknown[];
+  upgradesPerSecond: number;
+}
+
+/**
+ * One storm against a gateway whose established subscribers are already reading (the caller
+ * opened them on `clients.established`): a 2 s window of the established load alone (its CPU
+ * rate, its delays), then the crowd.
+ */
+export async function stormPoint(
+  clients: StormClients,
+  gateway: GatewayUnderTest,
+  shape: StormShape,
+  establishedSubscribers: number,
+): Promise<StormPoint> {
+  const url = `ws://127.0.0.1:${gateway.port}/v2/updates`;
+  const quietFrom = nowMs();
+  const quietCpu = processCpuSeconds(gateway.pid);
+  await sleep(2000);
+  const baselineRate = (processCpuSeconds(gateway.pid) - quietCpu) / ((nowMs() - quietFrom) / 1000);
+  clients.established.send({ kind: "delays", from: quietFrom, to: nowMs() });
+  const before = await clients.established.next<DelayFigures>();
+
+  const callsBefore = callsByMethod(await gateway.metrics());
+  const cpuBefore = processCpuSeconds(gateway.pid);
+  const from = nowMs();
+  clients.storm.send({
+    kind: "storm",
+    url,
+    tokens: shape.tokens,
+    requests: shape.queries,
+    n: shape.subscribers,
+  });
+  const answer = await clients.storm.next<{
+    firstAllMs: number;
+    p50FirstMs: number;
+    p99FirstMs: number;
+    opened: number;
+    failed: number;
+    refused: number;
+    failures?: Record<string, number>;
+  }>();
+  const to = nowMs();
+  const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
+  clients.established.send({ kind: "delays", from, to });
+  const during = await clients.established.next<DelayFigures>();
+  // A call is counted when it ends: the probes and admissions have; give the last a moment.
+  await sleep(300);
+  const callsAfter = callsByMethod(await gateway.metrics());
+  const ledgerCalls: Record<string, number> = {};
+  let calls = 0;
+  for (const [method, count] of callsAfter) {
+    const made = count - (callsBefore.get(method) ?? 0);
+    if (made > 0) ledgerCalls[method] = made;
+    calls += made;
+  }
+  clients.storm.send({ kind: "close" });
+  await clients.storm.next();
+  const n = shape.subscribers;
+  const net = Math.max(0, cpu - baselineRate * ((to - from) / 1000));
+  return {
+    subscribers: n,
+    tokens: shape.tokens.length,
+    queries: shape.queries.length,
+    upgradesPerSecond: shape.upgradesPerSecond,
+    firstAllSeconds: round(answer.firstAllMs / 1000, 3),
+    p50FirstSeconds: round(answer.p50FirstMs / 1000, 3),
+    p99FirstSeconds: round(answer.p99FirstMs / 1000, 3),
+    opened: answer.opened,
+    failed: answer.failed,
+    ...(answer.failures && { failures: answer.failures }),
+    refused: answer.refused,
+    gatewayCpuSeconds: round(cpu, 3),
+    gatewayCpuMicrosPerStart: round((net * 1e6) / n, 1),
+    grossCpuMicrosPerStart: round((cpu * 1e6) / n, 1),
+    ledgerCalls,
+    ledgerCallsPerStart: round(calls / n, 4),
+    established: { subscribers: establishedSubscribers, before, during },
+  };
+}
