@@ -270,25 +270,28 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     assert.equal(rights.status, 200, JSON.stringify(rights.body));
     assertCantonShape("ListUserRightsResponse", rights.body, "3.6.0");
     assert.deepEqual(rights.body.rights, [{ kind: { CanActAsAnyParty: { value: {} } } }]);
-
-    const submitted = await call<Json>(
-      stack,
-      "POST",
-      "/v2/commands/submit-and-wait",
-      {
-        commandId: next("any-actor"),
-        actAs: [owner],
-        commands: [
-          {
-            CreateCommand: {
-              templateId: IOU,
-              createArguments: { issuer: owner, owner, currency: "CHF", amount: "1", observers: [] },
+    /** An Iou of `owner`, created by any-actor, which has no right on `owner` but (maybe) CanActAsAnyParty. */
+    const createAsAnyActor = () =>
+      call<Json>(
+        stack,
+        "POST",
+        "/v2/commands/submit-and-wait",
+        {
+          commandId: next("any-actor"),
+          actAs: [owner],
+          commands: [
+            {
+              CreateCommand: {
+                templateId: IOU,
+                createArguments: { issuer: owner, owner, currency: "CHF", amount: "1", observers: [] },
+              },
             },
-          },
-        ],
-      },
-      tokenFor("any-actor"),
-    );
+          ],
+        },
+        tokenFor("any-actor"),
+      );
+
+    const submitted = await createAsAnyActor();
     assert.equal(submitted.status, 200, JSON.stringify(submitted.body));
     // Without the right, the same user may not.
     const revoked = await call<Json>(stack, "PATCH", "/v2/users/any-actor/rights", {
@@ -297,24 +300,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     });
     assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
     assert.deepEqual(revoked.body.newlyRevokedRights, [{ kind: { CanActAsAnyParty: { value: {} } } }]);
-    const refused = await call<Json>(
-      stack,
-      "POST",
-      "/v2/commands/submit-and-wait",
-      {
-        commandId: next("any-actor"),
-        actAs: [owner],
-        commands: [
-          {
-            CreateCommand: {
-              templateId: IOU,
-              createArguments: { issuer: owner, owner, currency: "CHF", amount: "1", observers: [] },
-            },
-          },
-        ],
-      },
-      tokenFor("any-actor"),
-    );
+    const refused = await createAsAnyActor();
     assert.equal(refused.status, 403, JSON.stringify(refused.body));
   });
 
