@@ -435,11 +435,8 @@ function ledgerStreamsConfig(
     1,
     Math.ceil((questions * Math.min(subscriptionsPerUser, subscriptions)) / subscriptions),
   );
-  return {
-    ...settings,
-    subscriptionsPerUser: Math.min(subscriptionsPerUser, subscriptions),
-    authorizationsPerUser,
-  };
+  // A count past the subscriptions' share is allowed: what the user holds past it can only wait.
+  return { ...settings, subscriptionsPerUser, authorizationsPerUser };
 }
 
 /** The marks only make sense ordered: pause below the hard limit, resume below the pause. */
