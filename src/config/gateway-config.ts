@@ -129,7 +129,7 @@ export interface GatewayConfig {
     subscriptionsPerUser: number;
     /**
      * Authorization questions one user may have held and waiting at once: the same share of
-     * the reserve for authorization calls, at least 1.
+     * what authorization calls are sure to find (the reserve and their queue), at least 1.
      */
     authorizationsPerUser: number;
   };

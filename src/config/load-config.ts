@@ -410,8 +410,8 @@ function ledgerStreamShares(
 }
 
 /**
- * The budget with each user's share of it: of the subscriptions' slots, and of the reserve kept
- * for authorization questions. At least 1 of each while the budget
+ * The budget with each user's share of it: of the subscriptions' slots, and of what authorization
+ * questions are sure to find (the reserve and their queue). At least 1 of each while the budget
  * is on: a share of 0 would refuse every stream, which is no share.
  */
 function ledgerStreamsConfig(
@@ -429,13 +429,11 @@ function ledgerStreamsConfig(
     throw new ConfigError(
       `limits.ledger-streams-per-user must leave each user at least 1 of the ${subscriptions} streams subscriptions may hold, not ${perUserText}`,
     );
-  // Its questions: the same share of the reserve, held and waiting. Not of the queue: questions
-  // may take any free slot, so a larger share would let one user's questions and streams
-  // together hold more than its share of the whole budget (and be served before others'
-  // streams, as questions are).
+  const questions = reservedForAuthorization + queueLimit;
+  // A count is of the subscriptions' streams; its share of theirs is the user's share of questions.
   const authorizationsPerUser = Math.max(
     1,
-    Math.ceil((reservedForAuthorization * Math.min(subscriptionsPerUser, subscriptions)) / subscriptions),
+    Math.ceil((questions * Math.min(subscriptionsPerUser, subscriptions)) / subscriptions),
   );
   // A count past the subscriptions' share is allowed: what the user holds past it can only wait.
   return { ...settings, subscriptionsPerUser, authorizationsPerUser };

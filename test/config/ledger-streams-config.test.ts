@@ -10,7 +10,7 @@ describe("limits.ledger-streams*", () => {
       queueLimit: 1000,
       queueTimeoutMs: 10_000,
       subscriptionsPerUser: 225,
-      authorizationsPerUser: 25,
+      authorizationsPerUser: 525,
     });
     const config = loadConfig({
       argv: ["--limits.ledger-streams", "0", "--limits.ledger-streams-queue-timeout", "2m"],
@@ -31,24 +31,18 @@ describe("limits.ledger-streams*", () => {
     return [subscriptionsPerUser, authorizationsPerUser];
   };
 
-  it("reads each user's share as a count or a whole percentage of the subscriptions' streams, and gives its questions the same share of the reserve", () => {
-    const budget = [
-      "--limits.ledger-streams",
-      "20",
-      "--limits.ledger-streams-reserved-for-authorization",
-      "5",
-    ];
-    // 20 streams, 5 kept for questions: 15 for subscriptions.
-    assert.deepEqual(perUserOf(budget), [8, 3], "50% of 15 rounded up; 8/15 of 5 rounded up");
-    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "3"]), [3, 1]);
-    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "100%"]), [15, 5]);
+  it("reads each user's share as a count or a whole percentage of the subscriptions' streams, and gives its questions the same share of the reserve and queue", () => {
+    const budget = ["--limits.ledger-streams", "10", "--limits.ledger-streams-queue", "4"];
+    // 10 streams, 1 kept: 9 for subscriptions; 1 + 4 places for questions.
+    assert.deepEqual(perUserOf(budget), [5, 3], "50% of 9 rounded up; 5/9 of 5 rounded up");
+    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "3"]), [3, 2]);
+    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "100%"]), [9, 5]);
     assert.deepEqual(
-      perUserOf([...budget, "--limits.ledger-streams-per-user", "40"]),
-      [40, 5],
+      perUserOf([...budget, "--limits.ledger-streams-per-user", "12"]),
+      [12, 5],
       "past the subscriptions' streams: the rest may wait",
     );
     assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "1%"]), [1, 1]);
-    assert.deepEqual(perUserOf(["--limits.ledger-streams", "10"]), [5, 1], "at least 1 question");
     assert.throws(
       () => perUserOf([...budget, "--limits.ledger-streams-per-user", "0"]),
       (error: Error) => error instanceof ConfigError && /limits\.ledger-streams-per-user/.test(error.message),
