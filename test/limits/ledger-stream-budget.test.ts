@@ -557,8 +557,13 @@ describe("LedgerStreamBudget across worker threads", () => {
       assert.equal(r.violations, 0, walk);
       assert.deepEqual(Object.keys(r.refusedFor), r.refused > 0 ? ["user-share"] : [], walk);
       assert.equal(r.granted.subscription + r.granted.authorization + r.left + r.refused, 1_500, walk);
-      assert.ok(r.granted.authorization > 0 && r.granted.subscription > 0, walk);
     }
+    // A thread whose claims all came after the others' took every share may get none: the
+    // threads together get both purposes.
+    assert.ok(
+      results.some((r) => r.granted.authorization > 0) && results.some((r) => r.granted.subscription > 0),
+      walk,
+    );
     assert.ok(
       results.some((r) => r.refused > 0),
       `four threads' claims of three users passed a share of 2 somewhere; ${walk}`,
