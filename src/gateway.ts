@@ -21,9 +21,11 @@ import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/li
 import { StreamTickets } from "./http/stream-tickets.js";
 import { TicketExchange } from "./http/ticket-exchange.js";
 import { streamTicketRoutes, type TicketRoutesOptions, ticketHolder } from "./http/ticket-routes.js";
+import { decodeTokenClaims, userKey } from "./jwt/bearer-token.js";
 import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
+import type { StreamSlots } from "./ledger/stream-slots.js";
 import { ClientQuotas, clientQuotaBuffer } from "./limits/client-quotas.js";
 import { LedgerStreamBudget, ledgerStreamBudgetBuffer } from "./limits/ledger-stream-budget.js";
 import { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -112,21 +114,29 @@ export interface RunningGateway {
   stop(drainMs?: number): Promise<void>;
 }
 
-/** The ledger client's stream budget (limits.ledger-streams), none when it is 0. */
+/**
+ * The ledger client's stream budget (limits.ledger-streams), none when it is 0. Each claim is
+ * charged to the user of the call's token (its subject within its issuer), so that one user holds
+ * at most its share (limits.ledger-streams-per-user); the token itself goes no further.
+ */
 function streamBudget(
   config: GatewayConfig,
   buffer: SharedArrayBuffer | undefined,
   metrics: GatewayMetrics | undefined,
-): { streamSlots?: LedgerStreamBudget } {
-  const { limit, reservedForAuthorization, queueLimit, queueTimeoutMs } = config.ledgerStreams;
+): { streamSlots?: StreamSlots } {
+  const { limit } = config.ledgerStreams;
   const events = metrics?.ledgerStreamBudget(limit);
   if (limit === 0) return {};
+  const budget = new LedgerStreamBudget(
+    buffer ?? ledgerStreamBudgetBuffer(config.ledgerStreams),
+    config.ledgerStreams,
+    events,
+  );
   return {
-    streamSlots: new LedgerStreamBudget(
-      buffer ?? ledgerStreamBudgetBuffer(),
-      { limit, reservedForAuthorization, queueLimit, queueTimeoutMs },
-      events,
-    ),
+    streamSlots: {
+      claim: (granted, refused, purpose, token) =>
+        budget.claim(granted, refused, purpose, userKey(decodeTokenClaims(token ?? "") ?? {})),
+    },
   };
 }
 

@@ -315,6 +315,11 @@ export const CONFIG_KEYS = {
     default: "10%",
     doc: "of limits.ledger-streams, the streams subscriptions may not take (a count, or a whole percentage of the budget, rounded up): kept for the gateway's authorization calls (the short probes that admit a subscriber and re-check its rights), which may take any free slot and wait in a queue of their own served first, so that streams a client opens cannot starve the checks that would refuse it or close a revoked reader. At least 1 and less than limits.ledger-streams while the budget is on: a budget of 1 is refused at start, as it leaves subscriptions no stream. Taken from the budget, not added to it: limits.ledger-streams stays the most streams the gateway opens on the participant",
   },
+  "limits.ledger-streams-per-user": {
+    type: { kind: "share" },
+    default: "50%",
+    doc: "of the streams subscriptions may hold (limits.ledger-streams less its reserve for authorization), those one user (a token's subject within its issuer) may hold and wait for at once, all workers together (a count, or a whole percentage, rounded up; a count past the subscriptions' streams lets the rest wait); the same share of the reserve and queue bounds the user's authorization questions. A fan-out's one ledger call counts against the user whose token it runs on. Past it the user's new stream is refused with 429 MAXIMUM_NUMBER_OF_STREAMS at once, whatever other users hold: one user cannot take the budget from the others, however many distinct queries or tokens it opens streams with. 50%: a single-user application keeps half the budget, and the other half of the subscriptions' streams stays for the other users whatever this one opens. Must be at least 1 stream while the budget is on",
+  },
   "limits.ledger-streams-queue": {
     type: int(0, 2 ** 31 - 1),
     default: 1000,

@@ -125,6 +125,16 @@ export interface GatewayConfig {
     reservedForAuthorization: number;
     queueLimit: number;
     queueTimeoutMs: number;
+    /**
+     * Of the subscriptions' share (`limit - reservedForAuthorization`), the slots one user may
+     * hold and wait for at once (limits.ledger-streams-per-user, at least 1 while the budget is on).
+     */
+    subscriptionsPerUser: number;
+    /**
+     * Authorization questions one user may have held and waiting at once: the same share of
+     * what authorization calls are sure to find (the reserve and their queue), at least 1.
+     */
+    authorizationsPerUser: number;
   };
   metrics: { enabled: boolean };
   /** Token verification at the gateway (`none`: left to the ledger). */

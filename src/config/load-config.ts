@@ -359,14 +359,15 @@ function build(settings: Settings): GatewayConfig {
       commandsPerSecondPerUser: num("limits.commands-per-second-per-user"),
       commandsBurstPerUser: num("limits.commands-burst-per-user"),
     },
-    ledgerStreams: {
-      ...ledgerStreamShares(
+    ledgerStreams: ledgerStreamsConfig(
+      ledgerStreamShares(
         num("limits.ledger-streams"),
         str("limits.ledger-streams-reserved-for-authorization"),
       ),
-      queueLimit: num("limits.ledger-streams-queue"),
-      queueTimeoutMs: positiveDuration("limits.ledger-streams-queue-timeout", str),
-    },
+      num("limits.ledger-streams-queue"),
+      positiveDuration("limits.ledger-streams-queue-timeout", str),
+      str("limits.ledger-streams-per-user"),
+    ),
     metrics: { enabled: get("metrics.enabled") as boolean },
     auth: { mode: str("auth.mode") as GatewayAuthMode, ...authFiles("auth", optional) },
     sandboxAuth: {
@@ -408,6 +409,36 @@ function ledgerStreamShares(
       `limits.ledger-streams ${limit} leaves subscriptions no stream once ${key} (${reserveText}) keeps ${reserved} for authorization calls: set limits.ledger-streams to at least ${reserved + 1}${reserveText.endsWith("%") ? "" : ` or ${key} below ${limit}`}`,
     );
   return { limit, reservedForAuthorization: reserved };
+}
+
+/**
+ * The budget with each user's share of it: of the subscriptions' slots, and of what authorization
+ * questions are sure to find (the reserve and their queue). At least 1 of each while the budget
+ * is on: a share of 0 would refuse every stream, which is no share.
+ */
+function ledgerStreamsConfig(
+  shares: { limit: number; reservedForAuthorization: number },
+  queueLimit: number,
+  queueTimeoutMs: number,
+  perUserText: string,
+): GatewayConfig["ledgerStreams"] {
+  const { limit, reservedForAuthorization } = shares;
+  const settings = { limit, reservedForAuthorization, queueLimit, queueTimeoutMs };
+  if (limit === 0) return { ...settings, subscriptionsPerUser: 0, authorizationsPerUser: 0 };
+  const subscriptions = limit - reservedForAuthorization;
+  const subscriptionsPerUser = resolveShare(perUserText, subscriptions);
+  if (subscriptionsPerUser < 1)
+    throw new ConfigError(
+      `limits.ledger-streams-per-user must leave each user at least 1 of the ${subscriptions} streams subscriptions may hold, not ${perUserText}`,
+    );
+  const questions = reservedForAuthorization + queueLimit;
+  // A count is of the subscriptions' streams; its share of theirs is the user's share of questions.
+  const authorizationsPerUser = Math.max(
+    1,
+    Math.ceil((questions * Math.min(subscriptionsPerUser, subscriptions)) / subscriptions),
+  );
+  // A count past the subscriptions' share is allowed: what the user holds past it can only wait.
+  return { ...settings, subscriptionsPerUser, authorizationsPerUser };
 }
 
 /** The marks only make sense ordered: pause below the hard limit, resume below the pause. */

@@ -1,11 +1,14 @@
 import { defer, type MonoTypeOperatorFunction, Observable, tap } from "rxjs";
 import {
   accessTokenExpiredError,
+  CantonHttpError,
   isLedgerLost,
   isTokenRefusal,
   renewalUnconfirmedError,
   staleStreamAuthorizationError,
+  streamAdmissionUnansweredError,
 } from "../errors/index.js";
+
 import { expiryTimer } from "../jwt/expiry-timer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import {
@@ -134,6 +137,19 @@ export function authorizeSubscriber(
         if (!subscriber.closed) subscriber.error(error);
       };
       const expired = (at: number) => accessTokenExpiredError(grant.expiresAt ?? at, at);
+      const subscribedAt = now();
+      /** Why the latest question had no answer: what a never-admitted subscriber is told. */
+      let lastFailure: unknown;
+      /**
+       * The end of a subscriber whose grant is overdue: STALE_STREAM_AUTHORIZATION once the ledger
+       * had said yes; never admitted, there was no yes to go stale: the budget's refusal of its
+       * question (429 MAXIMUM_NUMBER_OF_STREAMS), else that its admission went unanswered (503).
+       */
+      const overdueError = () => {
+        if (grant.everConfirmed) return staleStreamAuthorizationError();
+        if (isStreamBudgetRefusal(lastFailure)) return lastFailure;
+        return streamAdmissionUnansweredError(now() - subscribedAt);
+      };
 
       /** Asks the ledger about the grant's token for this request from where the stream stands. */
       const ask = () => {
@@ -150,6 +166,14 @@ export function authorizeSubscriber(
             },
             (error: unknown) => {
               if (!isTokenRefusal(error)) {
+                lastFailure = error;
+                // Never admitted, and the stream budget refused to ask (this user's share of
+                // questions taken, or the queue full): a clear 429 now, not a wait for a yes
+                // that cannot come.
+                if (admitting && isStreamBudgetRefusal(error)) {
+                  end(error);
+                  return;
+                }
                 grant.unanswered(isLedgerLost(error));
                 return;
               }
@@ -177,7 +201,7 @@ export function authorizeSubscriber(
         const verdict = grant.verdict(at);
         if (verdict === "yes") return true;
         if (verdict === "expired") end(expired(at));
-        else if (grant.overdue(at)) end(staleStreamAuthorizationError());
+        else if (grant.overdue(at)) end(overdueError());
         else ask();
         return false;
       };
@@ -213,7 +237,7 @@ export function authorizeSubscriber(
       watchExpiry();
 
       const recheck = () => {
-        if (grant.overdue(now())) end(staleStreamAuthorizationError());
+        if (grant.overdue(now())) end(overdueError());
         else ask();
       };
       const stopRechecks =
@@ -268,7 +292,7 @@ export function authorizeSubscriber(
           if (subscriber.closed) return;
           held.push(element);
           heldChars += element.length;
-          if (heldChars > HOLD_LIMIT_CHARS) end(staleStreamAuthorizationError());
+          if (heldChars > HOLD_LIMIT_CHARS) end(overdueError());
         },
         error: (error: unknown) => end(error),
         complete: () => {
@@ -286,4 +310,9 @@ export function authorizeSubscriber(
         held = [];
       };
     });
+}
+
+/** The stream budget's refusal (MAXIMUM_NUMBER_OF_STREAMS): a question it gave no slot. */
+function isStreamBudgetRefusal(error: unknown): error is CantonHttpError {
+  return error instanceof CantonHttpError && error.body.code === "MAXIMUM_NUMBER_OF_STREAMS";
 }

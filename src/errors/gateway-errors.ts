@@ -232,6 +232,21 @@ export function staleStreamAuthorizationError(): CantonHttpError {
   );
 }
 
+/**
+ * A subscriber the ledger never admitted, whose admission question went unanswered for as long
+ * as a yes may be old (twice the re-check interval): queued behind others, timed out, the ledger
+ * slow. Not STALE_STREAM_AUTHORIZATION, which says a yes went stale: there was none. No element
+ * went out; retryable.
+ */
+export function streamAdmissionUnansweredError(waitedMs: number): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "STREAM_ADMISSION_NOT_CONFIRMED",
+    `The ledger did not answer within ${waitedMs} ms whether this token may read this stream; nothing was sent. Retry`,
+    { definiteAnswer: false },
+  );
+}
+
 /** A WebSocket renewal frame whose token is not for the stream's user (or not a Ledger API token). */
 export function tokenOfAnotherUserError(): CantonHttpError {
   return invalidArgumentError("a renewed token must be a Ledger API token of the stream's own user");
@@ -377,20 +392,43 @@ export function quotaExceededError(refusal: QuotaExceeded): CantonHttpError {
 
 /** A subscription the participant's stream budget (limits.ledger-streams) gave no slot. */
 interface LedgerStreamsExhausted {
-  /** `queue-full`: the queue of waiting subscriptions was full; `queue-timeout`: it waited its longest. */
+  /**
+   * `queue-full`: the queue of waiting subscriptions was full; `queue-timeout`: it waited its
+   * longest; `user-share`: the user already held and waited for its share.
+   */
   readonly reason: string;
+  /** `subscription` or `authorization` (a question about a subscriber). */
+  readonly purpose: string;
   readonly limit: number;
   readonly queueLimit: number;
   readonly queueTimeoutMs: number;
+  /** The user's share of the purpose (limits.ledger-streams-per-user). */
+  readonly perUser: number;
 }
 
 /**
  * Past the participant's stream budget: Canton's own error for too many streams
  * (MAXIMUM_NUMBER_OF_STREAMS, ContentionOnSharedResources: retryable, retryInfo 1 second), as
  * 429 like the caps of quotaExceededError. It is the stream's error, so a WebSocket gets it as
- * its error frame and a list twin as its answer. The body names the budget and the reason.
+ * its error frame and a list twin as its answer. The body names the key and the reason.
  */
 export function ledgerStreamsExhaustedError(refusal: LedgerStreamsExhausted): CantonHttpError {
+  if (refusal.reason === "user-share") {
+    const what = refusal.purpose === "authorization" ? "authorization questions" : "streams";
+    return gatewayError(
+      ERROR_CATEGORIES.ContentionOnSharedResources,
+      "MAXIMUM_NUMBER_OF_STREAMS",
+      `This user already has ${refusal.perUser} ${what} open or waiting on the ledger, its share of limits.ledger-streams (limits.ledger-streams-per-user); end some of its streams first`,
+      {
+        httpStatus: 429,
+        context: {
+          limit: "limits.ledger-streams-per-user",
+          value: String(refusal.perUser),
+          reason: refusal.reason,
+        },
+      },
+    );
+  }
   const cause =
     refusal.reason === "queue-timeout"
       ? `The number of streams the gateway has open on the ledger has reached the limit (${refusal.limit}) of limits.ledger-streams, and none freed within limits.ledger-streams-queue-timeout (${refusal.queueTimeoutMs} ms)`

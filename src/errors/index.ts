@@ -47,6 +47,7 @@ export {
   routeNotFoundError,
   shuttingDownError,
   staleStreamAuthorizationError,
+  streamAdmissionUnansweredError,
   ticketStreamNotOpenError,
   tokenOfAnotherUserError,
   tooManyStreamTicketsError,

@@ -250,6 +250,7 @@ export class LedgerClient {
         },
         (refusal) => subscriber.error(ledgerStreamsExhaustedError(refusal)),
         options.purpose ?? "subscription",
+        token,
       );
       // Runs once the call ended (its end reached the subscriber) or the subscriber left.
       return () => {

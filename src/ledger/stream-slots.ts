@@ -5,14 +5,17 @@
  */
 export interface StreamSlots {
   /**
-   * Asks for a slot for `purpose`: `granted` once one is held, or `refused` (queue full, waited
-   * too long); one of them, at most once. The function returned ends the claim, however often it
-   * is called: a held slot goes back once, a waiting one leaves the queue.
+   * Asks for a slot for `purpose`, charged to the user of `token` (the call's own token: each
+   * user holds at most a share): `granted` once one is held, or `refused` (the user's share
+   * taken, queue full, waited too long); one of them, at most once. The function returned ends
+   * the claim, however often it is called: a held slot goes back once, a waiting one leaves the
+   * queue.
    */
   claim(
     granted: () => void,
     refused: (refusal: StreamSlotRefusal) => void,
     purpose: StreamPurpose,
+    token: string | undefined,
   ): () => void;
 }
 
@@ -26,6 +29,9 @@ export type StreamPurpose = "subscription" | "authorization";
 /** Why no slot was given, with the budget's settings: what the error body says. */
 interface StreamSlotRefusal {
   readonly reason: string;
+  readonly purpose: StreamPurpose;
+  /** The user's share of `purpose` (limits.ledger-streams-per-user). */
+  readonly perUser: number;
   readonly limit: number;
   readonly queueLimit: number;
   readonly queueTimeoutMs: number;

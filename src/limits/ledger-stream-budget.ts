@@ -22,9 +22,21 @@
  *
  * Authorization calls never wait behind a subscription: a thread serves its authorization queue
  * before its subscriptions' queue, and no subscription takes a slot while an authorization call
- * of any thread waits for one (the freed slot is theirs). Within a queue, arrival order; across
- * threads, whichever thread takes a freed slot first serves its oldest waiter.
+ * of any thread waits for one (the freed slot is theirs). Within a queue, users in turn (each
+ * user's own claims in arrival order: see FairQueue), so that one user's crowd of waiters does
+ * not stand before another user's one; across threads, whichever thread takes a freed slot first
+ * serves its next waiter.
+ *
+ * Each user (the token's subject within its issuer) holds at most a share of each purpose,
+ * slots held and claims waiting together (limits.ledger-streams-per-user): counted in a table of
+ * the shared quotas' kind laid out in the same buffer, so that the share holds across threads.
+ * Past it a claim is refused at once ("user-share"), before it takes a slot or a place in a
+ * queue: one user can neither hold the subscriptions' share nor fill a queue, however many
+ * distinct (if equivalent) queries or tokens it opens streams with.
  */
+
+import { FairQueue } from "./fair-queue.js";
+import { SharedQuotas, sharedQuotaBuffer } from "./shared-quotas.js";
 
 /** Bits of the held word below the subscriptions' count: the slots held by every purpose. */
 const SUBSCRIPTIONS_SHIFT = 32n;
@@ -35,6 +47,8 @@ const UNIT = {
   authorization: 1n,
 } as const;
 const HELD_BYTES = BigInt64Array.BYTES_PER_ELEMENT;
+/** A user's share that no user reaches: claims at once never pass 2^31 - 1. */
+const NO_USER_SHARE = 2 ** 31 - 1;
 /** The waiting claims' counts, by purpose: Int32 words after the held word. */
 const QUEUED = { subscription: 0, authorization: 1 } as const;
 const QUEUED_WORDS = 2;
@@ -60,12 +74,19 @@ export type LedgerStreamPurpose = "subscription" | "authorization";
 
 export const LEDGER_STREAM_PURPOSES: readonly LedgerStreamPurpose[] = ["subscription", "authorization"];
 
-export type LedgerStreamRefusalReason = "queue-full" | "queue-timeout";
+export type LedgerStreamRefusalReason = "queue-full" | "queue-timeout" | "user-share";
 
 export const LEDGER_STREAM_REFUSAL_REASONS: readonly LedgerStreamRefusalReason[] = [
   "queue-full",
   "queue-timeout",
+  "user-share",
 ];
+
+/**
+ * Whose claim it is: a user key (src/jwt userKey). Claims whose user cannot be told (no token,
+ * not a JWT) all count as one user's, so that they share one share rather than go uncounted.
+ */
+const UNKNOWN_USER = "?";
 
 export interface LedgerStreamBudgetSettings {
   /** Streams open at once, all threads together (at least 2: one for each purpose). */
@@ -79,6 +100,13 @@ export interface LedgerStreamBudgetSettings {
   readonly queueLimit: number;
   /** The longest a claim waits before it is refused. */
   readonly queueTimeoutMs: number;
+  /**
+   * Subscription slots one user may hold and wait for at once, all threads together (at least
+   * 1); default: no share of its own (the budget's bounds alone).
+   */
+  readonly subscriptionsPerUser?: number;
+  /** Authorization calls one user may have held and waiting at once (at least 1); default: no share of its own. */
+  readonly authorizationsPerUser?: number;
 }
 
 /** Why a claim got no slot, and the budget it was refused by. */
@@ -89,6 +117,8 @@ export interface LedgerStreamRefusal {
   readonly reservedForAuthorization: number;
   readonly queueLimit: number;
   readonly queueTimeoutMs: number;
+  /** The user's share of `purpose` that the claim would pass ("user-share"). */
+  readonly perUser: number;
 }
 
 /** What a budget tells of itself (metrics): this thread's queues and waits, never who waits. */
@@ -101,9 +131,35 @@ export interface LedgerStreamBudgetEvents {
   refused?(reason: LedgerStreamRefusalReason, ms: number, purpose: LedgerStreamPurpose): void;
 }
 
-/** A buffer for one budget, shared by whoever gets it. */
-export function ledgerStreamBudgetBuffer(): SharedArrayBuffer {
-  return new SharedArrayBuffer(HELD_BYTES + QUEUED_WORDS * Int32Array.BYTES_PER_ELEMENT);
+/** The budget's words, after its table of users' shares. */
+const BUDGET_BYTES = HELD_BYTES + QUEUED_WORDS * Int32Array.BYTES_PER_ELEMENT;
+/** Slots of the users' table unless told: room for 3,072 users' claims (each key holds at least one claim). */
+const DEFAULT_USER_SLOTS = 1 << 12;
+
+/**
+ * A buffer for one budget, shared by whoever gets it: the users' table (a shared-quotas table)
+ * first, the budget's words after it. Sized for `settings`, the table has room for a key per
+ * claim that can be held or waiting at once (every key stands for at least one), so that it is
+ * never full while the budget's own bounds hold; were it full all the same, a new user's claim
+ * is refused (fail closed).
+ */
+export function ledgerStreamBudgetBuffer(
+  settings?: Pick<LedgerStreamBudgetSettings, "limit" | "queueLimit">,
+): SharedArrayBuffer {
+  const table = sharedQuotaBuffer(userSlots(settings));
+  const buffer = new SharedArrayBuffer(table.byteLength + BUDGET_BYTES);
+  new Int32Array(buffer).set(new Int32Array(table));
+  return buffer;
+}
+
+function userSlots(settings: Pick<LedgerStreamBudgetSettings, "limit" | "queueLimit"> | undefined): number {
+  if (settings === undefined) return DEFAULT_USER_SLOTS;
+  // Claims at once: every slot held, a full queue of each purpose, and a few more in flight
+  // between threads; the table keeps its probes short below 3/4 full.
+  const keys = settings.limit + 2 * settings.queueLimit + 64;
+  let slots = DEFAULT_USER_SLOTS;
+  while ((slots * 3) / 4 < keys) slots *= 2;
+  return slots;
 }
 
 type ClaimState = "waiting" | "held" | "done";
@@ -111,6 +167,7 @@ type ClaimState = "waiting" | "held" | "done";
 interface Waiter {
   state: ClaimState;
   readonly purpose: LedgerStreamPurpose;
+  readonly user: string;
   readonly since: number;
   readonly granted: () => void;
   readonly refused: (refusal: LedgerStreamRefusal) => void;
@@ -124,7 +181,12 @@ export class LedgerStreamBudget {
   readonly #settings: LedgerStreamBudgetSettings;
   readonly #subscriptionLimit: number;
   readonly #events: LedgerStreamBudgetEvents;
-  readonly #queues: Record<LedgerStreamPurpose, Waiter[]> = { subscription: [], authorization: [] };
+  readonly #users: SharedQuotas;
+  readonly #perUser: Record<LedgerStreamPurpose, number>;
+  readonly #queues: Record<LedgerStreamPurpose, FairQueue<Waiter>> = {
+    subscription: new FairQueue(),
+    authorization: new FairQueue(),
+  };
   /** An Atomics.waitAsync of this thread is pending: one at a time. */
   #sleeping = false;
 
@@ -140,10 +202,21 @@ export class LedgerStreamBudget {
       throw new RangeError(
         `the budget's reserve for authorization calls must be an integer from 1 to ${limit - 1}, not ${reserved}`,
       );
-    this.#held = new BigInt64Array(buffer, 0, 1);
-    this.#queued = new Int32Array(buffer, HELD_BYTES, QUEUED_WORDS);
+    const subscriptionsPerUser = settings.subscriptionsPerUser ?? NO_USER_SHARE;
+    const authorizationsPerUser = settings.authorizationsPerUser ?? NO_USER_SHARE;
+    for (const [name, value] of [
+      ["subscriptionsPerUser", subscriptionsPerUser],
+      ["authorizationsPerUser", authorizationsPerUser],
+    ] as const)
+      if (!Number.isInteger(value) || value < 1 || value > Number(TOTAL_MASK >> 1n))
+        throw new RangeError(`a user's share (${name}) must be an integer from 1 to 2^31 - 1, not ${value}`);
+    const budgetAt = buffer.byteLength - BUDGET_BYTES;
+    this.#users = new SharedQuotas(buffer);
+    this.#held = new BigInt64Array(buffer, budgetAt, 1);
+    this.#queued = new Int32Array(buffer, budgetAt + HELD_BYTES, QUEUED_WORDS);
     this.#settings = settings;
     this.#subscriptionLimit = limit - reserved;
+    this.#perUser = { subscription: subscriptionsPerUser, authorization: authorizationsPerUser };
     this.#events = events;
   }
 
@@ -156,26 +229,36 @@ export class LedgerStreamBudget {
   }
 
   /**
-   * Asks for a slot for `purpose`. `granted` is called once one is held (at once when one is
-   * free to that purpose and nobody of this thread waits before it in its queue), `refused`
-   * when the queue is full or the wait too long; exactly one of them, at most once. The function
-   * returned ends the claim, however often it is called: a held slot is given back once, a
-   * waiter leaves the queue, a refused or ended claim does nothing.
+   * Asks for a slot for `purpose` on behalf of `user`. `granted` is called once one is held (at
+   * once when one is free to that purpose and nobody of this thread waits before it in its
+   * queue), `refused` when the user's share is taken, the queue is full or the wait too long;
+   * exactly one of them, at most once. The function returned ends the claim, however often it is
+   * called: a held slot is given back once, a waiter leaves the queue, a refused or ended claim
+   * does nothing.
    */
   claim(
     granted: () => void,
     refused: (refusal: LedgerStreamRefusal) => void,
     purpose: LedgerStreamPurpose = "subscription",
+    user: string = UNKNOWN_USER,
   ): () => void {
     const waiter: Waiter = {
       state: "waiting",
       purpose,
+      user,
       since: Date.now(),
       granted,
       refused,
       timer: undefined,
     };
     const end = () => this.#end(waiter);
+    // The user's share first: a claim past it takes neither a slot nor a place in a queue. A
+    // full table refuses as the share does (fail closed).
+    if (this.#users.acquire(userShareKey(purpose, user), this.#perUser[purpose]) !== undefined) {
+      waiter.state = "done";
+      this.#refuse(waiter, "user-share");
+      return end;
+    }
     const queue = this.#queues[purpose];
     if (queue.length === 0 && this.#take(purpose)) {
       waiter.state = "held";
@@ -184,11 +267,12 @@ export class LedgerStreamBudget {
     }
     if (!this.#enqueue(purpose)) {
       waiter.state = "done";
+      this.#releaseShare(waiter);
       this.#refuse(waiter, "queue-full");
       return end;
     }
     waiter.timer = setTimeout(() => this.#timeOut(waiter), this.#settings.queueTimeoutMs);
-    queue.push(waiter);
+    queue.push(user, waiter);
     this.#events.queueLength?.(queue.length, purpose);
     this.#serve();
     return end;
@@ -207,6 +291,11 @@ export class LedgerStreamBudget {
   waiting(purpose?: LedgerStreamPurpose): number {
     if (purpose !== undefined) return Atomics.load(this.#queued, QUEUED[purpose]);
     return Atomics.load(this.#queued, QUEUED.subscription) + Atomics.load(this.#queued, QUEUED.authorization);
+  }
+
+  /** Slots `user` holds and waits for now, all threads together, of `purpose`. */
+  heldBy(user: string, purpose: LedgerStreamPurpose): number {
+    return this.#users.count(userShareKey(purpose, user));
   }
 
   /** This thread's waiting claims: of `purpose`, or of both. */
@@ -255,6 +344,7 @@ export class LedgerStreamBudget {
     const state = waiter.state;
     waiter.state = "done";
     if (state === "held") {
+      this.#releaseShare(waiter);
       Atomics.sub(this.#held, 0, UNIT[waiter.purpose]);
       Atomics.notify(this.#held, 0);
       // This thread's waiters first: no need to wait for the notification to come round.
@@ -262,12 +352,17 @@ export class LedgerStreamBudget {
     } else if (state === "waiting") this.#leave(waiter);
   }
 
+  /** The user's place in its share, given back once its claim is over (ended, refused). */
+  #releaseShare(waiter: Waiter): void {
+    this.#users.release(userShareKey(waiter.purpose, waiter.user));
+  }
+
   #leave(waiter: Waiter): void {
     clearTimeout(waiter.timer);
     const queue = this.#queues[waiter.purpose];
-    const at = queue.indexOf(waiter);
-    if (at >= 0) queue.splice(at, 1);
+    queue.remove(waiter.user, waiter);
     this.#dequeue(waiter.purpose);
+    this.#releaseShare(waiter);
     this.#events.queueLength?.(queue.length, waiter.purpose);
     // A subscription behind an authorization call that left may take a slot now.
     if (waiter.purpose === "authorization") this.#serve();
@@ -283,8 +378,9 @@ export class LedgerStreamBudget {
   #refuse(waiter: Waiter, reason: LedgerStreamRefusalReason): void {
     const { limit, reservedForAuthorization, queueLimit, queueTimeoutMs } = this.#settings;
     const { purpose } = waiter;
-    this.#events.refused?.(reason, reason === "queue-full" ? 0 : Date.now() - waiter.since, purpose);
-    waiter.refused({ reason, purpose, limit, reservedForAuthorization, queueLimit, queueTimeoutMs });
+    const perUser = this.#perUser[purpose];
+    this.#events.refused?.(reason, reason === "queue-timeout" ? Date.now() - waiter.since : 0, purpose);
+    waiter.refused({ reason, purpose, limit, reservedForAuthorization, queueLimit, queueTimeoutMs, perUser });
   }
 
   /** The queue served next: authorization calls before subscriptions. */
@@ -295,8 +391,8 @@ export class LedgerStreamBudget {
   }
 
   /**
-   * Gives freed slots to this thread's waiters, authorization calls first, each queue in arrival
-   * order; sleeps on the held word while none is free to the one served next.
+   * Gives freed slots to this thread's waiters, authorization calls first, each queue's users in
+   * turn; sleeps on the held word while none is free to the one served next.
    */
   #serve(): void {
     for (let purpose = this.#next(); purpose !== undefined; purpose = this.#next()) {
@@ -327,4 +423,9 @@ export class LedgerStreamBudget {
       return;
     }
   }
+}
+
+/** The users' table key of `user`'s share of `purpose`. */
+function userShareKey(purpose: LedgerStreamPurpose, user: string): string {
+  return `${purpose === "subscription" ? "s" : "a"}${user}`;
 }

@@ -93,7 +93,7 @@ export async function startGatewayWorkers(options: GatewayWorkersOptions): Promi
   const processRegistry = new Registry();
   if (config.metrics.enabled) addProcessMetrics(processRegistry);
   const quotaBuffer = clientQuotaBuffer(config.quotas);
-  const ledgerStreamBuffer = ledgerStreamBudgetBuffer();
+  const ledgerStreamBuffer = ledgerStreamBudgetBuffer(config.ledgerStreams);
   const apiVersionBuffer = servedApiVersionBuffer();
   const workers = Array.from({ length: options.count }, (_, i) => {
     const data: WorkerData = {

@@ -3,12 +3,14 @@ import { describe, it } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config/load-config.js";
 
 describe("limits.ledger-streams*", () => {
-  it("reads the participant's stream budget: 500 streams, 50 of them kept for authorization calls, 1000 waiting, 10 s by default", () => {
+  it("reads the participant's stream budget: 500 streams, 50 of them kept for authorization calls, 1000 waiting, 10 s, half of each per user by default", () => {
     assert.deepEqual(loadConfig({ argv: [], env: {} }).ledgerStreams, {
       limit: 500,
       reservedForAuthorization: 50,
       queueLimit: 1000,
       queueTimeoutMs: 10_000,
+      subscriptionsPerUser: 225,
+      authorizationsPerUser: 525,
     });
     const config = loadConfig({
       argv: ["--limits.ledger-streams", "0", "--limits.ledger-streams-queue-timeout", "2m"],
@@ -19,7 +21,32 @@ describe("limits.ledger-streams*", () => {
       reservedForAuthorization: 0,
       queueLimit: 0,
       queueTimeoutMs: 120_000,
+      subscriptionsPerUser: 0,
+      authorizationsPerUser: 0,
     });
+  });
+
+  const perUserOf = (argv: string[]) => {
+    const { subscriptionsPerUser, authorizationsPerUser } = loadConfig({ argv, env: {} }).ledgerStreams;
+    return [subscriptionsPerUser, authorizationsPerUser];
+  };
+
+  it("reads each user's share as a count or a whole percentage of the subscriptions' streams, and gives its questions the same share of the reserve and queue", () => {
+    const budget = ["--limits.ledger-streams", "10", "--limits.ledger-streams-queue", "4"];
+    // 10 streams, 1 kept: 9 for subscriptions; 1 + 4 places for questions.
+    assert.deepEqual(perUserOf(budget), [5, 3], "50% of 9 rounded up; 5/9 of 5 rounded up");
+    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "3"]), [3, 2]);
+    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "100%"]), [9, 5]);
+    assert.deepEqual(
+      perUserOf([...budget, "--limits.ledger-streams-per-user", "12"]),
+      [12, 5],
+      "past the subscriptions' streams: the rest may wait",
+    );
+    assert.deepEqual(perUserOf([...budget, "--limits.ledger-streams-per-user", "1%"]), [1, 1]);
+    assert.throws(
+      () => perUserOf([...budget, "--limits.ledger-streams-per-user", "0"]),
+      (error: Error) => error instanceof ConfigError && /limits\.ledger-streams-per-user/.test(error.message),
+    );
   });
 
   const reserveOf = (argv: string[], env: Record<string, string> = {}, readFile?: () => string) =>

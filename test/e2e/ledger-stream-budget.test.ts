@@ -43,6 +43,10 @@ function stackWithBudget(args: string[], parties: number) {
     stack = await startStack(
       [
         ...args,
+        // One reader opens every stream here: these tests are of the budget's own bounds, so a
+        // share per user that no test reaches (test/e2e/fail-closed/budget-one-user.test.ts tests it).
+        "--limits.ledger-streams-per-user",
+        "100",
         // No re-check probes: they would be streams of their own on the ledger beside the ones counted.
         "--websocket-config.stream-authorization-recheck-interval",
         "0s",

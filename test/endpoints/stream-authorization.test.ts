@@ -209,6 +209,40 @@ describe("per-subscriber stream authorization", () => {
     assert.deepEqual(got.elements, ['{"offset":2}']);
   });
 
+  it("ends a subscriber never admitted whose question went unanswered for twice the interval with STREAM_ADMISSION_NOT_CONFIRMED, not STALE_STREAM_AUTHORIZATION", async () => {
+    let at = 1_000_000;
+    // The admission question is never answered (queued behind others, a slow ledger).
+    const { endpoint } = updatesEndpoint(() => new Observable<string>(() => {}));
+    const source = new Subject<string>();
+    const got = gated(
+      endpoint,
+      { beginExclusive: 1 },
+      undefined,
+      { recheckIntervalMs: 1_000, now: () => at },
+      source,
+    );
+    source.next('{"offset":2}');
+    at += 2_001;
+    source.next('{"offset":3}');
+    const body = errorFrameBody(await got.ended);
+    assert.equal(body.code, "STREAM_ADMISSION_NOT_CONFIRMED");
+    assert.deepEqual(got.elements, []);
+  });
+
+  it("ends a subscriber never admitted at once with the stream budget's 429 when the budget refuses its question", async () => {
+    const refusal = new CantonHttpError(429, {
+      code: "MAXIMUM_NUMBER_OF_STREAMS",
+      cause: "this user's share",
+      context: { limit: "limits.ledger-streams-per-user" },
+    } as never);
+    const { endpoint } = updatesEndpoint(() => new Observable<string>((s) => s.error(refusal)));
+    const source = new Subject<string>();
+    const got = gated(endpoint, { beginExclusive: 1 }, undefined, { recheckIntervalMs: 1_000 }, source);
+    source.next('{"offset":2}');
+    assert.equal(await got.ended, refusal);
+    assert.deepEqual(got.elements, []);
+  });
+
   it("holds elements while the ledger is away (within the grace), and sends them on a fresh yes", async () => {
     let at = 1_000_000;
     let answer: "yes" | "unavailable" = "yes";

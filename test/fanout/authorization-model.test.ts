@@ -44,6 +44,8 @@ interface RunSettings extends GatewaySettings {
     readonly reservedForAuthorization: number;
     readonly queueLimit: number;
     readonly queueTimeoutMs: number;
+    readonly subscriptionsPerUser: number;
+    readonly authorizationsPerUser: number;
   };
   readonly rights: Record<string, readonly string[]>;
 }
@@ -330,6 +332,8 @@ const settingsArb: fc.Arbitrary<RunSettings> = fc
     reserve: fc.integer({ min: 1, max: 2 }),
     queueLimit: fc.integer({ min: 0, max: 2 }),
     queueTimeoutMs: fc.constantFrom(500, 3_000),
+    // Each user's share of the budget (limits.ledger-streams-per-user): from one stream to none of its own.
+    perUser: fc.integer({ min: 1, max: 10 }),
     rights: fc.constantFrom(
       { u1: ["alice", "bob"], u2: ["bob", "carol"] },
       { u1: ["alice", "bob", "carol"], u2: ["carol"] },
@@ -350,6 +354,8 @@ const settingsArb: fc.Arbitrary<RunSettings> = fc
       reservedForAuthorization: Math.min(s.reserve, s.limit - 1),
       queueLimit: s.queueLimit,
       queueTimeoutMs: s.queueTimeoutMs,
+      subscriptionsPerUser: s.perUser,
+      authorizationsPerUser: s.perUser,
     },
     rights: s.rights,
   }));

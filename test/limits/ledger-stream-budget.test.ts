@@ -7,7 +7,7 @@ import {
   ledgerStreamBudgetBuffer,
 } from "../../src/limits/ledger-stream-budget.js";
 import { until } from "../support/until.js";
-import { hammerBudget, IN_USE } from "./stream-budget-hammer.js";
+import { hammerBudget, IN_USE, userWord } from "./stream-budget-hammer.js";
 
 /** One claim's story: what it was told, and its end. */
 interface Claim {
@@ -23,7 +23,12 @@ afterEach(() => {
   for (const claim of made.splice(0)) claim.end();
 });
 
-function claimer(budget: LedgerStreamBudget, log: string[] = [], purpose?: LedgerStreamPurpose) {
+function claimer(
+  budget: LedgerStreamBudget,
+  log: string[] = [],
+  purpose?: LedgerStreamPurpose,
+  user?: string,
+) {
   return (name: string): Claim => {
     const claim: Claim = { name, granted: false, refusal: undefined, end: () => undefined };
     claim.end = budget.claim(
@@ -35,6 +40,7 @@ function claimer(budget: LedgerStreamBudget, log: string[] = [], purpose?: Ledge
         claim.refusal = refusal;
       },
       purpose,
+      user,
     );
     made.push(claim);
     return claim;
@@ -65,6 +71,7 @@ describe("LedgerStreamBudget", () => {
       reservedForAuthorization: 1,
       queueLimit: 2,
       queueTimeoutMs: 60_000,
+      perUser: 2 ** 31 - 1,
     });
     assert.equal(budget.held(), 2);
     assert.equal(budget.waiting(), 2);
@@ -336,6 +343,127 @@ describe("LedgerStreamBudget's reserve for authorization calls", () => {
   });
 });
 
+describe("LedgerStreamBudget's share per user", () => {
+  /** 6 slots for subscriptions, 2 of them (held and waiting) per user; authorization calls 3 per user. */
+  const shared = {
+    limit: 8,
+    reservedForAuthorization: 2,
+    queueLimit: 10,
+    queueTimeoutMs: 60_000,
+    subscriptionsPerUser: 2,
+    authorizationsPerUser: 3,
+  };
+
+  it("refuses a user's claim past its share at once, whatever is free, and serves other users", () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), shared);
+    const [b1, b2, b3] = ["b1", "b2", "b3"].map(claimer(budget, [], "subscription", "bob")) as Claim[];
+    assert.deepEqual(
+      [b1, b2].map((c) => [c?.granted, c?.refusal]),
+      [
+        [true, undefined],
+        [true, undefined],
+      ],
+    );
+    assert.equal(b3?.granted, false);
+    assert.deepEqual(b3?.refusal, {
+      reason: "user-share",
+      purpose: "subscription",
+      limit: 8,
+      reservedForAuthorization: 2,
+      queueLimit: 10,
+      queueTimeoutMs: 60_000,
+      perUser: 2,
+    });
+    assert.equal(budget.waiting(), 0, "a refused claim takes no place in the queue");
+    const alice = ["a1", "a2"].map(claimer(budget, [], "subscription", "alice"));
+    assert.deepEqual(
+      alice.map((c) => c.granted),
+      [true, true],
+    );
+    assert.deepEqual([budget.heldBy("bob", "subscription"), budget.heldBy("alice", "subscription")], [2, 2]);
+    // Bob's share is his again once one of his streams ends.
+    b1?.end();
+    assert.equal(claimer(budget, [], "subscription", "bob")("b4").granted, true);
+    // His refused claim's end gives back nothing it did not hold.
+    b3?.end();
+    assert.equal(budget.heldBy("bob", "subscription"), 2);
+  });
+
+  it("counts a user's waiting claims against its share: one user cannot fill the queue", () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), shared);
+    for (const user of ["u1", "u2", "u3"]) ["x", "y"].map(claimer(budget, [], "subscription", user));
+    assert.equal(budget.held("subscription"), 6, "the subscriptions' share is full");
+    const [c1, c2] = ["c1", "c2"].map(claimer(budget, [], "subscription", "carol")) as Claim[];
+    assert.deepEqual(
+      [c1?.granted, c1?.refusal, c2?.granted, c2?.refusal],
+      [false, undefined, false, undefined],
+    );
+    assert.equal(budget.waiting("subscription"), 2);
+    assert.equal(claimer(budget, [], "subscription", "carol")("c3").refusal?.reason, "user-share");
+    assert.equal(budget.waiting("subscription"), 2);
+    c1?.end();
+    assert.deepEqual([budget.heldBy("carol", "subscription"), budget.waiting("subscription")], [1, 1]);
+  });
+
+  it("bounds each user's authorization calls apart from its subscriptions", () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), shared);
+    ["s1", "s2"].map(claimer(budget, [], "subscription", "bob"));
+    const questions = ["q1", "q2", "q3", "q4"].map(claimer(budget, [], "authorization", "bob"));
+    assert.deepEqual(
+      questions.map((c) => c.refusal?.reason ?? c.granted),
+      [true, true, true, "user-share"],
+    );
+    assert.equal(questions[3]?.refusal?.perUser, 3);
+    assert.equal(claimer(budget, [], "authorization", "alice")("a").granted, true);
+  });
+
+  it("serves the users waiting in turn, not one user's crowd before another's one", () => {
+    const log: string[] = [];
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+      ...shared,
+      subscriptionsPerUser: 10,
+      authorizationsPerUser: 10,
+    });
+    const holders = ["h1", "h2", "h3", "h4", "h5", "h6"].map(claimer(budget, log, "subscription", "holder"));
+    ["b1", "b2", "b3", "b4"].map(claimer(budget, log, "subscription", "bob"));
+    claimer(budget, log, "subscription", "alice")("a1");
+    claimer(budget, log, "subscription", "carol")("c1");
+    for (const holder of holders.slice(0, 4)) holder.end();
+    assert.deepEqual(log.slice(6), ["b1", "a1", "c1", "b2"]);
+  });
+
+  it("serves the users' authorization calls in turn too", () => {
+    const log: string[] = [];
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+      ...shared,
+      limit: 3,
+      reservedForAuthorization: 1,
+      authorizationsPerUser: 10,
+    });
+    const held = ["h1", "h2", "h3"].map(claimer(budget, log, "authorization", "holder"));
+    ["b1", "b2", "b3"].map(claimer(budget, log, "authorization", "bob"));
+    claimer(budget, log, "authorization", "alice")("a1");
+    held[0]?.end();
+    held[1]?.end();
+    assert.deepEqual(log.slice(3), ["b1", "a1"]);
+  });
+
+  it("gives back a user's place when its waiting claim times out", async () => {
+    const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+      ...shared,
+      limit: 2,
+      reservedForAuthorization: 1,
+      queueTimeoutMs: 20,
+    });
+    claimer(budget, [], "subscription", "holder")("h");
+    const waiter = claimer(budget, [], "subscription", "bob")("b");
+    assert.equal(budget.heldBy("bob", "subscription"), 1);
+    await until(() => waiter.refusal !== undefined);
+    assert.equal(waiter.refusal?.reason, "queue-timeout");
+    assert.equal(budget.heldBy("bob", "subscription"), 0);
+  });
+});
+
 /** A budget's shared counts, for assertion messages. */
 function budget(view: LedgerStreamBudget): string {
   return `${view.held()} held, ${view.waiting()} waiting`;
@@ -402,8 +530,53 @@ describe("LedgerStreamBudget across worker threads", () => {
     assertEmpty(buffer);
   });
 
-  /** Every slot given back and no place in either queue left taken. */
-  function assertEmpty(buffer: SharedArrayBuffer): void {
+  it("keeps every user within its share, held and waiting, at every step of a walk of three users on four threads, and loses no place", async () => {
+    const buffer = ledgerStreamBudgetBuffer();
+    const users = 3;
+    const perUser = 2;
+    const inUse = new SharedArrayBuffer((IN_USE.words + 2 * users) * Int32Array.BYTES_PER_ELEMENT);
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    const results = await Promise.all(
+      [0, 1, 2, 3].map((thread) =>
+        hammerBudget({
+          buffer,
+          inUse,
+          limit,
+          reservedForAuthorization,
+          claims: 1_500,
+          authorizationShare: 0.4,
+          leaverShare: 0.1,
+          seed: seed + thread,
+          users,
+          perUser,
+        }),
+      ),
+    );
+    const walk = `seeds from ${seed}: ${JSON.stringify(results)}`;
+    for (const r of results) {
+      assert.equal(r.violations, 0, walk);
+      assert.deepEqual(Object.keys(r.refusedFor), r.refused > 0 ? ["user-share"] : [], walk);
+      assert.equal(r.granted.subscription + r.granted.authorization + r.left + r.refused, 1_500, walk);
+    }
+    // A thread whose claims all came after the others' took every share may get none: the
+    // threads together get both purposes.
+    assert.ok(
+      results.some((r) => r.granted.authorization > 0) && results.some((r) => r.granted.subscription > 0),
+      walk,
+    );
+    assert.ok(
+      results.some((r) => r.refused > 0),
+      `four threads' claims of three users passed a share of 2 somewhere; ${walk}`,
+    );
+    const seen = new Int32Array(inUse);
+    for (let user = 0; user < users; user++)
+      for (const purpose of ["subscription", "authorization"] as const)
+        assert.equal(seen[userWord(user, purpose)], 0, `u${user}'s ${purpose} slots all given back`);
+    assertEmpty(buffer, users);
+  });
+
+  /** Every slot given back and no place in either queue, nor in any user's share, left taken. */
+  function assertEmpty(buffer: SharedArrayBuffer, users = 0): void {
     const view = new LedgerStreamBudget(buffer, {
       limit,
       reservedForAuthorization,
@@ -411,5 +584,10 @@ describe("LedgerStreamBudget across worker threads", () => {
       queueTimeoutMs: 1,
     });
     assert.deepEqual([view.held(), view.held("subscription"), view.waiting()], [0, 0, 0]);
+    for (let user = 0; user < users; user++)
+      assert.deepEqual(
+        [view.heldBy(`u${user}`, "subscription"), view.heldBy(`u${user}`, "authorization")],
+        [0, 0],
+      );
   }
 });

@@ -4,6 +4,7 @@ import { ledgerStreamEndpoints } from "../../src/endpoints/ledger-streams.js";
 import type { RouteDeps } from "../../src/endpoints/route-deps.js";
 import type { StreamEndpoint } from "../../src/endpoints/stream-endpoint.js";
 import { ledgerStreamsExhaustedError } from "../../src/errors/index.js";
+import { decodeTokenClaims, userKey } from "../../src/jwt/bearer-token.js";
 import {
   LedgerStreamBudget,
   type LedgerStreamBudgetSettings,
@@ -388,6 +389,8 @@ export class ModelLedger {
             },
             (refusal) => subscriber.error(ledgerStreamsExhaustedError(refusal)),
             purpose,
+            // As the gateway's wiring (src/gateway.ts): charged to the token's user.
+            userKey(decodeTokenClaims(token ?? "") ?? {}),
           );
           return () => {
             call?.unsubscribe();

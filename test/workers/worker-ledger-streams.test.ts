@@ -29,6 +29,9 @@ describe("limits.ledger-streams with server.workers 2", () => {
         "3",
         "--limits.ledger-streams-queue-timeout",
         "10m",
+        // One reader opens every stream: a share per user it does not reach (the budget is tested).
+        "--limits.ledger-streams-per-user",
+        "100",
         // No re-check probes: they would be streams on the ledger beside the ones counted.
         "--websocket-config.stream-authorization-recheck-interval",
         "0s",

@@ -74,6 +74,10 @@ describe("fail closed: a joiner whose admission probe waits in a full stream bud
     stack = await startStack([
       "--limits.ledger-streams",
       "3",
+      // Bob alone fills the budget here, which his share per user would stop first (that defence
+      // is budget-one-user.test.ts'): this test is of the probes in a full budget.
+      "--limits.ledger-streams-per-user",
+      "100",
       // Longer than the attack takes: alice's call must still be waiting when bob frees his slot.
       "--limits.ledger-streams-queue-timeout",
       "20s",
