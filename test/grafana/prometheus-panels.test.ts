@@ -165,6 +165,9 @@ describe("Grafana dashboard on Prometheus", {
         "1",
         "--limits.ledger-streams-queue-timeout",
         "2m",
+        // workerLoad opens its streams as one user: its share must not refuse the one that waits.
+        "--limits.ledger-streams-per-user",
+        "100",
         "--websocket-config.stream-authorization-recheck-interval",
         "0s",
       ],
