@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { gatewayMetric } from "../../support/gateway-metric.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
-import { allocate, createIouTransaction, userFor } from "../ledger-client.js";
+import { aliceAndBob } from "./alice-and-bob.js";
 import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 /**
@@ -85,22 +85,7 @@ describe("fail closed: a joiner whose admission probe waits in a full stream bud
       "--websocket-config.stream-authorization-recheck-interval",
       "0s",
     ]);
-    alice = await allocate(stack, "alice");
-    bob = await allocate(stack, "bob");
-    const aliceWriter = await userFor(stack, "alice-writer", [alice]);
-    const bobWriter = await userFor(stack, "bob-writer", [bob]);
-    aliceReader = await userFor(stack, "alice-reader", [], [alice]);
-    bobReader = await userFor(stack, "bob-reader", [], [bob]);
-    const iou = { currency: "EUR", amount: "100" };
-    const created = await createIouTransaction(stack, aliceWriter, "alice-iou", {
-      issuer: alice,
-      owner: alice,
-      ...iou,
-    });
-    assert.equal(created.status, 200, JSON.stringify(created.body));
-    aliceIou = created.body.transaction.events[0].CreatedEvent.contractId as string;
-    const bobs = await createIouTransaction(stack, bobWriter, "bob-iou", { issuer: bob, owner: bob, ...iou });
-    assert.equal(bobs.status, 200, JSON.stringify(bobs.body));
+    ({ alice, bob, aliceReader, bobReader, aliceIou } = await aliceAndBob(stack, { bobIou: true }));
   });
   const opened: WatchedSocket[] = [];
   const open = (token: string, query: unknown): WatchedSocket => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
-import { allocate, call, createIouTransaction, userFor } from "../ledger-client.js";
+import { call } from "../ledger-client.js";
+import { aliceAndBob } from "./alice-and-bob.js";
 import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 /**
@@ -76,19 +77,7 @@ describe("fail closed: one user cannot take the ledger stream budget", () => {
       "--websocket-config.stream-authorization-recheck-interval",
       "0s",
     ]);
-    alice = await allocate(stack, "alice");
-    bob = await allocate(stack, "bob");
-    const aliceWriter = await userFor(stack, "alice-writer", [alice]);
-    aliceReader = await userFor(stack, "alice-reader", [], [alice]);
-    bobReader = await userFor(stack, "bob-reader", [], [bob]);
-    const created = await createIouTransaction(stack, aliceWriter, "alice-iou", {
-      issuer: alice,
-      owner: alice,
-      currency: "EUR",
-      amount: "100",
-    });
-    assert.equal(created.status, 200, JSON.stringify(created.body));
-    aliceIou = created.body.transaction.events[0].CreatedEvent.contractId as string;
+    ({ alice, bob, aliceReader, bobReader, aliceIou } = await aliceAndBob(stack));
   });
   const opened: WatchedSocket[] = [];
   after(async () => {
