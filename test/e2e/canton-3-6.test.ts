@@ -7,19 +7,12 @@ import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { assertCantonShape } from "./canton-shapes.js";
+import { jsonSignature, onboardExternalParty } from "./external-wallet.js";
 import { allocate, call, IOU, upgradeAs, userFor } from "./ledger-client.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely typed JSON answers
 type Json = Record<string, any>;
 
-const jsonKey = (wallet: Wallet) => ({
-  ...wallet.publicKey,
-  keyData: wallet.publicKey.keyData.toString("base64"),
-});
-const jsonSignature = (wallet: Wallet, data: Buffer) => {
-  const signature = wallet.sign(data);
-  return { ...signature, signature: signature.signature.toString("base64") };
-};
 const base64url = (data: Buffer | string) => Buffer.from(data).toString("base64url");
 
 describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, CanActAsAnyParty", () => {
@@ -87,22 +80,7 @@ describe("the gateway in front of a Canton 3.6 sandbox: lookups by hash, JWKS, C
     userToken = await userFor(stack, "wallet-user-36", []);
     const synchronizers = await call<Json>(stack, "GET", "/v2/state/connected-synchronizers");
     synchronizer = synchronizers.body.connectedSynchronizers[0].synchronizerId;
-    const topology = await call<Json>(stack, "POST", "/v2/parties/external/generate-topology", {
-      synchronizer,
-      partyHint: "wallet36",
-      publicKey: jsonKey(wallet),
-    });
-    assert.equal(topology.status, 200, JSON.stringify(topology.body));
-    party = topology.body.partyId;
-    const allocated = await call<Json>(stack, "POST", "/v2/parties/external/allocate", {
-      synchronizer,
-      onboardingTransactions: topology.body.topologyTransactions.map((transaction: string) => ({
-        transaction,
-      })),
-      multiHashSignatures: [jsonSignature(wallet, Buffer.from(topology.body.multiHash, "base64"))],
-      userId: "wallet-user-36",
-    });
-    assert.equal(allocated.status, 200, JSON.stringify(allocated.body));
+    ({ party } = await onboardExternalParty(stack, wallet, synchronizer, "wallet36", "wallet-user-36"));
   });
   after(() => stack.stop());
 

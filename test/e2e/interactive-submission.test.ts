@@ -5,6 +5,7 @@ import type { PreparedTransaction__Output } from "../../src/proto/ledger-api-typ
 import { hashPreparedTransactionV2 } from "../../src/sandbox/interactive/prepared-transaction-hash.js";
 import { ed25519Wallet, type Wallet } from "../sandbox/interactive/wallet.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { jsonSignature, onboardExternalParty } from "./external-wallet.js";
 import { call, IOU, userFor, wsStream } from "./ledger-client.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely typed JSON answers
@@ -17,16 +18,6 @@ const decode = (base64: string) =>
   PREPARED.toObject(PREPARED.decode(Buffer.from(base64, "base64")), OBJECTS) as PreparedTransaction__Output;
 const encode = (prepared: PreparedTransaction__Output) =>
   Buffer.from(PREPARED.encode(PREPARED.fromObject(prepared)).finish()).toString("base64");
-
-/** crypto.proto messages in their JSON form: bytes as base64. */
-const jsonKey = (wallet: Wallet) => ({
-  ...wallet.publicKey,
-  keyData: wallet.publicKey.keyData.toString("base64"),
-});
-const jsonSignature = (wallet: Wallet, data: Buffer) => {
-  const signature = wallet.sign(data);
-  return { ...signature, signature: signature.signature.toString("base64") };
-};
 
 describe("external party and interactive submission through the gateway (JSON over real sockets)", () => {
   let stack: Stack;
@@ -85,24 +76,10 @@ describe("external party and interactive submission through the gateway (JSON ov
     userToken = await userFor(stack, "wallet-user", []);
     const synchronizers = await call<Json>(stack, "GET", "/v2/state/connected-synchronizers");
     const synchronizer = synchronizers.body.connectedSynchronizers[0].synchronizerId;
-    const topology = await call<Json>(stack, "POST", "/v2/parties/external/generate-topology", {
-      synchronizer,
-      partyHint: "wallet",
-      publicKey: jsonKey(wallet),
-    });
-    assert.equal(topology.status, 200, JSON.stringify(topology.body));
-    party = topology.body.partyId;
+    const onboarded = await onboardExternalParty(stack, wallet, synchronizer, "wallet", "wallet-user");
+    party = onboarded.party;
     assert.equal(party, `wallet::${wallet.fingerprint}`);
-    const allocated = await call<Json>(stack, "POST", "/v2/parties/external/allocate", {
-      synchronizer,
-      onboardingTransactions: topology.body.topologyTransactions.map((transaction: string) => ({
-        transaction,
-      })),
-      multiHashSignatures: [jsonSignature(wallet, Buffer.from(topology.body.multiHash, "base64"))],
-      userId: "wallet-user",
-    });
-    assert.equal(allocated.status, 200, JSON.stringify(allocated.body));
-    assert.equal(allocated.body.partyId, party);
+    assert.equal(onboarded.allocated.partyId, party);
   });
   after(() => stack.stop());
 

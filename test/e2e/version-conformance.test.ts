@@ -10,6 +10,7 @@ import { projectRoot } from "../../src/proto/project-root.js";
 import { ed25519Wallet, type Wallet } from "../sandbox/interactive/wallet.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { assertCantonShape } from "./canton-shapes.js";
+import { jsonKey, jsonSignature } from "./external-wallet.js";
 import { allocate, call, IOU, type Reply, userFor, wildcard } from "./ledger-client.js";
 import { openStream } from "./open-stream.js";
 
@@ -106,15 +107,6 @@ const alice = (w: World) => encodeURIComponent(w.alice);
 const read = (w: World, method: string, path: string, body?: unknown) =>
   call(w.stack, method, path, body, w.aliceToken);
 const listTwin = "?stream_idle_timeout_ms=300";
-
-const jsonKey = (wallet: Wallet) => ({
-  ...wallet.publicKey,
-  keyData: wallet.publicKey.keyData.toString("base64"),
-});
-const jsonSignature = (wallet: Wallet, data: Buffer) => {
-  const signature = wallet.sign(data);
-  return { ...signature, signature: signature.signature.toString("base64") };
-};
 
 async function prepareAndSign(w: World): Promise<Json> {
   const prepared = await call<Json>(
