@@ -3,10 +3,9 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { tickCommands } from "../../bench/lib/tick-commands.js";
 import type { RunningGateway } from "../../src/gateway.js";
-import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import type { FaultProxy } from "../support/fault-proxy.js";
 import { gatewayMetric } from "../support/gateway-metric.js";
-import { gatewayOnSandbox } from "../support/gateway-on-sandbox.js";
-import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
+import { type LedgerBehindProxy, ledgerBehindProxy } from "../support/ledger-behind-proxy.js";
 import { tokenFor } from "../support/tokens.js";
 import { until } from "../support/until.js";
 
@@ -56,24 +55,17 @@ class CompletionsSocket {
  * gateway, straight on the sandbox, submits the commands.
  */
 describe("/v2/commands/command-completions across a lost ledger connection", () => {
-  let sandbox: SandboxProcess;
   let proxy: FaultProxy;
   let gateway: RunningGateway;
   let direct: RunningGateway;
   let party: string;
+  let ledger: LedgerBehindProxy | undefined;
 
   before(async () => {
-    sandbox = await startSandboxProcess({ args: ["--preload", "ticks=1,party=completions"] });
-    proxy = await startFaultProxy({ targetPort: sandbox.port });
-    ({ gateway, party } = await gatewayOnSandbox(sandbox, "completions", { ledgerPort: proxy.port }));
-    ({ gateway: direct } = await gatewayOnSandbox(sandbox, "completions"));
+    ledger = await ledgerBehindProxy("completions", 1);
+    ({ proxy, gateway, direct, party } = ledger);
   });
-  after(async () => {
-    await gateway?.stop(1_000);
-    await direct?.stop(1_000);
-    await proxy?.close();
-    await sandbox?.kill();
-  });
+  after(() => ledger?.stop());
 
   const token = () => tokenFor(`actAs-${party}`);
   const submit = async (from: number, count: number): Promise<void> => {
