@@ -15,6 +15,19 @@
  * Frames are searched, never parsed: the client must cost far less than the gateway.
  */
 import { createInterface } from "node:readline";
+
+/** What a storm job answers: when its sockets had their first frames, and what failed or was refused. */
+export interface StormAnswer {
+  firstAllMs: number;
+  p50FirstMs: number;
+  p99FirstMs: number;
+  opened: number;
+  failed: number;
+  refused: number;
+  retried: number;
+  failures?: Record<string, number>;
+}
+
 import WebSocket from "ws";
 
 type Job =
@@ -133,7 +146,7 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
     });
   await Promise.all(Array.from({ length: job.n }, (_, i) => one(i)));
   const times = sorted(firsts);
-  say({
+  const answer: StormAnswer = {
     firstAllMs: round3(times.at(-1) ?? Number.NaN),
     p50FirstMs: round3(pick(times, 50)),
     p99FirstMs: round3(pick(times, 99)),
@@ -142,7 +155,8 @@ async function storm(job: Extract<Job, { kind: "storm" }>): Promise<void> {
     refused,
     retried,
     ...(reasons.size > 0 && { failures: Object.fromEntries(reasons) }),
-  });
+  };
+  say(answer);
 }
 
 async function closeAll(): Promise<void> {

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine } from "../lib/command-line.js";
 import { type BenchClient, startBenchClient } from "../lib/processes.js";
+import type { StormAnswer } from "../lib/storm-client.js";
 import { updatesRequest } from "../rig/scenarios/fanout.js";
 
 /**
@@ -37,17 +38,6 @@ Prints and writes: when every socket had its first element, p50/p99 of those tim
 failed (by cause), upgrades refused 503 and retried.`;
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
-
-interface StormAnswer {
-  firstAllMs: number;
-  p50FirstMs: number;
-  p99FirstMs: number;
-  opened: number;
-  failed: number;
-  refused: number;
-  retried: number;
-  failures?: Record<string, number>;
-}
 
 export async function stormCommand(): Promise<number> {
   const { values } = commandLine("ledger-json-gateway bench storm", STORM_FLAGS, undefined, STORM_HELP);

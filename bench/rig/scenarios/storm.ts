@@ -3,6 +3,7 @@ import { DirectLedger } from "../../lib/grpc-direct.js";
 import { processCpuSeconds } from "../../lib/proc-stats.js";
 import type { BenchClient } from "../../lib/processes.js";
 import { round } from "../../lib/stats.js";
+import type { StormAnswer } from "../../lib/storm-client.js";
 import { type GatewayUnderTest, updatesRequest } from "./fanout.js";
 
 /**
@@ -172,15 +173,7 @@ export async function stormPoint(
     requests: shape.queries,
     n: shape.subscribers,
   });
-  const answer = await clients.storm.next<{
-    firstAllMs: number;
-    p50FirstMs: number;
-    p99FirstMs: number;
-    opened: number;
-    failed: number;
-    refused: number;
-    failures?: Record<string, number>;
-  }>();
+  const answer = await clients.storm.next<StormAnswer>();
   const to = nowMs();
   const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
   clients.established.send({ kind: "delays", from, to });
