@@ -141,7 +141,7 @@ export const CONFIG_KEYS = {
   "websocket-config.upgrades-per-second": {
     type: int(0, 1_000_000),
     default: 1000,
-    doc: "WebSocket stream upgrades each worker makes a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open: an upgrade is admitted by the ledger at once and upgraded from a queue at the pace; one the pace cannot upgrade within websocket-config.upgrade-max-wait is refused at arrival, 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
+    doc: "WebSocket stream upgrades each worker makes a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open: an upgrade is admitted by the ledger at once and upgraded from a queue at the pace, served a user at a time in turn; one user (a token's issuer and subject) may hold at most half of what the pace takes within websocket-config.upgrade-max-wait; one the pace cannot upgrade within websocket-config.upgrade-max-wait is refused at arrival, 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
   },
   "websocket-config.upgrade-max-wait": {
     type: { kind: "duration" },

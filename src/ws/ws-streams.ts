@@ -26,7 +26,7 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { decodeTokenClaims, tokenExpiryMs } from "../jwt/bearer-token.js";
+import { decodeTokenClaims, tokenExpiryMs, userKey } from "../jwt/bearer-token.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -347,7 +347,7 @@ function upgrade(
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
   // crowd past what the worker's pace can upgrade within upgrade-max-wait is told when to come
   // back; the rest are upgraded at the pace once admitted.
-  const pace = pacer?.arrive();
+  const pace = pacer?.arrive(userKey(decodeTokenClaims(auth.token) ?? {}));
   if (pace?.kind === "refuse") {
     refuseCaller(
       upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
@@ -374,18 +374,20 @@ function upgrade(
   };
   const left = (): boolean => {
     if (!aborted) return false;
+    pace?.ticket.abandon();
     hold?.release();
     span?.end({ "http.response.status_code": 499 });
     return true;
   };
   // The upgrade at the worker's pace (the client may leave while it waits for its turn).
   const paced = (upgradeNow: () => void): void => {
-    if (pacer === undefined) upgradeNow();
-    else pacer.release(() => left() || upgradeNow());
+    if (pace === undefined) upgradeNow();
+    else pace.ticket.release(() => left() || upgradeNow());
   };
   void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
     if (left()) return;
     if (refusal !== undefined) {
+      pace?.ticket.abandon();
       hold?.release();
       // Not corked when it upgrades (see below); a plain answer is written in one cork.
       if (origin === "") res.cork(() => refuseCaller(refusal));

@@ -1,6 +1,6 @@
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { describe, it, mock } from "node:test";
-import { type Arrival, UpgradePacer } from "../../src/ws/upgrade-pacer.js";
+import { type Arrival, type Ticket, UpgradePacer } from "../../src/ws/upgrade-pacer.js";
 
 /** A pacer on a clock the test moves, with node's timers mocked to move with it. */
 function pacerAt(perSecond: number, maxWaitMs: number) {
@@ -8,7 +8,8 @@ function pacerAt(perSecond: number, maxWaitMs: number) {
   const pacer = new UpgradePacer(perSecond, maxWaitMs, () => now);
   return {
     pacer,
-    arrive: (): Arrival => pacer.arrive(),
+    time: () => now,
+    arrive: (user = "alice"): Arrival => pacer.arrive(user),
     advance: (ms: number) => {
       now += ms;
       mock.timers.tick(ms);
@@ -16,62 +17,196 @@ function pacerAt(perSecond: number, maxWaitMs: number) {
   };
 }
 
+function taken(arrival: Arrival): Ticket {
+  if (arrival.kind !== "taken") throw new Error(`refused: ${JSON.stringify(arrival)}`);
+  return arrival.ticket;
+}
+
+/** Runs `body` with node's setTimeout on the test's clock. */
+function withMockedTimers(body: () => void): void {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  try {
+    body();
+  } finally {
+    mock.timers.reset();
+  }
+}
+
 describe("upgrade pacer", () => {
   it("takes a burst of 50 ms worth and what the pace upgrades within the longest wait, refuses the rest", () => {
     const { arrive } = pacerAt(100, 30); // 10 ms apart, a burst of 5, 30 ms of waiting: 3 more
-    const arrivals = Array.from({ length: 10 }, () => arrive().kind);
+    const users = ["a", "b", "c", "d", "e"];
+    const arrivals = Array.from({ length: 10 }, (_, i) => arrive(users[i % users.length]).kind);
     deepStrictEqual(arrivals, [...Array(8).fill("taken"), "refuse", "refuse"]);
   });
 
-  it("tells the refused to come back one slot apart, in whole seconds, and a refusal takes no slot", (t) => {
-    mock.timers.enable({ apis: ["setTimeout"] });
-    t.after(() => mock.timers.reset());
-    const { arrive, advance } = pacerAt(2, 0); // 500 ms apart, a burst of 1, no waiting
-    deepStrictEqual(arrive(), { kind: "taken" });
-    const told = Array.from({ length: 4 }, () => arrive());
-    deepStrictEqual(told, [
-      { kind: "refuse", retryAfterSeconds: 1 }, // its slot 1 s on
-      { kind: "refuse", retryAfterSeconds: 2 }, // 1.5 s
-      { kind: "refuse", retryAfterSeconds: 2 }, // 2 s
-      { kind: "refuse", retryAfterSeconds: 3 }, // 2.5 s
-    ]);
-    // The first refused, back after its Retry-After, finds a slot: the refusals took none.
-    advance(1_000);
-    deepStrictEqual(arrive(), { kind: "taken" });
+  it("lets one user hold at most half of that, whoever else comes", () => {
+    const { arrive } = pacerAt(100, 30); // a horizon of 8 upgrades: 4 a user
+    const flood = Array.from({ length: 6 }, () => arrive("mallory").kind);
+    deepStrictEqual(flood, [...Array(4).fill("taken"), "refuse", "refuse"]);
+    // The other half is everyone else's.
+    deepStrictEqual(
+      ["alice", "bob", "alice", "bob"].map((user) => arrive(user).kind),
+      ["taken", "taken", "taken", "taken"],
+    );
+    strictEqual(arrive("carol").kind, "refuse");
+  });
+
+  it("gives a user's share back as its upgrades go out or are abandoned", () => {
+    withMockedTimers(() => {
+      const { arrive } = pacerAt(100, 30);
+      const tickets = Array.from({ length: 4 }, () => taken(arrive("mallory")));
+      strictEqual(arrive("mallory").kind, "refuse");
+      tickets[0]?.abandon();
+      tickets[0]?.abandon(); // once is what counts
+      const again = taken(arrive("mallory"));
+      strictEqual(arrive("mallory").kind, "refuse");
+      let upgraded = 0;
+      tickets[1]?.release(() => upgraded++);
+      strictEqual(upgraded, 1);
+      tickets[1]?.abandon(); // settled already: no share given back twice
+      strictEqual(taken(arrive("mallory")) !== again, true);
+      strictEqual(arrive("mallory").kind, "refuse");
+    });
+  });
+
+  it("tells the refused to come back one slot apart, in whole seconds, and a refusal takes no slot", () => {
+    withMockedTimers(() => {
+      const { arrive, advance } = pacerAt(2, 0); // 500 ms apart, a burst of 1, no waiting
+      strictEqual(arrive("a").kind, "taken");
+      const told = ["b", "c", "d", "e"].map((user) => arrive(user));
+      deepStrictEqual(told, [
+        { kind: "refuse", retryAfterSeconds: 1 }, // its slot 1 s on
+        { kind: "refuse", retryAfterSeconds: 2 }, // 1.5 s
+        { kind: "refuse", retryAfterSeconds: 2 }, // 2 s
+        { kind: "refuse", retryAfterSeconds: 3 }, // 2.5 s
+      ]);
+      // The first refused, back after its Retry-After, finds a slot: the refusals took none.
+      advance(1_000);
+      strictEqual(arrive("b").kind, "taken");
+    });
   });
 
   it("upgrades a burst at once and the rest at the pace, however many were admitted together", () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
-    try {
+    withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000); // a burst of 5, then one per 10 ms
+      const tickets = Array.from({ length: 12 }, () => taken(pacer.arrive("alice")));
       const upgraded: number[] = [];
-      for (let i = 0; i < 12; i++) pacer.release(() => upgraded.push(i));
+      for (const [i, ticket] of tickets.entries()) ticket.release(() => upgraded.push(i));
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4]);
       // Served every 50 ms, a turn's worth together (5 at 100 a second).
       advance(30);
-      deepStrictEqual(upgraded.length, 5);
+      strictEqual(upgraded.length, 5);
       advance(20);
-      deepStrictEqual(upgraded.length, 10);
+      strictEqual(upgraded.length, 10);
       advance(50);
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-      deepStrictEqual(pacer.waiting, 0);
-    } finally {
-      mock.timers.reset();
-    }
+      strictEqual(pacer.waiting, 0);
+    });
+  });
+
+  it("serves the queue a user at a time: an upgrade admitted behind a flood goes out in the next turn", () => {
+    withMockedTimers(() => {
+      const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
+      const order: string[] = [];
+      const flood = Array.from({ length: 20 }, () => taken(pacer.arrive("mallory")));
+      for (const ticket of flood) ticket.release(() => order.push("mallory"));
+      taken(pacer.arrive("alice")).release(() => order.push("alice"));
+      taken(pacer.arrive("bob")).release(() => order.push("bob"));
+      deepStrictEqual(order, Array(5).fill("mallory"));
+      advance(50);
+      deepStrictEqual(order.slice(5), ["mallory", "alice", "bob", "mallory", "mallory"]);
+    });
   });
 
   it("upgrades at once again after a quiet spell: the pace is a rate, not a count", () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
-    try {
+    withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000);
       let upgraded = 0;
-      for (let i = 0; i < 5; i++) pacer.release(() => upgraded++);
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++);
       advance(60);
-      for (let i = 0; i < 5; i++) pacer.release(() => upgraded++);
-      deepStrictEqual(upgraded, 10);
-      deepStrictEqual(pacer.waiting, 0);
-    } finally {
-      mock.timers.reset();
-    }
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++);
+      strictEqual(upgraded, 10);
+      strictEqual(pacer.waiting, 0);
+    });
+  });
+
+  it("holds its invariants at every step of random interleavings of arrivals, releases, abandons and time", () => {
+    // Model-based: a seeded random run of the pacer's operations, each step checked against what
+    // the pacer promised: every released upgrade runs once, in its user's order, no turn runs
+    // more than the burst, no user holds more than its share, and nothing is kept once settled.
+    withMockedTimers(() => {
+      let seed = 39;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed / 2 ** 31;
+      };
+      const perSecond = 200; // a burst of 10, a horizon of 10 + 200 * 0.25 = 60: 30 a user
+      const { pacer, advance, time } = pacerAt(perSecond, 250);
+      const users = ["a", "b", "c"];
+      const open: { user: string; ticket: Ticket }[] = [];
+      const held = new Map<string, number>(users.map((user) => [user, 0]));
+      const released = new Map<string, number[]>(users.map((user) => [user, []]));
+      const ran = new Map<string, number[]>(users.map((user) => [user, []]));
+      let serial = 0;
+      // The pace as a token bucket of the burst (10) refilled at perSecond: never overdrawn.
+      let bucket = 10;
+      let bucketAt = time();
+      const spend = () => {
+        bucket = Math.min(10, bucket + ((time() - bucketAt) * perSecond) / 1000) - 1;
+        bucketAt = time();
+        ok(bucket > -1e-9, `the pace overdrawn at ${time()} ms`);
+      };
+      for (let step = 0; step < 5_000; step++) {
+        const roll = random();
+        const user = users[Math.floor(random() * users.length)] as string;
+        if (roll < 0.45) {
+          const arrival = pacer.arrive(user);
+          if (arrival.kind === "taken") {
+            open.push({ user, ticket: arrival.ticket });
+            held.set(user, (held.get(user) ?? 0) + 1);
+          } else ok(arrival.retryAfterSeconds >= 1);
+        } else if (roll < 0.8 && open.length > 0) {
+          const [{ user: owner, ticket }] = open.splice(Math.floor(random() * open.length), 1) as [
+            { user: string; ticket: Ticket },
+          ];
+          if (random() < 0.8) {
+            const id = serial++;
+            released.get(owner)?.push(id);
+            ticket.release(() => {
+              ran.get(owner)?.push(id);
+              held.set(owner, (held.get(owner) ?? 0) - 1);
+              spend();
+            });
+          } else {
+            ticket.abandon();
+            held.set(owner, (held.get(owner) ?? 0) - 1);
+          }
+        } else {
+          advance(Math.floor(random() * 60));
+        }
+        for (const name of users) {
+          ok((held.get(name) ?? 0) <= 30, `${name} holds ${held.get(name)} of 30`);
+          // Each user's upgrades run in the order released, each once.
+          const done = ran.get(name) ?? [];
+          deepStrictEqual(done, released.get(name)?.slice(0, done.length));
+        }
+      }
+      for (const { user, ticket } of open) {
+        ticket.abandon();
+        held.set(user, (held.get(user) ?? 0) - 1);
+      }
+      for (let turn = 0; turn < 200; turn++) advance(50);
+      strictEqual(pacer.waiting, 0);
+      for (const name of users) {
+        strictEqual(held.get(name), 0);
+        deepStrictEqual(ran.get(name), released.get(name));
+        // Its whole share is back: it may hold 30 again (once the pace has the room).
+        for (let turn = 0; turn < 20; turn++) advance(50);
+        const again = Array.from({ length: 31 }, () => pacer.arrive(name));
+        strictEqual(again.filter((arrival) => arrival.kind === "taken").length, 30);
+        for (const arrival of again) if (arrival.kind === "taken") arrival.ticket.abandon();
+      }
+    });
   });
 });

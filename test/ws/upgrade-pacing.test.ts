@@ -2,6 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
+import { allocate, userFor } from "../e2e/ledger-client.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 /** One upgrade of /v2/updates: the open socket, or the refusal's status, Retry-After and body. */
@@ -14,10 +15,10 @@ type Upgrade =
       body: { code?: string; retryInfo?: string };
     };
 
-function upgrade(stack: Stack): Promise<Upgrade> {
+function upgrade(stack: Stack, token = stack.token): Promise<Upgrade> {
   const socket = new WebSocket(`${stack.url.replace(/^http/, "ws")}/v2/updates`, [
     "daml.ws.auth",
-    `jwt.token.${stack.token}`,
+    `jwt.token.${token}`,
   ]);
   return new Promise((resolve, reject) => {
     socket.once("open", () => resolve({ kind: "open", socket }));
@@ -55,7 +56,7 @@ describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-sec
 
   before(async () => {
     // 10 a second, each waiting at most 300 ms: of a crowd at once, 1 goes now (a burst of 50 ms
-    // of 10/s), 3 wait their turn, the rest are refused.
+    // of 10/s), 3 wait their turn, the rest are refused; one user may hold half of those 4.
     stack = await startStack([
       "--websocket-config.upgrades-per-second",
       "10",
@@ -73,8 +74,8 @@ describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-sec
     const opened = crowd.filter((u) => u.kind === "open");
     const refused = crowd.filter((u) => u.kind === "refused");
     for (const u of opened) sockets.push(u.socket);
-    strictEqual(opened.length, 4);
-    strictEqual(refused.length, 8);
+    strictEqual(opened.length, 2);
+    strictEqual(refused.length, 10);
     for (const refusal of refused) {
       const seconds = Number(refusal.retryAfter);
       ok(Number.isInteger(seconds) && seconds >= 1, `Retry-After ${refusal.retryAfter}`);
@@ -101,5 +102,29 @@ describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-sec
     // Spaced by their own round trips, most retries find a free slot at once.
     ok(refusalsOnRetry < refused.length, `${refusalsOnRetry} refusals on retry`);
     for (const socket of sockets) strictEqual(socket.readyState, WebSocket.OPEN);
+  });
+  it("leaves half of the pace to other users while one user floods it", async () => {
+    const alice = await allocate(stack, "pacing-alice");
+    const [mallory, bob, carol] = await Promise.all([
+      userFor(stack, "pacing-mallory", [alice]),
+      userFor(stack, "pacing-bob", [alice]),
+      userFor(stack, "pacing-carol", [alice]),
+    ]);
+    // Past the pace's last refusal of the test before: every slot is free again.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const flood = Promise.all(Array.from({ length: 12 }, () => upgrade(stack, mallory)));
+    // Sent right behind the flood, which arrived first: FCFS would refuse both.
+    const others = await Promise.all([upgrade(stack, bob), upgrade(stack, carol)]);
+    const flooded = await flood;
+    for (const u of [...flooded, ...others]) if (u.kind === "open") sockets.push(u.socket);
+    deepStrictEqual(
+      others.map((u) => u.kind),
+      ["open", "open"],
+    );
+    deepStrictEqual(flooded.map((u) => (u.kind === "open" ? "open" : u.status)).sort(), [
+      ...Array(10).fill(503),
+      "open",
+      "open",
+    ]);
   });
 });
