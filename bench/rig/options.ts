@@ -64,6 +64,7 @@ export const LOCAL_FLAGS = {
   "storm-established": { type: "string", default: "100" },
   "storm-tick-ms": { type: "string", default: "20" },
   "storm-upgrades-per-second": { type: "string" },
+  "storm-crowd-nice": { type: "string", default: "10" },
   "gateway-cpus": { type: "string" },
   "sandbox-cpus": { type: "string" },
   "client-cpus": { type: "string" },
@@ -107,7 +108,9 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
                           fresh one-worker gateway (--storm-upgrades-per-second sets its
                           websocket-config.upgrades-per-second) while --storm-established subscribers
                           stream a tick every --storm-tick-ms; figures storm.n1000-k1-q1.cpu-per-start (µs),
-                          ...calls-per-start, ...first-all (s), ...established-p99 (ms)
+                          ...calls-per-start, ...first-all (s), ...established-p99 (ms); the crowd's process runs
+                          at --storm-crowd-nice (a crowd's clients are other machines: its CPU here should not
+                          delay the established subscribers' process on the same cores; 0 to share them evenly)
   --gateway-cpus LIST     workers-scaling: taskset CPU lists; by default, on 12 cores or more, the gateway
   --sandbox-cpus LIST     gets the first 8 (fewer below 14 cores), the sandbox the next 2, the clients
   --client-cpus LIST      the rest; on fewer cores nothing is pinned (the results say so)
@@ -161,6 +164,8 @@ export interface LocalOptions {
   stormTickMs: number;
   /** Given: the gateways run with websocket-config.upgrades-per-second set to it. */
   stormUpgradesPerSecond?: number;
+  /** The niceness of the crowd's client process. */
+  stormCrowdNice: number;
   outDir: string;
   thresholds: LocalThreshold[];
   note?: string;
@@ -260,6 +265,7 @@ export function localOptions(raw: Raw): LocalOptions {
     stormCrowds: list(raw["storm-crowds"]).map(stormCrowd),
     stormEstablished: integer(raw["storm-established"], "--storm-established", 1),
     stormTickMs: integer(raw["storm-tick-ms"], "--storm-tick-ms", 1),
+    stormCrowdNice: integer(raw["storm-crowd-nice"], "--storm-crowd-nice", 0),
     ...(raw["storm-upgrades-per-second"] !== undefined && {
       stormUpgradesPerSecond: integer(raw["storm-upgrades-per-second"], "--storm-upgrades-per-second", 0),
     }),

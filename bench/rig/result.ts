@@ -58,6 +58,8 @@ export interface StormResult {
   preloaded: number;
   establishedSubscribers: number;
   tickEveryMs: number;
+  /** The crowd's client process's niceness (absent in results before it was set: 0). */
+  crowdNice?: number;
   points: StormPoint[];
 }
 

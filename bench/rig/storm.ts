@@ -1,3 +1,4 @@
+import { setPriority } from "node:os";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { startBenchClient, startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 import type { LocalBench } from "./ledger.js";
@@ -28,10 +29,12 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
       `N WebSockets open /v2/updates from offset 0 at once (socket i: token i mod K, query i mod Q) against one ` +
       `gateway worker while ${o.stormEstablished} established subscribers stream another party's live ticks (one ` +
       `every ${o.stormTickMs} ms, submitted directly to the ledger, their payload the time sent); a warm-up storm ` +
-      `of 200 first; the clients are two processes of their own`,
+      `of 200 first; the clients are two processes of their own` +
+      (o.stormCrowdNice === 0 ? "" : `, the crowd's at nice ${o.stormCrowdNice}`),
     preloaded: PRELOADED,
     establishedSubscribers: o.stormEstablished,
     tickEveryMs: o.stormTickMs,
+    crowdNice: o.stormCrowdNice,
     points: [],
   };
   // The live ticks are another party's: the crowd reads its 3 elements and nothing more.
@@ -50,6 +53,10 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
           established: startBenchClient(true, "bench/lib/storm-client"),
           storm: startBenchClient(true, "bench/lib/storm-client"),
         };
+        // The crowd's clients are other machines in a real storm: here, on the same cores, its
+        // process yields to the established subscribers' (whose receipt times are the figure).
+        const crowdPid = clients.storm.child.pid;
+        if (o.stormCrowdNice !== 0 && crowdPid !== undefined) setPriority(crowdPid, o.stormCrowdNice);
         try {
           const under = {
             port: gateway.port,

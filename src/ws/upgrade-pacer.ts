@@ -2,10 +2,10 @@
  * The pace at which a worker upgrades WebSockets (websocket-config.upgrades-per-second), so that
  * a reconnect storm (every subscriber of a restarted gateway or a moved balancer at once) cannot
  * take the worker's CPU from the subscribers that are already streaming: each start costs the
- * worker a few hundred µs, most of it the upgrade itself, and 10,000 at once seconds.
+ * worker some hundred µs, and 10,000 at once a second or more.
  *
  * Two steps. At arrival (`arrive`), a generic cell rate algorithm decides whether the upgrade is
- * taken: one per `1 / perSecond` s, a burst of 50 ms worth; one that would wait longer than
+ * taken: one per `1 / rate` s, a burst of 50 ms worth; one that would wait longer than
  * `maxWaitMs` for its slot is refused (503 with Retry-After) and takes no slot, the refused told
  * to come back one slot apart, in the order refused, so that they return at the pace rather than
  * at once. A taken upgrade's ledger admission is asked at once (so that the upgrades of a token
@@ -13,6 +13,14 @@
  * at the pace from a queue, a burst of 50 ms worth at most, whatever batch the ledger's answers
  * came in: a shared answer admits hundreds at once, and upgrading them in one go is what stalls a
  * worker.
+ *
+ * The rate is what the worker can afford, up to `perSecond`: the queue is served in turns on a
+ * timer, and a turn that comes more than LAG_LIMIT_MS late found the worker (or its cores) too
+ * busy to serve anything on time, the established subscribers' elements included: the rate then
+ * drops by a third (to a tenth of `perSecond` at the least), and climbs back by a twentieth of it
+ * with each turn on time. An upgrade the slowed pace could not make within `maxWaitMs` of its
+ * arrival is refused at its turn as it would have been at arrival, so that no client waits past
+ * what it was promised (or past uWS's 10 s idle timeout of a request, which would drop it).
  *
  * Shared fairly between users (the token's subject): one user's upgrades may hold at most half
  * of what the pace can take within `maxWaitMs`, so that one caller's flood of upgrades (or one
@@ -25,10 +33,14 @@ export type Arrival =
   | { readonly kind: "taken"; readonly ticket: Ticket }
   | { readonly kind: "refuse"; readonly retryAfterSeconds: number };
 
-/** A taken upgrade's place: released once (to be upgraded in its turn) or abandoned. */
+/** A taken upgrade's place: released once (to go out in its turn) or abandoned. */
 export interface Ticket {
-  /** Runs `upgrade` at the pace: now if the allowance has room and nothing waits, else in its turn. */
-  release(upgrade: () => void): void;
+  /**
+   * Queues the upgrade: `upgrade` runs in its turn (now if the pace has room and nothing waits),
+   * or `refuse` does, with the Retry-After to answer, when the pace slowed so that its turn came
+   * after `maxWaitMs`.
+   */
+  release(upgrade: () => void, refuse: (retryAfterSeconds: number) => void): void;
   /** The upgrade will not happen (refused, or its client left before its admission was answered). */
   abandon(): void;
 }
@@ -41,24 +53,32 @@ const BURST_MS = 50;
  * ledger's admission of each token and query.
  */
 const TURN_MS = 50;
+/** A turn this late slows the pace: what an established subscriber's element waited too. */
+const LAG_LIMIT_MS = 50;
 /** The share of the pace's horizon one user's upgrades may hold (as limits.ledger-streams-per-user's default). */
 const USER_SHARE = 0.5;
+
+/** An upgrade released to go out, and when it arrived. */
+interface Queued {
+  readonly upgrade: () => void;
+  readonly refuse: (retryAfterSeconds: number) => void;
+  readonly arrivedAt: number;
+}
 
 /** One user's upgrades: taken and not yet out (queued or awaiting their admission), and queued. */
 interface UserUpgrades {
   held: number;
-  readonly queued: (() => void)[];
+  readonly queued: Queued[];
 }
 
 export class UpgradePacer {
-  readonly #intervalMs: number;
-  readonly #toleranceMs: number;
   readonly #maxWaitMs: number;
-  readonly #burst: number;
   readonly #perSecond: number;
   /** The most upgrades one user may hold at once. */
   readonly #perUser: number;
   readonly #now: () => number;
+  /** The upgrades a second the worker affords now: `#perSecond` unless turns came late. */
+  #rate: number;
   /** When the next upgrade's slot is due, were there no burst (the algorithm's theoretical arrival time). */
   #due = Number.NEGATIVE_INFINITY;
   /** The slot the last refused upgrade was told to come back for: the next refused, one later. */
@@ -68,23 +88,19 @@ export class UpgradePacer {
   /** Users with queued upgrades, in the order they are served (one upgrade each per round). */
   #turns: string[] = [];
   #waiting = 0;
-  /** Upgrades the release may make now (a token bucket of `#burst`), as of `#filledAt`. */
+  /** Upgrades the release may make now (a token bucket of a burst), as of `#filledAt`. */
   #allowance: number;
   #filledAt: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(perSecond: number, maxWaitMs: number, now: () => number = performance.now.bind(performance)) {
     this.#perSecond = perSecond;
-    this.#intervalMs = 1000 / perSecond;
-    this.#burst = Math.max(1, Math.floor((perSecond * BURST_MS) / 1000));
-    this.#toleranceMs = (this.#burst - 1) * this.#intervalMs;
+    this.#rate = perSecond;
     this.#maxWaitMs = maxWaitMs;
-    this.#perUser = Math.max(
-      1,
-      Math.floor(USER_SHARE * (this.#burst + Math.floor(maxWaitMs / this.#intervalMs))),
-    );
+    const horizon = burstOf(perSecond) + Math.floor((maxWaitMs * perSecond) / 1000);
+    this.#perUser = Math.max(1, Math.floor(USER_SHARE * horizon));
     this.#now = now;
-    this.#allowance = this.#burst;
+    this.#allowance = burstOf(perSecond);
     this.#filledAt = now();
   }
 
@@ -94,17 +110,17 @@ export class UpgradePacer {
    */
   arrive(user: string): Arrival {
     const now = this.#now();
+    const interval = 1000 / this.#rate;
     const due = Math.max(this.#due, now);
     const upgrades = this.#users.get(user);
-    if (due - now - this.#toleranceMs > this.#maxWaitMs || (upgrades?.held ?? 0) >= this.#perUser) {
-      this.#told = Math.max(this.#told, due) + this.#intervalMs;
-      return { kind: "refuse", retryAfterSeconds: Math.max(1, Math.ceil((this.#told - now) / 1000)) };
-    }
-    this.#due = due + this.#intervalMs;
+    const tolerance = (burstOf(this.#rate) - 1) * interval;
+    if (due - now - tolerance > this.#maxWaitMs || (upgrades?.held ?? 0) >= this.#perUser)
+      return { kind: "refuse", retryAfterSeconds: this.#tell(now, due, interval) };
+    this.#due = due + interval;
     const held = upgrades ?? { held: 0, queued: [] };
     held.held++;
     this.#users.set(user, held);
-    return { kind: "taken", ticket: this.#ticket(user, held) };
+    return { kind: "taken", ticket: this.#ticket(user, held, now) };
   }
 
   /** Upgrades waiting to go out, for tests. */
@@ -112,7 +128,18 @@ export class UpgradePacer {
     return this.#waiting;
   }
 
-  #ticket(user: string, upgrades: UserUpgrades): Ticket {
+  /** Upgrades a second the pace makes now. */
+  get rate(): number {
+    return this.#rate;
+  }
+
+  /** When a refused upgrade should come back: one slot after the last one told, in whole seconds. */
+  #tell(now: number, due: number, interval: number): number {
+    this.#told = Math.max(this.#told, due) + interval;
+    return Math.max(1, Math.ceil((this.#told - now) / 1000));
+  }
+
+  #ticket(user: string, upgrades: UserUpgrades, arrivedAt: number): Ticket {
     let settled = false;
     const settle = (): boolean => {
       if (settled) return false;
@@ -120,12 +147,9 @@ export class UpgradePacer {
       return true;
     };
     return {
-      release: (upgrade) => {
+      release: (upgrade, refuse) => {
         if (!settle()) return;
-        upgrades.queued.push(() => {
-          this.#letGo(user, upgrades);
-          upgrade();
-        });
+        upgrades.queued.push({ upgrade, refuse, arrivedAt });
         this.#waiting++;
         if (upgrades.queued.length === 1) this.#turns.push(user);
         this.#serve();
@@ -142,31 +166,53 @@ export class UpgradePacer {
     if (upgrades.held === 0 && this.#users.get(user) === upgrades) this.#users.delete(user);
   }
 
+  /** A turn `lateMs` past its time: the pace slows when the worker could not keep it. */
+  #adapt(lateMs: number): void {
+    this.#rate =
+      lateMs > LAG_LIMIT_MS
+        ? Math.max(this.#perSecond / 10, (this.#rate * 2) / 3)
+        : Math.min(this.#perSecond, this.#rate + this.#perSecond / 20);
+  }
+
   #serve(): void {
     const now = this.#now();
     this.#allowance = Math.min(
-      this.#burst,
-      this.#allowance + ((now - this.#filledAt) * this.#perSecond) / 1000,
+      burstOf(this.#rate),
+      this.#allowance + ((now - this.#filledAt) * this.#rate) / 1000,
     );
     this.#filledAt = now;
-    const due: (() => void)[] = [];
-    // A round takes one upgrade of each user in turn; a user with more goes to the back.
+    const out: (() => void)[] = [];
+    // A round takes one upgrade of each user in turn; a user with more goes to the back. One
+    // that waited past its promise is refused, which takes nothing of the pace.
     while (this.#turns.length > 0 && this.#allowance >= 1) {
       const user = this.#turns.shift() as string;
-      const queued = this.#users.get(user)?.queued ?? [];
-      const upgrade = queued.shift();
-      if (upgrade === undefined) continue;
-      if (queued.length > 0) this.#turns.push(user);
-      this.#allowance -= 1;
+      const upgrades = this.#users.get(user);
+      const next = upgrades?.queued.shift();
+      if (upgrades === undefined || next === undefined) continue;
+      if (upgrades.queued.length > 0) this.#turns.push(user);
       this.#waiting--;
-      due.push(upgrade);
+      this.#letGo(user, upgrades);
+      if (now - next.arrivedAt > this.#maxWaitMs) {
+        const retryAfter = this.#tell(now, Math.max(this.#due, now), 1000 / this.#rate);
+        out.push(() => next.refuse(retryAfter));
+        continue;
+      }
+      this.#allowance -= 1;
+      out.push(next.upgrade);
     }
     if (this.#turns.length > 0 && this.#timer === undefined) {
+      const dueAt = now + TURN_MS;
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
+        this.#adapt(this.#now() - dueAt);
         this.#serve();
       }, TURN_MS);
     }
-    for (const upgrade of due) upgrade();
+    for (const run of out) run();
   }
+}
+
+/** A burst: 50 ms worth of `rate`, at least one. */
+function burstOf(rate: number): number {
+  return Math.max(1, Math.floor((rate * BURST_MS) / 1000));
 }

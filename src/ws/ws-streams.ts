@@ -382,7 +382,18 @@ function upgrade(
   // The upgrade at the worker's pace (the client may leave while it waits for its turn).
   const paced = (upgradeNow: () => void): void => {
     if (pace === undefined) upgradeNow();
-    else pace.ticket.release(() => left() || upgradeNow());
+    else
+      pace.ticket.release(
+        () => left() || upgradeNow(),
+        // The pace slowed (the worker lagged) so that its turn came after upgrade-max-wait.
+        (retryAfterSeconds) => {
+          if (left()) return;
+          hold?.release();
+          const error = upgradesPacedError(options.pacing.perSecond, retryAfterSeconds);
+          if (origin === "") res.cork(() => refuseCaller(error, retryAfterSeconds));
+          else refuseCaller(error, retryAfterSeconds);
+        },
+      );
   };
   void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
     if (left()) return;

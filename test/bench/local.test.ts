@@ -383,3 +383,53 @@ describe("load.js local --scenario workers-scaling: worker counts against one lo
     }
   });
 });
+
+describe("load.js local --scenario storm: a reconnect storm against established subscribers", () => {
+  let dir: string;
+  let run: Run;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "storm-test-"));
+    run = await bench(
+      "load.ts",
+      ...["local", "--scenario", "storm", "--storm-subscribers", "60", "--storm-crowds", "1x1,3x2"],
+      ...["--storm-established", "5", "--storm-tick-ms", "50", "--out", dir],
+    );
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("opens every socket of each crowd, shares the ledger's calls and measures the established subscribers before and during", () => {
+    assert.equal(run.status, 0, run.stderr);
+    const file = readdirSync(dir).find((name) => name.endsWith(".json"));
+    assert.ok(file, `no results file in ${readdirSync(dir).join(", ")}`);
+    const storm = (JSON.parse(readFileSync(join(dir, file), "utf8")) as LocalResult).storm;
+    assert.ok(storm);
+    assert.equal(storm.crowdNice, 10);
+    assert.match(storm.scenario, /the crowd's at nice 10/);
+    assert.deepEqual(
+      storm.points.map((point) => [
+        point.subscribers,
+        point.tokens,
+        point.queries,
+        point.opened,
+        point.failed,
+      ]),
+      [
+        [60, 1, 1, 60, 0],
+        [60, 3, 2, 60, 0],
+      ],
+    );
+    for (const point of storm.points) {
+      // 60 sockets of at most 3 tokens and 2 queries: the crowd shares the ledger's answers.
+      assert.ok(point.ledgerCallsPerStart < 0.5, `${point.ledgerCallsPerStart} ledger calls per start`);
+      // Net of the established load's rate, which a short storm on a busy machine can exceed.
+      assert.ok(point.grossCpuMicrosPerStart > 0, JSON.stringify(point));
+      assert.ok(point.grossCpuMicrosPerStart >= point.gatewayCpuMicrosPerStart, JSON.stringify(point));
+      assert.ok(
+        point.established.before.count > 0 && point.established.during.count > 0,
+        JSON.stringify(point),
+      );
+      assert.ok(point.established.during.p99 >= point.established.during.p50);
+    }
+  });
+});

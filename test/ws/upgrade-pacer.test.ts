@@ -22,6 +22,11 @@ function taken(arrival: Arrival): Ticket {
   return arrival.ticket;
 }
 
+/** For an upgrade the test expects to go out: a refusal fails the test. */
+const notRefused = (retryAfterSeconds: number): never => {
+  throw new Error(`refused at its turn (Retry-After ${retryAfterSeconds})`);
+};
+
 /** Runs `body` with node's setTimeout on the test's clock. */
 function withMockedTimers(body: () => void): void {
   mock.timers.enable({ apis: ["setTimeout"] });
@@ -62,7 +67,7 @@ describe("upgrade pacer", () => {
       const again = taken(arrive("mallory"));
       strictEqual(arrive("mallory").kind, "refuse");
       let upgraded = 0;
-      tickets[1]?.release(() => upgraded++);
+      tickets[1]?.release(() => upgraded++, notRefused);
       strictEqual(upgraded, 1);
       tickets[1]?.abandon(); // settled already: no share given back twice
       strictEqual(taken(arrive("mallory")) !== again, true);
@@ -92,7 +97,7 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // a burst of 5, then one per 10 ms
       const tickets = Array.from({ length: 12 }, () => taken(pacer.arrive("alice")));
       const upgraded: number[] = [];
-      for (const [i, ticket] of tickets.entries()) ticket.release(() => upgraded.push(i));
+      for (const [i, ticket] of tickets.entries()) ticket.release(() => upgraded.push(i), notRefused);
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4]);
       // Served every 50 ms, a turn's worth together (5 at 100 a second).
       advance(30);
@@ -110,9 +115,9 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
       const order: string[] = [];
       const flood = Array.from({ length: 20 }, () => taken(pacer.arrive("mallory")));
-      for (const ticket of flood) ticket.release(() => order.push("mallory"));
-      taken(pacer.arrive("alice")).release(() => order.push("alice"));
-      taken(pacer.arrive("bob")).release(() => order.push("bob"));
+      for (const ticket of flood) ticket.release(() => order.push("mallory"), notRefused);
+      taken(pacer.arrive("alice")).release(() => order.push("alice"), notRefused);
+      taken(pacer.arrive("bob")).release(() => order.push("bob"), notRefused);
       deepStrictEqual(order, Array(5).fill("mallory"));
       advance(50);
       deepStrictEqual(order.slice(5), ["mallory", "alice", "bob", "mallory", "mallory"]);
@@ -123,18 +128,61 @@ describe("upgrade pacer", () => {
     withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000);
       let upgraded = 0;
-      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++);
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++, notRefused);
       advance(60);
-      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++);
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++, notRefused);
       strictEqual(upgraded, 10);
       strictEqual(pacer.waiting, 0);
     });
   });
 
+  it("slows down when its turns come late and climbs back when they come on time", () => {
+    withMockedTimers(() => {
+      const { pacer, advance } = pacerAt(1_000, 10_000); // 50 a turn
+      for (let i = 0; i < 2_000; i++)
+        taken(pacer.arrive(`user-${i % 10}`)).release(() => undefined, notRefused);
+      strictEqual(pacer.rate, 1_000);
+      // The worker was busy: the turn due in 50 ms ran 120 ms late.
+      advance(170);
+      strictEqual(Math.round(pacer.rate), 667);
+      advance(170);
+      strictEqual(Math.round(pacer.rate), 444);
+      for (let late = 0; late < 10; late++) advance(170);
+      strictEqual(pacer.rate, 100); // a tenth at the least
+      // On time again: a twentieth of the pace back with each turn.
+      advance(50);
+      strictEqual(pacer.rate, 150);
+      for (let turn = 0; turn < 30; turn++) advance(50);
+      strictEqual(pacer.rate, 1_000);
+    });
+  });
+
+  it("refuses at its turn an upgrade that the slowed pace could not make within the longest wait", () => {
+    withMockedTimers(() => {
+      const { pacer, advance } = pacerAt(100, 300); // 5 a turn, a horizon of 35: 17 a user
+      const outcomes: string[] = [];
+      for (let i = 0; i < 30; i++)
+        taken(pacer.arrive(`user-${i % 2}`)).release(
+          () => outcomes.push("upgraded"),
+          (retryAfter) => outcomes.push(`refused ${retryAfter}`),
+        );
+      strictEqual(outcomes.length, 5);
+      // Every turn late: the pace falls to 10 a second, 1 a turn.
+      for (let turn = 0; turn < 4; turn++) advance(110);
+      const upgraded = outcomes.filter((outcome) => outcome === "upgraded").length;
+      const refused = outcomes.filter((outcome) => outcome.startsWith("refused"));
+      strictEqual(upgraded + refused.length, 30);
+      ok(upgraded < 30 && refused.length > 0, JSON.stringify(outcomes));
+      for (const refusal of refused) ok(Number(refusal.split(" ")[1]) >= 1, refusal);
+      strictEqual(pacer.waiting, 0);
+    });
+  });
+
   it("holds its invariants at every step of random interleavings of arrivals, releases, abandons and time", () => {
-    // Model-based: a seeded random run of the pacer's operations, each step checked against what
-    // the pacer promised: every released upgrade runs once, in its user's order, no turn runs
-    // more than the burst, no user holds more than its share, and nothing is kept once settled.
+    // Model-based: a seeded random run of the pacer's operations, late turns included, each step
+    // checked against what the pacer promised: every released upgrade goes out once, in its
+    // user's order, within the longest wait of its arrival, or is refused once it waited past it;
+    // the pace is never overdrawn; no user holds more than its share; nothing is kept once settled.
     withMockedTimers(() => {
       let seed = 39;
       const random = () => {
@@ -142,13 +190,15 @@ describe("upgrade pacer", () => {
         return seed / 2 ** 31;
       };
       const perSecond = 200; // a burst of 10, a horizon of 10 + 200 * 0.25 = 60: 30 a user
-      const { pacer, advance, time } = pacerAt(perSecond, 250);
+      const maxWaitMs = 250;
+      const { pacer, advance, time } = pacerAt(perSecond, maxWaitMs);
       const users = ["a", "b", "c"];
-      const open: { user: string; ticket: Ticket }[] = [];
+      const open: { user: string; ticket: Ticket; arrivedAt: number }[] = [];
       const held = new Map<string, number>(users.map((user) => [user, 0]));
       const released = new Map<string, number[]>(users.map((user) => [user, []]));
-      const ran = new Map<string, number[]>(users.map((user) => [user, []]));
+      const settled = new Map<string, number[]>(users.map((user) => [user, []]));
       let serial = 0;
+      let refusedAtTurn = 0;
       // The pace as a token bucket of the burst (10) refilled at perSecond: never overdrawn.
       let bucket = 10;
       let bucketAt = time();
@@ -163,44 +213,60 @@ describe("upgrade pacer", () => {
         if (roll < 0.45) {
           const arrival = pacer.arrive(user);
           if (arrival.kind === "taken") {
-            open.push({ user, ticket: arrival.ticket });
+            open.push({ user, ticket: arrival.ticket, arrivedAt: time() });
             held.set(user, (held.get(user) ?? 0) + 1);
           } else ok(arrival.retryAfterSeconds >= 1);
         } else if (roll < 0.8 && open.length > 0) {
-          const [{ user: owner, ticket }] = open.splice(Math.floor(random() * open.length), 1) as [
-            { user: string; ticket: Ticket },
+          const [{ user: owner, ticket, arrivedAt }] = open.splice(Math.floor(random() * open.length), 1) as [
+            { user: string; ticket: Ticket; arrivedAt: number },
           ];
           if (random() < 0.8) {
             const id = serial++;
             released.get(owner)?.push(id);
-            ticket.release(() => {
-              ran.get(owner)?.push(id);
+            const settle = () => {
+              settled.get(owner)?.push(id);
               held.set(owner, (held.get(owner) ?? 0) - 1);
-              spend();
-            });
+            };
+            ticket.release(
+              () => {
+                ok(time() - arrivedAt <= maxWaitMs, `upgraded ${time() - arrivedAt} ms after its arrival`);
+                settle();
+                spend();
+              },
+              (retryAfterSeconds) => {
+                ok(time() - arrivedAt > maxWaitMs, `refused ${time() - arrivedAt} ms after its arrival`);
+                ok(retryAfterSeconds >= 1);
+                refusedAtTurn++;
+                settle();
+              },
+            );
           } else {
             ticket.abandon();
             held.set(owner, (held.get(owner) ?? 0) - 1);
           }
         } else {
-          advance(Math.floor(random() * 60));
+          // Mostly on time; now and then the worker was busy and a turn comes late.
+          advance(random() < 0.9 ? Math.floor(random() * 60) : 100 + Math.floor(random() * 150));
         }
+        ok(pacer.rate >= perSecond / 10 && pacer.rate <= perSecond, `rate ${pacer.rate}`);
         for (const name of users) {
           ok((held.get(name) ?? 0) <= 30, `${name} holds ${held.get(name)} of 30`);
-          // Each user's upgrades run in the order released, each once.
-          const done = ran.get(name) ?? [];
+          // Each user's upgrades settle in the order released, each once.
+          const done = settled.get(name) ?? [];
           deepStrictEqual(done, released.get(name)?.slice(0, done.length));
         }
       }
+      ok(refusedAtTurn > 0, "no late turn ever refused an upgrade: the run did not test it");
       for (const { user, ticket } of open) {
         ticket.abandon();
         held.set(user, (held.get(user) ?? 0) - 1);
       }
       for (let turn = 0; turn < 200; turn++) advance(50);
       strictEqual(pacer.waiting, 0);
+      strictEqual(pacer.rate, perSecond);
       for (const name of users) {
         strictEqual(held.get(name), 0);
-        deepStrictEqual(ran.get(name), released.get(name));
+        deepStrictEqual(settled.get(name), released.get(name));
         // Its whole share is back: it may hold 30 again (once the pace has the room).
         for (let turn = 0; turn < 20; turn++) advance(50);
         const again = Array.from({ length: 31 }, () => pacer.arrive(name));
