@@ -69,6 +69,22 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads websocket-config.upgrade-max-wait up to 9s, under uWS's 10 s for an unanswered request", () => {
+    const wait = (value: string) =>
+      loadConfig({ argv: ["--websocket-config.upgrade-max-wait", value], env: {} }).websocket
+        .upgradeMaxWaitMs;
+    assert.equal(wait("9s"), 9_000);
+    assert.equal(wait("0s"), 0);
+    assert.throws(
+      () => wait("10s"),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /^websocket-config\.upgrade-max-wait must be at most 9s \(uWebSockets\.js drops a request left unanswered for 10 s.*\), not 10s$/.test(
+          error.message,
+        ),
+    );
+  });
+
   it("reads websocket-config.fanout-history-bytes, and still accepts the deprecated fanout-history-elements (only its 0 counts)", () => {
     const bytes = (...argv: string[]) => loadConfig({ argv, env: {} }).websocket.fanoutHistoryBytes;
     assert.equal(bytes("--websocket-config.fanout-history-bytes", "65536"), 65_536);
