@@ -48,11 +48,21 @@ export interface ReplayHistoryLimits {
    */
   readonly bytes: number;
   /**
-   * Bytes the history may grow to past `bytes` while a hold needs the elements from its offset
-   * on: a reader that is held for must not cost more than its socket alone might have buffered.
+   * Bytes the history may grow to past `bytes` for each reader held for (up to
+   * {@link MAX_HELD_READERS} of them) while a hold needs the elements from its offset on: a
+   * reader that is held for must not cost more than its socket alone might have buffered.
    */
   readonly heldBytes: number;
 }
+
+/**
+ * Held readers whose `heldBytes` add up: a history shared by a crowd that lags (a replay read by
+ * one client at its own pace: the readers take turns being the slowest and spread over tens of
+ * MiB) keeps what its slowest need instead of sending them onto ledger calls of their own, which
+ * transcode every element again for one reader; readers that stop at the same place still cost
+ * a bounded history (8 hard limits, 128 MiB by default), not one hard limit each.
+ */
+export const MAX_HELD_READERS = 8;
 
 /** Dropped elements kept in the array before it is cut: cutting it costs a copy of the rest. */
 const MIN_CUT = 1024;
@@ -125,7 +135,8 @@ export class ReplayHistory {
    * a reader held for may no longer be covered.
    */
   remember(element: HeldElement): boolean {
-    const { bytes: limit, heldBytes } = this.#limits;
+    const { bytes: limit } = this.#limits;
+    const heldBytes = this.#limits.heldBytes * Math.min(this.#holds.size, MAX_HELD_READERS);
     if (limit <= 0) {
       this.#drop(element);
       return true;
@@ -151,8 +162,8 @@ export class ReplayHistory {
   }
 
   /**
-   * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` in
-   * all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
+   * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` for
+   * each reader held for (at most {@link MAX_HELD_READERS}) in all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
    * reader may have moved on meanwhile.
    */
   hold(reader: Reader): Release {
