@@ -119,6 +119,16 @@ export class ReplayHistory {
    * goes, since each element it takes changes what it has.
    */
   *atOrAfter(offset: number): Generator<HeldElement> {
+    for (let i = this.indexAtOrAfter(offset), held = this.at(i); held !== undefined; held = this.at(++i))
+      yield held;
+  }
+
+  /**
+   * Where {@link atOrAfter} starts, for {@link at}: a replay walks the history by index, with no
+   * iterator result per element (a crowd's replays are most of its deliveries). Valid until the
+   * history takes its next element or is cleared.
+   */
+  indexAtOrAfter(offset: number): number {
     // Offsets never go down along the history.
     let low = this.#head;
     let high = this.#elements.length;
@@ -127,7 +137,12 @@ export class ReplayHistory {
       if ((this.#elements[middle] as HeldElement).offset < offset) low = middle + 1;
       else high = middle;
     }
-    for (let i = low; i < this.#elements.length; i += 1) yield this.#elements[i] as HeldElement;
+    return low;
+  }
+
+  /** The element at `index` (see {@link indexAtOrAfter}); undefined past the newest. */
+  at(index: number): HeldElement | undefined {
+    return this.#elements[index];
   }
 
   /**

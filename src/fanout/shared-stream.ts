@@ -313,7 +313,12 @@ export class SharedStream {
     // turn's worth without reaching it; one element at least, so that every turn moves.
     const turn = Math.min(REPLAY_TURN_BYTES, this.#options.lagBytes / 4);
     let replayed = 0;
-    for (const held of this.#history.atOrAfter(member.last)) {
+    const history = this.#history;
+    for (
+      let i = history.indexAtOrAfter(member.last), held = history.at(i);
+      held !== undefined;
+      held = history.at(++i)
+    ) {
       const { bytes, offset, checkpoint } = held;
       if (!member.lacks(offset, checkpoint)) continue;
       if (replayed > 0 && replayed >= turn) {
