@@ -5,6 +5,7 @@ import type { CommandContext } from "./object/daml-fields.js";
 import { IdentifierCollector } from "./object/identifier-collector.js";
 import { MessageCodec } from "./object/message-codec.js";
 import type { PackageSignatures } from "./package-signatures.js";
+import { LastTranscoded, offsetReader } from "./wire/element-position.js";
 import { MissingPackagesError } from "./wire/transcode-errors.js";
 import { WireTranscoder } from "./wire/wire-transcoder.js";
 
@@ -25,6 +26,11 @@ export class LedgerJson {
   private readonly identifiers: IdentifierCollector;
   /** Built on first use: tests and tools of the object path alone never compile its writers. */
   private wire: WireTranscoder | undefined;
+  /**
+   * The stream element wireText transcoded last, whose offset is read from its bytes when the
+   * fan-out asks for it (src/endpoints/stream-position.ts) instead of from its text.
+   */
+  readonly transcoded = new LastTranscoded();
 
   /**
    * `values` defaults to a codec over `signatures`; pass the cache's own so eviction clears it.
@@ -67,14 +73,32 @@ export class LedgerJson {
     const { root, signatures, values } = this;
     this.wire ??= new WireTranscoder({ root, signatures, values });
     const toText = this.wire.forType(typeName);
-    return (bytes, token) => {
-      try {
-        return toText(bytes);
-      } catch (error) {
-        if (!(error instanceof MissingPackagesError)) throw error;
-        return signatures.ensure(error.packageIds, token).then(() => toText(bytes));
-      }
+    const offsets = offsetReader(root.lookupType(typeName));
+    if (offsets === undefined) return (bytes, token) => this.transcode(toText, bytes, token);
+    const transcoded = this.transcoded;
+    const remembered = (text: string, bytes: Buffer) => {
+      transcoded.set(text, bytes, offsets);
+      return text;
     };
+    return (bytes, token) => {
+      const text = this.transcode(toText, bytes, token);
+      return typeof text === "string"
+        ? remembered(text, bytes)
+        : text.then((done) => remembered(done, bytes));
+    };
+  }
+
+  private transcode(
+    toText: (bytes: Buffer) => string,
+    bytes: Buffer,
+    token: string | undefined,
+  ): string | Promise<string> {
+    try {
+      return toText(bytes);
+    } catch (error) {
+      if (!(error instanceof MissingPackagesError)) throw error;
+      return this.signatures.ensure(error.packageIds, token).then(() => toText(bytes));
+    }
   }
 
   /**

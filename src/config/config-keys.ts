@@ -176,7 +176,7 @@ export const CONFIG_KEYS = {
   "websocket-config.fanout-history-bytes": {
     type: int(0, 2 ** 31 - 1),
     default: 1024 * 1024,
-    doc: "bytes of the latest elements each shared WebSocket stream keeps (at most the hard limit; every distinct shared stream holds its own), so that a subscriber admitted within them is replayed from them and reads the shared call without a call of its own (subscribers admitted behind them share a catch-up call); more are held, up to the hard limit, while an admission is asked or a subscriber lags; 0 disables",
+    doc: "bytes of the latest elements each shared WebSocket stream keeps (at most the hard limit; every distinct shared stream holds its own), so that a subscriber admitted within them is replayed from them and reads the shared call without a call of its own (subscribers admitted behind them share a catch-up call); more are held, up to the hard limit for each subscriber being admitted or lagging (8 at most), while they are; 0 disables",
   },
   "websocket-config.fanout-history-elements": {
     type: int(0, 2 ** 31 - 1),

@@ -48,11 +48,21 @@ export interface ReplayHistoryLimits {
    */
   readonly bytes: number;
   /**
-   * Bytes the history may grow to past `bytes` while a hold needs the elements from its offset
-   * on: a reader that is held for must not cost more than its socket alone might have buffered.
+   * Bytes the history may grow to past `bytes` for each reader held for (up to
+   * {@link MAX_HELD_READERS} of them) while a hold needs the elements from its offset on: a
+   * reader that is held for must not cost more than its socket alone might have buffered.
    */
   readonly heldBytes: number;
 }
+
+/**
+ * Held readers whose `heldBytes` add up: a history shared by a crowd that lags (a replay read by
+ * one client at its own pace: the readers take turns being the slowest and spread over tens of
+ * MiB) keeps what its slowest need instead of sending them onto ledger calls of their own, which
+ * transcode every element again for one reader; readers that stop at the same place still cost
+ * a bounded history (8 hard limits, 128 MiB by default), not one hard limit each.
+ */
+export const MAX_HELD_READERS = 8;
 
 /** Dropped elements kept in the array before it is cut: cutting it costs a copy of the rest. */
 const MIN_CUT = 1024;
@@ -109,6 +119,16 @@ export class ReplayHistory {
    * goes, since each element it takes changes what it has.
    */
   *atOrAfter(offset: number): Generator<HeldElement> {
+    for (let i = this.indexAtOrAfter(offset), held = this.at(i); held !== undefined; held = this.at(++i))
+      yield held;
+  }
+
+  /**
+   * Where {@link atOrAfter} starts, for {@link at}: a replay walks the history by index, with no
+   * iterator result per element (a crowd's replays are most of its deliveries). Valid until the
+   * history takes its next element or is cleared.
+   */
+  indexAtOrAfter(offset: number): number {
     // Offsets never go down along the history.
     let low = this.#head;
     let high = this.#elements.length;
@@ -117,7 +137,12 @@ export class ReplayHistory {
       if ((this.#elements[middle] as HeldElement).offset < offset) low = middle + 1;
       else high = middle;
     }
-    for (let i = low; i < this.#elements.length; i += 1) yield this.#elements[i] as HeldElement;
+    return low;
+  }
+
+  /** The element at `index` (see {@link indexAtOrAfter}); undefined past the newest. */
+  at(index: number): HeldElement | undefined {
+    return this.#elements[index];
   }
 
   /**
@@ -125,7 +150,8 @@ export class ReplayHistory {
    * a reader held for may no longer be covered.
    */
   remember(element: HeldElement): boolean {
-    const { bytes: limit, heldBytes } = this.#limits;
+    const { bytes: limit } = this.#limits;
+    const heldBytes = this.#limits.heldBytes * Math.min(this.#holds.size, MAX_HELD_READERS);
     if (limit <= 0) {
       this.#drop(element);
       return true;
@@ -151,8 +177,8 @@ export class ReplayHistory {
   }
 
   /**
-   * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` in
-   * all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
+   * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` for
+   * each reader held for (at most {@link MAX_HELD_READERS}) in all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
    * reader may have moved on meanwhile.
    */
   hold(reader: Reader): Release {

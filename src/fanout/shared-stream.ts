@@ -14,9 +14,9 @@ export interface SharedStreamOptions {
   /** Shared elements a catching-up member may hold before it stays on its own call instead. */
   readonly catchUpBuffer: number;
   /**
-   * Bytes the history may grow to past `historyBytes` while a member lags or an admission is
-   * asked: the elements after its offset are kept for it, once for every such member (the
-   * per-socket hard limit: what its socket alone might have buffered).
+   * Bytes the history may grow by past `historyBytes` for each member that lags and each
+   * admission asked (up to MAX_HELD_READERS of them): the elements after its offset are kept for
+   * it (the per-socket hard limit: what its socket alone might have buffered).
    */
   readonly lagBytes: number;
   /**
@@ -97,7 +97,8 @@ export class DeliverySlot {
  *   on its own call and registers again when its socket is ready.
  * - A member over its high-water mark lags: it is skipped while the others go on, and replayed
  *   from the history when its socket drains. While it lags (and while an admission is asked),
- *   the history keeps the elements after its offset, up to `lagBytes`; a member the history no
+ *   the history keeps the elements after its offset, `lagBytes` for each such reader (so that a
+ *   replay crowd read at one client's pace stays on the shared call); a member the history no
  *   longer covers is detached onto its own call from its last offset. The upstream pauses only
  *   when no shared member is ready.
  * - When the owner leaves, the upstream is cancelled at once and reopened from the shared
@@ -312,7 +313,12 @@ export class SharedStream {
     // turn's worth without reaching it; one element at least, so that every turn moves.
     const turn = Math.min(REPLAY_TURN_BYTES, this.#options.lagBytes / 4);
     let replayed = 0;
-    for (const held of this.#history.atOrAfter(member.last)) {
+    const history = this.#history;
+    for (
+      let i = history.indexAtOrAfter(member.last), held = history.at(i);
+      held !== undefined;
+      held = history.at(++i)
+    ) {
       const { bytes, offset, checkpoint } = held;
       if (!member.lacks(offset, checkpoint)) continue;
       if (replayed > 0 && replayed >= turn) {

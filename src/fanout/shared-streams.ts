@@ -19,9 +19,9 @@ export interface SharedStreamsOptions {
    */
   historyBytes: number;
   /**
-   * Bytes a stream's history may grow to while a subscriber lags (over its high-water mark) or is
-   * being admitted, so that it is replayed from it instead of a call of its own: the per-socket
-   * hard limit (websocket-config.hard-limit).
+   * Bytes a stream's history may grow by for each subscriber that lags (over its high-water mark)
+   * or is being admitted (up to 8 of them), so that it is replayed from it instead of a call of
+   * its own: the per-socket hard limit (websocket-config.hard-limit).
    */
   lagBytes: number;
   /**

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { map, Subject, type Subscription } from "rxjs";
+import { Subject, type Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { tokenRenewed } from "../endpoints/renewal-ack.js";
@@ -75,7 +75,10 @@ export interface SessionAuthorization {
   readonly renewalsPerMinute: number;
 }
 
-type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
+/** The stream's error, as its last item: elements pass as their text, with no wrapper each. */
+class StreamError {
+  constructor(readonly error: unknown) {}
+}
 
 /** RFC 6455 "Try Again Later": the ledger went away; the client resumes once it is back. */
 const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -206,15 +209,14 @@ export class StreamSession {
           this.#reason ??= end.reason;
           if (end.error !== undefined) this.#logFailure(end.error);
         }),
-        map((text): Frame => ({ kind: "element", text })),
-        errorFrame((error): Frame => ({ kind: "error", error })),
+        errorFrame((error) => new StreamError(error)),
       )
       .subscribe({
-        next: (frame) =>
-          frame.kind === "element"
+        next: (item) =>
+          typeof item === "string"
             ? // A shared element's one Buffer (encoded once for every member), else its text.
-              this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? frame.text)
-            : this.#lastFrame(frame.error),
+              this.#sink.element(this.#options.fanout?.bytesOf(item) ?? item)
+            : this.#lastFrame(item.error),
         complete: () => this.#sink.complete(),
       });
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type HeldElement, ReplayHistory } from "../../src/fanout/replay-history.js";
+import { type HeldElement, MAX_HELD_READERS, ReplayHistory } from "../../src/fanout/replay-history.js";
 
 /** An element at `offset` of `size` bytes (8 unless a test needs otherwise). */
 const element = (offset: number, checkpoint: boolean, size = 8): HeldElement => ({
@@ -87,6 +87,26 @@ describe("ReplayHistory", () => {
     assert.equal(h.remember(tx(7)), true);
     assert.deepEqual(held(h), range(3, 7));
     assert.equal(h.covers(at(1)), false, "2 is gone: the held reader is no longer covered");
+  });
+
+  it("keeps the held bytes for each reader held for, up to MAX_HELD_READERS of them", () => {
+    // 5 elements of 8 bytes per held reader; 2 otherwise.
+    const h = history(2 * 8, 5 * 8);
+    const slowest = { last: 1 };
+    const releases = [h.hold(slowest), h.hold({ last: 3 })];
+    for (let offset = 1; offset <= 10; offset += 1) h.remember(tx(offset));
+    assert.deepEqual(held(h), range(1, 10), "two readers: 80 bytes");
+    assert.equal(h.remember(tx(11)), true, "88 bytes: over, the oldest goes");
+    assert.equal(h.covers(at(1)), true);
+    assert.equal(h.remember(tx(12)), true);
+    assert.equal(h.covers(at(1)), false, "2 is gone: the slowest is no longer covered");
+
+    for (const release of releases) release();
+    const crowd = history(2 * 8, 5 * 8);
+    for (let i = 0; i < MAX_HELD_READERS + 3; i += 1) crowd.hold({ last: 0 });
+    for (let offset = 1; offset <= 5 * MAX_HELD_READERS + 1; offset += 1) crowd.remember(tx(offset));
+    assert.equal(held(crowd).length, 5 * MAX_HELD_READERS, "more readers than that hold no more");
+    assert.equal(crowd.covers(at(0)), false);
   });
 
   it("counts bytes, not elements: one large element pushes the held ones out, and the newest always stays", () => {

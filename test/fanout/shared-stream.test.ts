@@ -393,6 +393,31 @@ describe("SharedStream", () => {
     assert.deepEqual(fanout.stream("k")?.members(), { shared: 2, catching_up: 0, own: 0 });
   });
 
+  it("keeps the hard limit's bytes for each lagging member: a crowd that lags by turns stays on the shared call", async () => {
+    // 3 elements' bytes, 48 more while one member lags (6 elements), 96 while two do.
+    const { ledger, join, counts } = fixture({ historyBytes: 3 * 8, lagBytes: 6 * 8 });
+    const fast = join(0);
+    const slow = join(0);
+    const slower = join(0);
+    await settle();
+    const shared = ledger.calls[0] as Call;
+    shared.emit(...txs(1, 2));
+    slower.demand.next(false);
+    shared.emit(...txs(3, 4));
+    slow.demand.next(false);
+    // 10 behind the slower one, past one member's 6 but within two members' 12.
+    shared.emit(...txs(5, 12));
+    assert.equal(counts.detached, undefined, "no call of its own for either");
+    slower.demand.next(true);
+    slow.demand.next(true);
+    // Replayed a quarter of the hard limit per turn.
+    for (let turn = 0; turn < 12; turn += 1) await settle();
+    shared.emit(tx(13));
+
+    assert.equal(ledger.calls.length, 1);
+    for (const member of [fast, slow, slower]) assert.deepEqual(member.received, range(1, 13));
+  });
+
   it("pauses the shared call only when every member is slow", async () => {
     const { ledger, join } = fixture({ historyBytes: 100 * 8 });
     const a = join(0);

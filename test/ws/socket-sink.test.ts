@@ -159,6 +159,55 @@ describe("SocketSink", () => {
     deepStrictEqual(demand, [true]);
   });
 
+  it("flushes every sink given frames in a turn at that turn's end, and frames given during a flush at the next", async () => {
+    const first = setup();
+    const second = setup();
+    const third = setup();
+    for (const { socket } of [first, second, third]) socket.reading = true;
+    send(second.sink, 1, 2);
+    send(first.sink, 1, 1);
+    // While the first sink's frame goes out, the third is given one: it goes at the next turn.
+    const taken = first.socket.send.bind(first.socket);
+    first.socket.send = (message) => {
+      send(third.sink, 7, 7);
+      return taken(message);
+    };
+    await turn();
+    deepStrictEqual(second.socket.sent, [element(1), element(2)]);
+    deepStrictEqual(first.socket.sent, [element(1)]);
+    deepStrictEqual(third.socket.sent, []);
+    await turn();
+    deepStrictEqual(third.socket.sent, [element(7)]);
+  });
+
+  it("counts every element that left over many flushes and partial reads, its byte marks reused", async () => {
+    const { socket, sink, events } = setup({ highWaterMark: 1e9, hardLimit: 2e9 });
+    let offset = 0;
+    for (let round = 0; round < 40; round += 1) {
+      send(sink, offset + 1, offset + 100);
+      offset += 100;
+      await turn();
+      // Most of what is buffered, all of it only every twentieth round: the marks are compacted
+      // (over 1,024 out and still some buffered), and overwritten from the start.
+      const all = round % 20 === 19;
+      socket.read(all ? socket.buffered : socket.buffered - 37 * ELEMENT_BYTES);
+      sink.drained();
+      equal(sink.delivered, all ? offset : offset - 37, `round ${round}`);
+    }
+    equal(sink.delivered, 4000);
+    const counted = events.sent.reduce((sum, [elements]) => sum + elements, 0);
+    equal(counted, 4000);
+    equal(
+      events.sent.reduce((sum, [, bytes]) => sum + bytes, 0),
+      4000 * ELEMENT_BYTES,
+    );
+    send(sink, 4001, 4003);
+    await turn();
+    socket.read(ELEMENT_BYTES);
+    sink.drained();
+    equal(sink.delivered, 4001, "one element's bytes read: one more out, not all three");
+  });
+
   it("counts what left the buffer in wire bytes when the socket deflates its frames", async () => {
     const { socket, sink, events } = setup({ compressed: true, highWaterMark: 1000, hardLimit: 10_000 });
     socket.deflate = 0.5;
