@@ -14,6 +14,9 @@ import { WireTranscoder } from "./wire/wire-transcoder.js";
  */
 type WireText = (bytes: Buffer, token: string | undefined) => string | Promise<string>;
 
+/** Commands that name packages by id: each is what goes to the ledger. */
+const PACKAGE_IDS_AS_GIVEN: CommandContext = { packageIdOf: (ref) => ref };
+
 /**
  * The codec as the gateway uses it: both paths with the async step each needs first (load the
  * signatures of the packages a message names; resolve `#package-name` references of commands).
@@ -89,6 +92,10 @@ export class LedgerJson {
     const commands = inline ? body : (body?.commands as typeof body);
     const refs = commandTemplateRefs(commands);
     if (refs.length === 0) return this.codec.fromJson(typeName, json);
+    // The hot path: package ids only, every package held already: nothing to resolve or load.
+    if (refs.every((ref) => !ref.startsWith("#") && this.signatures.has(ref))) {
+      return this.codec.fromJson(typeName, json, "", PACKAGE_IDS_AS_GIVEN);
+    }
     const party =
       Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
     const resolved = new Map<string, string>();
