@@ -92,12 +92,11 @@ export class LedgerJson {
     const commands = inline ? body : (body?.commands as typeof body);
     const refs = commandTemplateRefs(commands);
     if (refs.length === 0) return this.codec.fromJson(typeName, json);
-    // The hot path: package ids only, every package held already: nothing to resolve or load.
-    if (refs.every((ref) => !ref.startsWith("#") && this.signatures.has(ref))) {
-      return this.codec.fromJson(typeName, json, "", PACKAGE_IDS_AS_GIVEN);
-    }
     const party =
       Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
+    // The hot path: every reference resolved and its package held already: nothing to wait for.
+    const now = this.resolvedNow(refs, party);
+    if (now !== undefined) return this.codec.fromJson(typeName, json, "", now);
     const resolved = new Map<string, string>();
     await Promise.all(
       [...new Set(refs)].map(async (ref) => {
@@ -135,5 +134,21 @@ export class LedgerJson {
       // A type of a package that failed to load as a dependency: that failure is the answer.
       throw failures.values().next().value;
     }
+  }
+
+  /**
+   * The references' package ids when each is known without asking the ledger (an id, or a
+   * `#name` whose preference is held) and its package is loaded; else undefined.
+   */
+  private resolvedNow(refs: readonly string[], party: string): CommandContext | undefined {
+    let names: Map<string, string> | undefined;
+    for (const ref of refs) {
+      const id = ref.startsWith("#") ? this.signatures.preferredPackageNow?.(ref.slice(1), party) : ref;
+      if (id === undefined || !this.signatures.has(id)) return undefined;
+      if (id !== ref) (names ??= new Map()).set(ref, id);
+    }
+    if (names === undefined) return PACKAGE_IDS_AS_GIVEN;
+    const resolved = names;
+    return { packageIdOf: (ref) => resolved.get(ref) ?? ref };
   }
 }
