@@ -145,7 +145,9 @@ export class LedgerJson {
     for (const ref of refs) {
       const id = ref.startsWith("#") ? this.signatures.preferredPackageNow?.(ref.slice(1), party) : ref;
       if (id === undefined || !this.signatures.has(id)) return undefined;
-      if (id !== ref) (names ??= new Map()).set(ref, id);
+      if (id === ref) continue;
+      names ??= new Map();
+      names.set(ref, id);
     }
     if (names === undefined) return PACKAGE_IDS_AS_GIVEN;
     const resolved = names;
