@@ -5,7 +5,7 @@
  * Bench:Tick (3000) at concurrency 16; prints the gateway's CPU (from /proc) per request over
  * that window.
  * Short enough to alternate two builds of the gateway and compare them on a shared machine:
- *   node dist/bench/micro/unary-cost.js get|submit [--requests N] [--cpu-prof DIR]
+ *   node dist/bench/micro/unary-cost.js get|submit [--requests N] [--warm-up N] [--cpu-prof DIR]
  * For a profile, give many more requests than the default: the process's start-up (proto
  * loading, schema compilation, protobufjs's code generation on first use) is in the profile too.
  */
@@ -18,7 +18,7 @@ import { tickCommands } from "../lib/tick-commands.js";
 
 const { values, positionals } = commandLine(
   "micro/unary-cost.js",
-  { "cpu-prof": { type: "string" }, requests: { type: "string" } },
+  { "cpu-prof": { type: "string" }, requests: { type: "string" }, "warm-up": { type: "string" } },
   "get|submit",
 );
 const what = positionals[0] ?? "get";
@@ -52,8 +52,9 @@ try {
       }),
     );
   };
-  // Negative numbers: warm-up commands have ids of their own.
-  await loops(4000, -4000);
+  // Negative numbers: warm-up commands have ids of their own. 0: a cold gateway's first requests.
+  const warmUp = Number(values["warm-up"] ?? 4000);
+  await loops(warmUp, -warmUp);
   const pid = gateway.child.pid as number;
   const cpuBefore = processCpuSeconds(pid);
   const started = Date.now();

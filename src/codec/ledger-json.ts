@@ -15,6 +15,9 @@ import { WireTranscoder } from "./wire/wire-transcoder.js";
  */
 type WireText = (bytes: Buffer, token: string | undefined) => string | Promise<string>;
 
+/** Commands that name packages by id: each is what goes to the ledger. */
+const PACKAGE_IDS_AS_GIVEN: CommandContext = { packageIdOf: (ref) => ref };
+
 /**
  * The codec as the gateway uses it: both paths with the async step each needs first (load the
  * signatures of the packages a message names; resolve `#package-name` references of commands).
@@ -115,6 +118,9 @@ export class LedgerJson {
     if (refs.length === 0) return this.codec.fromJson(typeName, json);
     const party =
       Array.isArray(commands?.actAs) && typeof commands.actAs[0] === "string" ? commands.actAs[0] : "";
+    // The hot path: every reference resolved and its package held already: nothing to wait for.
+    const now = this.resolvedNow(refs, party);
+    if (now !== undefined) return this.codec.fromJson(typeName, json, "", now);
     const resolved = new Map<string, string>();
     await Promise.all(
       [...new Set(refs)].map(async (ref) => {
@@ -152,5 +158,23 @@ export class LedgerJson {
       // A type of a package that failed to load as a dependency: that failure is the answer.
       throw failures.values().next().value;
     }
+  }
+
+  /**
+   * The references' package ids when each is known without asking the ledger (an id, or a
+   * `#name` whose preference is held) and its package is loaded; else undefined.
+   */
+  private resolvedNow(refs: readonly string[], party: string): CommandContext | undefined {
+    let names: Map<string, string> | undefined;
+    for (const ref of refs) {
+      const id = ref.startsWith("#") ? this.signatures.preferredPackageNow?.(ref.slice(1), party) : ref;
+      if (id === undefined || !this.signatures.has(id)) return undefined;
+      if (id === ref) continue;
+      names ??= new Map();
+      names.set(ref, id);
+    }
+    if (names === undefined) return PACKAGE_IDS_AS_GIVEN;
+    const resolved = names;
+    return { packageIdOf: (ref) => resolved.get(ref) ?? ref };
   }
 }

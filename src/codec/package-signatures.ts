@@ -11,4 +11,9 @@ export interface PackageSignatures extends SignatureResolver {
   ensure(packageIds: Iterable<string>, token: string | undefined): Promise<void>;
   /** `#name` -> the package id the ledger prefers for `party` (GetPreferredPackages). */
   resolvePackageName(name: string, party: string, token: string | undefined): Promise<string>;
+  /**
+   * What `resolvePackageName` would answer at once, from what it holds; undefined when it would
+   * ask the ledger (or cannot tell). Absent: every name is resolved through `resolvePackageName`.
+   */
+  preferredPackageNow?(name: string, party: string): string | undefined;
 }

@@ -13,6 +13,11 @@ const documentId = (version: ApiVersion) => `ledger-api-${version}`;
 export class BodyValidator {
   private readonly ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });
   private readonly compiled = new Map<string, ValidateFunction>();
+  /**
+   * By release asked for, then schema: the validator `validate` uses, its release fallback
+   * resolved once, not per request.
+   */
+  private readonly resolved = new Map<ApiVersion, Map<string, ValidateFunction>>();
   private readonly components = new Map<ApiVersion, SchemaComponents>();
 
   constructor(
@@ -39,7 +44,16 @@ export class BodyValidator {
   validate(schema: string, json: unknown, version: ApiVersion = this.served()): void {
     // A route is served only in the releases that have its schema: another release's shape is
     // the fallback for a caller that asks for it anyway.
-    const validate = this.validator(schema, this.releaseHaving(schema, version) ?? version);
+    let bySchema = this.resolved.get(version);
+    if (bySchema === undefined) {
+      bySchema = new Map();
+      this.resolved.set(version, bySchema);
+    }
+    let validate = bySchema.get(schema);
+    if (validate === undefined) {
+      validate = this.validator(schema, this.releaseHaving(schema, version) ?? version);
+      bySchema.set(schema, validate);
+    }
     if (validate(json)) return;
     const error = validate.errors?.[0];
     const where = error?.instancePath ? ` at ${error.instancePath}` : "";

@@ -27,7 +27,8 @@ export function parseRequestJson(text: string, location = "body"): unknown {
   } catch (error) {
     throw new InvalidValueError(location, (error as Error).message);
   }
-  if (nestsDeeperThan(text, MAX_REQUEST_JSON_DEPTH)) {
+  // Each level opens with a character of its own: a shorter text cannot nest that deep.
+  if (text.length > MAX_REQUEST_JSON_DEPTH && nestsDeeperThan(text, MAX_REQUEST_JSON_DEPTH)) {
     throw new InvalidValueError(location, `nested deeper than ${MAX_REQUEST_JSON_DEPTH} levels`);
   }
   return json;

@@ -39,9 +39,12 @@ export interface BodyLimits {
 
 /**
  * A request body, read only once the request may have it. uWS delivers body chunks only to a
- * handler registered synchronously inside the request handler, so the reader registers at once
- * and pauses the socket: what the kernel holds stays there until {@link read} (after the token
- * check), and a refused request never costs more than the bytes uWS had already taken in.
+ * handler registered synchronously inside the request handler, so the reader registers at once;
+ * a first chunk that is not the whole body pauses the socket unless the read has begun: what
+ * the kernel holds stays there until {@link read} (after the token check, once the budget grants
+ * it), and a refused request never costs more than the bytes uWS had already taken in. Not
+ * paused up front: most bodies come whole with their headers, and a pause and its resume are two
+ * system calls (epoll_ctl) per request for nothing.
  * Bytes are counted as they arrive against the limit, and the whole read is bounded in time by
  * `timeoutMs` alone (uWS's timeout is held meanwhile).
  * With a Content-Length the body is copied into one buffer of that size (no list of chunks to
@@ -57,6 +60,10 @@ export class BodyReader {
   private timer: NodeJS.Timeout | undefined;
   private grant: BodyGrant | undefined;
   private releaseTimeoutHold: (() => void) | undefined;
+  /** The read has begun (granted): chunks are taken as they come. */
+  private started = false;
+  /** The socket was paused for the read to begin. */
+  private paused = false;
 
   constructor(
     private readonly res: HttpResponse,
@@ -64,7 +71,6 @@ export class BodyReader {
     private readonly limits: BodyLimits,
   ) {
     res.onData((chunk, isLast) => this.onChunk(chunk, isLast));
-    res.pause();
   }
 
   /** What Content-Length announced (undefined: chunked). */
@@ -108,8 +114,9 @@ export class BodyReader {
       let at = 0;
       for (const held of this.chunks.splice(0)) at += held.copy(this.buffer, at);
     }
+    this.started = true;
     this.releaseTimeoutHold = this.limits.timeoutHold?.hold(this.res, () => false);
-    this.res.resume();
+    this.resume();
   }
 
   /** The client went away: a pending read rejects, so the request is settled all the same. */
@@ -131,14 +138,27 @@ export class BodyReader {
     }
     if (this.buffer) this.buffer.set(new Uint8Array(chunk), this.size - chunk.byteLength);
     else this.chunks.push(Buffer.from(chunk.slice(0)));
-    if (!isLast) return;
+    if (!isLast) {
+      // The rest waits in the kernel until the read begins.
+      if (!this.started && !this.paused) {
+        this.paused = true;
+        this.res.pause();
+      }
+      return;
+    }
     this.complete = true;
     clearTimeout(this.timer);
     this.stopHoldingTimeout();
     // Nothing of this request is left to hold back: the connection's next request may be read,
     // whether this body is read (`read`) or the request is answered without it (refused token).
-    this.res.resume();
+    this.resume();
     this.settle?.resolve(this.body());
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.res.resume();
   }
 
   private body(): Buffer {

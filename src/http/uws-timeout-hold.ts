@@ -13,8 +13,8 @@ interface Held {
 
 /**
  * Keeps uWS's HTTP timeout from cutting answers the gateway is still making. uWS arms that
- * timeout (10 s) when a paused request is resumed, which body-reader.ts does to every request
- * with a body, and disarms it only at a writable event of a response with an `onWritable`
+ * timeout (10 s) while a request's body arrives and when a paused request is resumed (body-reader.ts
+ * pauses a body that must wait for its read), and disarms it only at a writable event of a response with an `onWritable`
  * handler: an answer that takes longer than that to make (a streamed list twin, a list waiting
  * out `stream_idle_timeout_ms`, a slow ledger) was cut some 10 s after its body arrived, while
  * its client took everything (issue 35). uWS.js offers no call that sets the timeout, but

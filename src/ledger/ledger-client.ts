@@ -11,6 +11,7 @@ import { frameMessage } from "./grpc-frame.js";
 import type { RefusedCallReason } from "./http2-connection.js";
 import { LedgerChannel } from "./ledger-channel.js";
 import { checkRequestBounds } from "./request-bounds.js";
+import { requestEncoder } from "./request-encoder.js";
 import { observeCall } from "./server-stream.js";
 import { ServerStreamCall } from "./server-stream-call.js";
 import type { StreamPurpose, StreamSlots } from "./stream-slots.js";
@@ -334,9 +335,10 @@ export class LedgerClient {
   ): PreparedCall {
     const { definition, requestType } = ledgerApiProtos().method(service, method);
     checkRequestBounds(requestType, request);
+    const encode = requestEncoder(requestType, definition.requestSerialize);
     return {
       definition,
-      frame: frameMessage(definition.requestSerialize(request), MAX_MESSAGE_BYTES),
+      frame: frameMessage(encode(request), MAX_MESSAGE_BYTES),
       authorization: token === undefined ? undefined : `Bearer ${token}`,
     };
   }

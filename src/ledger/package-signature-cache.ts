@@ -125,9 +125,9 @@ export class PackageSignatureCache implements SignatureResolver {
    * is what its values are typed with.
    */
   async resolvePackageName(name: string, party: string, token: string | undefined): Promise<string> {
+    const held = this.preferredPackageNow(name, party);
+    if (held !== undefined) return held;
     const key = `${name}\u0000${party}`;
-    const cached = this.preferences.get(key);
-    if (cached !== undefined && cached.expires > this.now()) return cached.packageId;
     const response = await this.ledger.unary<GetPreferredPackagesResponse>(
       INTERACTIVE,
       "GetPreferredPackages",
@@ -139,6 +139,12 @@ export class PackageSignatureCache implements SignatureResolver {
     if (reference === undefined) throw new Error(`the ledger returned no preferred package for ${name}`);
     this.preferences.set(key, { packageId: reference.packageId, expires: this.now() + this.preferenceTtlMs });
     return reference.packageId;
+  }
+
+  /** The preference `resolvePackageName` holds for `name` and `party`, while it is fresh. */
+  preferredPackageNow(name: string, party: string): string | undefined {
+    const cached = this.preferences.get(`${name}\u0000${party}`);
+    return cached !== undefined && cached.expires > this.now() ? cached.packageId : undefined;
   }
 
   /** Loads every package the ledger lists that is not held yet (e.g. to warm up at start). */

@@ -116,6 +116,8 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   /** Bound series of gRPC calls: `Service/Method` -> code -> histogram child. */
   readonly #calls = new Map<string, Map<string, CallSeries>>();
+  /** `service/method` labels by service and method: made once, not joined per call. */
+  readonly #methodLabels = new Map<string, Map<string, string>>();
   /** Bound series of HTTP answers: route template -> method -> recorder. */
   readonly #http = new Map<string, Map<string, HttpRecorder>>();
 
@@ -515,7 +517,7 @@ export class GatewayMetrics {
   /** The ledger calls' series: duration by method and code, server streams open. */
   ledgerCalls(): CallObserver {
     return (call) => {
-      const method = `${call.service}/${call.method}`;
+      const method = this.#methodLabel(call.service, call.method);
       if (call.streaming) this.ledgerStreamsOpen.inc({ method });
       return {
         trace: call.trace,
@@ -528,6 +530,20 @@ export class GatewayMetrics {
         },
       };
     };
+  }
+
+  #methodLabel(service: string, rpc: string): string {
+    let labels = this.#methodLabels.get(service);
+    if (labels === undefined) {
+      labels = new Map();
+      this.#methodLabels.set(service, labels);
+    }
+    let label = labels.get(rpc);
+    if (label === undefined) {
+      label = `${service}/${rpc}`;
+      labels.set(rpc, label);
+    }
+    return label;
   }
 
   /**

@@ -166,6 +166,52 @@ describe("LedgerJson: commands from JSON", () => {
     assert.deepEqual(sigs.names, ["gateway-samples/alice::1220"]);
   });
 
+  it("takes a #package-name preference the cache holds at once, and asks for one it does not", async () => {
+    const iouCommand = (templateId: string) => ({
+      commandId: "c1",
+      actAs: ["alice::1220"],
+      commands: [
+        {
+          CreateCommand: {
+            templateId,
+            createArguments: {
+              issuer: "bank::1220",
+              owner: "alice::1220",
+              currency: "EUR",
+              amount: 10,
+              observers: [],
+            },
+          },
+        },
+      ],
+    });
+    const asked = signatures();
+    const expected = await new LedgerJson(protos.root, asked).fromJson(
+      `${V2}.Commands`,
+      iouCommand("#gateway-samples:Iou:Iou"),
+      "t",
+    );
+    const held: string[] = [];
+    const holding = {
+      ...signatures(),
+      preferredPackageNow: (name: string, party: string) => {
+        held.push(`${name}/${party}`);
+        return name === "gateway-samples" ? SAMPLE_PACKAGE_ID : undefined;
+      },
+    };
+    const json = new LedgerJson(protos.root, holding);
+    const request = await json.fromJson(`${V2}.Commands`, iouCommand("#gateway-samples:Iou:Iou"), "t");
+    assert.deepEqual(request, expected);
+    assert.deepEqual(held, ["gateway-samples/alice::1220"]);
+    assert.deepEqual(holding.names, []);
+    // A package id as given, held: nothing asked either way.
+    await json.fromJson(`${V2}.Commands`, iouCommand(`${SAMPLE_PACKAGE_ID}:Iou:Iou`), "t");
+    assert.deepEqual(holding.names, []);
+    // A name without a preference held goes to resolvePackageName.
+    await json.fromJson(`${V2}.Commands`, iouCommand("#other-package:Iou:Iou"), "t");
+    assert.deepEqual(holding.names, ["other-package/alice::1220"]);
+  });
+
   it("names the JSON path of an ill-typed value", async () => {
     const json = new LedgerJson(protos.root, signatures());
     await assert.rejects(

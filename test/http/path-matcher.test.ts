@@ -61,6 +61,28 @@ describe("PathMatcher with the release served", () => {
     assert.equal(unknown.match("GET", "/v2/state/active-contracts-page").kind, "found");
   });
 
+  it("finds a literal path with or without its trailing slash, under the prefix, before a parameter's route", () => {
+    const routes = [
+      route("GET", "/v2/parties/{party}"),
+      route("GET", "/v2/parties/participant-id"),
+      route("POST", "/v2/parties/participant-id", { since: "3.5.10" }),
+      route("POST", "/v2/parties/{party}"),
+    ];
+    const served = new ServedApiVersion("3.5.4");
+    const matcher = new PathMatcher(routes, "/api", (availability) => served.serves(availability));
+    for (const path of ["/api/v2/parties/participant-id", "/api/v2/parties/participant-id/"]) {
+      const found = matcher.match("GET", path);
+      assert.equal(found.kind === "found" && found.route, routes[1]);
+      assert.deepEqual(found.kind === "found" && found.path, {});
+    }
+    // The literal POST is another release's: the parameter's route takes the path.
+    const post = matcher.match("POST", "/api/v2/parties/participant-id");
+    assert.equal(post.kind === "found" && post.route, routes[3]);
+    assert.deepEqual(post.kind === "found" && post.path, { party: "participant-id" });
+    assert.equal(matcher.match("GET", "/v2/parties/participant-id").kind, "not-found");
+    assert.equal(matcher.match("DELETE", "/api/v2/parties/participant-id").kind, "method-not-allowed");
+  });
+
   it("serves every route when told nothing of releases", () => {
     const all = new PathMatcher(ROUTES, "");
     for (const path of ["/v2/updates/flats", "/v2/commands/command-completions"])
