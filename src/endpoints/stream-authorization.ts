@@ -9,7 +9,7 @@ import {
   streamAdmissionUnansweredError,
 } from "../errors/index.js";
 
-import { expiryTimer } from "../jwt/expiry-timer.js";
+import { sharedExpiryTimer } from "../jwt/expiry-timer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import {
   askLedger,
@@ -226,7 +226,7 @@ export function authorizeSubscriber(
         expiry =
           at === undefined
             ? undefined
-            : expiryTimer(
+            : sharedExpiryTimer(
                 at,
                 () => {
                   if (grant.everConfirmed) end(expired(now()));
