@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { map, Subject, type Subscription } from "rxjs";
+import { Subject, type Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { tokenRenewed } from "../endpoints/renewal-ack.js";
@@ -10,6 +10,7 @@ import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
 import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
+  endReasonOf,
   errorFrameBody,
   errorFrameText,
   InvalidValueError,
@@ -25,8 +26,6 @@ import {
 import type { SharedStreams } from "../fanout/shared-streams.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { errorFrame } from "../streams/error-frame.js";
-import { streamEnd } from "../streams/stream-end.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -74,8 +73,6 @@ export interface SessionAuthorization {
   /** Renewal frames a minute (websocket-config.token-renewals-per-minute). */
   readonly renewalsPerMinute: number;
 }
-
-type Frame = { kind: "element"; text: string } | { kind: "error"; error: unknown };
 
 /** RFC 6455 "Try Again Later": the ledger went away; the client resumes once it is back. */
 const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -201,21 +198,22 @@ export class StreamSession {
         refused: (error) => this.#renewalRefused(error),
       },
     })
-      .pipe(
-        streamEnd((end) => {
-          this.#reason ??= end.reason;
-          if (end.error !== undefined) this.#logFailure(end.error);
-        }),
-        map((text): Frame => ({ kind: "element", text })),
-        errorFrame((error): Frame => ({ kind: "error", error })),
-      )
+      // One subscriber, no operators: how it ended is recorded here, and an error is the stream's
+      // last frame (a session's pipeline pieces and a frame object per element were a start's
+      // and a delivery's garbage). Unsubscribed before either: `closed` records it.
       .subscribe({
-        next: (frame) =>
-          frame.kind === "element"
-            ? // A shared element's one Buffer (encoded once for every member), else its text.
-              this.#sink.element(this.#options.fanout?.bytesOf(frame.text) ?? frame.text)
-            : this.#lastFrame(frame.error),
-        complete: () => this.#sink.complete(),
+        // A shared element's one Buffer (encoded once for every member), else its text.
+        next: (text) => this.#sink.element(this.#options.fanout?.bytesOf(text) ?? text),
+        error: (error: unknown) => {
+          this.#reason ??= endReasonOf(error);
+          this.#logFailure(error);
+          this.#lastFrame(error);
+          this.#sink.complete();
+        },
+        complete: () => {
+          this.#reason ??= "completed";
+          this.#sink.complete();
+        },
       });
   }
 
