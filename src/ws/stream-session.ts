@@ -24,6 +24,7 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
+import type { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
@@ -56,6 +57,8 @@ export interface StreamSessionOptions {
   tokenRefusal?: GatewayTokenRefusal;
   /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
   openedAt: number;
+  /** The expiries of the tokens the worker's sessions hold: this session's token is decoded once for all of them. */
+  expiries?: HeldTokenExpiries;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -102,6 +105,8 @@ export class StreamSession {
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
   readonly #acknowledge = new Set<string>();
+  /** The token whose entry in `expiries` it holds, given back at the close. */
+  #heldToken: string | undefined;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -124,7 +129,13 @@ export class StreamSession {
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     const { recheckIntervalMs, ledgerAwayGraceMs } = options.authorization;
-    this.#grant = subscriberGrant(options.token, recheckIntervalMs, ledgerAwayGraceMs);
+    const { token, expiries } = options;
+    let expiresAt: number | undefined;
+    if (token !== undefined && expiries !== undefined) {
+      expiresAt = expiries.hold(token);
+      this.#heldToken = token;
+    }
+    this.#grant = subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, expiresAt);
   }
 
   /**
@@ -294,6 +305,10 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
+    if (this.#heldToken !== undefined) {
+      this.#options.expiries?.release(this.#heldToken);
+      this.#heldToken = undefined;
+    }
     this.#untrackLag?.();
     this.#subscription?.unsubscribe();
     recordStreamClose(this.#options, code, {
