@@ -104,7 +104,7 @@ export class StreamSession {
    * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
-  readonly #acknowledge = new Set<string>();
+  #acknowledge: Set<string> | undefined;
   /** The token whose entry in `expiries` it holds, given back at the close. */
   #heldToken: string | undefined;
 
@@ -112,11 +112,16 @@ export class StreamSession {
     this.#options = options;
     const endpoint = options.endpoint.path;
     const metrics = options.metrics;
+    const { limits } = options;
+    // One shape for every session's options (no spreads): the sink reads them on every frame.
     this.#sink = new SocketSink(socket, {
-      ...options.limits,
+      highWaterMark: limits.highWaterMark,
+      lowWaterMark: limits.lowWaterMark,
+      hardLimit: limits.hardLimit,
+      writeDeadlineMs: limits.writeDeadlineMs,
       traceId: options.trace.traceId,
-      ...(options.compressed ? { compressed: true } : {}),
-      ...(options.endpoint.offsetOf ? { offsetOf: (e: string) => options.endpoint.offsetOf?.(e) } : {}),
+      compressed: options.compressed === true,
+      offsetOf: options.endpoint.offsetOf ? (e: string) => options.endpoint.offsetOf?.(e) : undefined,
       onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
       onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
       onSlowConsumer: (cause) => {
@@ -204,7 +209,7 @@ export class StreamSession {
         renewed: (token) => {
           this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
           trace.span?.event("renewal", { outcome: "accepted" });
-          if (this.#acknowledge.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
+          if (this.#acknowledge?.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
         },
         refused: (error) => this.#renewalRefused(error),
       },
@@ -247,12 +252,14 @@ export class StreamSession {
   }
 
   #wantsAcknowledgement(token: string): void {
-    this.#acknowledge.delete(token);
-    this.#acknowledge.add(token);
+    // Made at the first renewal that asks: a start allocates nothing for renewals it may never see.
+    const acknowledge = (this.#acknowledge ??= new Set());
+    acknowledge.delete(token);
+    acknowledge.add(token);
     const kept = Math.max(1, this.#options.authorization.renewalsPerMinute);
-    for (const oldest of this.#acknowledge) {
-      if (this.#acknowledge.size <= kept) break;
-      this.#acknowledge.delete(oldest);
+    for (const oldest of acknowledge) {
+      if (acknowledge.size <= kept) break;
+      acknowledge.delete(oldest);
     }
   }
 

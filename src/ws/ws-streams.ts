@@ -191,12 +191,13 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
     deadlines.delete(ws);
+    // One shape for every session's options (no conditional spreads).
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
       token: data.token,
       compressed: data.compressed,
       trace: data.trace,
-      ...(data.span ? { span: data.span } : {}),
+      span: data.span,
       validator: options.validator,
       queries,
       expiries,
@@ -205,7 +206,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       log: options.log,
       fanout,
       authorization: options.authorization,
-      ...(options.tokenRefusal ? { tokenRefusal: options.tokenRefusal } : {}),
+      tokenRefusal: options.tokenRefusal,
       openedAt: data.openedAt,
     });
     return data.session;
