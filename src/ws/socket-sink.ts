@@ -116,33 +116,6 @@ type Item = Uint8Array | string | OwnFrame | ResumableEnd | typeof COMPLETE;
  *   delivered.
  */
 export class SocketSink {
-  /**
-   * The sinks with frames queued in this turn of the event loop, flushed by one setImmediate for
-   * all of them: an Immediate and a closure per sink and turn were garbage at every delivery of
-   * a fan-out (its members are fed in the same turn) and at every subscriber's start. A sink
-   * queued while a turn's sinks flush goes in the next turn, as its own setImmediate would have.
-   */
-  static #due: SocketSink[] = [];
-  static #turnScheduled = false;
-
-  static #flushTurn(): void {
-    SocketSink.#turnScheduled = false;
-    const due = SocketSink.#due;
-    SocketSink.#due = [];
-    let failed = false;
-    let failure: unknown;
-    for (const sink of due) {
-      try {
-        sink.#flush();
-      } catch (error) {
-        // The others still flush; the first failure is thrown as a sink's own would have been.
-        if (!failed) failure = error;
-        failed = true;
-      }
-    }
-    if (failed) throw failure;
-  }
-
   readonly #socket: FrameSocket;
   readonly #options: SocketSinkOptions;
   readonly #gate: DemandGate;
@@ -303,10 +276,7 @@ export class SocketSink {
     this.#flushScheduled = true;
     // One corked write per event-loop turn: grpc-js delivers a read's worth of messages in one
     // turn, and one syscall for all of them is what keeps the socket path near gRPC speed.
-    SocketSink.#due.push(this);
-    if (SocketSink.#turnScheduled) return;
-    SocketSink.#turnScheduled = true;
-    setImmediate(SocketSink.#flushTurn);
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {

@@ -159,34 +159,6 @@ describe("SocketSink", () => {
     deepStrictEqual(demand, [true]);
   });
 
-  it("flushes every sink with frames queued in a turn from one Immediate, each in its own corked write, and a sink queued meanwhile in the next", async () => {
-    const immediates = () => process.getActiveResourcesInfo().filter((kind) => kind === "Immediate").length;
-    const before = immediates();
-    const sinks = Array.from({ length: 50 }, () => setup());
-    for (const { socket, sink } of sinks) {
-      socket.reading = true;
-      send(sink, 1, 2);
-    }
-    equal(immediates() - before, 1);
-    // A frame queued on a sink that flushes in this turn, from another sink's flush, waits for the next.
-    const late = setup();
-    late.socket.reading = true;
-    const first = sinks[0] as ReturnType<typeof setup>;
-    const cork = first.socket.cork.bind(first.socket);
-    first.socket.cork = (fn) => {
-      cork(fn);
-      send(late.sink, 7, 7);
-    };
-    await turn();
-    for (const { socket } of sinks) {
-      deepStrictEqual(socket.sent, [element(1), element(2)]);
-      equal(socket.corks, 1);
-    }
-    deepStrictEqual(late.socket.sent, []);
-    await turn();
-    deepStrictEqual(late.socket.sent, [element(7)]);
-  });
-
   it("counts what left the buffer in wire bytes when the socket deflates its frames", async () => {
     const { socket, sink, events } = setup({ compressed: true, highWaterMark: 1000, hardLimit: 10_000 });
     socket.deflate = 0.5;
