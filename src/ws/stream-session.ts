@@ -253,7 +253,8 @@ export class StreamSession {
 
   #wantsAcknowledgement(token: string): void {
     // Made at the first renewal that asks: a start allocates nothing for renewals it may never see.
-    const acknowledge = (this.#acknowledge ??= new Set());
+    this.#acknowledge ??= new Set();
+    const acknowledge = this.#acknowledge;
     acknowledge.delete(token);
     acknowledge.add(token);
     const kept = Math.max(1, this.#options.authorization.renewalsPerMinute);
