@@ -61,7 +61,17 @@ interface CallOptions {
   purpose?: StreamPurpose;
   /** Told each time the call is sent (StreamEndpoint.open's `opened`). */
   opened?: (() => void) | undefined;
+  /**
+   * Each message as "", not transcoded: an authorization probe needs only the ledger's first
+   * message, not its JSON (a crowd's probes from offset 0 each read, and transcoded, the ledger's
+   * first transaction only to drop it; an element naming a package not loaded yet would make the
+   * answer wait for that package).
+   */
+  answersOnly?: boolean;
 }
+
+/** A probe's answer: that the ledger sent a message, not what it holds. */
+const ANSWERED = "";
 
 /** Elements as their wire bytes: transcoded straight to text. */
 const RAW = { rawResponses: true } as const;
@@ -110,7 +120,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     toText ??= deps.json.wireText(responseType);
     const text = toText;
     const { demand$, trace, draining, purpose, opened } = options;
-    const elements$ = request$(request, token).pipe(
+    const messages$ = request$(request, token).pipe(
       switchMap((grpcRequest) =>
         deps.ledger.serverStream<Buffer>(service, rpc, grpcRequest as object, token, {
           ...RAW,
@@ -121,8 +131,9 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
           ...(opened ? { onOpen: opened } : {}),
         }),
       ),
-      mapInOrder((bytes) => text(bytes, token)),
     );
+    if (options.answersOnly) return messages$.pipe(map(() => ANSWERED));
+    const elements$ = messages$.pipe(mapInOrder((bytes) => text(bytes, token)));
     return reshape ? elements$.pipe(mapInOrder(reshaped(reshape))) : elements$;
   };
   const position = spec.position;
@@ -186,7 +197,8 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     idleByDefault: spec.idleByDefault,
     open,
     // Demand always true, no resume, no renewals: the call's own answer is the verdict.
-    probe: (request, token, trace) => call(request, token, { trace, purpose: "authorization" }),
+    probe: (request, token, trace) =>
+      call(request, token, { trace, purpose: "authorization", answersOnly: true }),
     ...(position ? { renewable: true } : {}),
     admit: (token, trace) => admitCaller(deps, token, trace),
     ...(spec.share

@@ -9,7 +9,7 @@ import {
   streamAdmissionUnansweredError,
 } from "../errors/index.js";
 
-import { expiryTimer } from "../jwt/expiry-timer.js";
+import { sharedExpiryTimer } from "../jwt/expiry-timer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import {
   askLedger,
@@ -45,15 +45,19 @@ import { Grant } from "./stream-grant.js";
  */
 const HOLD_LIMIT_CHARS = 16 * 1024 * 1024;
 
-/** A new grant for a subscriber: staleness after twice the re-check interval (never with none). */
+/**
+ * A new grant for a subscriber: staleness after twice the re-check interval (never with none).
+ * `expiresAt`: the token's, when the caller decoded it already (absent: decoded here).
+ */
 export function subscriberGrant(
   token: string | undefined,
   recheckIntervalMs: number,
   ledgerAwayGraceMs: number,
   now: () => number = Date.now,
+  expiresAt?: number,
 ): Grant {
   const staleAfterMs = recheckIntervalMs > 0 ? 2 * recheckIntervalMs : Number.POSITIVE_INFINITY;
-  return new Grant(token, { staleAfterMs, ledgerAwayGraceMs }, now());
+  return new Grant(token, { staleAfterMs, ledgerAwayGraceMs }, now(), expiresAt);
 }
 
 /**
@@ -226,7 +230,7 @@ export function authorizeSubscriber(
         expiry =
           at === undefined
             ? undefined
-            : expiryTimer(
+            : sharedExpiryTimer(
                 at,
                 () => {
                   if (grant.everConfirmed) end(expired(now()));

@@ -72,7 +72,8 @@ export interface StreamEndpoint {
    * of the participant's stream budget: it may take the share subscriptions cannot, so they
    * cannot starve it. Always ready (no pause), never reopened after a lost connection and never
    * moved onto a renewed token: the call's own end or error is the answer. Cold, and cancels its
-   * call on unsubscribe, as `open`; emits the elements as `open` does.
+   * call on unsubscribe, as `open`; emits once per message of the ledger's, which is all a probe
+   * reads (what it emits need not be the element: ledgerStream's probes do not transcode).
    */
   probe(request: unknown, token: string | undefined, trace?: TraceContext): Observable<string>;
   /**

@@ -54,9 +54,11 @@ export class Grant {
     token: string | undefined,
     readonly policy: GrantPolicy,
     createdAt: number,
+    /** The token's expiry when the caller decoded it already (see HeldTokenExpiries). */
+    expiresAt: number | undefined = tokenExpiryMs(token),
   ) {
     this.#token = token;
-    this.#expiresAt = tokenExpiryMs(token);
+    this.#expiresAt = expiresAt;
     this.#answeredAt = createdAt;
   }
 

@@ -81,7 +81,9 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
         },
         isCheckpoint: isOffsetCheckpoint,
         isTokenRefusal,
-        expiryOf: tokenExpiryMs,
+        // The grant decoded its token already: a member's own token (the one it joins with, or
+        // a renewal the grant took first) is not decoded again.
+        expiryOf: (token) => (token === grant.token ? grant.expiresAt : tokenExpiryMs(token)),
       },
     });
   });

@@ -91,6 +91,13 @@ export class ReplayHistory {
   readonly #holds = new Set<{ readonly reader: Reader }>();
   /** The lowest held offset, as last read (see hold). */
   #floor = Number.POSITIVE_INFINITY;
+  /**
+   * A hold ended since the floor was read: it is read again when an element is to be dropped, not
+   * at each release (a crowd's admissions release thousands of holds in one turn; reading the
+   * rest at each was N² over a reconnect storm). Until then the floor is at most the true one:
+   * readers only move on and holds only went away, so the history keeps more, never less.
+   */
+  #floorStale = false;
 
   constructor(limits: ReplayHistoryLimits) {
     this.#limits = limits;
@@ -163,7 +170,7 @@ export class ReplayHistory {
     // than the last element, so that a reader at the shared position is covered.
     while (this.#bytes > limit && this.#elements.length - this.#head > 1) {
       const oldest = this.#elements[this.#head] as HeldElement;
-      if (oldest.offset >= this.#floor && this.#bytes <= heldBytes) break;
+      if (oldest.offset >= this.#heldFloor() && this.#bytes <= heldBytes) break;
       this.#drop(oldest);
       this.#bytes -= oldest.bytes.byteLength;
       this.#head += 1;
@@ -178,19 +185,28 @@ export class ReplayHistory {
 
   /**
    * Keeps the elements from the reader's offset on past the element limit, up to `heldBytes` for
-   * each reader held for (at most {@link MAX_HELD_READERS}) in all, until released. The offset is read as the hold starts, and again whenever a hold ends: a
-   * reader may have moved on meanwhile.
+   * each reader held for (at most {@link MAX_HELD_READERS}) in all, until released. The offset is
+   * read as the hold starts, and again once a hold ended, when an element is next to be dropped:
+   * a reader may have moved on meanwhile.
    */
   hold(reader: Reader): Release {
     const hold = { reader };
     this.#holds.add(hold);
     this.#floor = Math.min(this.#floor, reader.last);
     return () => {
-      if (!this.#holds.delete(hold)) return;
+      if (this.#holds.delete(hold)) this.#floorStale = true;
+    };
+  }
+
+  /** The lowest offset a hold needs, read again once a hold ended (see #floorStale). */
+  #heldFloor(): number {
+    if (this.#floorStale) {
+      this.#floorStale = false;
       let floor = Number.POSITIVE_INFINITY;
       for (const { reader: held } of this.#holds) floor = Math.min(floor, held.last);
       this.#floor = floor;
-    };
+    }
+    return this.#floor;
   }
 
   /** Lets go of every element: their stream is over. */

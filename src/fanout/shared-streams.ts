@@ -106,13 +106,7 @@ export class SharedStreams {
       else {
         // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
         // and so does a catch-up stream that covers it, should the main one not.
-        const from = { offset: request.share.begin, checkpoint: false };
-        const releases = [running, ...this.#catchUpsOf(request.share.key)]
-          .filter((stream) => stream === running || stream.covers(from))
-          .map((stream) => stream.reserve(request.share.begin));
-        release = () => {
-          for (const released of releases) released();
-        };
+        release = this.#reserve(running, request.share);
         this.#admit(request, () => admit(running.position)).then(
           (askedAt) => {
             // No answer in time: its own call, which the ledger judges itself.
@@ -138,6 +132,22 @@ export class SharedStreams {
   }
 
   /**
+   * Keeps what comes after the subscriber's offset in the running stream, and in the catch-up
+   * streams that cover it, while its admission is asked; returns the release of all of them.
+   */
+  #reserve(running: SharedStream, share: MemberRequest["share"]): () => void {
+    const kept = running.reserve(share.begin);
+    const catchUps = this.#catchUps.get(share.key);
+    if (catchUps === undefined) return kept;
+    const from = { offset: share.begin, checkpoint: false };
+    const releases = [kept];
+    for (const stream of catchUps) if (stream.covers(from)) releases.push(stream.reserve(share.begin));
+    return () => {
+      for (const released of releases) released();
+    };
+  }
+
+  /**
    * The ledger's answer for this subscriber's token and request. Subscribers that ask the same
    * question at the same time (same request, offset and token: a client opening many sockets)
    * share one probe: the ledger's answer for that token, asked once while it is in flight, not
@@ -158,14 +168,17 @@ export class SharedStreams {
         },
       ),
     );
-    answer.then(
-      (askedAt) =>
-        request.told?.event("admission", {
-          outcome: askedAt === undefined ? "unanswered" : "admitted",
-          at: "fanout",
-        }),
-      () => request.told?.event("admission", { outcome: "refused", at: "fanout" }),
-    );
+    const { told } = request;
+    // Its span's events, with tracing on: no continuation per start without one.
+    if (told !== undefined)
+      answer.then(
+        (askedAt) =>
+          told.event("admission", {
+            outcome: askedAt === undefined ? "unanswered" : "admitted",
+            at: "fanout",
+          }),
+        () => told.event("admission", { outcome: "refused", at: "fanout" }),
+      );
     return answer;
   }
 

@@ -45,6 +45,8 @@ export class UpstreamCall {
   #handoverScheduled = false;
   /** Due shortly before the owner's token expires (see checkExpiry). */
   #expiryTimer: NodeJS.Timeout | undefined;
+  /** When #expiryTimer is due (epoch ms): a join that finds it armed for then leaves it. */
+  #expiryDue = 0;
   #closed = false;
 
   constructor(options: UpstreamCallOptions) {
@@ -118,15 +120,28 @@ export class UpstreamCall {
    * member joins, splices in or renews: it may be the later one.
    */
   checkExpiry(): void {
+    const owner = this.#owner;
+    const due =
+      owner === undefined || this.#call === undefined || this.#closed
+        ? Number.POSITIVE_INFINITY
+        : owner.expiresAt - this.#options.rotateBeforeExpiryMs;
+    const wait = due - Date.now();
+    // A crowd joining one call asks at each join: the timer armed for the same owner's expiry
+    // stays (a timer and its closure a join less).
+    if (wait > 0 && this.#expiryTimer !== undefined && this.#expiryDue === due) return;
     clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    const owner = this.#owner;
-    if (owner === undefined || this.#call === undefined || this.#closed) return;
-    if (owner.expiresAt === Number.POSITIVE_INFINITY) return;
-    const wait = owner.expiresAt - this.#options.rotateBeforeExpiryMs - Date.now();
+    if (owner === undefined || due === Number.POSITIVE_INFINITY) return;
     if (wait > 0) {
       // setTimeout's limit is 2^31 - 1 ms: a later expiry is looked at again then.
-      this.#expiryTimer = setTimeout(() => this.checkExpiry(), Math.min(wait, 2 ** 31 - 1));
+      this.#expiryDue = due;
+      this.#expiryTimer = setTimeout(
+        () => {
+          this.#expiryTimer = undefined;
+          this.checkExpiry();
+        },
+        Math.min(wait, 2 ** 31 - 1),
+      );
       this.#expiryTimer.unref();
       return;
     }

@@ -30,3 +30,61 @@ export function expiryTimer(
     },
   };
 }
+
+/** The subscribers due at one instant, and the one timer that ends them. */
+interface ExpiryGroup {
+  readonly due: Set<() => void>;
+  timer: { clear(): void } | undefined;
+}
+
+/** Groups by clock (tests move time with clocks of their own), then by instant. */
+const groups = new WeakMap<() => number, Map<number, ExpiryGroup>>();
+
+/**
+ * {@link expiryTimer} with one timer for every caller due at the same instant (the same `exp`,
+ * as `now` reads the clock): a crowd of subscribers on one token (a service's reconnecting
+ * sockets) holds one timer, not one each. `expire` is called at `expiresAtMs` unless cleared
+ * first; at once when that is past already.
+ */
+export function sharedExpiryTimer(
+  expiresAtMs: number,
+  expire: () => void,
+  now: () => number = Date.now,
+): { clear(): void } {
+  if (expiresAtMs - now() <= 0) {
+    expire();
+    return { clear: () => undefined };
+  }
+  let byInstant = groups.get(now);
+  if (byInstant === undefined) {
+    byInstant = new Map();
+    groups.set(now, byInstant);
+  }
+  const instants = byInstant;
+  let group = instants.get(expiresAtMs);
+  if (group === undefined) {
+    const created: ExpiryGroup = { due: new Set(), timer: undefined };
+    created.timer = expiryTimer(
+      expiresAtMs,
+      () => {
+        instants.delete(expiresAtMs);
+        created.timer = undefined;
+        for (const due of [...created.due]) due();
+      },
+      now,
+    );
+    instants.set(expiresAtMs, created);
+    group = created;
+  }
+  const joined = group;
+  // Its own entry: the same callback given twice is cleared once each.
+  const entry = () => expire();
+  joined.due.add(entry);
+  return {
+    clear() {
+      if (!joined.due.delete(entry) || joined.due.size > 0) return;
+      joined.timer?.clear();
+      if (instants.get(expiresAtMs) === joined) instants.delete(expiresAtMs);
+    },
+  };
+}

@@ -27,6 +27,7 @@ import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-fo
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
 import { openMetricsExposition } from "./open-metrics.js";
+import { PendingCounts } from "./pending-counts.js";
 import { type LagSource, SubscriberLagGauges } from "./subscriber-lag.js";
 
 const REFUSED_CALL_REASONS: readonly RefusedCallReason[] = ["metadata_too_large"];
@@ -274,18 +275,24 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly streamElements = new Counter({
+  /** Counted per frame sent: handed to the counters when they are read (see PendingCounts). */
+  readonly #elementsSent = new PendingCounts<"endpoint" | "transport">("endpoint", "transport");
+  readonly #bytesSent = new PendingCounts<"endpoint" | "transport">("endpoint", "transport");
+
+  readonly streamElements: Counter<"endpoint" | "transport"> = new Counter({
     name: "ledger_gateway_stream_elements_sent_total",
     help: "Stream elements sent to clients, by endpoint and transport (ws, http list twin, ndjson and sse: a list twin streamed)",
     labelNames: ["endpoint", "transport"] as const,
     registers: [this.registry],
+    collect: () => this.#elementsSent.flushInto(this.streamElements),
   });
 
-  readonly streamBytes = new Counter({
+  readonly streamBytes: Counter<"endpoint" | "transport"> = new Counter({
     name: "ledger_gateway_stream_bytes_sent_total",
     help: "Bytes of stream elements sent to clients (JSON text), by endpoint and transport",
     labelNames: ["endpoint", "transport"] as const,
     registers: [this.registry],
+    collect: () => this.#bytesSent.flushInto(this.streamBytes),
   });
 
   readonly wsBackpressurePauses = new Counter({
@@ -356,18 +363,24 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly fanoutSubscribers = new Gauge({
+  /** Changed per subscriber start: handed to the metrics when they are read (see PendingCounts). */
+  readonly #fanoutModes = new PendingCounts<"endpoint" | "mode">("endpoint", "mode");
+  readonly #fanoutJoined = new PendingCounts<"endpoint" | "how">("endpoint", "how");
+
+  readonly fanoutSubscribers: Gauge<"endpoint" | "mode"> = new Gauge({
     name: "ledger_gateway_fanout_subscribers",
     help: "Subscribers of shared streams, by endpoint and what they read from (shared: the shared call; catching_up: their own call, about to splice in; own: their own call)",
     labelNames: ["endpoint", "mode"] as const,
     registers: [this.registry],
+    collect: () => this.#fanoutModes.flushInto(this.fanoutSubscribers),
   });
 
-  readonly fanoutJoins = new Counter({
+  readonly fanoutJoins: Counter<"endpoint" | "how"> = new Counter({
     name: "ledger_gateway_fanout_joins_total",
     help: "Subscribers that joined a shared stream, by endpoint and how (direct: at once; splice: after catching up on their own call)",
     labelNames: ["endpoint", "how"] as const,
     registers: [this.registry],
+    collect: () => this.#fanoutJoined.flushInto(this.fanoutJoins),
   });
 
   readonly fanoutCatchUps = new Counter({
@@ -489,10 +502,10 @@ export class GatewayMetrics {
       handover: (endpoint) => this.fanoutHandovers.inc({ endpoint }),
       rotated: (endpoint, cause) => this.fanoutRotations.inc({ endpoint, cause }),
       memberMode: (endpoint, mode, previous) => {
-        if (previous !== undefined) this.fanoutSubscribers.dec({ endpoint, mode: previous });
-        if (mode !== undefined) this.fanoutSubscribers.inc({ endpoint, mode });
+        if (previous !== undefined) this.#fanoutModes.add(endpoint, previous, -1);
+        if (mode !== undefined) this.#fanoutModes.add(endpoint, mode, 1);
       },
-      joined: (endpoint, how) => this.fanoutJoins.inc({ endpoint, how }),
+      joined: (endpoint, how) => this.#fanoutJoined.add(endpoint, how, 1),
       catchUp: (endpoint, cause) => this.fanoutCatchUps.inc({ endpoint, cause }),
       detached: (endpoint) => this.fanoutDetaches.inc({ endpoint }),
       admission: (endpoint, outcome) => this.fanoutAdmissions.inc({ endpoint, outcome }),
@@ -625,8 +638,8 @@ export class GatewayMetrics {
   }
 
   recordStreamSent(endpoint: string, transport: StreamTransport, elements: number, bytes: number): void {
-    this.streamElements.inc({ endpoint, transport }, elements);
-    this.streamBytes.inc({ endpoint, transport }, bytes);
+    this.#elementsSent.add(endpoint, transport, elements);
+    this.#bytesSent.add(endpoint, transport, bytes);
   }
 
   recordStreamResume(endpoint: string, cause: LedgerLossCause, seconds: number): void {

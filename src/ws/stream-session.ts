@@ -10,6 +10,7 @@ import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import type { Grant } from "../endpoints/stream-grant.js";
 import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
+  endReasonOf,
   errorFrameBody,
   errorFrameText,
   InvalidValueError,
@@ -23,10 +24,9 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
+import type { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
-import { errorFrame } from "../streams/error-frame.js";
-import { streamEnd } from "../streams/stream-end.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -57,6 +57,8 @@ export interface StreamSessionOptions {
   tokenRefusal?: GatewayTokenRefusal;
   /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
   openedAt: number;
+  /** The expiries of the tokens the worker's sessions hold: this session's token is decoded once for all of them. */
+  expiries?: HeldTokenExpiries;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -73,11 +75,6 @@ export interface SessionAuthorization {
   readonly ledgerAwayGraceMs: number;
   /** Renewal frames a minute (websocket-config.token-renewals-per-minute). */
   readonly renewalsPerMinute: number;
-}
-
-/** The stream's error, as its last item: elements pass as their text, with no wrapper each. */
-class StreamError {
-  constructor(readonly error: unknown) {}
 }
 
 /** RFC 6455 "Try Again Later": the ledger went away; the client resumes once it is back. */
@@ -107,17 +104,24 @@ export class StreamSession {
    * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
-  readonly #acknowledge = new Set<string>();
+  #acknowledge: Set<string> | undefined;
+  /** The token whose entry in `expiries` it holds, given back at the close. */
+  #heldToken: string | undefined;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
     const endpoint = options.endpoint.path;
     const metrics = options.metrics;
+    const { limits } = options;
+    // One shape for every session's options (no spreads): the sink reads them on every frame.
     this.#sink = new SocketSink(socket, {
-      ...options.limits,
+      highWaterMark: limits.highWaterMark,
+      lowWaterMark: limits.lowWaterMark,
+      hardLimit: limits.hardLimit,
+      writeDeadlineMs: limits.writeDeadlineMs,
       traceId: options.trace.traceId,
-      ...(options.compressed ? { compressed: true } : {}),
-      ...(options.endpoint.offsetOf ? { offsetOf: (e: string) => options.endpoint.offsetOf?.(e) } : {}),
+      compressed: options.compressed === true,
+      offsetOf: options.endpoint.offsetOf ? (e: string) => options.endpoint.offsetOf?.(e) : undefined,
       onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
       onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
       onSlowConsumer: (cause) => {
@@ -130,7 +134,13 @@ export class StreamSession {
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     const { recheckIntervalMs, ledgerAwayGraceMs } = options.authorization;
-    this.#grant = subscriberGrant(options.token, recheckIntervalMs, ledgerAwayGraceMs);
+    const { token, expiries } = options;
+    let expiresAt: number | undefined;
+    if (token !== undefined && expiries !== undefined) {
+      expiresAt = expiries.hold(token);
+      this.#heldToken = token;
+    }
+    this.#grant = subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, expiresAt);
   }
 
   /**
@@ -199,25 +209,27 @@ export class StreamSession {
         renewed: (token) => {
           this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
           trace.span?.event("renewal", { outcome: "accepted" });
-          if (this.#acknowledge.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
+          if (this.#acknowledge?.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
         },
         refused: (error) => this.#renewalRefused(error),
       },
     })
-      .pipe(
-        streamEnd((end) => {
-          this.#reason ??= end.reason;
-          if (end.error !== undefined) this.#logFailure(end.error);
-        }),
-        errorFrame((error) => new StreamError(error)),
-      )
+      // One subscriber, no operators: how it ended is recorded here, and an error is the stream's
+      // last frame (a session's pipeline pieces and a frame object per element were a start's
+      // and a delivery's garbage). Unsubscribed before either: `closed` records it.
       .subscribe({
-        next: (item) =>
-          typeof item === "string"
-            ? // A shared element's one Buffer (encoded once for every member), else its text.
-              this.#sink.element(this.#options.fanout?.bytesOf(item) ?? item)
-            : this.#lastFrame(item.error),
-        complete: () => this.#sink.complete(),
+        // A shared element's one Buffer (encoded once for every member), else its text.
+        next: (text) => this.#sink.element(this.#options.fanout?.bytesOf(text) ?? text),
+        error: (error: unknown) => {
+          this.#reason ??= endReasonOf(error);
+          this.#logFailure(error);
+          this.#lastFrame(error);
+          this.#sink.complete();
+        },
+        complete: () => {
+          this.#reason ??= "completed";
+          this.#sink.complete();
+        },
       });
   }
 
@@ -240,12 +252,15 @@ export class StreamSession {
   }
 
   #wantsAcknowledgement(token: string): void {
-    this.#acknowledge.delete(token);
-    this.#acknowledge.add(token);
+    // Made at the first renewal that asks: a start allocates nothing for renewals it may never see.
+    this.#acknowledge ??= new Set();
+    const acknowledge = this.#acknowledge;
+    acknowledge.delete(token);
+    acknowledge.add(token);
     const kept = Math.max(1, this.#options.authorization.renewalsPerMinute);
-    for (const oldest of this.#acknowledge) {
-      if (this.#acknowledge.size <= kept) break;
-      this.#acknowledge.delete(oldest);
+    for (const oldest of acknowledge) {
+      if (acknowledge.size <= kept) break;
+      acknowledge.delete(oldest);
     }
   }
 
@@ -298,6 +313,10 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
+    if (this.#heldToken !== undefined) {
+      this.#options.expiries?.release(this.#heldToken);
+      this.#heldToken = undefined;
+    }
     this.#untrackLag?.();
     this.#subscription?.unsubscribe();
     recordStreamClose(this.#options, code, {

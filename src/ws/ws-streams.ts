@@ -27,6 +27,7 @@ import {
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { decodeTokenClaims, tokenExpiryMs, userKey } from "../jwt/bearer-token.js";
+import { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -180,6 +181,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   const pinger = new Pinger(options.pingIntervalMs);
   const admissions = new SharedAdmissions();
   const queries = new SharedQueries();
+  const expiries = new HeldTokenExpiries();
   const pacer =
     options.pacing.perSecond > 0
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
@@ -189,20 +191,22 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
     deadlines.delete(ws);
+    // One shape for every session's options (no conditional spreads).
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
       token: data.token,
       compressed: data.compressed,
       trace: data.trace,
-      ...(data.span ? { span: data.span } : {}),
+      span: data.span,
       validator: options.validator,
       queries,
+      expiries,
       limits: options.limits,
       metrics: options.metrics,
       log: options.log,
       fanout,
       authorization: options.authorization,
-      ...(options.tokenRefusal ? { tokenRefusal: options.tokenRefusal } : {}),
+      tokenRefusal: options.tokenRefusal,
       openedAt: data.openedAt,
     });
     return data.session;

@@ -33,6 +33,8 @@ describe("subscriptionKey", () => {
     const withToken = key({ a: 1 }, "secret-token");
     deepStrictEqual(withToken, `/v2/updates {"a":1} caller:${tokenDigest("secret-token")}`);
     deepStrictEqual(withToken.includes("secret-token"), false);
+    // SHA-256 in base64url (FIPS 180-2's "abc" vector), whichever of Node's APIs makes it.
+    deepStrictEqual(tokenDigest("abc"), "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0");
   });
 
   it("writes a request nested 200,000 levels deep without overflowing the stack", () => {
