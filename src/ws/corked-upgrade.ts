@@ -1,0 +1,110 @@
+import type { HttpResponse, us_socket_context_t, WebSocket } from "uWebSockets.js";
+
+/** What `res.upgrade` takes besides the user data (the request's Sec-WebSocket-* and the route's context). */
+export interface UpgradeHeaders {
+  key: string;
+  protocol: string;
+  extensions: string;
+  context: us_socket_context_t;
+}
+
+/**
+ * An upgrade made after an asynchronous step (the ledger's admission), inside `res.cork` as uWS
+ * asks (the 101 in one send() instead of one per piece, and no corking warning on stderr), made
+ * safe from uWebSockets.js 3.0.6's cork() (uNetworking/uWebSockets#1929: fixed upstream, in no
+ * npm build).
+ *
+ * The fault: after its callback, cork() takes the socket for still HTTP when its address did not
+ * change, and the upgrade's realloc of the socket from the HTTP size to the smaller WebSocket
+ * size keeps the address (glibc shrinks in place). It then reads the HTTP response's state from
+ * the tail that realloc freed (a chunk of 80 bytes, or 96 when malloc had handed the socket 16
+ * bytes more; the state at its bytes 28-31) and, when that says "connection: close" (bit 16) and
+ * "response done" (bit 8 clear), shuts the new WebSocket down (1006). glibc puts the tail on this
+ * thread's tcache, which leaves those bytes as the response left them (safe), or, when that tcache
+ * bin is full, on a fastbin, which leaves them too unless MALLOC_PERTURB_ fills freed memory (16
+ * fills it with exactly bit 16). Whatever allocates the tail before cork() reads writes its own
+ * bytes there; whatever frees a chunk of its size meanwhile lands on top of it.
+ *
+ * What makes it safe:
+ *  - the window from the realloc to cork()'s read runs nothing of ours that allocates or frees:
+ *    `open` only hands the socket over (handOver) and its open work runs once the cork has
+ *    returned; the headers go in as bytes, which uWS.js reads in place (as strings it copies
+ *    them to malloc'd memory that it frees right after the upgrade, on top of the tail);
+ *  - the last thing inside the cork allocates the tail, wherever it is: `new ArrayBuffer(72)`
+ *    callocs its data from the head of the 80-byte fastbin and zeroes it, and then mallocs its
+ *    BackingStore (64 bytes) from the head of the 80-byte tcache bin, which holds 0 at bytes
+ *    28-31 (a calloc that finds room there moves the next fastbin chunk onto it first);
+ *    `new ArrayBuffer(88)` callocs from the head of the 96-byte fastbin. A tail on the 96-byte
+ *    tcache bin keeps the response's bytes. Four of each cover chunks of those sizes freed on
+ *    top of the tail meanwhile (96 bytes: three; 80 bytes: six), which only V8 itself could
+ *    now do there (a garbage collection or a compile that starts inside uWS.js's open wrapper);
+ *    what nothing here covers is V8 keeping such a chunk with the wrong bits at 28-31.
+ * Nothing frees them before cork() reads: no JS runs in between.
+ * test/e2e/ws-admission.test.ts upgrades under MALLOC_PERTURB_=16, and bench/micro/async-upgrade.ts
+ * counts the sockets each way of upgrading loses.
+ *
+ * A socket shut down in its cork all the same is not silent: `upgrade` answers undefined.
+ */
+export class CorkedUpgrade<T> {
+  /** Set while `upgrade` runs its cork: an `open` then is this upgrade's. */
+  private pending: { opened?: WebSocket<T>; closed: boolean } | undefined;
+  /**
+   * What the last upgrade allocated over the freed tail: never read, kept so that no optimiser
+   * may drop the allocations as unused.
+   */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: written for its side effect (above)
+  private held: readonly ArrayBuffer[] = [];
+
+  /**
+   * Upgrades inside `res.cork`. Answers the socket opened, whose open work the caller does now,
+   * or undefined when uWS closed it inside the cork (its close handler has run).
+   */
+  upgrade(res: HttpResponse, data: T, headers: UpgradeHeaders): WebSocket<T> | undefined {
+    const key = Buffer.from(headers.key);
+    const protocol = Buffer.from(headers.protocol);
+    const extensions = Buffer.from(headers.extensions);
+    const pending: { opened?: WebSocket<T>; closed: boolean } = { closed: false };
+    this.pending = pending;
+    try {
+      res.cork(() => {
+        res.upgrade<T>(data, key, protocol, extensions, headers.context);
+        this.held = scrub();
+      });
+    } finally {
+      this.pending = undefined;
+    }
+    return pending.closed ? undefined : pending.opened;
+  }
+
+  /**
+   * In the app's `open`: true when the socket is the one `upgrade` is making, which it answers
+   * once the cork has returned (do nothing else with it now); false for one upgraded otherwise.
+   */
+  handOver(ws: WebSocket<T>): boolean {
+    if (this.pending === undefined) return false;
+    this.pending.opened = ws;
+    return true;
+  }
+
+  /** In the app's `close`: notes a socket closed inside its upgrade's cork. */
+  closing(ws: WebSocket<T>): void {
+    if (this.pending?.opened === ws) this.pending.closed = true;
+  }
+}
+
+/**
+ * Allocates the freed tail (see CorkedUpgrade), four of each size. Written out rather than looped:
+ * a loop's back edge is where V8 may stop to compile, which allocates.
+ */
+function scrub(): readonly ArrayBuffer[] {
+  return [
+    new ArrayBuffer(72),
+    new ArrayBuffer(88),
+    new ArrayBuffer(72),
+    new ArrayBuffer(88),
+    new ArrayBuffer(72),
+    new ArrayBuffer(88),
+    new ArrayBuffer(72),
+    new ArrayBuffer(88),
+  ];
+}
