@@ -158,6 +158,33 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
     if (child.exitCode === null) await once(child, "exit");
   });
 
+  it("answers refused upgrades from the admission's callback corked: a plain 403, and a browser's refusal on the socket", async () => {
+    const refused = await Promise.all(
+      Array.from({ length: 20 }, () => upgradeAs(wsUrl, tokenFor("no-such-user"))),
+    );
+    assert.deepEqual(
+      refused.map((answer) => answer.status),
+      refused.map(() => 403),
+    );
+    const browser = await new Promise<string>((resolve) => {
+      const socket = new WebSocket(
+        `${wsUrl}/v2/updates`,
+        ["daml.ws.auth", `jwt.token.${tokenFor("no-such-user")}`],
+        {
+          origin: "http://localhost:3000",
+        },
+      );
+      let code = "";
+      socket.on("message", (data: Buffer) => {
+        code = (JSON.parse(data.toString("utf8")) as { code: string }).code;
+      });
+      socket.on("close", (close) => resolve(`${code} ${close}`));
+      socket.on("error", () => undefined);
+    });
+    assert.equal(browser, "NA 4403");
+    assert.doesNotMatch(stderr, /corked callback/);
+  });
+
   it(`${UPGRADES} upgrades, half one after another and half ${CONCURRENCY} at a time, all end with 1000, corked`, async () => {
     const token = tokenFor();
     const codes = new Map<number, number>();
