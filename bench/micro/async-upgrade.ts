@@ -10,6 +10,7 @@
  *
  *   MALLOC_PERTURB_=16 node --import tsx bench/micro/async-upgrade.ts [--upgrades 2000]
  *     [--concurrency 20] [--rounds 3] [--modes uncorked,corked,fixed] [--open-work 0]
+ *     [--compression off]
  *
  * glibc's MALLOC_PERTURB_=16 fills freed memory with exactly the "connection: close" bit that the
  * faulty cork() reads from the freed HTTP state: it makes #1929 frequent enough to count.
@@ -28,11 +29,14 @@ const { values } = commandLine("micro/async-upgrade.js", {
   rounds: { type: "string", default: "3" },
   modes: { type: "string", default: "uncorked,corked,fixed" },
   "open-work": { type: "string", default: "0" },
+  compression: { type: "string", default: "off" },
 });
 const upgrades = Number(values.upgrades);
 const concurrency = Number(values.concurrency);
 const rounds = Number(values.rounds);
 const openWork = Number(values["open-work"]);
+/** permessage-deflate as the gateway's websocket-config.compression on sets it (the clients offer it). */
+const compression = values.compression === "on" ? uWS.SHARED_COMPRESSOR : uWS.DISABLED;
 
 type Mode = "uncorked" | "corked" | "fixed";
 interface Data {
@@ -91,6 +95,7 @@ async function main(): Promise<void> {
   let closedBeforeMessage = 0;
   const app = uWS.App().ws<Data>("/*", {
     idleTimeout: 0,
+    compression,
     upgrade: (res, req, context) => {
       const key = req.getHeader("sec-websocket-key");
       const protocol = req.getHeader("sec-websocket-protocol");
