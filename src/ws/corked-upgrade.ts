@@ -86,9 +86,14 @@ export class CorkedUpgrade<T> {
     return true;
   }
 
-  /** In the app's `close`: notes a socket closed inside its upgrade's cork. */
-  closing(ws: WebSocket<T>): void {
-    if (this.pending?.opened === ws) this.pending.closed = true;
+  /**
+   * In the app's `close`: true for a socket closed inside its upgrade's cork, before its open
+   * work (it never became a stream).
+   */
+  closing(ws: WebSocket<T>): boolean {
+    if (this.pending?.opened !== ws) return false;
+    this.pending.closed = true;
+    return true;
   }
 }
 

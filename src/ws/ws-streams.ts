@@ -275,7 +275,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     drain: (ws) => ws.getUserData().session?.drained(),
     pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
     close: (ws, code, message) => {
-      corked.closing(ws);
+      const inUpgrade = corked.closing(ws);
       // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
       // UTF-8), which the client is not told.
       if (code === ABNORMAL && message.byteLength > 0) {
@@ -290,6 +290,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       deadlines.delete(ws);
       data.releaseQuotas?.();
       if (data.session !== undefined) data.session.closed(code);
+      // Closed inside its upgrade (see upgradeCorked): never a stream.
+      else if (inUpgrade)
+        data.span?.end(
+          { "http.response.status_code": 101, "ledger_gateway.stream.close_code": code },
+          "closed in upgrade",
+        );
       // Closed before it needed a session; a refused socket was never a stream.
       else if (data.refusal === undefined) recordStreamClose({ ...data, metrics: options.metrics }, code);
     },
