@@ -29,7 +29,8 @@ export interface UpgradeHeaders {
  *  - the window from the realloc to cork()'s read runs nothing of ours that allocates or frees:
  *    `open` only hands the socket over (handOver) and its open work runs once the cork has
  *    returned; the headers go in as bytes, which uWS.js reads in place (as strings it copies
- *    them to malloc'd memory that it frees right after the upgrade, on top of the tail);
+ *    them to malloc'd memory that it frees right after the upgrade, on top of the tail); the
+ *    user data goes on the socket after the cork (uWS.js would copy it key by key in the window);
  *  - the last thing inside the cork allocates the tail, wherever it is: `new ArrayBuffer(72)`
  *    callocs its data from the head of the 80-byte fastbin and zeroes it, and then mallocs its
  *    BackingStore (64 bytes) from the head of the 80-byte tcache bin, which holds 0 at bytes
@@ -45,9 +46,9 @@ export interface UpgradeHeaders {
  *
  * A socket shut down in its cork all the same is not silent: `upgrade` answers undefined.
  */
-export class CorkedUpgrade<T> {
+export class CorkedUpgrade<T extends object> {
   /** Set while `upgrade` runs its cork: an `open` then is this upgrade's. */
-  private pending: { opened?: WebSocket<T>; closed: boolean } | undefined;
+  private pending: Pending<T> | undefined;
   /**
    * What the last upgrade allocated over the freed tail: never read, kept so that no optimiser
    * may drop the allocations as unused.
@@ -56,29 +57,35 @@ export class CorkedUpgrade<T> {
   private held: readonly ArrayBuffer[] = [];
 
   /**
-   * Upgrades inside `res.cork`. Answers the socket opened, whose open work the caller does now,
-   * or undefined when uWS closed it inside the cork (its close handler has run).
+   * Upgrades inside `res.cork`. Answers the socket opened, with `data` as its user data, whose
+   * open work the caller does now, or undefined when uWS closed it inside the cork (its close
+   * handler has run).
    */
   upgrade(res: HttpResponse, data: T, headers: UpgradeHeaders): WebSocket<T> | undefined {
     const key = Buffer.from(headers.key);
     const protocol = Buffer.from(headers.protocol);
     const extensions = Buffer.from(headers.extensions);
-    const pending: { opened?: WebSocket<T>; closed: boolean } = { closed: false };
+    const pending: Pending<T> = { data, closed: false };
     this.pending = pending;
     try {
       res.cork(() => {
-        res.upgrade<T>(data, key, protocol, extensions, headers.context);
+        // Without the user data: uWS.js copies it onto the socket key by key through V8's API,
+        // in the window (allocating, and slower than one Object.assign); it is given after.
+        res.upgrade<object>({}, key, protocol, extensions, headers.context);
         this.held = scrub();
       });
     } finally {
       this.pending = undefined;
     }
-    return pending.closed ? undefined : pending.opened;
+    if (pending.closed || pending.opened === undefined) return undefined;
+    Object.assign(pending.opened.getUserData(), data);
+    return pending.opened;
   }
 
   /**
    * In the app's `open`: true when the socket is the one `upgrade` is making, which it answers
-   * once the cork has returned (do nothing else with it now); false for one upgraded otherwise.
+   * once the cork has returned (do nothing else with it now: it has no user data yet); false for
+   * one upgraded otherwise.
    */
   handOver(ws: WebSocket<T>): boolean {
     if (this.pending === undefined) return false;
@@ -87,14 +94,23 @@ export class CorkedUpgrade<T> {
   }
 
   /**
-   * In the app's `close`: true for a socket closed inside its upgrade's cork, before its open
-   * work (it never became a stream).
+   * First in the app's `close`: true for a socket closed inside its upgrade's cork, before its
+   * open work (it never became a stream); its user data is then given to it.
    */
   closing(ws: WebSocket<T>): boolean {
     if (this.pending?.opened !== ws) return false;
+    // Its user data first: the close handler reads it.
+    Object.assign(ws.getUserData(), this.pending.data);
     this.pending.closed = true;
     return true;
   }
+}
+
+interface Pending<T> {
+  /** The socket's user data, given to it once the cork has returned (or at its close in it). */
+  readonly data: T;
+  opened?: WebSocket<T>;
+  closed: boolean;
 }
 
 /**
