@@ -37,9 +37,11 @@ export interface UpgradeHeaders {
  *    28-31 (a calloc that finds room there moves the next fastbin chunk onto it first);
  *    `new ArrayBuffer(88)` callocs from the head of the 96-byte fastbin. A tail on the 96-byte
  *    tcache bin keeps the response's bytes. Four of each cover chunks of those sizes freed on
- *    top of the tail meanwhile (96 bytes: three; 80 bytes: six), which only V8 itself could
- *    now do there (a garbage collection or a compile that starts inside uWS.js's open wrapper);
- *    what nothing here covers is V8 keeping such a chunk with the wrong bits at 28-31.
+ *    top of the tail meanwhile (96 bytes: three; 80 bytes: six), which only V8 can still do
+ *    there: a garbage collection or compile that starts inside uWS.js's open wrapper, or its
+ *    background sweeper freeing array buffers into this arena's fastbins (which matters only
+ *    when freed memory is perturbed). Not covered: the tail taken in the window and kept with
+ *    the wrong bits at 28-31 (by V8 on this thread, or by a thread sharing this malloc arena).
  * Nothing frees them before cork() reads: no JS runs in between.
  * test/e2e/ws-admission.test.ts upgrades under MALLOC_PERTURB_=16, and bench/micro/async-upgrade.ts
  * counts the sockets each way of upgrading loses.
