@@ -44,7 +44,8 @@ export interface UpgradeHeaders {
  *    the wrong bits at 28-31 (by V8 on this thread, or by a thread sharing this malloc arena).
  * Nothing frees them before cork() reads: no JS runs in between.
  * test/e2e/ws-admission.test.ts upgrades under MALLOC_PERTURB_=16, and bench/micro/async-upgrade.ts
- * counts the sockets each way of upgrading loses.
+ * counts the sockets each way of upgrading loses: perturbed, the gateway still loses about 1 in
+ * 10,000 (V8's work above), bare uWS none in 70,000; unperturbed, none was lost either way.
  *
  * A socket shut down in its cork all the same is not silent: `upgrade` answers undefined.
  */
