@@ -10,9 +10,9 @@ export interface UpgradeHeaders {
 
 /**
  * An upgrade made after an asynchronous step (the ledger's admission), inside `res.cork` as uWS
- * asks (the 101 in one send() instead of one per piece, and no corking warning on stderr), made
- * safe from uWebSockets.js 3.0.6's cork() (uNetworking/uWebSockets#1929: fixed upstream, in no
- * npm build).
+ * asks (the 101 in one send() instead of one per piece, and no corking warning on stderr), kept
+ * from uWebSockets.js 3.0.6's cork() fault (uNetworking/uWebSockets#1929: fixed upstream, in no
+ * npm build) as far as JS can: not deterministically (see the end).
  *
  * The fault: after its callback, cork() takes the socket for still HTTP when its address did not
  * change, and the upgrade's realloc of the socket from the HTTP size to the smaller WebSocket
@@ -25,7 +25,7 @@ export interface UpgradeHeaders {
  * fills it with exactly bit 16). Whatever allocates the tail before cork() reads writes its own
  * bytes there; whatever frees a chunk of its size meanwhile lands on top of it.
  *
- * What makes it safe:
+ * What keeps it off:
  *  - the window from the realloc to cork()'s read runs nothing of ours that allocates or frees:
  *    `open` only hands the socket over (handOver) and its open work runs once the cork has
  *    returned; the headers go in as bytes, which uWS.js reads in place (as strings it copies
