@@ -52,9 +52,10 @@ export interface UpgradeHeaders {
  * test/e2e/ws-admission.test.ts upgrades under MALLOC_PERTURB_=16, and bench/micro/async-upgrade.ts
  * counts the sockets each way of upgrading loses. Perturbed, the gateway lost 2 in 20,400 to V8's
  * work above without the room made first, and none in 45,600 with it; bare uWS none in 76,000
- * without, 3 in 25,000 with (a tracer shows the tail on the 80-byte fastbin under chunks another
- * thread freed: V8's array buffer sweeper, whose garbage this makes). Unperturbed, none was lost
- * either way. Not a proof, then: the fault is kept to about 1 upgrade in 10,000 perturbed.
+ * without, 6 in 20,000 with (a tracer shows the tail on the 80-byte fastbin under chunks another
+ * thread freed: V8's array buffer sweeper, whose garbage this makes; there the bins are nearly
+ * empty when the room is made, and refill). Unperturbed, none was lost either way. Not a proof,
+ * then: the fault is kept to about 1 upgrade in 10,000 or fewer, perturbed.
  *
  * A socket shut down in its cork all the same is not silent: `upgrade` answers undefined.
  */
