@@ -39,6 +39,7 @@ import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import type { Availability } from "../proto/api-version.js";
 import type { Served } from "../proto/served-api-version.js";
 import type { GatewaySpan, Tracing } from "../tracing/tracing.js";
+import { CorkedUpgrade, type UpgradeHeaders } from "./corked-upgrade.js";
 import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
 import { refusalClose } from "./refusal-close.js";
@@ -187,6 +188,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
       : undefined;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
+  const corked = new CorkedUpgrade<SocketData>();
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
@@ -221,6 +223,32 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     catchUpBuffer: FANOUT_CATCH_UP_BUFFER,
     rotateBeforeExpiryMs: FANOUT_ROTATE_BEFORE_EXPIRY_MS,
   });
+  const opened = (ws: uWS.WebSocket<SocketData>): void => {
+    const { endpoint, span, refusal } = ws.getUserData();
+    if (refusal !== undefined) {
+      span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": refusal.code });
+      ws.cork(() => {
+        ws.send(refusal.frame);
+        ws.end(refusal.code, refusal.reason);
+      });
+      return;
+    }
+    ws.getUserData().openedAt = performance.now();
+    sockets.add(ws);
+    pinger.add(ws);
+    deadlines.add(ws);
+    options.metrics?.wsStreamsOpen.inc({ endpoint: endpoint.path });
+  };
+  // Every upgrade: corked, the socket's open work once the cork has returned (corked-upgrade.ts).
+  const upgradeCorked: UpgradeCorked = (res, data, headers) => {
+    const ws = corked.upgrade(res, data, headers);
+    if (ws !== undefined) opened(ws);
+    else
+      options.log.error(
+        { endpoint: data.endpoint.path },
+        "WebSocket closed by uWS inside its upgrade (uNetworking/uWebSockets#1929): this worker upgrades uncorked from now on, and uWS prints a corking warning for each upgrade",
+      );
+  };
   const endpoints = new Map<string, StreamEndpoint>();
   for (const endpoint of options.endpoints) {
     options.validator.prepare(endpoint.requestSchema);
@@ -243,23 +271,10 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
       )
         req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions, pacer);
+      else upgrade(res, req, context, endpoint, options, admissions, pacer, upgradeCorked);
     },
     open: (ws) => {
-      const { endpoint, span, refusal } = ws.getUserData();
-      if (refusal !== undefined) {
-        span?.end({ "http.response.status_code": 101, "ledger_gateway.stream.close_code": refusal.code });
-        ws.cork(() => {
-          ws.send(refusal.frame);
-          ws.end(refusal.code, refusal.reason);
-        });
-        return;
-      }
-      ws.getUserData().openedAt = performance.now();
-      sockets.add(ws);
-      pinger.add(ws);
-      deadlines.add(ws);
-      options.metrics?.wsStreamsOpen.inc({ endpoint: endpoint.path });
+      if (!corked.handOver(ws)) opened(ws);
     },
     message: (ws, message) => {
       if (ws.getUserData().refusal === undefined)
@@ -268,6 +283,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     drain: (ws) => ws.getUserData().session?.drained(),
     pong: (ws, message) => ws.getUserData().session?.ponged(Buffer.from(message).toString("utf8")),
     close: (ws, code, message) => {
+      const inUpgrade = corked.closing(ws);
       // uWS's own reasons for cutting a connection (a frame over maxPayloadLength, invalid
       // UTF-8), which the client is not told.
       if (code === ABNORMAL && message.byteLength > 0) {
@@ -282,6 +298,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       deadlines.delete(ws);
       data.releaseQuotas?.();
       if (data.session !== undefined) data.session.closed(code);
+      // Closed inside its upgrade (see upgradeCorked): never a stream.
+      else if (inUpgrade)
+        data.span?.end(
+          { "http.response.status_code": 101, "ledger_gateway.stream.close_code": code },
+          "closed in upgrade",
+        );
       // Closed before it needed a session; a refused socket was never a stream.
       else if (data.refusal === undefined) recordStreamClose({ ...data, metrics: options.metrics }, code);
     },
@@ -301,6 +323,9 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   };
 }
 
+/** Upgrades `res`: corked, then the socket's open work. */
+type UpgradeCorked = (res: HttpResponse, data: SocketData, headers: UpgradeHeaders) => void;
+
 function upgrade(
   res: HttpResponse,
   req: HttpRequest,
@@ -309,6 +334,7 @@ function upgrade(
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
   pacer: UpgradePacer | undefined,
+  upgradeCorked: UpgradeCorked,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
@@ -332,12 +358,10 @@ function upgrade(
     const expiry = tokenExpiryMs(auth?.token);
     const refusal = socketRefusal(error, answer, trace, expiry !== undefined && expiry <= Date.now());
     options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
-    res.upgrade<SocketData>(
+    upgradeCorked(
+      res,
       { endpoint, token: undefined, compressed: false, trace, span, openedAt: 0, refusal },
-      key,
-      authSubprotocol(protocols),
-      extensions,
-      context,
+      { key, protocol: authSubprotocol(protocols), extensions, context },
     );
   };
   if (options.cors !== undefined && !options.cors.allows(origin)) {
@@ -404,7 +428,8 @@ function upgrade(
     if (refusal !== undefined) {
       pace?.ticket.abandon();
       hold?.release();
-      // Not corked when it upgrades (see below); a plain answer is written in one cork.
+      // A plain answer is written in one cork; an upgrade corks itself (not inside another cork,
+      // whose check would come after the socket's open work: see corked-upgrade.ts).
       if (origin === "") res.cork(() => refuseCaller(refusal));
       else refuseCaller(refusal);
       return;
@@ -417,27 +442,19 @@ function upgrade(
         reason: "limit reached",
       };
       paced(() =>
-        res.upgrade<SocketData>(
+        upgradeCorked(
+          res,
           { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
-          key,
-          auth.protocol,
-          extensions,
-          context,
+          { key, protocol: auth.protocol, extensions, context },
         ),
       );
       return;
     }
     trace.span?.event("admission", { outcome: "admitted", at: "upgrade" });
-    // Not inside res.cork, although uWS asks for it: uWebSockets.js 3.0.6's cork() does not
-    // notice that its callback upgraded the socket when the poll's realloc kept its address,
-    // and then runs its HTTP keep-alive logic on the WebSocket, reading the HTTP state from
-    // memory the upgrade freed: when those bits say "connection: close" it shuts the new
-    // socket down right after open (1006, about 1 upgrade in 200 here; upstream fix
-    // uNetworking/uWebSockets#1929). Uncorked, the 101's lines go out as they are written and
-    // uWS prints its corking warning on stderr. What this costs a worker (most of a start's CPU)
-    // is what the pace bounds.
+    // What an upgrade costs a worker is what the pace bounds.
     paced(() =>
-      res.upgrade<SocketData>(
+      upgradeCorked(
+        res,
         {
           endpoint,
           token: auth.token,
@@ -447,10 +464,7 @@ function upgrade(
           openedAt: 0,
           ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
         },
-        key,
-        auth.protocol,
-        extensions,
-        context,
+        { key, protocol: auth.protocol, extensions, context },
       ),
     );
   });

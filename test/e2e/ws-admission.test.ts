@@ -109,18 +109,33 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
 
 const UPGRADES = 600;
 const CONCURRENCY = 10;
+/**
+ * Sockets that may still be shut down in their cork under perturbation: V8's own work inside the
+ * upgrade's window (see src/ws/corked-upgrade.ts) loses about 1 in 10,000 here (without the
+ * gateway's allocation over the freed memory about 150 of 600); after one, the worker (one here)
+ * upgrades uncorked and loses no other.
+ */
+const RESIDUAL = 1;
 
 /**
- * Every upgrade now happens after an asynchronous admission. uWebSockets.js 3.0.6's cork()
- * shuts such an upgrade down right after open when the HTTP state it reads from freed memory
- * says "connection: close" (see src/ws/ws-streams.ts). glibc's MALLOC_PERTURB_=16 fills freed
- * memory with exactly those bits, so that upgrading inside cork() loses about 1 socket in 8
- * here instead of 1 in 200 to 3000: the gateway runs as its own process with it set.
+ * Every upgrade happens after an asynchronous admission, inside res.cork. uWebSockets.js 3.0.6's
+ * cork() shuts such an upgrade down right after open when the HTTP state it reads from freed
+ * memory says "connection: close" (see src/ws/corked-upgrade.ts). glibc's MALLOC_PERTURB_=16
+ * fills freed memory with exactly those bits, so that a corked upgrade without the gateway's
+ * allocation over that memory loses about 1 socket in 4 here (without perturbation, rarely): the
+ * gateway runs as its own process with it set. Uncorked it would keep its sockets, but uWS would
+ * print a warning on stderr for each. A socket lost all the same is never silent: the gateway logs
+ * each one.
  */
 describe("WebSocket upgrades after the admission lose no socket", () => {
   let child: ChildProcess;
   let wsUrl: string;
   let request: unknown;
+  let stderr = "";
+  /** The gateway's log lines for sockets uWS closed inside their upgrade. */
+  let loggedLost = 0;
+  /** The gateway said its worker upgrades uncorked from now on. */
+  let uncorkedSince = false;
 
   before(async () => {
     // Stopped as teardown: no lame duck to wait through.
@@ -129,9 +144,14 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, MALLOC_PERTURB_: "16" },
     });
-    child.stderr?.resume();
+    child.stderr?.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
     const port = await listeningPort(child);
-    child.stdout?.resume();
+    child.stdout?.setEncoding("utf8").on("data", (text: string) => {
+      loggedLost += text.split("WebSocket closed by uWS inside its upgrade").length - 1;
+      uncorkedSince ||= text.includes("this worker upgrades uncorked from now on");
+    });
     wsUrl = `ws://127.0.0.1:${port}`;
     const token = tokenFor();
     const headers = { authorization: `Bearer ${token}` };
@@ -154,7 +174,34 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
     if (child.exitCode === null) await once(child, "exit");
   });
 
-  it(`${UPGRADES} upgrades, half one after another and half ${CONCURRENCY} at a time, all end with 1000`, async () => {
+  it("answers refused upgrades from the admission's callback corked: a plain 403, and a browser's refusal on the socket", async () => {
+    const refused = await Promise.all(
+      Array.from({ length: 20 }, () => upgradeAs(wsUrl, tokenFor("no-such-user"))),
+    );
+    assert.deepEqual(
+      refused.map((answer) => answer.status),
+      refused.map(() => 403),
+    );
+    const browser = await new Promise<string>((resolve) => {
+      const socket = new WebSocket(
+        `${wsUrl}/v2/updates`,
+        ["daml.ws.auth", `jwt.token.${tokenFor("no-such-user")}`],
+        {
+          origin: "http://localhost:3000",
+        },
+      );
+      let code = "";
+      socket.on("message", (data: Buffer) => {
+        code = (JSON.parse(data.toString("utf8")) as { code: string }).code;
+      });
+      socket.on("close", (close) => resolve(`${code} ${close}`));
+      socket.on("error", () => undefined);
+    });
+    assert.equal(browser, "NA 4403");
+    assert.doesNotMatch(stderr, /corked callback/);
+  });
+
+  it(`${UPGRADES} upgrades, half one after another and half ${CONCURRENCY} at a time, end with 1000 but for at most ${RESIDUAL}, each logged, corked`, async () => {
     const token = tokenFor();
     const codes = new Map<number, number>();
     const one = () =>
@@ -174,6 +221,20 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
         while (next-- > 0) await one();
       }),
     );
-    assert.deepEqual(Object.fromEntries(codes), { 1000: UPGRADES });
+    const lost = UPGRADES - (codes.get(1000) ?? 0);
+    assert.deepEqual(
+      [...codes.keys()].filter((code) => code !== 1000 && code !== 1006),
+      [],
+      JSON.stringify(Object.fromEntries(codes)),
+    );
+    assert.ok(lost <= RESIDUAL, `${lost} of ${UPGRADES} sockets lost`);
+    // Each loss is logged (the line may trail the client's close by a moment).
+    for (let waited = 0; loggedLost < lost && waited < 2000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(loggedLost, lost);
+    // uWS prints this for each upgrade (or other write) made outside a cork: none unless a socket
+    // was lost, after which the worker upgrades uncorked.
+    if (lost === 0) assert.doesNotMatch(stderr, /corked callback/);
+    else assert.ok(uncorkedSince);
   });
 });
