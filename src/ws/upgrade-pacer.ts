@@ -22,6 +22,12 @@
  * arrival is refused at its turn as it would have been at arrival, so that no client waits past
  * what it was promised (or past uWS's 10 s idle timeout of a request, which would drop it).
  *
+ * A taken upgrade that never goes out (its token refused, its client gone) gives its slot back, so
+ * that upgrades refused by their admission (forged tokens, each of another made-up user) take
+ * nothing of the pace once answered; and a refused upgrade is told to come back at most
+ * `maxWaitMs` + 5 s after the pace's last slot, so that a flood of refusals cannot push honest
+ * clients' Retry-After out by minutes.
+ *
  * Shared fairly between users (the token's subject): one user's upgrades may hold at most half
  * of what the pace can take within `maxWaitMs`, so that one caller's flood of upgrades (or one
  * application's crowd) leaves the other half to everyone else, and the queue is served a user at
@@ -55,6 +61,8 @@ const BURST_MS = 50;
 const TURN_MS = 50;
 /** A turn this late slows the pace: what an established subscriber's element waited too. */
 const LAG_LIMIT_MS = 50;
+/** How far past the pace's last slot a refused upgrade may be told to come back, besides `maxWaitMs`. */
+const RETRY_SPREAD_MS = 5_000;
 /** The share of the pace's horizon one user's upgrades may hold (as limits.ledger-streams-per-user's default). */
 const USER_SHARE = 0.5;
 
@@ -135,7 +143,7 @@ export class UpgradePacer {
 
   /** When a refused upgrade should come back: one slot after the last one told, in whole seconds. */
   #tell(now: number, due: number, interval: number): number {
-    this.#told = Math.max(this.#told, due) + interval;
+    this.#told = Math.min(Math.max(this.#told, due) + interval, due + this.#maxWaitMs + RETRY_SPREAD_MS);
     return Math.max(1, Math.ceil((this.#told - now) / 1000));
   }
 
@@ -155,7 +163,10 @@ export class UpgradePacer {
         this.#serve();
       },
       abandon: () => {
-        if (settle()) this.#letGo(user, upgrades);
+        if (!settle()) return;
+        this.#letGo(user, upgrades);
+        // Its slot, never used, is the next arrival's.
+        this.#due -= 1000 / this.#rate;
       },
     };
   }

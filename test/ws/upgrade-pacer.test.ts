@@ -75,6 +75,34 @@ describe("upgrade pacer", () => {
     });
   });
 
+  it("gives an abandoned upgrade's slot back: upgrades refused by their admission take nothing of the pace", () => {
+    const { arrive } = pacerAt(100, 30); // a horizon of 8
+    // A flood of forged tokens, each of another made-up user, each refused once its token is read.
+    for (let round = 0; round < 5; round++) {
+      const flood = Array.from({ length: 8 }, (_, i) => taken(arrive(`forged-${round}-${i}`)));
+      for (const ticket of flood) ticket.abandon();
+    }
+    // The pace is whole for the next users.
+    deepStrictEqual(
+      Array.from({ length: 9 }, (_, i) => arrive(`user-${i}`).kind),
+      [...Array(8).fill("taken"), "refuse"],
+    );
+  });
+
+  it("tells the refused to come back within upgrade-max-wait and 5 s of the pace's last slot, however many were refused", () => {
+    const { arrive } = pacerAt(20, 2_000); // 50 ms apart, a horizon of 41
+    for (let i = 0; i < 41; i++) taken(arrive(`user-${i}`));
+    const told = Array.from({ length: 5_000 }, (_, i) => arrive(`flood-${i}`));
+    const seconds = told.map((arrival) => (arrival.kind === "refuse" ? arrival.retryAfterSeconds : 0));
+    ok(
+      seconds.every((s) => s >= 1),
+      "every one refused",
+    );
+    // The pace's last slot is 2.05 s out: at most that + 2 + 5 s (10 whole seconds), not 5,000
+    // slots (250 s) out.
+    strictEqual(Math.max(...seconds), 10);
+  });
+
   it("tells the refused to come back one slot apart, in whole seconds, and a refusal takes no slot", () => {
     withMockedTimers(() => {
       const { arrive, advance } = pacerAt(2, 0); // 500 ms apart, a burst of 1, no waiting

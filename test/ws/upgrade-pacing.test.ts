@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { allocate, userFor } from "../e2e/ledger-client.js";
+import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 /** One upgrade of /v2/updates: the open socket, or the refusal's status, Retry-After and body. */
@@ -144,5 +145,54 @@ describe("WebSocket upgrade pace shared between users", () => {
       ...Array(20).fill(503),
       ...Array(10).fill("open"),
     ]);
+  });
+});
+
+describe("WebSocket upgrade pace against a flood of forged tokens (the gateway verifies: auth.mode hs256)", () => {
+  const SECRET = "pacing-secret";
+  let stack: Stack;
+  const sockets: WebSocket[] = [];
+
+  before(async () => {
+    // 20 a second, each waiting at most 2 s: 41 taken at once.
+    stack = await startStack(
+      [
+        ...["--auth.mode", "hs256", "--auth.secret", SECRET, "--auth.audience", AUDIENCE],
+        ...["--websocket-config.upgrades-per-second", "20", "--websocket-config.upgrade-max-wait", "2s"],
+      ],
+      {},
+      { sandbox: { auth: { mode: "hs256", secret: SECRET, audience: AUDIENCE } } },
+    );
+  });
+  after(async () => {
+    for (const socket of sockets) socket.terminate();
+    await stack.stop();
+  });
+
+  it("lets a user with a valid token in right after 200 upgrades of forged tokens, each another made-up user, and tells none to wait minutes", async () => {
+    // No key at all: a wrong signature, another `sub` each (each would be a user of its own).
+    const forged = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        upgrade(stack, signToken(`forged-${i}`, { key: "not-the-secret" })),
+      ),
+    );
+    for (const u of forged) if (u.kind === "open") sockets.push(u.socket);
+    deepStrictEqual(
+      [...new Set(forged.map((u) => (u.kind === "open" ? "open" : u.status)))].filter(
+        (s) => s !== 401 && s !== 503,
+      ),
+      [],
+    );
+    for (const u of forged)
+      if (u.kind === "refused" && u.status === 503)
+        ok(Number(u.retryAfter) <= 10, `Retry-After ${u.retryAfter}`);
+    // The forged took no slot once their tokens were refused: five upgrades of a real user go in.
+    const token = signToken("participant_admin", { key: SECRET });
+    const alice = await Promise.all(Array.from({ length: 5 }, () => upgrade(stack, token)));
+    for (const u of alice) if (u.kind === "open") sockets.push(u.socket);
+    deepStrictEqual(
+      alice.map((u) => (u.kind === "open" ? "open" : `${u.status} Retry-After ${u.retryAfter}`)),
+      Array(5).fill("open"),
+    );
   });
 });
