@@ -1,4 +1,4 @@
-import { bearerToken, decodeTokenClaims } from "../jwt/bearer-token.js";
+import { bearerToken, decodeTokenClaims, type TokenClaims } from "../jwt/bearer-token.js";
 
 /** The subprotocol that carries the token, in Canton's spelling and the description's. */
 const AUTH_SUBPROTOCOLS = ["daml.ws.auth", "ledger.ws.auth"] as const;
@@ -14,8 +14,11 @@ export interface WsAuth {
    * subprotocols and the server selects none, so the auth subprotocol must be echoed.
    */
   protocol: string;
-  /** The token has no `aud` (scope-based; Canton 3.7 refuses such tokens). */
-  withoutAudience?: true;
+  /**
+   * The token's claims, decoded once for all that reads them at the upgrade (its user, its
+   * expiry, whether it has no `aud`): not verified.
+   */
+  claims: TokenClaims;
 }
 
 /**
@@ -33,11 +36,7 @@ export function wsAuth(authorization: string, secWebSocketProtocol: string): WsA
     bearerToken(authorization) ?? offered.find((p) => p.startsWith(TOKEN_PREFIX))?.slice(TOKEN_PREFIX.length);
   const claims = token === undefined || token === "" ? undefined : decodeTokenClaims(token);
   if (token === undefined || claims === undefined) return undefined;
-  return {
-    token,
-    protocol: authSubprotocol(offered),
-    ...(claims.withoutAudience ? { withoutAudience: true as const } : {}),
-  };
+  return { token, protocol: authSubprotocol(offered), claims };
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { decodeTokenClaims, tokenExpiryMs, userKey } from "../jwt/bearer-token.js";
+import { userKey } from "../jwt/bearer-token.js";
 import { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import {
   clientTraceContext,
@@ -339,12 +339,12 @@ function upgrade(
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
   const auth = wsAuth(req.getHeader("authorization"), protocols);
-  if (auth?.withoutAudience) options.audienceLessTokens?.seen();
+  if (auth?.claims.withoutAudience) options.audienceLessTokens?.seen();
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");
   const origin = req.getHeader("origin");
   const client = clientTraceContext(req.getHeader("traceparent"), req.getHeader("tracestate"));
-  const span = subscriptionSpan(options.tracing, client, endpoint, auth?.token);
+  const span = subscriptionSpan(options.tracing, client, endpoint, auth?.claims.subject);
   const trace = span?.trace ?? client ?? freshTraceContext();
   // A browser (it sends Origin; other clients need not) never sees a refused upgrade's status:
   // it is refused on the socket instead, with a close that names the cause. Others keep
@@ -355,7 +355,7 @@ function upgrade(
       refuse(res, endpoint, options, answer, trace, span, retryAfterSeconds);
       return;
     }
-    const expiry = tokenExpiryMs(auth?.token);
+    const expiry = auth?.claims.expiresAtMs;
     const refusal = socketRefusal(error, answer, trace, expiry !== undefined && expiry <= Date.now());
     options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
     upgradeCorked(
@@ -375,7 +375,7 @@ function upgrade(
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
   // crowd past what the worker's pace can upgrade within upgrade-max-wait is told when to come
   // back; the rest are upgraded at the pace once admitted.
-  const pace = pacer?.arrive(userKey(decodeTokenClaims(auth.token) ?? {}));
+  const pace = pacer?.arrive(userKey(auth.claims));
   if (pace?.kind === "refuse") {
     refuseCaller(
       upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
@@ -396,7 +396,7 @@ function upgrade(
   const holdCaps = (): boolean => {
     hold = options.quotas?.hold([
       { cap: "ws-connections-per-address", who: address },
-      ...userClaims(decodeTokenClaims(auth.token)?.subject),
+      ...userClaims(auth.claims.subject),
     ]);
     return hold?.refusal === undefined;
   };
@@ -553,11 +553,11 @@ function subscriptionSpan(
   tracing: Tracing | undefined,
   client: TraceContext | undefined,
   endpoint: StreamEndpoint,
-  token: string | undefined,
+  /** The token's subject (never the token). */
+  user: string | undefined,
 ): SubscriptionSpan | undefined {
   if (tracing === undefined) return undefined;
   const span: GatewaySpan = tracing.subscription(client);
-  const user = token === undefined ? undefined : decodeTokenClaims(token)?.subject;
   const named = {
     "ledger_gateway.stream.endpoint": endpoint.path,
     ...(user === undefined ? {} : { "enduser.id": user }),

@@ -17,8 +17,8 @@ describe("tokens without aud (Canton 3.7 refuses scope-based tokens)", () => {
     assert.equal(tokenWithoutAudience(signToken("u", { audience: "" })), true);
     assert.equal(tokenWithoutAudience(audienceBased), false);
     assert.equal(tokenWithoutAudience("not a jwt"), false);
-    assert.equal(wsAuth(`Bearer ${scopeBased}`, "")?.withoutAudience, true);
-    assert.equal(wsAuth(`Bearer ${audienceBased}`, "")?.withoutAudience, undefined);
+    assert.equal(wsAuth(`Bearer ${scopeBased}`, "")?.claims.withoutAudience, true);
+    assert.equal(wsAuth(`Bearer ${audienceBased}`, "")?.claims.withoutAudience, undefined);
   });
 
   it("warns at the first, then at most once per ten minutes with the count since, never naming token or user", () => {
