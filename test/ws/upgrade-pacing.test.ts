@@ -51,30 +51,49 @@ async function upgradeHonouringRetryAfter(stack: Stack): Promise<{ socket: WebSo
   }
 }
 
-describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-second)", () => {
-  let stack: Stack;
-  const sockets: WebSocket[] = [];
-
+/**
+ * A gateway whose worker upgrades `perSecond` a second, each waiting at most `maxWait` (verifying
+ * tokens itself, and its sandbox too, when given a secret), started before the describing block's
+ * tests and stopped after them, with the sockets they opened.
+ */
+function pacedGateway(perSecond: number, maxWait: string, verifyingSecret?: string) {
+  const paced = { stack: undefined as unknown as Stack, sockets: [] as WebSocket[] };
   before(async () => {
-    // 10 a second, each waiting at most 300 ms: of a crowd at once, 1 goes now (a burst of 50 ms
-    // of 10/s), 3 wait their turn, the rest are refused; one user may hold half of those 4.
-    stack = await startStack([
+    const pace = [
       "--websocket-config.upgrades-per-second",
-      "10",
+      String(perSecond),
       "--websocket-config.upgrade-max-wait",
-      "300ms",
-    ]);
+      maxWait,
+    ];
+    paced.stack =
+      verifyingSecret === undefined
+        ? await startStack(pace)
+        : await startStack(
+            [
+              ...["--auth.mode", "hs256", "--auth.secret", verifyingSecret, "--auth.audience", AUDIENCE],
+              ...pace,
+            ],
+            {},
+            { sandbox: { auth: { mode: "hs256", secret: verifyingSecret, audience: AUDIENCE } } },
+          );
   });
   after(async () => {
-    for (const socket of sockets) socket.terminate();
-    await stack.stop();
+    for (const socket of paced.sockets) socket.terminate();
+    await paced.stack.stop();
   });
+  return paced;
+}
+
+describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-second)", () => {
+  // 10 a second, each waiting at most 300 ms: of a crowd at once, 1 goes now (a burst of 50 ms
+  // of 10/s), 3 wait their turn, the rest are refused; one user may hold half of those 4.
+  const gateway = pacedGateway(10, "300ms");
 
   it("refuses a crowd past the pace with 503, Retry-After and a JsCantonError, and lets each in when it retries after it", async () => {
-    const crowd = await Promise.all(Array.from({ length: 12 }, () => upgrade(stack)));
+    const crowd = await Promise.all(Array.from({ length: 12 }, () => upgrade(gateway.stack)));
     const opened = crowd.filter((u) => u.kind === "open");
     const refused = crowd.filter((u) => u.kind === "refused");
-    for (const u of opened) sockets.push(u.socket);
+    for (const u of opened) gateway.sockets.push(u.socket);
     strictEqual(opened.length, 2);
     strictEqual(refused.length, 10);
     for (const refusal of refused) {
@@ -95,48 +114,34 @@ describe("WebSocket upgrades paced per worker (websocket-config.upgrades-per-sec
     await new Promise((resolve) => setTimeout(resolve, Number(refused[0]?.retryAfter) * 1000));
     let refusalsOnRetry = 0;
     for (let i = 0; i < refused.length; i++) {
-      const { socket, refusals } = await upgradeHonouringRetryAfter(stack);
-      sockets.push(socket);
+      const { socket, refusals } = await upgradeHonouringRetryAfter(gateway.stack);
+      gateway.sockets.push(socket);
       refusalsOnRetry += refusals;
     }
-    strictEqual(sockets.length, 12);
+    strictEqual(gateway.sockets.length, 12);
     // Spaced by their own round trips, most retries find a free slot at once.
     ok(refusalsOnRetry < refused.length, `${refusalsOnRetry} refusals on retry`);
-    for (const socket of sockets) strictEqual(socket.readyState, WebSocket.OPEN);
+    for (const socket of gateway.sockets) strictEqual(socket.readyState, WebSocket.OPEN);
   });
 });
 
 describe("WebSocket upgrade pace shared between users", () => {
-  let stack: Stack;
-  const sockets: WebSocket[] = [];
-
-  before(async () => {
-    // 10 a second, each waiting at most 2 s: 21 taken at once, 10 of them one user's. Room to
-    // spare for the pace slowing down on a busy machine (it follows the worker's lag).
-    stack = await startStack([
-      "--websocket-config.upgrades-per-second",
-      "10",
-      "--websocket-config.upgrade-max-wait",
-      "2s",
-    ]);
-  });
-  after(async () => {
-    for (const socket of sockets) socket.terminate();
-    await stack.stop();
-  });
+  // 10 a second, each waiting at most 2 s: 21 taken at once, 10 of them one user's. Room to
+  // spare for the pace slowing down on a busy machine (it follows the worker's lag).
+  const gateway = pacedGateway(10, "2s");
 
   it("leaves half of the pace to other users while one user floods it", async () => {
-    const alice = await allocate(stack, "pacing-alice");
+    const alice = await allocate(gateway.stack, "pacing-alice");
     const [mallory, bob, carol] = await Promise.all([
-      userFor(stack, "pacing-mallory", [alice]),
-      userFor(stack, "pacing-bob", [alice]),
-      userFor(stack, "pacing-carol", [alice]),
+      userFor(gateway.stack, "pacing-mallory", [alice]),
+      userFor(gateway.stack, "pacing-bob", [alice]),
+      userFor(gateway.stack, "pacing-carol", [alice]),
     ]);
-    const flood = Promise.all(Array.from({ length: 30 }, () => upgrade(stack, mallory)));
+    const flood = Promise.all(Array.from({ length: 30 }, () => upgrade(gateway.stack, mallory)));
     // Sent right behind the flood, which arrived first: FCFS would refuse both.
-    const others = await Promise.all([upgrade(stack, bob), upgrade(stack, carol)]);
+    const others = await Promise.all([upgrade(gateway.stack, bob), upgrade(gateway.stack, carol)]);
     const flooded = await flood;
-    for (const u of [...flooded, ...others]) if (u.kind === "open") sockets.push(u.socket);
+    for (const u of [...flooded, ...others]) if (u.kind === "open") gateway.sockets.push(u.socket);
     deepStrictEqual(
       others.map((u) => u.kind),
       ["open", "open"],
@@ -150,33 +155,17 @@ describe("WebSocket upgrade pace shared between users", () => {
 
 describe("WebSocket upgrade pace against a flood of forged tokens (the gateway verifies: auth.mode hs256)", () => {
   const SECRET = "pacing-secret";
-  let stack: Stack;
-  const sockets: WebSocket[] = [];
-
-  before(async () => {
-    // 20 a second, each waiting at most 2 s: 41 taken at once.
-    stack = await startStack(
-      [
-        ...["--auth.mode", "hs256", "--auth.secret", SECRET, "--auth.audience", AUDIENCE],
-        ...["--websocket-config.upgrades-per-second", "20", "--websocket-config.upgrade-max-wait", "2s"],
-      ],
-      {},
-      { sandbox: { auth: { mode: "hs256", secret: SECRET, audience: AUDIENCE } } },
-    );
-  });
-  after(async () => {
-    for (const socket of sockets) socket.terminate();
-    await stack.stop();
-  });
+  // 20 a second, each waiting at most 2 s: 41 taken at once.
+  const gateway = pacedGateway(20, "2s", SECRET);
 
   it("lets a user with a valid token in right after 200 upgrades of forged tokens, each another made-up user, and tells none to wait minutes", async () => {
     // No key at all: a wrong signature, another `sub` each (each would be a user of its own).
     const forged = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        upgrade(stack, signToken(`forged-${i}`, { key: "not-the-secret" })),
+        upgrade(gateway.stack, signToken(`forged-${i}`, { key: "not-the-secret" })),
       ),
     );
-    for (const u of forged) if (u.kind === "open") sockets.push(u.socket);
+    for (const u of forged) if (u.kind === "open") gateway.sockets.push(u.socket);
     deepStrictEqual(
       [...new Set(forged.map((u) => (u.kind === "open" ? "open" : u.status)))].filter(
         (s) => s !== 401 && s !== 503,
@@ -188,8 +177,8 @@ describe("WebSocket upgrade pace against a flood of forged tokens (the gateway v
         ok(Number(u.retryAfter) <= 10, `Retry-After ${u.retryAfter}`);
     // The forged took no slot once their tokens were refused: five upgrades of a real user go in.
     const token = signToken("participant_admin", { key: SECRET });
-    const alice = await Promise.all(Array.from({ length: 5 }, () => upgrade(stack, token)));
-    for (const u of alice) if (u.kind === "open") sockets.push(u.socket);
+    const alice = await Promise.all(Array.from({ length: 5 }, () => upgrade(gateway.stack, token)));
+    for (const u of alice) if (u.kind === "open") gateway.sockets.push(u.socket);
     deepStrictEqual(
       alice.map((u) => (u.kind === "open" ? "open" : `${u.status} Retry-After ${u.retryAfter}`)),
       Array(5).fill("open"),
