@@ -88,7 +88,7 @@ const STORM_P99_TARGET_MS = 100;
 /** The storm scenario's charts: CPU per start, and the established subscribers' p99, per crowd. */
 export function stormCharts(storm: StormResult): [name: string, svg: string][] {
   const label = (p: StormResult["points"][number]) =>
-    `${p.subscribers >= 1000 ? `${p.subscribers / 1000}k` : p.subscribers} K${p.tokens} Q${p.queries}`;
+    `${p.subscribers >= 1000 ? `${p.subscribers / 1000}k` : p.subscribers} K${p.tokens} Q${p.queries}${p.round === "warm" ? " warm" : ""}`;
   return [
     [
       "storm-cpu",

@@ -59,11 +59,12 @@ export function localFigures(r: LocalResult): Record<string, Figure> {
   }
   workersScaling(r, put);
   for (const p of r.storm?.points ?? []) {
-    const at = `storm.n${p.subscribers}-k${p.tokens}-q${p.queries}`;
+    const at = `storm.n${p.subscribers}-k${p.tokens}-q${p.queries}${p.round === "warm" ? ".warm" : ""}`;
     put(`${at}.cpu-per-start`, p.gatewayCpuMicrosPerStart, "µs");
     put(`${at}.calls-per-start`, p.ledgerCallsPerStart, "");
     put(`${at}.first-all`, p.firstAllSeconds * 1000, "ms");
     put(`${at}.established-p99`, p.established.during.p99, "ms");
+    if (p.gatewayLoopLagMaxMs !== undefined) put(`${at}.loop-lag-max`, p.gatewayLoopLagMaxMs, "ms");
   }
   return figures;
 }

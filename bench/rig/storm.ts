@@ -28,8 +28,9 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
     scenario:
       `N WebSockets open /v2/updates from offset 0 at once (socket i: token i mod K, query i mod Q) against one ` +
       `gateway worker while ${o.stormEstablished} established subscribers stream another party's live ticks (one ` +
-      `every ${o.stormTickMs} ms, submitted directly to the ledger, their payload the time sent); a warm-up storm ` +
-      `of 200 first; the clients are two processes of their own` +
+      `every ${o.stormTickMs} ms, submitted directly to the ledger, their payload the time sent); 200 sockets first ` +
+      `(the gateway's modules loaded), then the storm twice: cold (the first of its size on this gateway: V8 compiles ` +
+      `the start's code as it goes) and warm (once the first came and went); the clients are two processes of their own` +
       (o.stormCrowdNice === 0 ? "" : `, the crowd's at nice ${o.stormCrowdNice}`),
     preloaded: PRELOADED,
     establishedSubscribers: o.stormEstablished,
@@ -93,18 +94,27 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
             upgradesPerSecond: o.stormUpgradesPerSecond ?? 0,
           };
           say(
-            `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): warm-up storm of 200 ...`,
+            `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): 200 sockets to load the gateway's modules ...`,
           );
-          await stormPoint(clients, under, { ...shape, subscribers: 200 }, o.stormEstablished);
-          const point = await stormPoint(clients, under, { ...shape, subscribers: n }, o.stormEstablished);
-          say(
-            `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): ${point.gatewayCpuMicrosPerStart} µs gateway CPU per start ` +
-              `(${point.grossCpuMicrosPerStart} gross), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)}, ` +
-              `all first elements after ${point.firstAllSeconds} s (p50 ${point.p50FirstSeconds} s), ${point.failed} failed${point.failures ? ` ${JSON.stringify(point.failures)}` : ""}, ` +
-              `${point.refused} refused 503; established p50/p99 ${point.established.during.p50}/${point.established.during.p99} ms ` +
-              `(before ${point.established.before.p50}/${point.established.before.p99} ms, ${point.established.during.count} samples)`,
-          );
-          result.points.push(point);
+          await stormPoint(clients, under, { ...shape, subscribers: 200 }, o.stormEstablished, "cold");
+          for (const round of ["cold", "warm"] as const) {
+            const point = await stormPoint(
+              clients,
+              under,
+              { ...shape, subscribers: n },
+              o.stormEstablished,
+              round,
+            );
+            say(
+              `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies), ${round}: ${point.gatewayCpuMicrosPerStart} µs gateway CPU per start ` +
+                `(${point.grossCpuMicrosPerStart} gross), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)}, ` +
+                `all first elements after ${point.firstAllSeconds} s (p50 ${point.p50FirstSeconds} s), ${point.failed} failed${point.failures ? ` ${JSON.stringify(point.failures)}` : ""}, ` +
+                `${point.refused} refused 503; established p50/p99 ${point.established.during.p50}/${point.established.during.p99} ms ` +
+                `(before ${point.established.before.p50}/${point.established.before.p99} ms, ${point.established.during.count} samples), ` +
+                `gateway loop lag max ${point.gatewayLoopLagMaxMs} ms`,
+            );
+            result.points.push(point);
+          }
         } finally {
           await clients.storm.stop();
           await clients.established.stop();

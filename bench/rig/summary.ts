@@ -168,7 +168,7 @@ function printStorm(storm: StormResult): void {
   console.table(
     Object.fromEntries(
       storm.points.map((p) => [
-        `N=${p.subscribers} K=${p.tokens} Q=${p.queries}`,
+        `N=${p.subscribers} K=${p.tokens} Q=${p.queries} ${p.round ?? "cold"}`,
         {
           "CPU µs/start": p.gatewayCpuMicrosPerStart,
           "ledger calls/start": p.ledgerCallsPerStart,
@@ -177,6 +177,7 @@ function printStorm(storm: StormResult): void {
           "503s": p.refused,
           "established p50/p99 ms": `${p.established.during.p50}/${p.established.during.p99}`,
           "before p50/p99 ms": `${p.established.before.p50}/${p.established.before.p99}`,
+          "loop lag max ms": p.gatewayLoopLagMaxMs ?? "",
         },
       ]),
     ),

@@ -16,6 +16,13 @@ import { type GatewayUnderTest, updatesRequest } from "./fanout.js";
  * its payload).
  */
 export interface StormPoint {
+  /**
+   * cold: the first storm of its size on a fresh gateway (after 200 sockets that load its
+   * modules), as a restarted gateway meets it: V8 still compiles the start's code as it goes.
+   * warm: a second storm of the same size once the first came and went, as a running gateway
+   * meets a balancer's moved connections. Absent in results before both were measured: cold.
+   */
+  round?: "cold" | "warm";
   subscribers: number;
   /** Distinct tokens the crowd's sockets carry (socket i the (i mod K)-th). */
   tokens: number;
@@ -43,6 +50,12 @@ export interface StormPoint {
   ledgerCallsPerStart: number;
   /** Delivery delay (ms, submit to receipt) of the established subscribers' live ticks. */
   established: { subscribers: number; before: DelayFigures; during: DelayFigures };
+  /**
+   * The gateway's longest event-loop stall over the storm (prom-client's
+   * nodejs_eventloop_lag_max_seconds, 10 ms resolution): what of the established delay the
+   * gateway's own thread held, the rest being the machine's (its cores are shared here).
+   */
+  gatewayLoopLagMaxMs?: number;
 }
 
 interface DelayFigures {
@@ -123,6 +136,12 @@ export function startTicker(sandboxPort: number, token: string, party: string, e
   };
 }
 
+/** The longest event-loop delay since the last scrape, from /metrics text (ms). */
+function loopLagMaxMs(metrics: string): number | undefined {
+  const max = /^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(metrics)?.[1];
+  return max === undefined ? undefined : round(Number(max) * 1000, 1);
+}
+
 /** Every client call the gateway counted, by method, from its /metrics text. */
 function callsByMethod(metrics: string): Map<string, number> {
   const calls = new Map<string, number>();
@@ -154,6 +173,7 @@ export async function stormPoint(
   gateway: GatewayUnderTest,
   shape: StormShape,
   establishedSubscribers: number,
+  warmth: "cold" | "warm",
 ): Promise<StormPoint> {
   const url = `ws://127.0.0.1:${gateway.port}/v2/updates`;
   const quietFrom = nowMs();
@@ -163,6 +183,7 @@ export async function stormPoint(
   clients.established.send({ kind: "delays", from: quietFrom, to: nowMs() });
   const before = await clients.established.next<DelayFigures>();
 
+  // This scrape also restarts the event-loop lag's window (prom-client resets it when read).
   const callsBefore = callsByMethod(await gateway.metrics());
   const cpuBefore = processCpuSeconds(gateway.pid);
   const from = nowMs();
@@ -180,7 +201,9 @@ export async function stormPoint(
   const during = await clients.established.next<DelayFigures>();
   // A call is counted when it ends: the probes and admissions have; give the last a moment.
   await sleep(300);
-  const callsAfter = callsByMethod(await gateway.metrics());
+  const metricsAfter = await gateway.metrics();
+  const callsAfter = callsByMethod(metricsAfter);
+  const lagMax = loopLagMaxMs(metricsAfter);
   const ledgerCalls: Record<string, number> = {};
   let calls = 0;
   for (const [method, count] of callsAfter) {
@@ -193,6 +216,7 @@ export async function stormPoint(
   const n = shape.subscribers;
   const net = Math.max(0, cpu - baselineRate * ((to - from) / 1000));
   return {
+    round: warmth,
     subscribers: n,
     tokens: shape.tokens.length,
     queries: shape.queries.length,
@@ -210,5 +234,6 @@ export async function stormPoint(
     ledgerCalls,
     ledgerCallsPerStart: round(calls / n, 4),
     established: { subscribers: establishedSubscribers, before, during },
+    ...(lagMax !== undefined && { gatewayLoopLagMaxMs: lagMax }),
   };
 }
