@@ -183,8 +183,11 @@ export async function stormPoint(
   clients.established.send({ kind: "delays", from: quietFrom, to: nowMs() });
   const before = await clients.established.next<DelayFigures>();
 
-  // This scrape also restarts the event-loop lag's window (prom-client resets it when read).
+  // This scrape also restarts the event-loop lag's window (prom-client resets it when read). A
+  // scrape holds the gateway's thread some 20 ms: the frames it delayed are received before the
+  // storm's window opens.
   const callsBefore = callsByMethod(await gateway.metrics());
+  await sleep(250);
   const cpuBefore = processCpuSeconds(gateway.pid);
   const from = nowMs();
   clients.storm.send({
