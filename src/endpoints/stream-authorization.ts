@@ -1,4 +1,4 @@
-import { defer, type MonoTypeOperatorFunction, Observable, tap } from "rxjs";
+import { defer, type MonoTypeOperatorFunction, Observable, type Subscribable, tap } from "rxjs";
 import {
   accessTokenExpiredError,
   CantonHttpError,
@@ -100,7 +100,7 @@ export interface SubscriberAuthorizationOptions {
    * stream's calls move onto it); not, the stream keeps its token and `refused` is told why.
    */
   readonly renewals?: {
-    readonly tokens$: Observable<string>;
+    readonly tokens$: Subscribable<string>;
     renewed(token: string): void;
     refused(error: unknown): void;
   };
@@ -283,7 +283,7 @@ export function authorizeSubscriber(
               if (next !== undefined && !subscriber.closed) renew(next);
             });
         };
-        return renewals.tokens$.subscribe(renew);
+        return renewals.tokens$.subscribe({ next: renew });
       }
 
       const sourceSubscription = source.subscribe({

@@ -1,9 +1,10 @@
-import { defer, type Observable, Subject } from "rxjs";
+import { defer, Observable } from "rxjs";
 import { isTokenRefusal } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
 import type { MemberRequest } from "../fanout/subscription.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import { Relay } from "../streams/relay.js";
 import {
   authorizeSubscriber,
   confirmedBy,
@@ -49,8 +50,9 @@ export interface SubscriberStreamOptions {
 export function subscriberStream(options: SubscriberStreamOptions): Observable<string> {
   const { endpoint, request, token, grant, trace } = options;
   const now = options.now ?? Date.now;
-  // Confirmed renewals, for the calls to move onto (the gate tells them after the ledger's yes).
-  const renewed$ = new Subject<string>();
+  // Confirmed renewals, for the calls to move onto (the gate tells them after the ledger's yes):
+  // a relay, which a shared stream's member listens to for the cost of one small object.
+  const renewed$ = new Relay<string>();
   const renewals = options.renewals;
   const source = defer(() => {
     const { fanout } = options;
@@ -58,7 +60,15 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
     options.upstream?.(share === undefined ? "own" : "shared");
     if (fanout === undefined || share === undefined)
       return endpoint
-        .open(request, token, options.demand$, renewed$, trace, options.opened)
+        .open(
+          request,
+          token,
+          options.demand$,
+          // The own call's operators need an Observable: made only on this path.
+          new Observable<string>((subscriber) => renewed$.subscribe(subscriber)),
+          trace,
+          options.opened,
+        )
         .pipe(confirmedBy(grant, token, now));
     const offsetOf = endpoint.offsetOf;
     return fanout.open({
