@@ -1,7 +1,7 @@
 import { defer, Observable } from "rxjs";
 import { isTokenRefusal } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import type { MemberRequest } from "../fanout/subscription.js";
+import type { MemberRequest, UpstreamSource } from "../fanout/subscription.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { Relay } from "../streams/relay.js";
@@ -70,7 +70,6 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
           options.opened,
         )
         .pipe(confirmedBy(grant, token, now));
-    const offsetOf = endpoint.offsetOf;
     return fanout.open({
       endpoint: endpoint.path,
       share,
@@ -80,21 +79,7 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
       admitted: (askedAt) => grant.confirm(token, askedAt),
       ...(options.position ? { position: options.position } : {}),
       ...(trace?.span ? { told: trace.span } : {}),
-      source: {
-        // A call on this subscriber's token confirms its grant (its own call, or the shared one
-        // while it owns it); the shared call carries the trace of the subscriber that opens it.
-        open: (request, token, demand$) =>
-          endpoint.open(request, token, demand$, undefined, trace).pipe(confirmedBy(grant, token, now)),
-        offsetOf: (element) => {
-          const offset = Number(offsetOf?.(element));
-          return Number.isFinite(offset) ? offset : undefined;
-        },
-        isCheckpoint: isOffsetCheckpoint,
-        isTokenRefusal,
-        // The grant decoded its token already: a member's own token (the one it joins with, or
-        // a renewal the grant took first) is not decoded again.
-        expiryOf: (token) => (token === grant.token ? grant.expiresAt : tokenExpiryMs(token)),
-      },
+      source: new SubscriberSource(endpoint, grant, trace, now),
     });
   });
   return source.pipe(
@@ -117,4 +102,54 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
         : {}),
     }),
   );
+}
+
+/**
+ * How the fan-out opens a subscriber's calls (its catch-up, or the shared call while it owns it):
+ * one object with methods, kept by its membership, where an object of five closures and their
+ * contexts was made per subscriber.
+ */
+class SubscriberSource implements UpstreamSource {
+  readonly #endpoint: StreamEndpoint;
+  readonly #grant: Grant;
+  readonly #trace: TraceContext | undefined;
+  readonly #now: () => number;
+
+  constructor(endpoint: StreamEndpoint, grant: Grant, trace: TraceContext | undefined, now: () => number) {
+    this.#endpoint = endpoint;
+    this.#grant = grant;
+    this.#trace = trace;
+    this.#now = now;
+  }
+
+  /**
+   * A call on this subscriber's token confirms its grant (its own call, or the shared one while
+   * it owns it); the shared call carries the trace of the subscriber that opens it.
+   */
+  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string> {
+    return this.#endpoint
+      .open(request, token, demand$, undefined, this.#trace)
+      .pipe(confirmedBy(this.#grant, token, this.#now));
+  }
+
+  offsetOf(element: string): number | undefined {
+    const offset = Number(this.#endpoint.offsetOf?.(element));
+    return Number.isFinite(offset) ? offset : undefined;
+  }
+
+  isCheckpoint(element: string): boolean {
+    return isOffsetCheckpoint(element);
+  }
+
+  isTokenRefusal(error: unknown): boolean {
+    return isTokenRefusal(error);
+  }
+
+  /**
+   * The grant decoded its token already: a member's own token (the one it joins with, or a
+   * renewal the grant took first) is not decoded again.
+   */
+  expiryOf(token: string | undefined): number | undefined {
+    return token === this.#grant.token ? this.#grant.expiresAt : tokenExpiryMs(token);
+  }
 }
