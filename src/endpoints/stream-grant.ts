@@ -48,7 +48,12 @@ export class Grant {
    */
   #answeredAt: number;
   #ledgerAway = false;
-  readonly #listeners = new Set<() => void>();
+  /**
+   * Told after each new yes. A subscriber has one gate, its one listener, which needs no set: a
+   * Set and its table were some 110 bytes of every subscriber. More are kept in one made for them.
+   */
+  #listener: (() => void) | undefined;
+  #moreListeners: Set<() => void> | undefined;
 
   constructor(
     token: string | undefined,
@@ -131,8 +136,17 @@ export class Grant {
 
   /** Calls `listener` after each new yes (a held element may go then); returns the removal. */
   onConfirmed(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    // A listener given twice is told once, and its first removal removes it (as a set's member).
+    if (this.#listener === listener) return () => this.#remove(listener);
+    if (this.#listener === undefined && this.#moreListeners === undefined) this.#listener = listener;
+    else if (this.#moreListeners === undefined) this.#moreListeners = new Set([listener]);
+    else this.#moreListeners.add(listener);
+    return () => this.#remove(listener);
+  }
+
+  #remove(listener: () => void): void {
+    if (this.#listener === listener) this.#listener = undefined;
+    else this.#moreListeners?.delete(listener);
   }
 
   #answered(at: number): void {
@@ -141,6 +155,10 @@ export class Grant {
   }
 
   #changed(): void {
-    for (const listener of [...this.#listeners]) listener();
+    // Those listening when the yes came, in the order they came (one removed meanwhile is still told).
+    const first = this.#listener;
+    const more = this.#moreListeners === undefined ? undefined : [...this.#moreListeners];
+    first?.();
+    if (more !== undefined) for (const listener of more) listener();
   }
 }

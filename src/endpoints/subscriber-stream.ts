@@ -1,9 +1,10 @@
-import { defer, type Observable, Subject } from "rxjs";
+import { defer, Observable } from "rxjs";
 import { isTokenRefusal } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import type { MemberRequest } from "../fanout/subscription.js";
+import type { MemberRequest, UpstreamSource } from "../fanout/subscription.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
+import { Relay } from "../streams/relay.js";
 import {
   authorizeSubscriber,
   confirmedBy,
@@ -49,8 +50,9 @@ export interface SubscriberStreamOptions {
 export function subscriberStream(options: SubscriberStreamOptions): Observable<string> {
   const { endpoint, request, token, grant, trace } = options;
   const now = options.now ?? Date.now;
-  // Confirmed renewals, for the calls to move onto (the gate tells them after the ledger's yes).
-  const renewed$ = new Subject<string>();
+  // Confirmed renewals, for the calls to move onto (the gate tells them after the ledger's yes):
+  // a relay, which a shared stream's member listens to for the cost of one small object.
+  const renewed$ = new Relay<string>();
   const renewals = options.renewals;
   const source = defer(() => {
     const { fanout } = options;
@@ -58,9 +60,16 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
     options.upstream?.(share === undefined ? "own" : "shared");
     if (fanout === undefined || share === undefined)
       return endpoint
-        .open(request, token, options.demand$, renewed$, trace, options.opened)
+        .open(
+          request,
+          token,
+          options.demand$,
+          // The own call's operators need an Observable: made only on this path.
+          new Observable<string>((subscriber) => renewed$.subscribe(subscriber)),
+          trace,
+          options.opened,
+        )
         .pipe(confirmedBy(grant, token, now));
-    const offsetOf = endpoint.offsetOf;
     return fanout.open({
       endpoint: endpoint.path,
       share,
@@ -70,21 +79,7 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
       admitted: (askedAt) => grant.confirm(token, askedAt),
       ...(options.position ? { position: options.position } : {}),
       ...(trace?.span ? { told: trace.span } : {}),
-      source: {
-        // A call on this subscriber's token confirms its grant (its own call, or the shared one
-        // while it owns it); the shared call carries the trace of the subscriber that opens it.
-        open: (request, token, demand$) =>
-          endpoint.open(request, token, demand$, undefined, trace).pipe(confirmedBy(grant, token, now)),
-        offsetOf: (element) => {
-          const offset = Number(offsetOf?.(element));
-          return Number.isFinite(offset) ? offset : undefined;
-        },
-        isCheckpoint: isOffsetCheckpoint,
-        isTokenRefusal,
-        // The grant decoded its token already: a member's own token (the one it joins with, or
-        // a renewal the grant took first) is not decoded again.
-        expiryOf: (token) => (token === grant.token ? grant.expiresAt : tokenExpiryMs(token)),
-      },
+      source: new SubscriberSource(endpoint, grant, trace, now),
     });
   });
   return source.pipe(
@@ -107,4 +102,54 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
         : {}),
     }),
   );
+}
+
+/**
+ * How the fan-out opens a subscriber's calls (its catch-up, or the shared call while it owns it):
+ * one object with methods, kept by its membership, where an object of five closures and their
+ * contexts was made per subscriber.
+ */
+class SubscriberSource implements UpstreamSource {
+  readonly #endpoint: StreamEndpoint;
+  readonly #grant: Grant;
+  readonly #trace: TraceContext | undefined;
+  readonly #now: () => number;
+
+  constructor(endpoint: StreamEndpoint, grant: Grant, trace: TraceContext | undefined, now: () => number) {
+    this.#endpoint = endpoint;
+    this.#grant = grant;
+    this.#trace = trace;
+    this.#now = now;
+  }
+
+  /**
+   * A call on this subscriber's token confirms its grant (its own call, or the shared one while
+   * it owns it); the shared call carries the trace of the subscriber that opens it.
+   */
+  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string> {
+    return this.#endpoint
+      .open(request, token, demand$, undefined, this.#trace)
+      .pipe(confirmedBy(this.#grant, token, this.#now));
+  }
+
+  offsetOf(element: string): number | undefined {
+    const offset = Number(this.#endpoint.offsetOf?.(element));
+    return Number.isFinite(offset) ? offset : undefined;
+  }
+
+  isCheckpoint(element: string): boolean {
+    return isOffsetCheckpoint(element);
+  }
+
+  isTokenRefusal(error: unknown): boolean {
+    return isTokenRefusal(error);
+  }
+
+  /**
+   * The grant decoded its token already: a member's own token (the one it joins with, or a
+   * renewal the grant took first) is not decoded again.
+   */
+  expiryOf(token: string | undefined): number | undefined {
+    return token === this.#grant.token ? this.#grant.expiresAt : tokenExpiryMs(token);
+  }
 }

@@ -1,4 +1,4 @@
-import type { Subscriber, Subscription } from "rxjs";
+import type { Subscriber, Subscription, Unsubscribable } from "rxjs";
 import type { Position, Release, SharedElement } from "./replay-history.js";
 import type { MemberMode, MemberRequest } from "./subscription.js";
 
@@ -31,7 +31,7 @@ export class Member {
   spliceAt = 0;
   own: Subscription | undefined;
   demand: Subscription | undefined;
-  renewals: Subscription | undefined;
+  renewals: Unsubscribable | undefined;
   /** The token its calls are opened with: its request's, or the latest it renewed to. */
   token: string | undefined;
   /** When the ledger stops accepting `token` (epoch ms; never: infinity). */

@@ -241,7 +241,7 @@ export class SharedStream {
       next: (ready) => this.#readiness(member, ready),
       error: (error: unknown) => this.#fail(member, error),
     });
-    member.renewals = request.renewed$?.subscribe((token) => this.#renewed(member, token));
+    member.renewals = request.renewed$?.subscribe({ next: (token) => this.#renewed(member, token) });
     // A catch-up stream's members are behind the main stream, not only behind their own call.
     request.position?.(() => ({
       last: member.last,

@@ -1,4 +1,4 @@
-import type { Observable } from "rxjs";
+import type { Observable, Subscribable } from "rxjs";
 
 /**
  * What the fan-out needs of one subscriber's request, computed by the stream endpoint (which
@@ -61,7 +61,7 @@ export interface MemberRequest {
    * the subscriber's calls move onto the latest at once, from where they are, since the ledger
    * ends a call when the token it was opened with expires.
    */
-  readonly renewed$?: Observable<string>;
+  readonly renewed$?: Subscribable<string>;
   /** The subscriber's readiness (its socket below its high-water mark). */
   readonly demand$: Observable<boolean>;
   /**

@@ -8,7 +8,20 @@ import { tokenExpiryMs } from "./bearer-token.js";
  * requests that carry it.
  */
 export class HeldTokenExpiries {
-  readonly #held = new Map<string, { readonly expiresAtMs: number | undefined; holders: number }>();
+  readonly #held = new Map<
+    string,
+    { readonly token: string; readonly expiresAtMs: number | undefined; holders: number }
+  >();
+
+  /**
+   * The copy of `token` that the streams holding it share (the first holder's), or `token` itself
+   * while none holds it. A socket's token is a slice of its upgrade's whole Sec-WebSocket-Protocol
+   * header, which it keeps alive: a crowd on one token kept one header per socket (some 400 bytes
+   * each), where one copy serves them all.
+   */
+  shared(token: string): string {
+    return this.#held.get(token)?.token ?? token;
+  }
 
   /** `token`'s expiry (epoch ms; undefined: none, or not a JWT) for one more holder: release it once. */
   hold(token: string): number | undefined {
@@ -18,7 +31,7 @@ export class HeldTokenExpiries {
       return known.expiresAtMs;
     }
     const expiresAtMs = tokenExpiryMs(token);
-    this.#held.set(token, { expiresAtMs, holders: 1 });
+    this.#held.set(token, { token, expiresAtMs, holders: 1 });
     return expiresAtMs;
   }
 

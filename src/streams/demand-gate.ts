@@ -28,12 +28,15 @@ function checkWatermarks({ highWater, lowWater }: Watermarks): void {
  * `getBufferedAmount()` after each send and on `drain`). Pure state: no timers, no I/O.
  */
 export class DemandGate {
-  readonly #marks: Watermarks;
+  // The marks as numbers of its own, not a copy of the object: a gate per subscriber.
+  readonly #highWater: number;
+  readonly #lowWater: number;
   readonly #ready = new BehaviorSubject<boolean>(true);
 
   constructor(marks: Watermarks) {
     checkWatermarks(marks);
-    this.#marks = { ...marks };
+    this.#highWater = marks.highWater;
+    this.#lowWater = marks.lowWater;
   }
 
   /** Current readiness. */
@@ -50,7 +53,7 @@ export class DemandGate {
   /** Report the sink's buffered amount; returns the readiness after this reading. */
   update(level: number): boolean {
     const ready = this.#ready.value;
-    const next = ready ? level <= this.#marks.highWater : level <= this.#marks.lowWater;
+    const next = ready ? level <= this.#highWater : level <= this.#lowWater;
     if (next !== ready) this.#ready.next(next);
     return next;
   }

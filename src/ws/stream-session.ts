@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { Subject, type Subscription } from "rxjs";
+import type { Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { tokenRenewed } from "../endpoints/renewal-ack.js";
@@ -27,6 +27,7 @@ import type { SharedStreams } from "../fanout/shared-streams.js";
 import type { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
+import { Relay } from "../streams/relay.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -93,8 +94,11 @@ export class StreamSession {
   #subscription: Subscription | undefined;
   /** The first cause wins: a slow-consumer disconnect also unsubscribes, which is not the reason. */
   #reason: StreamEndReason | undefined;
-  /** Tokens of the client's renewal frames that passed the intake, for the ledger to judge. */
-  readonly #renewals = new Subject<string>();
+  /**
+   * Tokens of the client's renewal frames that passed the intake, for the ledger to judge: a
+   * relay, not a Subject, as nearly every subscriber never renews (see Relay).
+   */
+  readonly #renewals = new Relay<string>();
   readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;

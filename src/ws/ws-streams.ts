@@ -193,10 +193,13 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
     deadlines.delete(ws);
+    // The worker's one copy of the token, for the socket and its session to keep (see shared()).
+    const token = data.token === undefined ? undefined : expiries.shared(data.token);
+    data.token = token;
     // One shape for every session's options (no conditional spreads).
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
-      token: data.token,
+      token,
       compressed: data.compressed,
       trace: data.trace,
       span: data.span,

@@ -25,6 +25,19 @@ describe("HeldTokenExpiries", () => {
     strictEqual(expiries.size, 1);
   });
 
+  it("shares the text of a held token, and holds none after its last holder let go", () => {
+    const alice = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
+    // Another copy of the same text, as each socket's upgrade header gives its own.
+    const again = `${alice.slice(0, 10)}${alice.slice(10)}`;
+    const expiries = new HeldTokenExpiries();
+    strictEqual(expiries.shared(again), alice);
+    expiries.hold(alice);
+    strictEqual(expiries.shared(again), alice);
+    strictEqual(expiries.shared("another token"), "another token");
+    expiries.release(alice);
+    strictEqual(expiries.size, 0);
+  });
+
   it("has no expiry for a token without exp, nor for what is not a JWT", () => {
     const expiries = new HeldTokenExpiries();
     strictEqual(expiries.hold(signToken("alice", { exp: null })), undefined);
