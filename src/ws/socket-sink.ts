@@ -28,6 +28,8 @@ export interface FrameSocket {
 
 /** uWS: sent or corked with no user-space backlog added; the buffered amount did not grow. */
 const SEND_SUCCESS = 1;
+/** How late a turn's flush may be before the sinks flush without it (see SocketSink.#flushIfOverdue). */
+const OVERDUE_FLUSH_MS = 20;
 const SEND_DROPPED = 2;
 export const CLOSE_NORMAL = 1000;
 /** Policy violation: the client did not read fast enough (slow consumer). */
@@ -286,13 +288,45 @@ export class SocketSink {
   #enqueue(item: Item): void {
     if (this.#closed || this.#closing !== undefined) return;
     this.#queue[this.#queued++] = item;
-    if (this.#flushScheduled) return;
+    if (this.#flushScheduled) {
+      // Already waiting for its flush: every 32nd frame of such sinks looks at the clock.
+      if ((++SocketSink.#queuedSince & 31) === 0) SocketSink.#flushIfOverdue();
+      return;
+    }
     this.#flushScheduled = true;
     // One corked write per event-loop turn: grpc-js delivers a read's worth of messages in one
     // turn, and one syscall for all of them is what keeps the socket path near gRPC speed.
     SocketSink.#flushing.push(this);
-    if (SocketSink.#flushing.length === 1) setImmediate(SocketSink.#flushAll);
+    if (SocketSink.#flushing.length > 1) {
+      SocketSink.#flushIfOverdue();
+      return;
+    }
+    SocketSink.#flushDueAt = performance.now() + OVERDUE_FLUSH_MS;
+    setImmediate(SocketSink.#flushAll);
   }
+
+  /**
+   * The turn's flush runs in setImmediate, after libuv's poll phase, and one poll phase can last
+   * hundreds of ms: libuv handles up to 48 rounds of 1,024 ready sockets before it returns, as a
+   * reconnect storm's upgrade requests all are at once, and the streams already open would get
+   * nothing for all of it (200-500 ms of event-loop lag in a storm of 10,000). A flush overdue
+   * by OVERDUE_FLUSH_MS runs at the end of the callback that queued to it instead (a microtask),
+   * the next one again that much later: bounded, so that a sink whose flush queues more (a
+   * replay's next elements) never keeps the thread from the poll phase.
+   */
+  static #flushIfOverdue(): void {
+    if (SocketSink.#overdueFlush || performance.now() < SocketSink.#flushDueAt) return;
+    SocketSink.#overdueFlush = true;
+    queueMicrotask(() => {
+      SocketSink.#overdueFlush = false;
+      SocketSink.#flushAll();
+    });
+  }
+
+  /** When the pending turn's flush is overdue (performance.now()); +Infinity with none pending. */
+  static #flushDueAt = Number.POSITIVE_INFINITY;
+  static #overdueFlush = false;
+  static #queuedSince = 0;
 
   /**
    * The sinks with frames to flush at this turn's end: one setImmediate for all of them, in the
@@ -305,6 +339,8 @@ export class SocketSink {
   static #flushAll(): void {
     // Sinks that ask while these flush go to the next turn, as their own setImmediate would.
     const sinks = SocketSink.#flushing.splice(0);
+    // None pending now; the next sink to ask sets when its turn's flush is due.
+    SocketSink.#flushDueAt = Number.POSITIVE_INFINITY;
     for (const sink of sinks) sink.#flush();
   }
 

@@ -180,6 +180,34 @@ describe("SocketSink", () => {
     deepStrictEqual(third.socket.sent, [element(7)]);
   });
 
+  it("flushes without its turn once that turn is 20 ms overdue (a long poll phase), and no more often than that", async () => {
+    const first = setup();
+    const second = setup();
+    for (const { socket } of [first, second]) socket.reading = true;
+    let turnRan = false;
+    send(first.sink, 1, 1);
+    setImmediate(() => {
+      turnRan = true;
+    });
+    // The thread held past the turn's due time, as libuv's poll phase holds it in a storm.
+    const heldUntil = performance.now() + 25;
+    while (performance.now() < heldUntil);
+    send(second.sink, 1, 1);
+    equal(first.socket.sent.length, 0);
+    // At the end of the callback that queued to it (a microtask), not at the turn.
+    await Promise.resolve();
+    equal(turnRan, false);
+    deepStrictEqual(first.socket.sent, [element(1)]);
+    deepStrictEqual(second.socket.sent, [element(1)]);
+    // Frames queued right after it wait for the next turn: one such flush per 20 ms at most.
+    send(first.sink, 2, 2);
+    await Promise.resolve();
+    equal(turnRan, false);
+    deepStrictEqual(first.socket.sent, [element(1)]);
+    await turn();
+    deepStrictEqual(first.socket.sent, [element(1), element(2)]);
+  });
+
   it("counts every element that left over many flushes and partial reads, its byte marks reused", async () => {
     const { socket, sink, events } = setup({ highWaterMark: 1e9, hardLimit: 2e9 });
     let offset = 0;
