@@ -28,6 +28,7 @@ import type { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
+import { renewalFrame } from "./renewal-frame.js";
 import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
@@ -370,29 +371,4 @@ export function recordStreamClose(
   metrics.wsStreamsOpen.dec({ endpoint });
   metrics.wsCloses.inc({ endpoint, code: closeCodeLabel(code) });
   metrics.recordStreamEnd(endpoint, "ws", how.reason, seconds);
-}
-
-/**
- * A renewal frame (`{"token": "<JWT>"}`, with `"acknowledge": true` to be told of its
- * acceptance); an InvalidValueError for an object whose `token` is not a non-empty string (its
- * value is not echoed: it may be a secret); undefined for any other frame.
- */
-function renewalFrame(text: string): { token: string; acknowledge: boolean } | InvalidValueError | undefined {
-  let frame: unknown;
-  try {
-    frame = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof frame !== "object" || frame === null || Array.isArray(frame) || !("token" in frame)) {
-    return undefined;
-  }
-  const { token, acknowledge } = frame as { token?: unknown; acknowledge?: unknown };
-  if (typeof token === "string" && token.length > 0) return { token, acknowledge: acknowledge === true };
-  const got = token === "" ? "an empty string" : token === null ? "null" : `a JSON ${jsonType(token)}`;
-  return new InvalidValueError("token renewal frame", `token must be a non-empty string, got ${got}`);
-}
-
-function jsonType(value: unknown): string {
-  return Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value;
 }

@@ -1,5 +1,5 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it, mock } from "node:test";
 import { MAX_REQUEST_JSON_DEPTH, parseRequestJson } from "../../src/endpoints/request-json.js";
 import { InvalidValueError } from "../../src/errors/index.js";
 
@@ -42,6 +42,19 @@ describe("parseRequestJson", () => {
   it("refuses 200,000 levels without overflowing the stack", () => {
     deepStrictEqual(refused(arrays(200_000)).location, "body");
     deepStrictEqual(refused(objects(200_000)).location, "body");
+  });
+
+  it("refuses a megabyte of nested brackets without parsing it (what made one user's frames stall a worker)", () => {
+    const parse = mock.method(JSON, "parse");
+    try {
+      for (const text of [arrays(500_000), objects(100_000), `{"a":${arrays(500_000)}}`])
+        deepStrictEqual(refused(text).message.includes("nested deeper"), true);
+      deepStrictEqual(parse.mock.callCount(), 0);
+      parseRequestJson(arrays(10));
+      deepStrictEqual(parse.mock.callCount(), 1);
+    } finally {
+      parse.mock.restore();
+    }
   });
 
   it("does not count brackets in strings, escaped quotes included", () => {
