@@ -395,7 +395,9 @@ describe("load.js local --scenario storm: a reconnect storm against established 
       ...["local", "--scenario", "storm", "--storm-subscribers", "60", "--storm-crowds", "1x1,3x2"],
       // Unpaced, so that each crowd arrives at once however busy the machine (the pace, which
       // follows the worker's lag, would spread a small crowd over turns on a loaded one).
-      ...["--storm-established", "5", "--storm-tick-ms", "50", "--storm-upgrades-per-second", "0"],
+      // Ticks every 10 ms: a warm storm of 60 is over in some tens of ms, and its window must hold
+      // established samples.
+      ...["--storm-established", "5", "--storm-tick-ms", "10", "--storm-upgrades-per-second", "0"],
       ...["--out", dir],
     );
   });
@@ -439,8 +441,8 @@ describe("load.js local --scenario storm: a reconnect storm against established 
         JSON.stringify(point),
       );
       assert.ok(point.established.during.p99 >= point.established.during.p50);
-      // The gateway's own stalls over the storm, read from its /metrics (10 ms resolution).
-      assert.ok((point.gatewayLoopLagMaxMs ?? 0) >= 10, JSON.stringify(point));
+      // The gateway's own stalls over the storm, read from its /metrics.
+      assert.ok((point.gatewayLoopLagMaxMs ?? 0) > 0, JSON.stringify(point));
     }
   });
 });
