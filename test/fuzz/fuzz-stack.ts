@@ -37,13 +37,15 @@ export interface FuzzStack {
 const SECRET = "fuzz-secret";
 const FUZZ_USER = "fuzz_admin";
 
+/** Two worker threads whatever the machine's cores, so that RSS figures compare across machines. */
+export const FUZZ_WORKERS = 2;
+
 export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzStack> {
   const sandboxArgs = options.auth === "hs256" ? ["--auth-mode", "hs256", "--auth-secret", SECRET] : [];
   let sandbox = await startSandboxProcess({ args: sandboxArgs });
   const gatewayArgs = [
-    // Two worker threads whatever the machine's cores, so that RSS figures compare across machines.
     "--server.workers",
-    "2",
+    String(FUZZ_WORKERS),
     // A socket that never completes its query frame is ended after this (the default is 30 s).
     "--websocket-config.query-frame-timeout",
     "5s",

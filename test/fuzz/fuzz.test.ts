@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type { FuzzContext } from "./cases.js";
 import { type ExecuteOptions, execute } from "./execute.js";
 import { crashFinding, type Finding, findingOf, type RunFigures, runFuzz } from "./fuzz-run.js";
-import { type FuzzStack, startFuzzStack, watchLedger } from "./fuzz-stack.js";
+import { FUZZ_WORKERS, type FuzzStack, startFuzzStack, watchLedger } from "./fuzz-stack.js";
 import { HUGE_SIZES } from "./json-mutations.js";
 import { KNOWN_FINDINGS, knownFindingOf } from "./known-findings.js";
 import { runSeed } from "./prng.js";
@@ -116,8 +116,19 @@ describe(`fuzz (seed ${seed}, ${total} cases; FUZZ_SEED=${seed} replays it)`, ()
       assert.ok(run.peakMiB < RSS_LIMIT_MIB, `peak RSS ${run.peakMiB.toFixed(0)} MiB < ${RSS_LIMIT_MIB} MiB`);
       for (const path of ["/livez", "/readyz", "/v2/version", "/v2/state/ledger-end"])
         assert.equal(await run.stack.control(path), 200, `control GET ${path}`);
+      const logged = run.stack.gateway.errors().map((e) => e.msg);
+      // A socket lost inside its corked upgrade (uWebSockets#1929) is logged, once a worker at
+      // most, after which that worker upgrades uncorked (docs/performance.md, the corked upgrade):
+      // not the fuzz input's doing, and seen once in a CI run. Anything else is a finding.
+      const lostInUpgrade = logged.filter((msg) =>
+        msg.startsWith("WebSocket closed by uWS inside its upgrade"),
+      );
+      assert.ok(
+        lostInUpgrade.length <= FUZZ_WORKERS,
+        `${lostInUpgrade.length} sockets lost in their upgrades`,
+      );
       assert.deepEqual(
-        run.stack.gateway.errors().map((e) => e.msg),
+        logged.filter((msg) => !lostInUpgrade.includes(msg)),
         [],
         "no error logged by the gateway",
       );
