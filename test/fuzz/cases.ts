@@ -209,7 +209,17 @@ function mutateBody(made: HttpCase, op: Operation, rng: Prng, ctx: FuzzContext):
   }
   if (rng.chance(0.6)) {
     const { text, label } = mutateValue(JSON.parse(original.toString("utf8")), rng, ctx.hugeSizes);
-    return { ...made, label: `body: ${label}`, request: { ...made.request, body: Buffer.from(text) } };
+    const body = Buffer.from(text);
+    // A ticket's body is bounded by max-query-frame-bytes: past it the gateway answers 413 and
+    // closes while the client still writes, and the client's kernel may drop that answer on the
+    // reset that the unread rest of the body brings (seen on CI as EPIPE, no answer).
+    const cut = made.route.endsWith("/stream-ticket") && body.length > ctx.maxQueryFrameBytes;
+    return {
+      ...made,
+      label: `body: ${label}`,
+      request: { ...made.request, body },
+      ...(cut && { expect: { ...made.expect, mayClose: true } }),
+    };
   }
   const { bytes, label } = mutateText(original.toString("utf8"), rng);
   return { ...made, label: `body: ${label}`, request: { ...made.request, body: bytes } };
