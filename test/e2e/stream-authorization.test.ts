@@ -49,7 +49,7 @@ class Subscriber {
   async received(updateId: string): Promise<void> {
     while (!this.updateIds.includes(updateId)) {
       if (this.#socket.readyState === WebSocket.CLOSED) {
-        throw new Error(`closed before ${updateId}: ${JSON.stringify(this.frames)}`);
+        throw new Error(`closed ${await this.closed} before ${updateId}: ${JSON.stringify(this.frames)}`);
       }
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
