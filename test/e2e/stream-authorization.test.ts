@@ -45,6 +45,11 @@ class Subscriber {
       .filter((id): id is string => id !== undefined);
   }
 
+  /** The socket closed (by either side, or lost). */
+  get isClosed(): boolean {
+    return this.#socket.readyState === WebSocket.CLOSED;
+  }
+
   /** Resolves once a transaction with this update id arrived (the test's timeout bounds it). */
   async received(updateId: string): Promise<void> {
     while (!this.updateIds.includes(updateId)) {
@@ -136,6 +141,18 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" });
   const upstreams = () => metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES });
   /** The next test counts its own members from zero. */
+  /**
+   * Waits until the shared stream has `count` members; fails at once when one of `subscribers`
+   * closed meanwhile (a socket lost would otherwise leave the wait to the test's timeout, and its
+   * members to the next tests).
+   */
+  const joined = (count: number, ...subscribers: Subscriber[]) =>
+    until(async () => {
+      const lost = subscribers.find((subscriber) => subscriber.isClosed);
+      if (lost !== undefined)
+        throw new Error(`closed ${await lost.closed} before it joined: ${JSON.stringify(lost.frames)}`);
+      return (await sharedMembers()) === count;
+    });
   const allGone = () => until(async () => (await upstreams()) === 0 && (await sharedMembers()) === 0);
 
   before(async () => {
@@ -159,9 +176,9 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     const request = await live();
     // The steady subscriber opens the shared call; the expiring one joins it.
     const steady = new Subscriber(stack, request, token("steady"));
-    await until(async () => (await sharedMembers()) === 1);
+    await joined(1, steady);
     const expiring = new Subscriber(stack, request, token("expiring", Math.floor(Date.now() / 1000) + 3));
-    await until(async () => (await sharedMembers()) === 2);
+    await joined(2, steady, expiring);
     assert.equal(await upstreams(), 1);
 
     const first = await commit();
@@ -190,9 +207,9 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
     const request = await live();
     // The expiring subscriber comes first: the shared call runs on its token.
     const owner = new Subscriber(stack, request, token("expiring", Math.floor(Date.now() / 1000) + 3));
-    await until(async () => (await sharedMembers()) === 1);
+    await joined(1, owner);
     const other = new Subscriber(stack, request, token("steady"));
-    await until(async () => (await sharedMembers()) === 2);
+    await joined(2, owner, other);
     assert.equal(await upstreams(), 1);
     // Within 10 s of the owner's expiry: the call moves onto the later token as it joins.
     await until(async () => (await rotations()) === rotationsBefore + 1);
@@ -219,9 +236,9 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
   }, async () => {
     const request = await live();
     const kept = new Subscriber(stack, request, token("kept"));
-    await until(async () => (await sharedMembers()) === 1);
+    await joined(1, kept);
     const revoked = new Subscriber(stack, request, token("revoked"));
-    await until(async () => (await sharedMembers()) === 2);
+    await joined(2, kept, revoked);
     assert.equal(await upstreams(), 1);
 
     const first = await commit();
@@ -245,7 +262,7 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
   }, async () => {
     const request = await live();
     const reader = new Subscriber(stack, request, token("steady"));
-    await until(async () => (await sharedMembers()) === 1);
+    await joined(1, reader);
     // It asks for a running shared stream: the ledger refuses it before it reads anything.
     const stranger = new Subscriber(stack, request, token("stranger"));
     assert.equal(await stranger.closed, 1000);
