@@ -19,10 +19,10 @@
  * tsx every function carries a name property of esbuild's, some 5 KB a subscriber more.
  */
 
-import { createServer } from "node:net";
 import WebSocket from "ws";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
+import { freePort } from "../lib/free-port.js";
 import { startBenchClient, startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 import type { StormAnswer } from "../lib/storm-client.js";
 import { stormQueries } from "../rig/scenarios/storm.js";
@@ -35,16 +35,6 @@ const N = Number(values.subscribers);
 const TOP = Number(values.top);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A port nothing listens on now, for the gateway's inspector. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 /** The gateway's inspector: evaluations, heap snapshots, the sampling heap profiler. */
 class Inspector {

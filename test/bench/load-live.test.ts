@@ -5,10 +5,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { freePort } from "../../bench/lib/free-port.js";
 import type { LoadResult } from "../../bench/load/load-result.js";
 import { decodeHistogram, histogram, percentileMs } from "../../bench/load/recorder.js";
 import { projectRoot } from "../../src/proto/project-root.js";
-import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { debianBinary } from "../deploy/debian-package.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { until } from "../support/until.js";
 import { runBench } from "./bench-process.js";

@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { freePort } from "../../bench/lib/free-port.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { projectRoot } from "../../src/proto/project-root.js";
 import { fencedBlocks } from "../docs/markdown.js";
 import { type SandboxProcess, startSandboxProcess } from "../support/sandbox-process.js";
 import { until } from "../support/until.js";
 import { underBuildLock } from "./build-lock.js";
-import { debianPackages, freePort } from "./debian-package.js";
+import { debianPackages } from "./debian-package.js";
 
 /**
  * deploy/container/Dockerfile built and run here, where no container registry can be reached:

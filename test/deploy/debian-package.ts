@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -58,14 +57,4 @@ async function which(binary: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-}
-
-/** A port free on 127.0.0.1 right now, for servers that cannot be told to pick their own. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }

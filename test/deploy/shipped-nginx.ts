@@ -4,8 +4,8 @@ import { once } from "node:events";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../bench/lib/free-port.js";
 import { projectRoot } from "../../src/proto/project-root.js";
-import { freePort } from "./debian-package.js";
 
 export interface ShippedNginx {
   /** Where nginx listens, on 127.0.0.1. */

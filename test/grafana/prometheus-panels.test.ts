@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
+import { freePort } from "../../bench/lib/free-port.js";
 import {
   type Running,
   type RunningSandbox,
@@ -14,7 +15,7 @@ import {
 } from "../../bench/lib/processes.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { projectRoot } from "../../src/proto/project-root.js";
-import { debianBinary, freePort } from "../deploy/debian-package.js";
+import { debianBinary } from "../deploy/debian-package.js";
 import { signToken } from "../jwt/test-tokens.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { until } from "../support/until.js";

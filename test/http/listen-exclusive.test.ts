@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
+import { freePort } from "../../bench/lib/free-port.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { ListenError, type RunningGateway, startGateway } from "../../src/gateway.js";
 import { listenExclusive, probeAddress } from "../../src/http/listen-exclusive.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
-import { freePort } from "../deploy/debian-package.js";
 import { tokenFor } from "../support/tokens.js";
 
 const silent = pino({ level: "silent" });

@@ -5,7 +5,7 @@ import { get } from "node:http";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
-import { freePort } from "../deploy/debian-package.js";
+import { freePort } from "../../bench/lib/free-port.js";
 import { tokenFor } from "../support/tokens.js";
 
 const CLI = ["--import", "tsx", "src/cli.ts"];
