@@ -13,16 +13,15 @@ export function renewalFrame(
   text: string,
 ): { token: string; acknowledge: boolean } | InvalidValueError | undefined {
   if (!opensAnObject(text) || nestsDeeperThan(text, MAX_REQUEST_JSON_DEPTH)) return undefined;
-  let frame: unknown;
+  // JSON text that opens an object parses to one.
+  let frame: { token?: unknown; acknowledge?: unknown };
   try {
     frame = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof frame !== "object" || frame === null || Array.isArray(frame) || !("token" in frame)) {
-    return undefined;
-  }
-  const { token, acknowledge } = frame as { token?: unknown; acknowledge?: unknown };
+  if (!("token" in frame)) return undefined;
+  const { token, acknowledge } = frame;
   if (typeof token === "string" && token.length > 0) return { token, acknowledge: acknowledge === true };
   const got = token === "" ? "an empty string" : token === null ? "null" : `a JSON ${jsonType(token)}`;
   return new InvalidValueError("token renewal frame", `token must be a non-empty string, got ${got}`);
