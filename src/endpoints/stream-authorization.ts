@@ -24,6 +24,7 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import {
   askLedger,
   beginOf,
+  type LedgerAnswer,
   offsetNumber,
   QUESTION_DEADLINE_MS,
   UnansweredQuestion,
@@ -260,6 +261,15 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
     return streamAdmissionUnansweredError(this.#now() - this.#subscribedAt);
   }
 
+  /** The ledger's answer whether `token` may read this request from where the stream stands. */
+  #askAbout(token: string | undefined): Promise<LedgerAnswer> {
+    return askLedger(this.#endpoint, this.#request, token, {
+      from: this.#newest(),
+      trace: this.#options.trace,
+      now: this.#now,
+    });
+  }
+
   /** Asks the ledger about the grant's token for this request from where the stream stands. */
   #ask(): void {
     if (this.#asking || this.#subscriber.closed) return;
@@ -268,11 +278,7 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
     const token = grant.token;
     // Never admitted: a refusal is the ledger's own answer to this request, told as it is.
     const admitting = !grant.everConfirmed;
-    askLedger(this.#endpoint, this.#request, token, {
-      from: this.#newest(),
-      trace: this.#options.trace,
-      now: this.#now,
-    })
+    this.#askAbout(token)
       .then(
         (answer) => {
           if (answer.yes) grant.confirm(token, answer.askedAt);
@@ -359,11 +365,7 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
       return;
     }
     this.#renewing = true;
-    askLedger(this.#endpoint, this.#request, candidate, {
-      from: this.#newest(),
-      trace: this.#options.trace,
-      now: this.#now,
-    })
+    this.#askAbout(candidate)
       .then(
         (answer) => {
           if (this.#subscriber.closed) return;
