@@ -44,9 +44,10 @@ export interface UpgradeHeaders {
  *    the wrong bits at 28-31 (by V8 on this thread, or by a thread sharing this malloc arena).
  * Nothing frees them before cork() reads: no JS runs in between.
  * test/e2e/ws-admission.test.ts upgrades under MALLOC_PERTURB_=16, and bench/micro/async-upgrade.ts
- * counts the sockets each way of upgrading loses. Perturbed, bare uWS lost none of 30,000 and the
- * gateway about 1 in 10,000. Unperturbed, in the tests' stack (the gateway in one process and on
- * one thread with the sandbox and its clients), 1 of 96 runs of
+ * counts the sockets each way of upgrading loses. Perturbed, bare uWS lost 1 of 30,000
+ * (bench/results/upgrade-cork-no-room-2026-11-28-a5ac69d.txt) and the gateway about 1 in
+ * 10,000. Unperturbed, in the tests' stack (the gateway in one process and on one thread with the
+ * sandbox and its clients), 1 of 96 runs of
  * test/e2e/stream-authorization.test.ts lost one. An earlier version first made room for the tail
  * in this thread's tcache (a malloc of each size before the upgrade): that kept perturbation off
  * the tail, but put it where the next malloc of its size on this thread takes it, and something in
