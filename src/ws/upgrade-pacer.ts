@@ -14,6 +14,12 @@
  * came in: a shared answer admits hundreds at once, and upgrading them in one go is what stalls a
  * worker.
  *
+ * Once the pace is spent, the upgrades released meanwhile go out at the next turn together rather
+ * than one by one as it refills: a storm's retries, which come back at the pace, then go out a
+ * turn's worth at a time, and their streams' probes of the ledger (one per token, query and
+ * offset while in flight) are shared by a turn's upgrades instead of asked by nearly each. An
+ * upgrade waits at most a turn longer for it; a quiet worker's upgrades still go out at once.
+ *
  * The rate is what the worker can afford, up to `perSecond`: the queue is served in turns on a
  * timer, and a turn that comes more than LAG_LIMIT_MS late found the worker (or its cores) too
  * busy to serve anything on time, the established subscribers' elements included: the rate then
@@ -100,6 +106,11 @@ export class UpgradePacer {
   #allowance: number;
   #filledAt: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * The last serving spent the pace: until a turn leaves some of it unspent, released upgrades
+   * wait for the next turn (a timer is due) rather than go out one by one as the pace refills.
+   */
+  #saturated = false;
 
   constructor(perSecond: number, maxWaitMs: number, now: () => number = performance.now.bind(performance)) {
     this.#perSecond = perSecond;
@@ -160,7 +171,7 @@ export class UpgradePacer {
         upgrades.queued.push({ upgrade, refuse, arrivedAt });
         this.#waiting++;
         if (upgrades.queued.length === 1) this.#turns.push(user);
-        this.#serve();
+        if (!this.#saturated) this.#serve();
       },
       abandon: () => {
         if (!settle()) return;
@@ -211,7 +222,8 @@ export class UpgradePacer {
       this.#allowance -= 1;
       out.push(next.upgrade);
     }
-    if (this.#turns.length > 0 && this.#timer === undefined) {
+    this.#saturated = this.#allowance < 1;
+    if ((this.#turns.length > 0 || this.#saturated) && this.#timer === undefined) {
       const dueAt = now + TURN_MS;
       this.#timer = setTimeout(() => {
         this.#timer = undefined;

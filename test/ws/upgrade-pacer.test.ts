@@ -138,6 +138,30 @@ describe("upgrade pacer", () => {
     });
   });
 
+  it("sends what comes once the pace is spent out together at the next turn, not one by one as it refills", () => {
+    withMockedTimers(() => {
+      const { pacer, advance } = pacerAt(100, 10_000); // a burst of 5, one more every 10 ms
+      const upgraded: string[] = [];
+      for (let i = 0; i < 5; i++)
+        taken(pacer.arrive("alice")).release(() => upgraded.push(`burst ${i}`), notRefused);
+      strictEqual(upgraded.length, 5);
+      // A storm's retries come back at the pace: each finds one slot refilled.
+      advance(10);
+      taken(pacer.arrive("alice")).release(() => upgraded.push("retry 1"), notRefused);
+      advance(10);
+      taken(pacer.arrive("bob")).release(() => upgraded.push("retry 2"), notRefused);
+      advance(10);
+      taken(pacer.arrive("alice")).release(() => upgraded.push("retry 3"), notRefused);
+      strictEqual(upgraded.length, 5, "none goes out alone");
+      advance(20);
+      deepStrictEqual(upgraded.slice(5), ["retry 1", "retry 2", "retry 3"]);
+      // A turn left some of the pace unspent: a quiet worker upgrades at once again.
+      advance(200);
+      taken(pacer.arrive("carol")).release(() => upgraded.push("quiet"), notRefused);
+      strictEqual(upgraded.at(-1), "quiet");
+    });
+  });
+
   it("serves the queue a user at a time: an upgrade admitted behind a flood goes out in the next turn", () => {
     withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
