@@ -16,6 +16,7 @@
 import WebSocket from "ws";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
+import { countedCrowd } from "../lib/counted-crowd.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 
@@ -41,19 +42,7 @@ const one = () =>
     socket.on("error", () => undefined);
     socket.on("close", (code) => resolve(code));
   });
-const crowd = async (count: number) => {
-  const codes: Record<number, number> = {};
-  let next = count;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next-- > 0) {
-        const code = await one();
-        codes[code] = (codes[code] ?? 0) + 1;
-      }
-    }),
-  );
-  return codes;
-};
+const crowd = (count: number) => countedCrowd(count, concurrency, one);
 
 try {
   await crowd(300);

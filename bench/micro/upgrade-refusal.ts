@@ -16,6 +16,7 @@
 import { connect } from "node:net";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
+import { countedCrowd } from "../lib/counted-crowd.js";
 import { processCpuSeconds } from "../lib/proc-stats.js";
 import { startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 
@@ -55,19 +56,7 @@ const one = () =>
     socket.on("error", () => undefined);
     socket.on("close", () => resolve(head.slice(9, 12) || "none"));
   });
-const crowd = async (count: number) => {
-  const statuses: Record<string, number> = {};
-  let next = count;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next-- > 0) {
-        const status = await one();
-        statuses[status] = (statuses[status] ?? 0) + 1;
-      }
-    }),
-  );
-  return statuses;
-};
+const crowd = (count: number) => countedCrowd(count, 50, one);
 
 try {
   await crowd(2000);
