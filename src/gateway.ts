@@ -94,6 +94,14 @@ export interface GatewayOptions {
    * worker's is its main thread's, so that every worker serves the same API. Default: its own.
    */
   apiVersionBuffer?: SharedArrayBuffer;
+  /**
+   * false: every WebSocket upgrade is made outside a cork (each piece of the 101 a send() of its
+   * own, and uWS's corking warning on stderr for each), as a worker does once a socket was lost in
+   * its cork (src/ws/corked-upgrade.ts): for a gateway that shares its thread with other work,
+   * the tests' one-process stacks, where that fault (uNetworking/uWebSockets#1929) lost a socket in
+   * about one CI run of two. Default true.
+   */
+  corkedUpgrades?: boolean;
 }
 
 export interface RunningGateway {
@@ -298,6 +306,7 @@ export async function startGateway(
     },
     fanoutHistoryBytes: config.websocket.fanoutHistoryBytes,
     compression: config.websocket.compression,
+    corkedUpgrades: options.corkedUpgrades ?? true,
     maxQueryBytes: config.websocket.maxQueryFrameBytes,
     log,
     ...(metrics ? { metrics } : {}),

@@ -69,7 +69,12 @@ export class CorkedUpgrade<T extends object> {
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: written for its side effect (above)
   private held: readonly ArrayBufferLike[] = [];
   /** False once a socket was closed inside its cork: upgrades are uncorked from then on. */
-  #corking = true;
+  #corking: boolean;
+
+  /** `corking` false: every upgrade uncorked from the start (GatewayOptions.corkedUpgrades). */
+  constructor(corking = true) {
+    this.#corking = corking;
+  }
 
   /** Whether upgrades are corked (until the first socket closed inside its cork). */
   get corking(): boolean {

@@ -67,6 +67,8 @@ export interface WsStreamsOptions {
   fanoutHistoryBytes: number;
   /** permessage-deflate for clients that offer it (websocket-config.compression). */
   compression: WsCompressionMode;
+  /** Whether upgrades start corked (GatewayOptions.corkedUpgrades; corked-upgrade.ts). */
+  corkedUpgrades: boolean;
   /**
    * Largest query frame accepted. uWS refuses a larger one on its header, before reading it, by
    * closing the connection (the client sees 1006: no close frame on that path in uWS 3.0.6).
@@ -188,7 +190,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
       : undefined;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
-  const corked = new CorkedUpgrade<SocketData>();
+  const corked = new CorkedUpgrade<SocketData>(options.corkedUpgrades);
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;

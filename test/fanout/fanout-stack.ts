@@ -4,6 +4,7 @@ import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { type RunningSandbox, startSandbox } from "../../src/sandbox/sandbox.js";
 import { gatewayMetric } from "../support/gateway-metric.js";
+import { IN_PROCESS_GATEWAY } from "../support/in-process-gateway.js";
 import { tokenFor } from "../support/tokens.js";
 
 /** Gateway + sandbox on ephemeral ports, with the sandbox at hand (its call counter). */
@@ -38,6 +39,7 @@ export async function startFanoutStack(
     config,
     { host: "127.0.0.1", port: sandbox.port },
     pino({ level: "silent" }),
+    IN_PROCESS_GATEWAY,
   );
   const url = `http://127.0.0.1:${gateway.port}`;
   const party = sandbox.preloaded?.party ?? "";

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type RunningGateway, startGateway } from "../../src/gateway.js";
+import { IN_PROCESS_GATEWAY } from "./in-process-gateway.js";
 import type { SandboxProcess } from "./sandbox-process.js";
 import { tokenFor } from "./tokens.js";
 
@@ -19,6 +20,7 @@ export async function gatewayOnSandbox(
     loadConfig({ argv: ["--port", "0", ...(options.args ?? [])], env: {} }),
     { host: "127.0.0.1", port: options.ledgerPort ?? sandbox.port },
     pino({ level: "silent" }),
+    IN_PROCESS_GATEWAY,
   );
   const { participantId } = (await (
     await fetch(`http://127.0.0.1:${gateway.port}/v2/parties/participant-id`, {

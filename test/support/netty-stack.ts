@@ -5,6 +5,7 @@ import { type RunningGateway, startGateway } from "../../src/gateway.js";
 import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.js";
 import { gatewayMetric } from "./gateway-metric.js";
+import { IN_PROCESS_GATEWAY } from "./in-process-gateway.js";
 import { type NettyLedger, type NettyLedgerOptions, startNettyLedger } from "./netty-ledger.js";
 import { tokenFor } from "./tokens.js";
 
@@ -62,12 +63,14 @@ export async function startNettyStack(options: NettyStackOptions = {}): Promise<
       loadConfig({ argv: ["--port", "0", ...(options.gatewayArgs ?? [])], env: {} }),
       { host: "127.0.0.1", port: front?.port ?? netty.port },
       pino({ level: "silent" }),
+      IN_PROCESS_GATEWAY,
     );
     if (options.direct) {
       direct = await startGateway(
         loadConfig({ argv: ["--port", "0"], env: {} }),
         { host: "127.0.0.1", port: sandbox.port },
         pino({ level: "silent" }),
+        IN_PROCESS_GATEWAY,
       );
     }
     const url = `http://127.0.0.1:${gateway.port}`;

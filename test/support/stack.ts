@@ -2,6 +2,7 @@ import { type Logger, pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway.js";
 import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/sandbox.js";
+import { IN_PROCESS_GATEWAY } from "./in-process-gateway.js";
 import { tokenFor } from "./tokens.js";
 
 export interface Stack {
@@ -39,7 +40,7 @@ export async function startStack(
     config,
     { host: "127.0.0.1", port: sandbox.port },
     stackOptions.gatewayLog ?? pino({ level: "silent" }),
-    options,
+    { ...IN_PROCESS_GATEWAY, ...options },
   );
   const url = `http://127.0.0.1:${gateway.port}${config.server.pathPrefix}`;
   const token = tokenFor();

@@ -10,6 +10,7 @@ import type { SessionLimits } from "../../src/ws/stream-session.js";
 import { attachWsStreams, type WsStreamsHandle } from "../../src/ws/ws-streams.js";
 import { counterEndpoint, withTestSchemas } from "../fixtures/counter-endpoint.js";
 import { type CounterServer, startCounterServer } from "../fixtures/counter-server.js";
+import { IN_PROCESS_GATEWAY } from "./in-process-gateway.js";
 
 const DEFAULTS = loadConfig({ argv: [], env: {} }).websocket;
 
@@ -91,6 +92,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     pacing: { perSecond: 0, maxWaitMs: 0 },
     fanoutHistoryBytes: DEFAULTS.fanoutHistoryBytes,
     compression: DEFAULTS.compression,
+    // In the test's own process, as IN_PROCESS_GATEWAY says.
+    corkedUpgrades: IN_PROCESS_GATEWAY.corkedUpgrades,
     metrics,
     log,
   });
