@@ -48,7 +48,8 @@ export interface UpgradeHeaders {
  * (bench/results/upgrade-cork-no-room-2026-11-28-a5ac69d.txt) and the gateway about 1 in
  * 10,000. Unperturbed, in the tests' stack (the gateway in one process and on one thread with the
  * sandbox and its clients), 1 of 96 runs of
- * test/e2e/stream-authorization.test.ts lost one. An earlier version first made room for the tail
+ * test/e2e/stream-authorization.test.ts lost one (those gateways now upgrade uncorked:
+ * test/support/in-process-gateway.ts). An earlier version first made room for the tail
  * in this thread's tcache (a malloc of each size before the upgrade): that kept perturbation off
  * the tail, but put it where the next malloc of its size on this thread takes it, and something in
  * the window there does: 3 of 24 runs lost one. Not a proof, then: the fault is kept rare, not out.
