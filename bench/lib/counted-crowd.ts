@@ -1,8 +1,10 @@
+import { processCpuSeconds } from "./proc-stats.js";
+
 /**
  * Runs `one` `count` times, `concurrency` at a time, and counts its outcomes (a close code, an
  * HTTP status): the micro benches' crowd of connections, each opened after the last one ended.
  */
-export async function countedCrowd(
+async function countedCrowd(
   count: number,
   concurrency: number,
   one: () => Promise<string | number>,
@@ -18,4 +20,19 @@ export async function countedCrowd(
     }),
   );
   return outcomes;
+}
+
+/**
+ * A counted crowd of `count` after a warm-up crowd of `warmUp`, with the CPU the process `pid`
+ * (the gateway) spent over the measured one, per connection in µs.
+ */
+export async function measuredCrowd(
+  pid: number,
+  crowd: { warmUp: number; count: number; concurrency: number },
+  one: () => Promise<string | number>,
+): Promise<{ cpuMicrosEach: number; outcomes: Record<string, number> }> {
+  await countedCrowd(crowd.warmUp, crowd.concurrency, one);
+  const before = processCpuSeconds(pid);
+  const outcomes = await countedCrowd(crowd.count, crowd.concurrency, one);
+  return { cpuMicrosEach: ((processCpuSeconds(pid) - before) * 1e6) / crowd.count, outcomes };
 }

@@ -16,8 +16,7 @@
 import WebSocket from "ws";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
-import { countedCrowd } from "../lib/counted-crowd.js";
-import { processCpuSeconds } from "../lib/proc-stats.js";
+import { measuredCrowd } from "../lib/counted-crowd.js";
 import { startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 
 const { values } = commandLine("micro/gateway-upgrade.js", {
@@ -42,17 +41,15 @@ const one = () =>
     socket.on("error", () => undefined);
     socket.on("close", (code) => resolve(code));
   });
-const crowd = (count: number) => countedCrowd(count, concurrency, one);
-
 try {
-  await crowd(300);
-  const pid = gateway.child.pid as number;
-  const before = processCpuSeconds(pid);
-  const codes = await crowd(upgrades);
-  const used = processCpuSeconds(pid) - before;
+  const { cpuMicrosEach, outcomes } = await measuredCrowd(
+    gateway.child.pid as number,
+    { warmUp: 300, count: upgrades, concurrency },
+    one,
+  );
   console.log(
-    `${((used * 1e6) / upgrades).toFixed(1)} µs gateway CPU per upgrade (admission, upgrade, open, close), ` +
-      `N=${upgrades}, close codes ${JSON.stringify(codes)}`,
+    `${cpuMicrosEach.toFixed(1)} µs gateway CPU per upgrade (admission, upgrade, open, close), ` +
+      `N=${upgrades}, close codes ${JSON.stringify(outcomes)}`,
   );
 } finally {
   await gateway.stop();

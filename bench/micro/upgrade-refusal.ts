@@ -16,8 +16,7 @@
 import { connect } from "node:net";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
-import { countedCrowd } from "../lib/counted-crowd.js";
-import { processCpuSeconds } from "../lib/proc-stats.js";
+import { measuredCrowd } from "../lib/counted-crowd.js";
 import { startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
 
 const { values } = commandLine("micro/upgrade-refusal.js", {
@@ -56,16 +55,14 @@ const one = () =>
     socket.on("error", () => undefined);
     socket.on("close", () => resolve(head.slice(9, 12) || "none"));
   });
-const crowd = (count: number) => countedCrowd(count, 50, one);
-
 try {
-  await crowd(2000);
-  const pid = gateway.child.pid as number;
-  const before = processCpuSeconds(pid);
-  const statuses = await crowd(requests);
-  const cpu = processCpuSeconds(pid) - before;
+  const { cpuMicrosEach, outcomes } = await measuredCrowd(
+    gateway.child.pid as number,
+    { warmUp: 2000, count: requests, concurrency: 50 },
+    one,
+  );
   console.log(
-    `upgrade refusal: ${((cpu * 1e6) / requests).toFixed(1)} µs gateway CPU a request over ${requests} (statuses ${JSON.stringify(statuses)})`,
+    `upgrade refusal: ${cpuMicrosEach.toFixed(1)} µs gateway CPU a request over ${requests} (statuses ${JSON.stringify(outcomes)})`,
   );
 } finally {
   await gateway.stop();
