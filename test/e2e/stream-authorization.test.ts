@@ -140,7 +140,6 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
   const sharedMembers = () =>
     metric("ledger_gateway_fanout_subscribers", { endpoint: UPDATES, mode: "shared" });
   const upstreams = () => metric("ledger_gateway_fanout_upstreams", { endpoint: UPDATES });
-  /** The next test counts its own members from zero. */
   /**
    * Waits until the shared stream has `count` members; fails at once when one of `subscribers`
    * closed meanwhile (a socket lost would otherwise leave the wait to the test's timeout, and its
@@ -153,6 +152,7 @@ describe("stream authorization per subscriber (gateway + sandbox in HS256 mode)"
         throw new Error(`closed ${await lost.closed} before it joined: ${JSON.stringify(lost.frames)}`);
       return (await sharedMembers()) === count;
     });
+  /** The next test counts its own members from zero. */
   const allGone = () => until(async () => (await upstreams()) === 0 && (await sharedMembers()) === 0);
 
   before(async () => {
