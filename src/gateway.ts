@@ -35,6 +35,7 @@ import { type ApiVersion, DEFAULT_API_VERSION } from "./proto/api-version.js";
 import { ledgerApiProtos } from "./proto/ledger-api-protos.js";
 import { ServedApiVersion } from "./proto/served-api-version.js";
 import { startTracing } from "./tracing/start-tracing.js";
+import { SocketSink } from "./ws/socket-sink.js";
 import { attachWsStreams } from "./ws/ws-streams.js";
 
 export { type HeldPort, ListenError } from "./http/listen-exclusive.js";
@@ -284,6 +285,7 @@ export async function startGateway(
     ...(cors ? { cors } : {}),
     ...(config.server.httpCompression ? { compression: config.server.httpCompression } : {}),
     ...(quotas?.countsHttp ? { quotas } : {}),
+    arrived: () => SocketSink.flushIfOverdue(),
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,

@@ -84,6 +84,12 @@ export interface HttpAppOptions {
   quotas?: ClientQuotas;
   /** Spans exported (OpenTelemetry); absent: none made. */
   tracing?: Tracing;
+  /**
+   * Called as each request arrives, before anything else: the WebSocket sinks' overdue flush
+   * (SocketSink.flushIfOverdue), since a burst of requests holds libuv's poll phase and queues
+   * nothing that would flush the established streams' elements. Absent: nothing.
+   */
+  arrived?: () => void;
   log: Logger;
 }
 
@@ -298,6 +304,7 @@ function serve(
   state: AppState,
   budget: BodyBudget,
 ): void {
+  options.arrived?.();
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const rawMethod = req.getCaseSensitiveMethod().toUpperCase();
   const head = rawMethod === "HEAD";

@@ -28,7 +28,7 @@ export interface FrameSocket {
 
 /** uWS: sent or corked with no user-space backlog added; the buffered amount did not grow. */
 const SEND_SUCCESS = 1;
-/** How late a turn's flush may be before the sinks flush without it (see SocketSink.#flushIfOverdue). */
+/** How late a turn's flush may be before the sinks flush without it (see SocketSink.flushIfOverdue). */
 const OVERDUE_FLUSH_MS = 20;
 const SEND_DROPPED = 2;
 export const CLOSE_NORMAL = 1000;
@@ -290,7 +290,7 @@ export class SocketSink {
     this.#queue[this.#queued++] = item;
     if (this.#flushScheduled) {
       // Already waiting for its flush: every 32nd frame of such sinks looks at the clock.
-      if ((++SocketSink.#queuedSince & 31) === 0) SocketSink.#flushIfOverdue();
+      if ((++SocketSink.#queuedSince & 31) === 0) SocketSink.flushIfOverdue();
       return;
     }
     this.#flushScheduled = true;
@@ -298,7 +298,7 @@ export class SocketSink {
     // turn, and one syscall for all of them is what keeps the socket path near gRPC speed.
     SocketSink.#flushing.push(this);
     if (SocketSink.#flushing.length > 1) {
-      SocketSink.#flushIfOverdue();
+      SocketSink.flushIfOverdue();
       return;
     }
     SocketSink.#flushDueAt = performance.now() + OVERDUE_FLUSH_MS;
@@ -312,9 +312,11 @@ export class SocketSink {
    * nothing for all of it (200-500 ms of event-loop lag in a storm of 10,000). A flush overdue
    * by OVERDUE_FLUSH_MS runs at the end of the callback that queued to it instead (a microtask),
    * the next one again that much later: bounded, so that a sink whose flush queues more (a
-   * replay's next elements) never keeps the thread from the poll phase.
+   * replay's next elements) never keeps the thread from the poll phase. Requests that arrive in
+   * that poll phase ask too (`flushIfOverdue`): a storm's upgrade requests queue nothing to a
+   * sink, and an element that reached the established streams meanwhile would wait for them all.
    */
-  static #flushIfOverdue(): void {
+  static flushIfOverdue(): void {
     if (SocketSink.#overdueFlush || performance.now() < SocketSink.#flushDueAt) return;
     SocketSink.#overdueFlush = true;
     queueMicrotask(() => {

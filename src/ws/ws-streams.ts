@@ -44,6 +44,7 @@ import { Pinger } from "./pinger.js";
 import { QueryDeadlines } from "./query-deadlines.js";
 import { refusalClose } from "./refusal-close.js";
 import { SharedAdmissions } from "./shared-admissions.js";
+import { SocketSink } from "./socket-sink.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
 import { UpgradePacer } from "./upgrade-pacer.js";
@@ -270,6 +271,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     maxBackpressure: options.limits.hardLimit + ERROR_FRAME_HEADROOM,
     sendPingsAutomatically: false,
     upgrade: (res, req, context) => {
+      SocketSink.flushIfOverdue();
       const endpoint = endpoints.get(canonicalPath(req.getUrl()).replace(/(.)\/$/, "$1"));
       if (
         endpoint === undefined ||

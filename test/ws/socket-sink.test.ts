@@ -208,6 +208,31 @@ describe("SocketSink", () => {
     deepStrictEqual(first.socket.sent, [element(1), element(2)]);
   });
 
+  it("flushes an overdue turn when a request arrives, though no sink queued anything since (a storm's upgrades)", async () => {
+    const { socket, sink } = setup();
+    socket.reading = true;
+    let turnRan = false;
+    send(sink, 1, 1);
+    setImmediate(() => {
+      turnRan = true;
+    });
+    // Not due yet: an arrival leaves the frame to its turn.
+    SocketSink.flushIfOverdue();
+    await Promise.resolve();
+    equal(socket.sent.length, 0);
+    // The poll phase holds the thread past the turn's due time with requests that queue nothing.
+    const heldUntil = performance.now() + 25;
+    while (performance.now() < heldUntil);
+    SocketSink.flushIfOverdue();
+    await Promise.resolve();
+    equal(turnRan, false);
+    deepStrictEqual(socket.sent, [element(1)]);
+    // Nothing pending: an arrival costs a comparison.
+    SocketSink.flushIfOverdue();
+    await turn();
+    deepStrictEqual(socket.sent, [element(1)]);
+  });
+
   it("counts every element that left over many flushes and partial reads, its byte marks reused", async () => {
     const { socket, sink, events } = setup({ highWaterMark: 1e9, hardLimit: 2e9 });
     let offset = 0;
