@@ -324,6 +324,17 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Not in ledger_gateway_ws_closes_total: such a socket never became a stream. Its own series,
+   * so that alerts and the storm bench can tell these 1006s from a network's.
+   */
+  readonly wsUpgradesLostInCork = new Counter({
+    name: "ledger_gateway_ws_upgrades_lost_in_cork_total",
+    help: "WebSockets that uWS shut down inside their corked upgrade (uNetworking/uWebSockets#1929: the client sees 1006 right after its 101), by endpoint; after the first, that worker upgrades uncorked until the gateway restarts (more CPU per upgrade, and a uWS corking warning on stderr for each)",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
   /** How far WebSocket subscribers are behind, in bytes and offsets, measured at scrape. */
   readonly subscriberLag = new SubscriberLagGauges(this.registry);
 
@@ -464,6 +475,7 @@ export class GatewayMetrics {
       this.#declareFanout(endpoint);
       this.subscriberLag.declare(endpoint);
       this.wsBackpressurePauses.inc({ endpoint }, 0);
+      this.wsUpgradesLostInCork.inc({ endpoint }, 0);
       for (const cause of LEDGER_LOSS_CAUSES) this.streamResumes.inc({ endpoint, cause }, 0);
       this.streamResumeSeconds.zero({ endpoint });
       for (const outcome of ["accepted", "refused"]) this.wsTokenRenewals.inc({ endpoint, outcome }, 0);

@@ -249,11 +249,13 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   const upgradeCorked: UpgradeCorked = (res, data, headers) => {
     const ws = corked.upgrade(res, data, headers);
     if (ws !== undefined) opened(ws);
-    else
+    else {
+      options.metrics?.wsUpgradesLostInCork.inc({ endpoint: data.endpoint.path });
       options.log.error(
         { endpoint: data.endpoint.path },
         "WebSocket closed by uWS inside its upgrade (uNetworking/uWebSockets#1929): this worker upgrades uncorked from now on, and uWS prints a corking warning for each upgrade",
       );
+    }
   };
   const endpoints = new Map<string, StreamEndpoint>();
   for (const endpoint of options.endpoints) {

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { updatesRequest } from "../support/update-requests.js";
@@ -232,6 +233,9 @@ describe("WebSocket upgrades after the admission lose no socket", () => {
     for (let waited = 0; loggedLost < lost && waited < 2000; waited += 50)
       await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(loggedLost, lost);
+    // The metric agrees with the log: what alerts and the storm bench see of these losses.
+    const httpUrl = wsUrl.replace(/^ws/, "http");
+    assert.equal(await gatewayMetric(httpUrl, "ledger_gateway_ws_upgrades_lost_in_cork_total"), lost);
     // uWS prints this for each upgrade (or other write) made outside a cork: none unless a socket
     // was lost, after which the worker upgrades uncorked.
     if (lost === 0) assert.doesNotMatch(stderr, /corked callback/);

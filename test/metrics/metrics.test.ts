@@ -53,6 +53,7 @@ describe("/metrics", () => {
       assert.equal(sample(first, `ledger_gateway_ws_backpressure_pauses_total{endpoint="${endpoint}"}`), 0);
       assert.equal(sample(first, `ledger_gateway_ws_streams_open{endpoint="${endpoint}"}`), 0);
       assert.equal(sample(first, `ledger_gateway_ws_closes_total{endpoint="${endpoint}",code="1008"}`), 0);
+      assert.equal(sample(first, `ledger_gateway_ws_upgrades_lost_in_cork_total{endpoint="${endpoint}"}`), 0);
       for (const transport of ["ws", "http"]) {
         assert.equal(
           sample(

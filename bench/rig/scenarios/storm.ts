@@ -38,6 +38,12 @@ export interface StormPoint {
   failed: number;
   /** Why they failed (error messages, close codes, statuses), counted. */
   failures?: Record<string, number>;
+  /**
+   * Of the failed, sockets uWS shut down inside their corked upgrade (the gateway's
+   * ledger_gateway_ws_upgrades_lost_in_cork_total over the window): a 1006 of uWebSockets#1929,
+   * after which the worker upgrades uncorked. Absent when none (and in results before it was read).
+   */
+  lostInCork?: number;
   /** Upgrades answered 503 (pacing), each tried again after its Retry-After. */
   refused: number;
   gatewayCpuSeconds: number;
@@ -142,6 +148,16 @@ function loopLagMaxMs(metrics: string): number | undefined {
   return max === undefined ? undefined : round(Number(max) * 1000, 1);
 }
 
+/** Sockets lost inside their corked upgrade so far, every endpoint's, from /metrics text. */
+function lostInCork(metrics: string): number {
+  let lost = 0;
+  for (const [, count] of metrics.matchAll(
+    /^ledger_gateway_ws_upgrades_lost_in_cork_total\{[^}]*\} (\S+)$/gm,
+  ))
+    lost += Number(count);
+  return lost;
+}
+
 /** Every client call the gateway counted, by method, from its /metrics text. */
 function callsByMethod(metrics: string): Map<string, number> {
   const calls = new Map<string, number>();
@@ -186,7 +202,8 @@ export async function stormPoint(
   // This scrape also restarts the event-loop lag's window (prom-client resets it when read). A
   // scrape holds the gateway's thread some 20 ms: the frames it delayed are received before the
   // storm's window opens.
-  const callsBefore = callsByMethod(await gateway.metrics());
+  const metricsBefore = await gateway.metrics();
+  const callsBefore = callsByMethod(metricsBefore);
   await sleep(250);
   const cpuBefore = processCpuSeconds(gateway.pid);
   const from = nowMs();
@@ -207,6 +224,7 @@ export async function stormPoint(
   const metricsAfter = await gateway.metrics();
   const callsAfter = callsByMethod(metricsAfter);
   const lagMax = loopLagMaxMs(metricsAfter);
+  const lost = lostInCork(metricsAfter) - lostInCork(metricsBefore);
   const ledgerCalls: Record<string, number> = {};
   let calls = 0;
   for (const [method, count] of callsAfter) {
@@ -230,6 +248,7 @@ export async function stormPoint(
     opened: answer.opened,
     failed: answer.failed,
     ...(answer.failures && { failures: answer.failures }),
+    ...(lost > 0 && { lostInCork: lost }),
     refused: answer.refused,
     gatewayCpuSeconds: round(cpu, 3),
     gatewayCpuMicrosPerStart: round((net * 1e6) / n, 1),
