@@ -6,6 +6,11 @@ import http2, {
 } from "node:http2";
 import type { ServiceError } from "@grpc/grpc-js";
 import { metadataTooLargeError } from "./grpc-call-error.js";
+import { installLeanAsyncBind } from "./lean-async-bind.js";
+
+// Every `session.request` binds a function with AsyncResource: without Node 20's deprecation
+// wrappers there (lean-async-bind.ts). Once per thread that loads this module.
+installLeanAsyncBind();
 
 /** Why the gateway refused a call without sending it (a metric label). */
 export type RefusedCallReason = "metadata_too_large";
