@@ -4,8 +4,8 @@ import { AsyncResource } from "node:async_hooks";
  * Makes `AsyncResource.prototype.bind` what it was before Node deprecated the `asyncResource`
  * property of the functions it returns (DEP0172): Node 20 defines that property with two
  * `util.deprecate` wrappers on every call, about 10 µs each time. `ClientHttp2Session.request`
- * binds one function per request, so every ledger call paid it: some 5 % of a submit-and-wait's
- * gateway CPU, and of a storm's admissions and probes (a `--cpu-prof` of either).
+ * binds one function per request, so every ledger call paid it, and its garbage: 15 % of a
+ * submit-and-wait's gateway CPU (docs/performance.md), and of a storm's admissions and probes.
  *
  * The bound function still runs in the resource's async scope, with the same `this`, arguments,
  * result and `length`; only the deprecated property is gone, which nothing here reads. Installed
