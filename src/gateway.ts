@@ -21,7 +21,8 @@ import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/li
 import { StreamTickets } from "./http/stream-tickets.js";
 import { TicketExchange } from "./http/ticket-exchange.js";
 import { streamTicketRoutes, type TicketRoutesOptions, ticketHolder } from "./http/ticket-routes.js";
-import { decodeTokenClaims, userKey } from "./jwt/bearer-token.js";
+import { userKey } from "./jwt/bearer-token.js";
+import { HeldTokens } from "./jwt/held-tokens.js";
 import { observeBoth } from "./ledger/call-observer.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
@@ -132,6 +133,7 @@ function streamBudget(
   config: GatewayConfig,
   buffer: SharedArrayBuffer | undefined,
   metrics: GatewayMetrics | undefined,
+  tokens: HeldTokens,
 ): { streamSlots?: StreamSlots } {
   const { limit } = config.ledgerStreams;
   const events = metrics?.ledgerStreamBudget(limit);
@@ -144,7 +146,7 @@ function streamBudget(
   return {
     streamSlots: {
       claim: (granted, refused, purpose, token) =>
-        budget.claim(granted, refused, purpose, userKey(decodeTokenClaims(token ?? "") ?? {})),
+        budget.claim(granted, refused, purpose, userKey(tokens.claims(token ?? "") ?? {})),
     },
   };
 }
@@ -162,6 +164,8 @@ export async function startGateway(
   // The OTEL_* environment, as the OpenTelemetry SDK reads it.
   const tracing = await startTracing(process.env, options.worker);
   const protos = ledgerApiProtos();
+  // The tokens this worker's open WebSocket streams hold, with their claims decoded once.
+  const tokens = new HeldTokens();
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
   const observers = [metrics?.ledgerCalls(), tracing?.ledgerCalls].filter((o) => o !== undefined);
   const { keepaliveIntervalMs, keepaliveTimeoutMs, maxMetadataBytes } = config.ledgerConnection;
@@ -181,7 +185,7 @@ export async function startGateway(
       ),
     ...(observers.length > 0 ? { observer: observers.reduce(observeBoth) } : {}),
     ...(metrics ? { onCallRefused: (reason) => metrics.recordRefusedCall(reason) } : {}),
-    ...streamBudget(config, options.ledgerStreamBuffer, metrics),
+    ...streamBudget(config, options.ledgerStreamBuffer, metrics, tokens),
     onConnected: () => onConnected(),
   });
   const versionWatch = new LedgerVersionWatch(ledger, served, log, ledgerTarget);
@@ -289,6 +293,7 @@ export async function startGateway(
   });
   const ws = attachWsStreams(app, {
     endpoints: streamEndpoints,
+    tokens,
     served: servedNow,
     pathPrefix: config.server.pathPrefix,
     validator,

@@ -59,7 +59,7 @@ export class Grant {
     token: string | undefined,
     readonly policy: GrantPolicy,
     createdAt: number,
-    /** The token's expiry when the caller decoded it already (see HeldTokenExpiries). */
+    /** The token's expiry when the caller decoded it already (see HeldTokens). */
     expiresAt: number | undefined = tokenExpiryMs(token),
   ) {
     this.#token = token;

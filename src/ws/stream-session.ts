@@ -24,7 +24,7 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import type { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
+import type { HeldTokens } from "../jwt/held-tokens.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
@@ -59,8 +59,8 @@ export interface StreamSessionOptions {
   tokenRefusal?: GatewayTokenRefusal;
   /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
   openedAt: number;
-  /** The expiries of the tokens the worker's sessions hold: this session's token is decoded once for all of them. */
-  expiries?: HeldTokenExpiries;
+  /** The tokens the worker's sessions hold: this session's token is decoded once for all of them. */
+  tokens?: HeldTokens;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -110,7 +110,7 @@ export class StreamSession {
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
   #acknowledge: Set<string> | undefined;
-  /** The token whose entry in `expiries` it holds, given back at the close. */
+  /** The token whose entry in `tokens` it holds, given back at the close. */
   #heldToken: string | undefined;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
@@ -139,10 +139,10 @@ export class StreamSession {
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     const { recheckIntervalMs, ledgerAwayGraceMs } = options.authorization;
-    const { token, expiries } = options;
+    const { token, tokens } = options;
     let expiresAt: number | undefined;
-    if (token !== undefined && expiries !== undefined) {
-      expiresAt = expiries.hold(token);
+    if (token !== undefined && tokens !== undefined) {
+      expiresAt = tokens.hold(token);
       this.#heldToken = token;
     }
     this.#grant = subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, expiresAt);
@@ -319,7 +319,7 @@ export class StreamSession {
     }
     this.#sink.socketClosed();
     if (this.#heldToken !== undefined) {
-      this.#options.expiries?.release(this.#heldToken);
+      this.#options.tokens?.release(this.#heldToken);
       this.#heldToken = undefined;
     }
     this.#untrackLag?.();

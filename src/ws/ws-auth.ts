@@ -27,14 +27,19 @@ export interface WsAuth {
  * WebSocket). undefined when there is no token or it is not a JWT at all: such a client gets a
  * plain HTTP 401 before any socket exists. Signature and rights are the ledger's to check.
  */
-export function wsAuth(authorization: string, secWebSocketProtocol: string): WsAuth | undefined {
+export function wsAuth(
+  authorization: string,
+  secWebSocketProtocol: string,
+  /** A token's claims, shared with the worker's open streams that hold it (HeldTokens.claims). */
+  claimsOf: (token: string) => TokenClaims | undefined = decodeTokenClaims,
+): WsAuth | undefined {
   const offered = secWebSocketProtocol
     .split(",")
     .map((p) => p.trim())
     .filter((p) => p !== "");
   const token =
     bearerToken(authorization) ?? offered.find((p) => p.startsWith(TOKEN_PREFIX))?.slice(TOKEN_PREFIX.length);
-  const claims = token === undefined || token === "" ? undefined : decodeTokenClaims(token);
+  const claims = token === undefined || token === "" ? undefined : claimsOf(token);
   if (token === undefined || claims === undefined) return undefined;
   return { token, protocol: authSubprotocol(offered), claims };
 }

@@ -27,7 +27,7 @@ import {
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { userKey } from "../jwt/bearer-token.js";
-import { HeldTokenExpiries } from "../jwt/held-token-expiries.js";
+import { HeldTokens } from "../jwt/held-tokens.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -51,6 +51,11 @@ import { UpgradePacer } from "./upgrade-pacer.js";
 import { authSubprotocol, wsAuth } from "./ws-auth.js";
 export interface WsStreamsOptions {
   endpoints: readonly StreamEndpoint[];
+  /**
+   * The tokens the worker's open streams hold, their claims decoded once for all (the gateway's
+   * one, whose stream budget reads them too). Absent: the streams' own.
+   */
+  tokens?: HeldTokens;
   /**
    * Whether the Canton release served has an endpoint (its `availability`): the upgrade to one it
    * has not goes on to the HTTP routes, which answer it as that release's Canton answers an
@@ -185,7 +190,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   const pinger = new Pinger(options.pingIntervalMs);
   const admissions = new SharedAdmissions();
   const queries = new SharedQueries();
-  const expiries = new HeldTokenExpiries();
+  const tokens = options.tokens ?? new HeldTokens();
   const pacer =
     options.pacing.perSecond > 0
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
@@ -197,7 +202,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     if (data.session !== undefined) return data.session;
     deadlines.delete(ws);
     // The worker's one copy of the token, for the socket and its session to keep (see shared()).
-    const token = data.token === undefined ? undefined : expiries.shared(data.token);
+    const token = data.token === undefined ? undefined : tokens.shared(data.token);
     data.token = token;
     // One shape for every session's options (no conditional spreads).
     data.session = new StreamSession(ws, {
@@ -208,7 +213,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       span: data.span,
       validator: options.validator,
       queries,
-      expiries,
+      tokens,
       limits: options.limits,
       metrics: options.metrics,
       log: options.log,
@@ -280,7 +285,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
       )
         req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions, pacer, upgradeCorked);
+      else upgrade(res, req, context, endpoint, options, admissions, tokens, pacer, upgradeCorked);
     },
     open: (ws) => {
       if (!corked.handOver(ws)) opened(ws);
@@ -342,12 +347,13 @@ function upgrade(
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
+  tokens: HeldTokens,
   pacer: UpgradePacer | undefined,
   upgradeCorked: UpgradeCorked,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
-  const auth = wsAuth(req.getHeader("authorization"), protocols);
+  const auth = wsAuth(req.getHeader("authorization"), protocols, (token) => tokens.claims(token));
   if (auth?.claims.withoutAudience) options.audienceLessTokens?.seen();
   const key = req.getHeader("sec-websocket-key");
   const extensions = req.getHeader("sec-websocket-extensions");

@@ -1,0 +1,61 @@
+import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
+
+/**
+ * The tokens that a worker's open streams hold, each kept once with its claims decoded once for
+ * all the streams that hold it: a service's crowd of sockets reconnecting on one token decoded it
+ * once per socket, at its upgrade and again for its stream (some 25 µs of a worker's CPU each
+ * time in a storm, for the same answer). Nothing outlives its holders: an entry goes with the last
+ * stream that holds its token (which that stream holds anyway, for its calls), so no token is
+ * kept beyond the requests that carry it. The claims are the token's unverified contents, the
+ * same whoever decodes them: sharing them decides nothing (the ledger judges every call).
+ */
+export class HeldTokens {
+  readonly #held = new Map<
+    string,
+    { readonly token: string; readonly claims: TokenClaims | undefined; holders: number }
+  >();
+
+  /**
+   * The copy of `token` that the streams holding it share (the first holder's), or `token` itself
+   * while none holds it. A socket's token is a slice of its upgrade's whole Sec-WebSocket-Protocol
+   * header, which it keeps alive: a crowd on one token kept one header per socket (some 400 bytes
+   * each), where one copy serves them all.
+   */
+  shared(token: string): string {
+    return this.#held.get(token)?.token ?? token;
+  }
+
+  /**
+   * `token`'s claims, decoded: the held ones while a stream holds it, else decoded now (and not
+   * kept). undefined when it is not a JWT at all.
+   */
+  claims(token: string): TokenClaims | undefined {
+    const known = this.#held.get(token);
+    return known === undefined ? decodeTokenClaims(token) : known.claims;
+  }
+
+  /** `token`'s expiry (epoch ms; undefined: none, or not a JWT) for one more holder: release it once. */
+  hold(token: string): number | undefined {
+    const known = this.#held.get(token);
+    if (known !== undefined) {
+      known.holders += 1;
+      return known.claims?.expiresAtMs;
+    }
+    const claims = decodeTokenClaims(token);
+    this.#held.set(token, { token, claims, holders: 1 });
+    return claims?.expiresAtMs;
+  }
+
+  /** A holder of `token` let go of it. */
+  release(token: string): void {
+    const known = this.#held.get(token);
+    if (known === undefined) return;
+    known.holders -= 1;
+    if (known.holders <= 0) this.#held.delete(token);
+  }
+
+  /** Distinct tokens held, for tests. */
+  get size(): number {
+    return this.#held.size;
+  }
+}

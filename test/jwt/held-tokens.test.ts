@@ -1,0 +1,68 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { describe, it } from "node:test";
+import { HeldTokens } from "../../src/jwt/held-tokens.js";
+import { signToken } from "./test-tokens.js";
+
+describe("HeldTokens", () => {
+  it("gives every holder of a token its exp, and keeps the token only while one holds it", () => {
+    const exp = Math.floor(Date.now() / 1000) + 240;
+    const alice = signToken("alice", { exp });
+    const bob = signToken("bob", { exp: exp + 60 });
+    const tokens = new HeldTokens();
+    strictEqual(tokens.hold(alice), exp * 1000);
+    strictEqual(tokens.hold(alice), exp * 1000);
+    strictEqual(tokens.hold(bob), (exp + 60) * 1000);
+    strictEqual(tokens.size, 2);
+    tokens.release(alice);
+    strictEqual(tokens.size, 2);
+    tokens.release(alice);
+    strictEqual(tokens.size, 1);
+    tokens.release(bob);
+    strictEqual(tokens.size, 0);
+    // A release without a hold takes nothing from another holder.
+    tokens.hold(bob);
+    tokens.release(alice);
+    strictEqual(tokens.size, 1);
+  });
+
+  it("shares the text of a held token, and holds none after its last holder let go", () => {
+    const alice = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
+    // Another copy of the same text, as each socket's upgrade header gives its own.
+    const again = `${alice.slice(0, 10)}${alice.slice(10)}`;
+    const tokens = new HeldTokens();
+    strictEqual(tokens.shared(again), alice);
+    tokens.hold(alice);
+    strictEqual(tokens.shared(again), alice);
+    strictEqual(tokens.shared("another token"), "another token");
+    tokens.release(alice);
+    strictEqual(tokens.size, 0);
+  });
+
+  it("decodes a token's claims once for its holders, and anew (kept by none) while none holds it", () => {
+    const exp = Math.floor(Date.now() / 1000) + 240;
+    const alice = signToken("alice", { exp });
+    const again = `${alice.slice(0, 10)}${alice.slice(10)}`;
+    const tokens = new HeldTokens();
+    const unheld = tokens.claims(alice);
+    strictEqual(unheld?.subject, "alice");
+    strictEqual(unheld?.expiresAtMs, exp * 1000);
+    // Not held: each asker decodes its own, and nothing is kept.
+    strictEqual(tokens.claims(again) === unheld, false);
+    strictEqual(tokens.size, 0);
+    tokens.hold(alice);
+    const held = tokens.claims(again);
+    deepStrictEqual(held, unheld);
+    // Held: every asker gets the holders' one decoding, whichever copy of the text it has.
+    strictEqual(tokens.claims(alice), held);
+    strictEqual(tokens.claims("not a jwt"), undefined);
+    tokens.release(alice);
+    strictEqual(tokens.claims(again) === held, false);
+  });
+
+  it("has no expiry for a token without exp, nor for what is not a JWT", () => {
+    const tokens = new HeldTokens();
+    strictEqual(tokens.hold(signToken("alice", { exp: null })), undefined);
+    strictEqual(tokens.hold("not a jwt"), undefined);
+    strictEqual(tokens.size, 2);
+  });
+});
