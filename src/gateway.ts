@@ -15,6 +15,7 @@ import { ledgerApiRoutes } from "./endpoints/route-table.js";
 import { probeRoutes } from "./endpoints/routes/probe-routes.js";
 import { schemaComponents } from "./endpoints/schema-components.js";
 import type { StreamEndpoint } from "./endpoints/stream-endpoint.js";
+import { tokenDigest } from "./fanout/subscription-key.js";
 import { attachHttpRoutes, httpRouteLabels } from "./http/http-app.js";
 import { listTwinRoute } from "./http/list-twin.js";
 import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/listen-exclusive.js";
@@ -165,7 +166,7 @@ export async function startGateway(
   const tracing = await startTracing(process.env, options.worker);
   const protos = ledgerApiProtos();
   // The tokens this worker's open WebSocket streams hold, with their claims decoded once.
-  const tokens = new HeldTokens();
+  const tokens = new HeldTokens(tokenDigest);
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
   const observers = [metrics?.ledgerCalls(), tracing?.ledgerCalls].filter((o) => o !== undefined);
   const { keepaliveIntervalMs, keepaliveTimeoutMs, maxMetadataBytes } = config.ledgerConnection;

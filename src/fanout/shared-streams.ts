@@ -19,6 +19,11 @@ export interface SharedStreamsOptions {
    */
   historyBytes: number;
   /**
+   * A token's digest, which probe questions name it by (HeldTokens.digest shares those of the
+   * worker's held tokens). Absent: made each time.
+   */
+  digestOf?: (token: string) => string;
+  /**
    * Bytes a stream's history may grow by for each subscriber that lags (over its high-water mark)
    * or is being admitted (up to 8 of them), so that it is replayed from it instead of a call of
    * its own: the per-socket hard limit (websocket-config.hard-limit).
@@ -51,6 +56,7 @@ export class SharedStreams {
   readonly #lagBytes: number;
   readonly #rotateBeforeExpiryMs: number;
   readonly #events: FanoutEvents;
+  readonly #digestOf: (token: string) => string;
   readonly #delivering = new DeliverySlot();
   /** Catch-up streams by request key (see #streamFor). */
   readonly #catchUps = new Map<string, Set<SharedStream>>();
@@ -63,6 +69,7 @@ export class SharedStreams {
     this.#lagBytes = options.lagBytes;
     this.#rotateBeforeExpiryMs = options.rotateBeforeExpiryMs;
     this.#events = options.events ?? {};
+    this.#digestOf = options.digestOf ?? tokenDigest;
   }
 
   /** Distinct shared streams running. */
@@ -154,7 +161,7 @@ export class SharedStreams {
    * remembered after it (a later subscriber asks again).
    */
   #admit(request: MemberRequest, admit: () => Promise<number | undefined>): Promise<number | undefined> {
-    const token = request.token === undefined ? "" : tokenDigest(request.token);
+    const token = request.token === undefined ? "" : this.#digestOf(request.token);
     const question = `${request.share.begin} ${token} ${request.share.key}`;
     const answer = this.#admissions.ask(question, () =>
       admit().then(

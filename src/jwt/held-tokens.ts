@@ -2,18 +2,19 @@ import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
 
 /**
  * The tokens that a worker's open streams hold, each kept once with its claims decoded once for
- * all the streams that hold it: a service's crowd of sockets reconnecting on one token decoded it
- * once per socket, at its upgrade and again for its stream (some 25 µs of a worker's CPU each
- * time in a storm, for the same answer). Nothing outlives its holders: an entry goes with the last
+ * all the streams that hold it, and its digest (what keys of shared questions name it by) made
+ * once: a service's crowd of sockets reconnecting on one token decoded it once per socket, at its
+ * upgrade and again for its stream (some 15 µs of a worker's CPU each time in a storm, for the
+ * same answer), and hashed it for its admission and its join. Nothing outlives its holders: an entry goes with the last
  * stream that holds its token (which that stream holds anyway, for its calls), so no token is
  * kept beyond the requests that carry it. The claims are the token's unverified contents, the
  * same whoever decodes them: sharing them decides nothing (the ledger judges every call).
  */
 export class HeldTokens {
-  readonly #held = new Map<
-    string,
-    { readonly token: string; readonly claims: TokenClaims | undefined; holders: number }
-  >();
+  readonly #held = new Map<string, Held>();
+
+  /** `digestOf`: what keys of shared questions name a token by (the fan-out's tokenDigest). */
+  constructor(private readonly digestOf: (token: string) => string) {}
 
   /**
    * The copy of `token` that the streams holding it share (the first holder's), or `token` itself
@@ -34,6 +35,14 @@ export class HeldTokens {
     return known === undefined ? decodeTokenClaims(token) : known.claims;
   }
 
+  /** `token`'s digest (`digestOf`): the held one while a stream holds it, else made now (and not kept). */
+  digest(token: string): string {
+    const known = this.#held.get(token);
+    if (known === undefined) return this.digestOf(token);
+    known.digest ??= this.digestOf(token);
+    return known.digest;
+  }
+
   /** `token`'s expiry (epoch ms; undefined: none, or not a JWT) for one more holder: release it once. */
   hold(token: string): number | undefined {
     const known = this.#held.get(token);
@@ -42,7 +51,7 @@ export class HeldTokens {
       return known.claims?.expiresAtMs;
     }
     const claims = decodeTokenClaims(token);
-    this.#held.set(token, { token, claims, holders: 1 });
+    this.#held.set(token, { token, claims, digest: undefined, holders: 1 });
     return claims?.expiresAtMs;
   }
 
@@ -58,4 +67,13 @@ export class HeldTokens {
   get size(): number {
     return this.#held.size;
   }
+}
+
+interface Held {
+  /** The first holder's copy of the text, which every holder keeps. */
+  readonly token: string;
+  readonly claims: TokenClaims | undefined;
+  /** Made when first asked for. */
+  digest: string | undefined;
+  holders: number;
 }

@@ -12,8 +12,11 @@ import { tokenDigest } from "../fanout/subscription-key.js";
 export class SharedAdmissions {
   readonly #questions = new InFlightQuestions();
 
+  /** `digestOf`: the token's digest (HeldTokens.digest shares those of the worker's held tokens). */
+  constructor(private readonly digestOf: (token: string) => string = tokenDigest) {}
+
   admit(endpoint: string, token: string, ask: () => Promise<void>): Promise<void> {
-    return this.#questions.ask(`${endpoint} ${tokenDigest(token)}`, ask);
+    return this.#questions.ask(`${endpoint} ${this.digestOf(token)}`, ask);
   }
 
   /** Questions in flight, for tests. */

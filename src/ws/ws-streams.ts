@@ -26,6 +26,7 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
+import { tokenDigest } from "../fanout/subscription-key.js";
 import { userKey } from "../jwt/bearer-token.js";
 import { HeldTokens } from "../jwt/held-tokens.js";
 import {
@@ -188,9 +189,10 @@ const ABNORMAL = 1006;
  */
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
-  const admissions = new SharedAdmissions();
+  const tokens = options.tokens ?? new HeldTokens(tokenDigest);
+  const digestOf = (token: string) => tokens.digest(token);
+  const admissions = new SharedAdmissions(digestOf);
   const queries = new SharedQueries();
-  const tokens = options.tokens ?? new HeldTokens();
   const pacer =
     options.pacing.perSecond > 0
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
@@ -233,6 +235,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     lagBytes: options.limits.hardLimit,
     catchUpBuffer: FANOUT_CATCH_UP_BUFFER,
     rotateBeforeExpiryMs: FANOUT_ROTATE_BEFORE_EXPIRY_MS,
+    digestOf,
   });
   const opened = (ws: uWS.WebSocket<SocketData>): void => {
     const { endpoint, span, refusal } = ws.getUserData();

@@ -1,5 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
+import { tokenDigest } from "../../src/fanout/subscription-key.js";
 import { HeldTokens } from "../../src/jwt/held-tokens.js";
 import { signToken } from "./test-tokens.js";
 
@@ -8,7 +9,7 @@ describe("HeldTokens", () => {
     const exp = Math.floor(Date.now() / 1000) + 240;
     const alice = signToken("alice", { exp });
     const bob = signToken("bob", { exp: exp + 60 });
-    const tokens = new HeldTokens();
+    const tokens = new HeldTokens(tokenDigest);
     strictEqual(tokens.hold(alice), exp * 1000);
     strictEqual(tokens.hold(alice), exp * 1000);
     strictEqual(tokens.hold(bob), (exp + 60) * 1000);
@@ -29,7 +30,7 @@ describe("HeldTokens", () => {
     const alice = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
     // Another copy of the same text, as each socket's upgrade header gives its own.
     const again = `${alice.slice(0, 10)}${alice.slice(10)}`;
-    const tokens = new HeldTokens();
+    const tokens = new HeldTokens(tokenDigest);
     strictEqual(tokens.shared(again), alice);
     tokens.hold(alice);
     strictEqual(tokens.shared(again), alice);
@@ -42,7 +43,7 @@ describe("HeldTokens", () => {
     const exp = Math.floor(Date.now() / 1000) + 240;
     const alice = signToken("alice", { exp });
     const again = `${alice.slice(0, 10)}${alice.slice(10)}`;
-    const tokens = new HeldTokens();
+    const tokens = new HeldTokens(tokenDigest);
     const unheld = tokens.claims(alice);
     strictEqual(unheld?.subject, "alice");
     strictEqual(unheld?.expiresAtMs, exp * 1000);
@@ -59,8 +60,21 @@ describe("HeldTokens", () => {
     strictEqual(tokens.claims(again) === held, false);
   });
 
+  it("makes a held token's digest once for its holders, the same as token-digest's", () => {
+    const alice = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
+    const tokens = new HeldTokens(tokenDigest);
+    strictEqual(tokens.digest(alice), tokenDigest(alice));
+    tokens.hold(alice);
+    const held = tokens.digest(alice);
+    strictEqual(held, tokenDigest(alice));
+    strictEqual(tokens.digest(`${alice.slice(0, 10)}${alice.slice(10)}`), held);
+    tokens.release(alice);
+    strictEqual(tokens.size, 0);
+    strictEqual(tokens.digest(alice), tokenDigest(alice));
+  });
+
   it("has no expiry for a token without exp, nor for what is not a JWT", () => {
-    const tokens = new HeldTokens();
+    const tokens = new HeldTokens(tokenDigest);
     strictEqual(tokens.hold(signToken("alice", { exp: null })), undefined);
     strictEqual(tokens.hold("not a jwt"), undefined);
     strictEqual(tokens.size, 2);
