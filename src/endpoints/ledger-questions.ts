@@ -60,17 +60,18 @@ export function askLedger(
   at: { readonly from: number; readonly trace: TraceContext | undefined; readonly now: () => number },
 ): Promise<LedgerAnswer> {
   const key = `${tokenDigest(token ?? "")} ${at.from} ${requestTextOf(request)}`;
-  return questionsOf(endpoint).ask(key, async () => {
-    const askedAt = at.now();
-    const signal = deadline(QUESTION_DEADLINE_MS);
-    if (!canProbe(endpoint, at.from)) {
-      if (endpoint.admit === undefined) throw new UnansweredQuestion(0);
-      await withDeadline(endpoint.admit(token, at.trace), signal);
-      return { yes: false, askedAt };
-    }
-    await probeSubscriber(endpoint, request, token, { from: at.from, signal, trace: at.trace });
-    return { yes: true, askedAt };
-  });
+  return questionsOf(endpoint).ask(key, () =>
+    underDeadline(async (signal) => {
+      const askedAt = at.now();
+      if (!canProbe(endpoint, at.from)) {
+        if (endpoint.admit === undefined) throw new UnansweredQuestion(0);
+        await withDeadline(endpoint.admit(token, at.trace), signal);
+        return { yes: false, askedAt };
+      }
+      await probeSubscriber(endpoint, request, token, { from: at.from, signal, trace: at.trace });
+      return { yes: true, askedAt };
+    }),
+  );
 }
 
 const requestTexts = new WeakMap<object, string>();
@@ -85,11 +86,21 @@ function requestTextOf(request: unknown): string {
   return text;
 }
 
-/** Aborts after `ms` (a timer of its own, not AbortSignal.timeout: tests move timers). */
-function deadline(ms: number): AbortSignal {
+/**
+ * Runs `ask` with a signal that aborts after QUESTION_DEADLINE_MS (a timer of its own, not
+ * AbortSignal.timeout: tests move timers), cleared once `ask` settles: the timer of an answered
+ * question aborted it all the same, 10 s later, a DOMException each (a storm's probes by the
+ * thousand).
+ */
+async function underDeadline<T>(ask: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
-  setTimeout(() => controller.abort(), ms).unref();
-  return controller.signal;
+  const timer = setTimeout(() => controller.abort(), QUESTION_DEADLINE_MS);
+  timer.unref();
+  try {
+    return await ask(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function withDeadline<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -166,8 +177,9 @@ export async function admitJoiner(
 ): Promise<number | undefined> {
   const askedAt = now();
   try {
-    const signal = deadline(QUESTION_DEADLINE_MS);
-    await probeSubscriber(endpoint, request, token, { reached, signal, ...(trace ? { trace } : {}) });
+    await underDeadline((signal) =>
+      probeSubscriber(endpoint, request, token, { reached, signal, ...(trace ? { trace } : {}) }),
+    );
     return askedAt;
   } catch (error) {
     if (error instanceof UnansweredQuestion) return undefined;

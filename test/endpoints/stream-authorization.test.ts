@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Metadata, status } from "@grpc/grpc-js";
 import { Observable, Subject, type Subscription } from "rxjs";
-import { probeSubscriber, UnansweredQuestion } from "../../src/endpoints/ledger-questions.js";
+import {
+  admitJoiner,
+  probeSubscriber,
+  QUESTION_DEADLINE_MS,
+  UnansweredQuestion,
+} from "../../src/endpoints/ledger-questions.js";
 import {
   authorizeSubscriber,
   confirmedBy,
@@ -461,5 +466,24 @@ describe("per-subscriber stream authorization", () => {
     source.next('{"offset":2}');
     assert.equal(errorFrameBody(await got.ended).code, "STALE_STREAM_AUTHORIZATION");
     assert.deepEqual(got.elements, ['{"offset":1}']);
+  });
+});
+
+describe("a question's deadline", () => {
+  it("is cleared by the answer: no abort, 10 s later, for a question the ledger answered; one for one it never did", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const aborts = t.mock.method(AbortController.prototype, "abort");
+    const token = signToken("alice");
+    const request = { beginExclusive: 0, updateFormat: {} };
+    const answered = updatesEndpoint(() => new Observable<string>((s) => s.next('{"offset":1}')));
+    // Admitted: resolves with when it was asked.
+    assert.equal(await admitJoiner(answered.endpoint, request, token, 0, undefined, () => 7), 7);
+    t.mock.timers.tick(QUESTION_DEADLINE_MS);
+    assert.equal(aborts.mock.callCount(), 0);
+    const silent = updatesEndpoint(() => new Observable<string>(() => undefined));
+    const unanswered = admitJoiner(silent.endpoint, request, token, 0);
+    t.mock.timers.tick(QUESTION_DEADLINE_MS);
+    assert.equal(await unanswered, undefined);
+    assert.equal(aborts.mock.callCount(), 1);
   });
 });
