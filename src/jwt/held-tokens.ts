@@ -5,10 +5,11 @@ import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
  * all the streams that hold it, and its digest (what keys of shared questions name it by) made
  * once: a service's crowd of sockets reconnecting on one token decoded it once per socket, at its
  * upgrade and again for its stream (some 15 µs of a worker's CPU each time in a storm, for the
- * same answer), and hashed it for its admission and its join. Nothing outlives its holders: an entry goes with the last
- * stream that holds its token (which that stream holds anyway, for its calls), so no token is
- * kept beyond the requests that carry it. The claims are the token's unverified contents, the
- * same whoever decodes them: sharing them decides nothing (the ledger judges every call).
+ * same answer), and hashed it for its admission and its join. Nothing outlives its holders: an
+ * entry goes with the last stream that holds its token (which that stream holds anyway, for its
+ * calls), so no token is kept beyond the requests that carry it. The claims are the token's
+ * unverified contents, the same whoever decodes them: sharing them decides nothing (the ledger
+ * judges every call).
  */
 export class HeldTokens {
   readonly #held = new Map<string, Held>();
