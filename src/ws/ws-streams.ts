@@ -26,9 +26,8 @@ import {
   upgradesPacedError,
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
-import { tokenDigest } from "../fanout/subscription-key.js";
 import { userKey } from "../jwt/bearer-token.js";
-import { HeldTokens } from "../jwt/held-tokens.js";
+import type { HeldTokens } from "../jwt/held-tokens.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -54,9 +53,9 @@ export interface WsStreamsOptions {
   endpoints: readonly StreamEndpoint[];
   /**
    * The tokens the worker's open streams hold, their claims decoded once for all (the gateway's
-   * one, whose stream budget reads them too). Absent: the streams' own.
+   * one, whose stream budget reads them too).
    */
-  tokens?: HeldTokens;
+  tokens: HeldTokens;
   /**
    * Whether the Canton release served has an endpoint (its `availability`): the upgrade to one it
    * has not goes on to the HTTP routes, which answer it as that release's Canton answers an
@@ -189,7 +188,7 @@ const ABNORMAL = 1006;
  */
 export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): WsStreamsHandle {
   const pinger = new Pinger(options.pingIntervalMs);
-  const tokens = options.tokens ?? new HeldTokens(tokenDigest);
+  const { tokens } = options;
   const digestOf = (token: string) => tokens.digest(token);
   const admissions = new SharedAdmissions(digestOf);
   const queries = new SharedQueries();

@@ -3,8 +3,10 @@ import { pino } from "pino";
 import { loadConfig } from "../../src/config/load-config.js";
 import { BodyValidator } from "../../src/endpoints/body-validator.js";
 import { schemaComponents } from "../../src/endpoints/schema-components.js";
+import { tokenDigest } from "../../src/fanout/subscription-key.js";
 import { attachHttpRoutes } from "../../src/http/http-app.js";
 import { listTwinRoute } from "../../src/http/list-twin.js";
+import { HeldTokens } from "../../src/jwt/held-tokens.js";
 import { GatewayMetrics } from "../../src/metrics/gateway-metrics.js";
 import type { SessionLimits } from "../../src/ws/stream-session.js";
 import { attachWsStreams, type WsStreamsHandle } from "../../src/ws/ws-streams.js";
@@ -71,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const ws = attachWsStreams(app, {
     endpoints: [endpoint],
+    tokens: new HeldTokens(tokenDigest),
     pathPrefix: "",
     validator,
     limits: {
