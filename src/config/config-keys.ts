@@ -141,12 +141,12 @@ export const CONFIG_KEYS = {
   "websocket-config.upgrades-per-second": {
     type: int(0, 1_000_000),
     default: 1000,
-    doc: "WebSocket stream upgrades each worker makes a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open: an upgrade is admitted by the ledger at once and upgraded from a queue at the pace, served a user at a time in turn (once the pace is spent, what comes meanwhile goes out together at the next turn, every 50 ms); one user (a token's issuer and subject) may hold at most half of what the pace takes within websocket-config.upgrade-max-wait; the pace slows (to a tenth at the least) while the worker lags (a turn of the queue over 50 ms late) and climbs back when it does not; one the pace cannot upgrade within websocket-config.upgrade-max-wait is refused at arrival, 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
+    doc: "WebSocket streams each worker starts a second (a burst of 50 ms worth at once), so that a reconnect storm (every subscriber of a restarted gateway at once) leaves the worker time for the streams already open: an upgrade is admitted by the ledger and upgraded at once, and its stream (its query frame, its call or its place in a shared one) starts in its turn, served a user at a time (once the pace is spent, what comes meanwhile starts together at the next turn, every 50 ms); one user (a token's issuer and subject) may hold at most half of what the pace starts within websocket-config.upgrade-max-wait; the pace slows (to a tenth at the least) while the worker lags (a turn over 50 ms late) and climbs back when it does not; an upgrade whose stream the pace cannot start within websocket-config.upgrade-max-wait is refused at arrival, 503 WEBSOCKET_UPGRADES_PACED with Retry-After (docs/operations.md, Reconnect storms); 0: unpaced",
   },
   "websocket-config.upgrade-max-wait": {
     type: { kind: "duration" },
-    default: "5s",
-    doc: "longest a WebSocket upgrade may wait for its turn under websocket-config.upgrades-per-second; one that would wait longer is refused at arrival, and one that the slowed pace could not make in time at its turn, 503 with Retry-After (a waiting upgrade holds only its connection; clients' handshake timeouts are commonly 10 s or more); at most 9s, as uWebSockets.js drops a request left unanswered for 10 s; 0s: refused at once past the burst",
+    default: "30s",
+    doc: "longest a WebSocket stream may wait for its turn to start under websocket-config.upgrades-per-second, from its upgrade request: an upgrade that would wait longer is refused at arrival (503 with Retry-After), and a stream that the slowed pace could not start in time is ended at its turn with a WEBSOCKET_UPGRADES_PACED error frame; the socket is upgraded meanwhile, so no handshake timeout runs; 0s: refused at once past the burst",
   },
   "websocket-config.ping-interval": {
     type: { kind: "duration" },

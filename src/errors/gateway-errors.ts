@@ -126,20 +126,35 @@ export function apiVersionUnknownError(method: string, path: string): CantonHttp
 }
 
 /**
- * A WebSocket upgrade the worker's pace (websocket-config.upgrades-per-second) could not make
- * within websocket-config.upgrade-max-wait: 503 (TransientServerFailure, as a gateway too busy
- * to take it now), retryInfo and Retry-After saying when to come back.
+ * A WebSocket stream the worker's pace (websocket-config.upgrades-per-second) could not start
+ * within websocket-config.upgrade-max-wait: 503 at the upgrade, or its error frame at its turn
+ * (TransientServerFailure, as a gateway too busy to take it now), retryInfo and Retry-After
+ * saying when to come back.
  */
 export function upgradesPacedError(perSecond: number, retryAfterSeconds: number): CantonHttpError {
   return gatewayError(
     ERROR_CATEGORIES.TransientServerFailure,
     "WEBSOCKET_UPGRADES_PACED",
-    `The gateway admits ${perSecond} WebSocket upgrades a second per worker (websocket-config.upgrades-per-second) and cannot take this one within websocket-config.upgrade-max-wait; retry later`,
+    `The gateway starts ${perSecond} WebSocket streams a second per worker (websocket-config.upgrades-per-second) and cannot start this one within websocket-config.upgrade-max-wait; retry later`,
     {
       httpStatus: 503,
       context: { limit: "websocket-config.upgrades-per-second", value: String(perSecond) },
       retryAfterSeconds,
     },
+  );
+}
+
+/**
+ * A renewal frame on a WebSocket whose stream still waits for its turn under
+ * websocket-config.upgrades-per-second: there is no stream yet to move onto the token. 503, as
+ * the stream will start within websocket-config.upgrade-max-wait.
+ */
+export function renewalBeforeStartError(): CantonHttpError {
+  return gatewayError(
+    ERROR_CATEGORIES.TransientServerFailure,
+    "WEBSOCKET_UPGRADES_PACED",
+    "This stream waits for its turn to start (websocket-config.upgrades-per-second) and takes a renewed token only once started; send the renewal frame again then",
+    { httpStatus: 503, context: { limit: "websocket-config.upgrades-per-second" } },
   );
 }
 

@@ -40,6 +40,7 @@ export {
   methodNotAllowedError,
   missingTokenError,
   quotaExceededError,
+  renewalBeforeStartError,
   renewalNotSupportedError,
   renewalRateExceededError,
   renewalUnconfirmedError,

@@ -17,6 +17,7 @@ import {
   isGatewayFault,
   isLedgerLost,
   queryFrameTimeoutBody,
+  renewalBeforeStartError,
   renewalNotSupportedError,
   renewalRefusedFrameText,
   type StreamEndReason,
@@ -67,6 +68,19 @@ export interface StreamSessionOptions {
   trace: TraceContext;
   /** Its span, with tracing on: ended when the socket closes, told what happened on the way. */
   span?: SubscriptionSpan;
+  /** The worker's pace of stream starts (websocket-config.upgrades-per-second); absent: at once. */
+  turn?: StartTurn;
+}
+
+/**
+ * A stream's place in its worker's pace of starts: the socket is upgraded at once, and its stream
+ * starts (its query frame parsed, its call opened or its shared stream joined) in its turn.
+ */
+export interface StartTurn {
+  /** `start` in its turn, or `refused` with the error it ends with (the pace could not make it in time). */
+  wait(start: () => void, refused: (error: unknown) => void): void;
+  /** The socket closed before its turn: the turn is given back. Once it came, nothing. */
+  giveBack(): void;
 }
 
 /** How a subscriber's standing with the ledger is kept (src/endpoints/stream-authorization.ts). */
@@ -112,6 +126,8 @@ export class StreamSession {
   #acknowledge: Set<string> | undefined;
   /** The token whose entry in `tokens` it holds, given back at the close. */
   #heldToken: string | undefined;
+  /** Its query was taken and its stream waits for its turn (StartTurn) to start. */
+  #waiting = false;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -171,6 +187,12 @@ export class StreamSession {
   message(text: string): void {
     if (this.#queried) {
       const renewal = renewalFrame(text);
+      if (renewal !== undefined && this.#waiting) {
+        // Not started yet: the ledger has nothing to move onto the token, and the frame must not
+        // vanish either (its client would take its renewal for done).
+        this.#renewalRefused(renewalBeforeStartError());
+        return;
+      }
       if (renewal === undefined || this.#subscription === undefined) return;
       if (renewal instanceof InvalidValueError) {
         this.#renewalRefused(renewal);
@@ -195,7 +217,29 @@ export class StreamSession {
       this.#sink.complete();
       return;
     }
-    const { token, fanout, trace } = this.#options;
+    const { turn } = this.#options;
+    if (turn === undefined) {
+      this.#start(request);
+      return;
+    }
+    this.#waiting = true;
+    turn.wait(
+      () => {
+        this.#waiting = false;
+        this.#start(request);
+      },
+      (error) => {
+        this.#waiting = false;
+        this.#reason = "error";
+        this.#sink.errorFrame(errorFrameText(error, this.#options.trace.traceId));
+        this.#sink.complete();
+      },
+    );
+  }
+
+  /** Opens the stream of its query: its own ledger call, or a place in a shared one. */
+  #start(request: unknown): void {
+    const { endpoint, token, fanout, trace } = this.#options;
     this.#subscription = subscriberStream({
       endpoint,
       request,
@@ -318,6 +362,7 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
+    this.#options.turn?.giveBack();
     if (this.#heldToken !== undefined) {
       this.#options.tokens?.release(this.#heldToken);
       this.#heldToken = undefined;

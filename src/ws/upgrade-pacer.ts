@@ -1,43 +1,43 @@
 /**
- * The pace at which a worker upgrades WebSockets (websocket-config.upgrades-per-second), so that
- * a reconnect storm (every subscriber of a restarted gateway or a moved balancer at once) cannot
- * take the worker's CPU from the subscribers that are already streaming: each start costs the
- * worker some hundred µs, and 10,000 at once a second or more.
+ * The pace at which a worker starts WebSocket streams (websocket-config.upgrades-per-second), so
+ * that a reconnect storm (every subscriber of a restarted gateway or a moved balancer at once)
+ * cannot take the worker's CPU from the subscribers that are already streaming: each start costs
+ * the worker some hundred µs, and 10,000 at once a second or more.
  *
- * Two steps. At arrival (`arrive`), a generic cell rate algorithm decides whether the upgrade is
- * taken: one per `1 / rate` s, a burst of 50 ms worth; one that would wait longer than
- * `maxWaitMs` for its slot is refused (503 with Retry-After) and takes no slot, the refused told
- * to come back one slot apart, in the order refused, so that they return at the pace rather than
- * at once. A taken upgrade's ledger admission is asked at once (so that the upgrades of a token
- * in flight together share one question). Then the upgrades themselves (`Ticket.release`) go out
- * at the pace from a queue, a burst of 50 ms worth at most, whatever batch the ledger's answers
- * came in: a shared answer admits hundreds at once, and upgrading them in one go is what stalls a
- * worker.
+ * Two steps. At arrival of the upgrade request (`arrive`), a generic cell rate algorithm decides
+ * whether it is taken: one per `1 / rate` s, a burst of 50 ms worth; one that would wait longer
+ * than `maxWaitMs` for its slot is refused (503 with Retry-After) and takes no slot, the refused
+ * told to come back one slot apart, in the order refused, so that they return at the pace rather
+ * than at once. A taken upgrade's ledger admission is asked at once (so that the upgrades of a
+ * token in flight together share one question), and once admitted it is upgraded at once, its
+ * socket's turn queued (`Ticket.release`, see start-turn.ts); the streams start in turn from the
+ * queue, a burst of 50 ms worth at most. The socket waits upgraded, so that no handshake timeout
+ * runs and `maxWaitMs` is not bounded by uWS's 10 s for an unanswered request: a crowd of a user
+ * is refused only past what the pace starts within it.
  *
- * Once the pace is spent, the upgrades released meanwhile go out at the next turn together rather
- * than one by one as it refills: a storm's retries, which come back at the pace, then go out a
- * turn's worth at a time, and their streams' probes of the ledger (one per token, query and
- * offset while in flight) are shared by a turn's upgrades instead of asked by nearly each. An
- * upgrade waits at most a turn longer for it; a quiet worker's upgrades still go out at once.
+ * Once the pace is spent, the turns released meanwhile come at the next turn together rather than
+ * one by one as it refills: their streams' probes of the ledger (one per token, query and offset
+ * while in flight) are shared by a turn's starts instead of asked by nearly each. A start waits
+ * at most a turn longer for it; a quiet worker's streams still start at once.
  *
  * The rate is what the worker can afford, up to `perSecond`: the queue is served in turns on a
  * timer, and a turn that comes more than LAG_LIMIT_MS late found the worker (or its cores) too
  * busy to serve anything on time, the established subscribers' elements included: the rate then
  * drops by a third (to a tenth of `perSecond` at the least), and climbs back by a twentieth of it
- * with each turn on time. An upgrade the slowed pace could not make within `maxWaitMs` of its
- * arrival is refused at its turn as it would have been at arrival, so that no client waits past
- * what it was promised (or past uWS's 10 s idle timeout of a request, which would drop it).
+ * with each turn on time, or each turn's time with nothing waiting. A start the slowed pace could
+ * not make within `maxWaitMs` of its upgrade's arrival is refused at its turn as it would have
+ * been at arrival, so that no client waits past what it was promised.
  *
- * A taken upgrade that never goes out (its token refused, its client gone) gives its slot back, so
- * that upgrades refused by their admission (forged tokens, each of another made-up user) take
- * nothing of the pace once answered; and a refused upgrade is told to come back at most
- * `maxWaitMs` + 5 s after the pace's last slot, so that a flood of refusals cannot push honest
- * clients' Retry-After out by minutes.
+ * A taken upgrade whose stream never starts (its token refused, its client gone before its turn)
+ * gives its slot back, so that upgrades refused by their admission (forged tokens, each of another
+ * made-up user) take nothing of the pace once answered; and a refused upgrade is told to come back
+ * at most `maxWaitMs` + 5 s after the pace's last slot, so that a flood of refusals cannot push
+ * honest clients' Retry-After out by minutes.
  *
  * Shared fairly between users (the token's subject): one user's upgrades may hold at most half
  * of what the pace can take within `maxWaitMs`, so that one caller's flood of upgrades (or one
  * application's crowd) leaves the other half to everyone else, and the queue is served a user at
- * a time in turn, so that another user's upgrade never waits behind a flood. The user is read
+ * a time in turn, so that another user's stream never waits behind a flood. The user is read
  * from the token unverified: it only orders and shares the pace; each upgrade's token is still
  * checked (and the ledger asked) before it is upgraded.
  */
@@ -45,15 +45,18 @@ export type Arrival =
   | { readonly kind: "taken"; readonly ticket: Ticket }
   | { readonly kind: "refuse"; readonly retryAfterSeconds: number };
 
-/** A taken upgrade's place: released once (to go out in its turn) or abandoned. */
+/** A taken upgrade's place: released once (its stream to start in its turn) or abandoned. */
 export interface Ticket {
   /**
-   * Queues the upgrade: `upgrade` runs in its turn (now if the pace has room and nothing waits),
+   * Queues the start: `start` runs in its turn (now if the pace has room and nothing waits),
    * or `refuse` does, with the Retry-After to answer, when the pace slowed so that its turn came
    * after `maxWaitMs`.
    */
-  release(upgrade: () => void, refuse: (retryAfterSeconds: number) => void): void;
-  /** The upgrade will not happen (refused, or its client left before its admission was answered). */
+  release(start: () => void, refuse: (retryAfterSeconds: number) => void): void;
+  /**
+   * The upgrade will not happen (refused, or its client left before its turn): its share and its
+   * slot are given back. Once its turn came, nothing.
+   */
   abandon(): void;
 }
 
@@ -72,9 +75,9 @@ const RETRY_SPREAD_MS = 5_000;
 /** The share of the pace's horizon one user's upgrades may hold (as limits.ledger-streams-per-user's default). */
 const USER_SHARE = 0.5;
 
-/** An upgrade released to go out, and when it arrived. */
+/** A start released to go out in its turn, and when its upgrade arrived. */
 interface Queued {
-  readonly upgrade: () => void;
+  readonly start: () => void;
   readonly refuse: (retryAfterSeconds: number) => void;
   readonly arrivedAt: number;
 }
@@ -111,6 +114,8 @@ export class UpgradePacer {
    * wait for the next turn (a timer is due) rather than go out one by one as the pace refills.
    */
   #saturated = false;
+  /** When the queue was last served: the idle time since counts as turns on time (see #recover). */
+  #lastTurnAt: number;
 
   constructor(perSecond: number, maxWaitMs: number, now: () => number = performance.now.bind(performance)) {
     this.#perSecond = perSecond;
@@ -121,6 +126,7 @@ export class UpgradePacer {
     this.#now = now;
     this.#allowance = burstOf(perSecond);
     this.#filledAt = now();
+    this.#lastTurnAt = this.#filledAt;
   }
 
   /**
@@ -129,6 +135,7 @@ export class UpgradePacer {
    */
   arrive(user: string): Arrival {
     const now = this.#now();
+    this.#recover(now);
     const interval = 1000 / this.#rate;
     const due = Math.max(this.#due, now);
     const upgrades = this.#users.get(user);
@@ -159,22 +166,31 @@ export class UpgradePacer {
   }
 
   #ticket(user: string, upgrades: UserUpgrades, arrivedAt: number): Ticket {
-    let settled = false;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      return true;
-    };
+    let state: "held" | Queued | "settled" = "held";
     return {
-      release: (upgrade, refuse) => {
-        if (!settle()) return;
-        upgrades.queued.push({ upgrade, refuse, arrivedAt });
+      release: (start, refuse) => {
+        if (state !== "held") return;
+        state = { start, refuse, arrivedAt };
+        upgrades.queued.push(state);
         this.#waiting++;
         if (upgrades.queued.length === 1) this.#turns.push(user);
-        if (!this.#saturated) this.#serve();
+        if (this.#saturated) return;
+        this.#recover(this.#now());
+        this.#serve();
       },
       abandon: () => {
-        if (!settle()) return;
+        if (state === "settled") return;
+        if (state !== "held") {
+          // Queued: withdrawn, unless its turn already came.
+          const at = upgrades.queued.indexOf(state);
+          if (at === -1) return;
+          upgrades.queued.splice(at, 1);
+          this.#waiting--;
+          // Its user's last: out of the round too, or a later release would put it there twice.
+          const turn = this.#turns.indexOf(user);
+          if (upgrades.queued.length === 0 && turn !== -1) this.#turns.splice(turn, 1);
+        }
+        state = "settled";
         this.#letGo(user, upgrades);
         // Its slot, never used, is the next arrival's.
         this.#due -= 1000 / this.#rate;
@@ -196,8 +212,21 @@ export class UpgradePacer {
         : Math.min(this.#perSecond, this.#rate + this.#perSecond / 20);
   }
 
+  /**
+   * A slowed pace climbs back while the worker is idle too: each turn's time with no turn due
+   * (nothing waiting) counts as a turn on time, so that a storm after a quiet spell does not
+   * start at the last storm's slowest.
+   */
+  #recover(now: number): void {
+    if (this.#timer !== undefined || this.#rate === this.#perSecond) return;
+    const idleTurns = Math.floor((now - this.#lastTurnAt) / TURN_MS);
+    if (idleTurns > 0)
+      this.#rate = Math.min(this.#perSecond, this.#rate + (idleTurns * this.#perSecond) / 20);
+  }
+
   #serve(): void {
     const now = this.#now();
+    this.#lastTurnAt = now;
     this.#allowance = Math.min(
       burstOf(this.#rate),
       this.#allowance + ((now - this.#filledAt) * this.#rate) / 1000,
@@ -220,7 +249,7 @@ export class UpgradePacer {
         continue;
       }
       this.#allowance -= 1;
-      out.push(next.upgrade);
+      out.push(next.start);
     }
     this.#saturated = this.#allowance < 1;
     if ((this.#turns.length > 0 || this.#saturated) && this.#timer === undefined) {

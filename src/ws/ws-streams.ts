@@ -45,8 +45,10 @@ import { QueryDeadlines } from "./query-deadlines.js";
 import { refusalClose } from "./refusal-close.js";
 import { SharedAdmissions } from "./shared-admissions.js";
 import { SocketSink } from "./socket-sink.js";
+import { QueuedStartTurn } from "./start-turn.js";
 import type { SessionAuthorization, SessionLimits, SubscriptionSpan } from "./stream-session.js";
 import { recordStreamClose, StreamSession } from "./stream-session.js";
+import { UpgradeBatches } from "./upgrade-batches.js";
 import { UpgradePacer } from "./upgrade-pacer.js";
 import { authSubprotocol, wsAuth } from "./ws-auth.js";
 export interface WsStreamsOptions {
@@ -83,9 +85,10 @@ export interface WsStreamsOptions {
   /** How long a socket may wait for its query frame before it is ended (0: no limit). */
   queryFrameTimeoutMs: number;
   /**
-   * Upgrades this worker makes a second (websocket-config.upgrades-per-second; 0: unpaced), and
-   * how long one may wait for its turn (upgrade-max-wait): one that would wait longer is refused
-   * 503 at arrival.
+   * Streams this worker starts a second (websocket-config.upgrades-per-second; 0: unpaced), and
+   * how long one may wait for its turn from its upgrade request (upgrade-max-wait): an upgrade
+   * that would wait longer is refused 503 at arrival; the rest are upgraded at once and start in
+   * their turn.
    */
   pacing: { perSecond: number; maxWaitMs: number };
   metrics?: GatewayMetrics;
@@ -144,6 +147,8 @@ interface SocketData {
   refusal?: SocketRefusal;
   /** Gives back what the socket holds of its user's and address's caps (at its close). */
   releaseQuotas?: () => void;
+  /** Its stream's turn in the worker's pace of starts (websocket-config.upgrades-per-second). */
+  turn?: QueuedStartTurn;
 }
 
 interface SocketRefusal {
@@ -173,6 +178,12 @@ const FANOUT_ROTATE_BEFORE_EXPIRY_MS = 10_000;
 
 const COMPRESSORS: Record<WsCompressionMode, number> = { off: uWS.DISABLED, on: uWS.SHARED_COMPRESSOR };
 
+/**
+ * Upgrades a worker makes in one event-loop turn (UpgradeBatches): some 40 µs each here, so a
+ * batch holds the worker for a few ms.
+ */
+const UPGRADES_PER_BATCH = 100;
+
 /** RFC 6455 "Try Again Later": a cap of limits.* refused the socket. */
 const TRY_AGAIN_LATER = 1013;
 /** uWS's code for a connection that ended without a close frame. */
@@ -198,6 +209,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       : undefined;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const corked = new CorkedUpgrade<SocketData>(options.corkedUpgrades);
+  const batches = new UpgradeBatches(UPGRADES_PER_BATCH);
   const sessionOf = (ws: uWS.WebSocket<SocketData>): StreamSession => {
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
@@ -222,6 +234,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       authorization: options.authorization,
       tokenRefusal: options.tokenRefusal,
       openedAt: data.openedAt,
+      turn: data.turn,
     });
     return data.session;
   };
@@ -246,7 +259,9 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       });
       return;
     }
-    ws.getUserData().openedAt = performance.now();
+    const data = ws.getUserData();
+    data.openedAt = performance.now();
+    data.turn?.queue();
     sockets.add(ws);
     pinger.add(ws);
     deadlines.add(ws);
@@ -287,12 +302,14 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
       )
         req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions, tokens, pacer, upgradeCorked);
+      else upgrade(res, req, context, endpoint, options, admissions, tokens, pacer, upgradeCorked, batches);
     },
     open: (ws) => {
       if (!corked.handOver(ws)) opened(ws);
     },
     message: (ws, message) => {
+      // A storm's query frames come in one long poll phase, as its upgrade requests do.
+      SocketSink.flushIfOverdue();
       if (ws.getUserData().refusal === undefined)
         sessionOf(ws).message(Buffer.from(message).toString("utf8"));
     },
@@ -313,9 +330,14 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       pinger.delete(ws);
       deadlines.delete(ws);
       data.releaseQuotas?.();
-      if (data.session !== undefined) data.session.closed(code);
+      if (data.session !== undefined) {
+        data.session.closed(code);
+        return;
+      }
+      // Never sent its query: its turn goes back unused.
+      data.turn?.giveBack();
       // Closed inside its upgrade (see upgradeCorked): never a stream.
-      else if (inUpgrade)
+      if (inUpgrade)
         data.span?.end(
           { "http.response.status_code": 101, "ledger_gateway.stream.close_code": code },
           "closed in upgrade",
@@ -352,6 +374,7 @@ function upgrade(
   tokens: HeldTokens,
   pacer: UpgradePacer | undefined,
   upgradeCorked: UpgradeCorked,
+  batches: UpgradeBatches,
 ): void {
   // Everything from `req` must be read now: uWS frees it when this function returns.
   const protocols = req.getHeader("sec-websocket-protocol");
@@ -390,8 +413,8 @@ function upgrade(
     return;
   }
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
-  // crowd past what the worker's pace can upgrade within upgrade-max-wait is told when to come
-  // back; the rest are upgraded at the pace once admitted.
+  // crowd past what the worker's pace can start within upgrade-max-wait is told when to come
+  // back; the rest are upgraded once admitted, and their streams start at the pace.
   const pace = pacer?.arrive(userKey(auth.claims));
   if (pace?.kind === "refuse") {
     refuseCaller(
@@ -424,22 +447,6 @@ function upgrade(
     span?.end({ "http.response.status_code": 499 });
     return true;
   };
-  // The upgrade at the worker's pace (the client may leave while it waits for its turn).
-  const paced = (upgradeNow: () => void): void => {
-    if (pace === undefined) upgradeNow();
-    else
-      pace.ticket.release(
-        () => left() || upgradeNow(),
-        // The pace slowed (the worker lagged) so that its turn came after upgrade-max-wait.
-        (retryAfterSeconds) => {
-          if (left()) return;
-          hold?.release();
-          const error = upgradesPacedError(options.pacing.perSecond, retryAfterSeconds);
-          if (origin === "") res.cork(() => refuseCaller(error, retryAfterSeconds));
-          else refuseCaller(error, retryAfterSeconds);
-        },
-      );
-  };
   void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
     if (left()) return;
     if (refusal !== undefined) {
@@ -458,18 +465,18 @@ function upgrade(
         code: TRY_AGAIN_LATER,
         reason: "limit reached",
       };
-      paced(() =>
-        upgradeCorked(
-          res,
-          { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
-          { key, protocol: auth.protocol, extensions, context },
-        ),
+      pace?.ticket.abandon();
+      upgradeCorked(
+        res,
+        { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
+        { key, protocol: auth.protocol, extensions, context },
       );
       return;
     }
     trace.span?.event("admission", { outcome: "admitted", at: "upgrade" });
-    // What an upgrade costs a worker is what the pace bounds.
-    paced(() =>
+    batches.run(() => {
+      // The client may have left while the upgrade waited for its batch.
+      if (left()) return;
       upgradeCorked(
         res,
         {
@@ -480,10 +487,18 @@ function upgrade(
           span,
           openedAt: 0,
           ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
+          // What a start costs a worker is what the pace bounds: the socket waits for its turn.
+          ...(pace === undefined
+            ? {}
+            : {
+                turn: new QueuedStartTurn(pace.ticket, (retryAfterSeconds) =>
+                  upgradesPacedError(options.pacing.perSecond, retryAfterSeconds),
+                ),
+              }),
         },
         { key, protocol: auth.protocol, extensions, context },
-      ),
-    );
+      );
+    });
   });
 }
 

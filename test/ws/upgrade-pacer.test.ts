@@ -176,6 +176,24 @@ describe("upgrade pacer", () => {
     });
   });
 
+  it("withdraws a queued upgrade whose client left: the next one takes its place in the turn", () => {
+    withMockedTimers(() => {
+      const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
+      const out: number[] = [];
+      const tickets = Array.from({ length: 12 }, () => taken(pacer.arrive("alice")));
+      for (const [i, ticket] of tickets.entries()) ticket.release(() => out.push(i), notRefused);
+      deepStrictEqual(out, [0, 1, 2, 3, 4]);
+      strictEqual(pacer.waiting, 7);
+      tickets[5]?.abandon();
+      tickets[6]?.abandon();
+      tickets[0]?.abandon(); // already out: nothing
+      strictEqual(pacer.waiting, 5);
+      advance(50);
+      deepStrictEqual(out.slice(5), [7, 8, 9, 10, 11]);
+      strictEqual(pacer.waiting, 0);
+    });
+  });
+
   it("upgrades at once again after a quiet spell: the pace is a rate, not a count", () => {
     withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000);
@@ -251,6 +269,7 @@ describe("upgrade pacer", () => {
       const settled = new Map<string, number[]>(users.map((user) => [user, []]));
       let serial = 0;
       let refusedAtTurn = 0;
+      let withdrawn = 0;
       // The pace as a token bucket of the burst (10) refilled at perSecond: never overdrawn.
       let bucket = 10;
       let bucketAt = time();
@@ -275,7 +294,10 @@ describe("upgrade pacer", () => {
           if (random() < 0.8) {
             const id = serial++;
             released.get(owner)?.push(id);
+            let out = false;
             const settle = () => {
+              ok(!out, `upgrade ${id} settled twice`);
+              out = true;
               settled.get(owner)?.push(id);
               held.set(owner, (held.get(owner) ?? 0) - 1);
             };
@@ -292,13 +314,25 @@ describe("upgrade pacer", () => {
                 settle();
               },
             );
+            // Now and then its client leaves while it waits its turn: withdrawn unless already out.
+            if (random() < 0.3) {
+              const wasOut = out;
+              ticket.abandon();
+              if (!wasOut) {
+                // Never to go out: no longer expected of its user, and its share is back.
+                const list = released.get(owner) as number[];
+                list.splice(list.indexOf(id), 1);
+                held.set(owner, (held.get(owner) ?? 0) - 1);
+                withdrawn++;
+              }
+            }
           } else {
             ticket.abandon();
             held.set(owner, (held.get(owner) ?? 0) - 1);
           }
         } else {
           // Mostly on time; now and then the worker was busy and a turn comes late.
-          advance(random() < 0.9 ? Math.floor(random() * 60) : 100 + Math.floor(random() * 150));
+          advance(random() < 0.9 ? Math.floor(random() * 15) : 100 + Math.floor(random() * 150));
         }
         ok(pacer.rate >= perSecond / 10 && pacer.rate <= perSecond, `rate ${pacer.rate}`);
         for (const name of users) {
@@ -309,19 +343,21 @@ describe("upgrade pacer", () => {
         }
       }
       ok(refusedAtTurn > 0, "no late turn ever refused an upgrade: the run did not test it");
+      ok(withdrawn > 0, "no queued upgrade was ever withdrawn: the run did not test it");
       for (const { user, ticket } of open) {
         ticket.abandon();
         held.set(user, (held.get(user) ?? 0) - 1);
       }
       for (let turn = 0; turn < 200; turn++) advance(50);
       strictEqual(pacer.waiting, 0);
-      strictEqual(pacer.rate, perSecond);
       for (const name of users) {
         strictEqual(held.get(name), 0);
         deepStrictEqual(settled.get(name), released.get(name));
         // Its whole share is back: it may hold 30 again (once the pace has the room).
         for (let turn = 0; turn < 20; turn++) advance(50);
         const again = Array.from({ length: 31 }, () => pacer.arrive(name));
+        // The quiet spell gave the pace back whatever the run's late turns took of it.
+        strictEqual(pacer.rate, perSecond);
         strictEqual(again.filter((arrival) => arrival.kind === "taken").length, 30);
         for (const arrival of again) if (arrival.kind === "taken") arrival.ticket.abandon();
       }

@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import { allocate, userFor } from "../e2e/ledger-client.js";
+import { allocate, createIouTransaction, userFor, wildcard } from "../e2e/ledger-client.js";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
 
@@ -183,5 +183,80 @@ describe("WebSocket upgrade pace against a flood of forged tokens (the gateway v
       alice.map((u) => (u.kind === "open" ? "open" : `${u.status} Retry-After ${u.retryAfter}`)),
       Array(5).fill("open"),
     );
+  });
+});
+
+describe("WebSocket streams started at the pace, their sockets upgraded at once", () => {
+  // 10 a second (a burst of one, then one each 100 ms), each waiting at most 5 s.
+  const gateway = pacedGateway(10, "5s");
+
+  /** A socket of `token` reading `party`'s updates from 0: when it opened and each frame came. */
+  function reader(token: string, party: string, renewAtOnce = false) {
+    const socket = new WebSocket(`${gateway.stack.url.replace(/^http/, "ws")}/v2/updates`, [
+      "daml.ws.auth",
+      `jwt.token.${token}`,
+    ]);
+    gateway.sockets.push(socket);
+    const frames: { at: number; frame: Record<string, unknown> }[] = [];
+    const opened = new Promise<number>((resolve, reject) => {
+      socket.once("open", () => {
+        socket.send(
+          JSON.stringify({
+            beginExclusive: 0,
+            updateFormat: {
+              includeTransactions: {
+                eventFormat: wildcard([party]),
+                transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+              },
+            },
+          }),
+        );
+        if (renewAtOnce) socket.send(JSON.stringify({ token }));
+        resolve(performance.now());
+      });
+      socket.once("unexpected-response", (_request, response: IncomingMessage) =>
+        reject(new Error(`refused ${response.statusCode}`)),
+      );
+      socket.once("error", reject);
+    });
+    const firstElement = new Promise<number>((resolve) =>
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
+        frames.push({ at: performance.now(), frame });
+        if (frame.update !== undefined) resolve(performance.now());
+      }),
+    );
+    return { opened, firstElement, frames };
+  }
+
+  it("opens a crowd's sockets at once and starts their streams in turn, and refuses a renewal frame sent before the start", async () => {
+    const party = await allocate(gateway.stack, "paced-starts");
+    const token = await userFor(gateway.stack, "paced-starts-user", [party]);
+    const created = await createIouTransaction(gateway.stack, token, "paced-starts-1", {
+      issuer: party,
+      owner: party,
+      currency: "EUR",
+      amount: "1",
+    });
+    strictEqual(created.status, 200);
+    // Past the pace's spare time of the set-up above: its turns are spent.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const crowd = Array.from({ length: 8 }, () => reader(token, party));
+    const renewing = reader(token, party, true);
+    const opened = await Promise.all([...crowd, renewing].map((r) => r.opened));
+    const firsts = await Promise.all([...crowd, renewing].map((r) => r.firstElement));
+    // Every socket was upgraded before the streams had all started: they waited upgraded, not
+    // for their 101.
+    ok(Math.max(...opened) < Math.max(...firsts) - 300, `opened ${opened} first elements ${firsts}`);
+    // Nine starts at 10 a second after a burst of one: at least 700 ms from the first to the last.
+    ok(Math.max(...firsts) - Math.min(...firsts) >= 700, `first elements ${firsts}`);
+    // The renewal frame sent while its stream waited: refused with a clear frame, and the stream
+    // still started, on its upgrade's token.
+    const refusal = renewing.frames[0]?.frame as { code?: string; context?: Record<string, string> };
+    deepStrictEqual(
+      { code: refusal.code, renewal: refusal.context?.token_renewal },
+      { code: "WEBSOCKET_UPGRADES_PACED", renewal: "refused" },
+    );
+    ok(renewing.frames.some(({ frame }) => frame.update !== undefined));
   });
 });

@@ -1,0 +1,86 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { describe, it } from "node:test";
+import { QueuedStartTurn } from "../../src/ws/start-turn.js";
+import type { Ticket } from "../../src/ws/upgrade-pacer.js";
+
+/** A ticket the test settles by hand: its turn comes, or the pace refuses it. */
+function handTicket() {
+  const state = {
+    released: undefined as { upgrade: () => void; refuse: (retryAfterSeconds: number) => void } | undefined,
+    abandoned: 0,
+  };
+  const ticket: Ticket = {
+    release: (upgrade, refuse) => {
+      state.released = { upgrade, refuse };
+    },
+    abandon: () => {
+      state.abandoned++;
+    },
+  };
+  return { ticket, state };
+}
+
+const refusal = (retryAfterSeconds: number) => `paced ${retryAfterSeconds}`;
+
+describe("a socket's start turn", () => {
+  it("starts at the query when the turn came first (a quiet worker's turn comes at the open)", () => {
+    const { ticket, state } = handTicket();
+    const turn = new QueuedStartTurn(ticket, refusal);
+    turn.queue();
+    state.released?.upgrade();
+    const events: string[] = [];
+    turn.wait(
+      () => events.push("start"),
+      (error) => events.push(`refused ${error}`),
+    );
+    deepStrictEqual(events, ["start"]);
+  });
+
+  it("starts in its turn when the query came first, once", () => {
+    const { ticket, state } = handTicket();
+    const turn = new QueuedStartTurn(ticket, refusal);
+    turn.queue();
+    const events: string[] = [];
+    turn.wait(
+      () => events.push("start"),
+      (error) => events.push(`refused ${error}`),
+    );
+    deepStrictEqual(events, []);
+    state.released?.upgrade();
+    deepStrictEqual(events, ["start"]);
+  });
+
+  it("ends the stream with the pace's refusal, whether the query came before it or after", () => {
+    for (const queryFirst of [true, false]) {
+      const { ticket, state } = handTicket();
+      const turn = new QueuedStartTurn(ticket, refusal);
+      turn.queue();
+      const events: string[] = [];
+      const wait = () =>
+        turn.wait(
+          () => events.push("start"),
+          (error) => events.push(`refused ${error}`),
+        );
+      if (queryFirst) wait();
+      state.released?.refuse(3);
+      if (!queryFirst) wait();
+      deepStrictEqual(events, ["refused paced 3"]);
+    }
+  });
+
+  it("gives its turn back when the socket closes, and starts nothing after", () => {
+    const { ticket, state } = handTicket();
+    const turn = new QueuedStartTurn(ticket, refusal);
+    turn.queue();
+    const events: string[] = [];
+    turn.wait(
+      () => events.push("start"),
+      (error) => events.push(`refused ${error}`),
+    );
+    turn.giveBack();
+    strictEqual(state.abandoned, 1);
+    // Were the ticket's turn to come regardless (it is withdrawn: see the pacer), nothing starts.
+    state.released?.upgrade();
+    deepStrictEqual(events, []);
+  });
+});
