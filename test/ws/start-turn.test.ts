@@ -22,29 +22,31 @@ function handTicket() {
 
 const refusal = (retryAfterSeconds: number) => `paced ${retryAfterSeconds}`;
 
-describe("a socket's start turn", () => {
-  it("starts at the query when the turn came first (a quiet worker's turn comes at the open)", () => {
-    const { ticket, state } = handTicket();
-    const turn = new QueuedStartTurn(ticket, refusal);
-    turn.queue();
-    state.released?.upgrade();
-    const events: string[] = [];
+/** A queued turn, and its stream's wait told into `events` ("start" or "refused <error>"). */
+function queuedTurn() {
+  const { ticket, state } = handTicket();
+  const turn = new QueuedStartTurn(ticket, refusal);
+  turn.queue();
+  const events: string[] = [];
+  const wait = () =>
     turn.wait(
       () => events.push("start"),
       (error) => events.push(`refused ${error}`),
     );
+  return { turn, state, events, wait };
+}
+
+describe("a socket's start turn", () => {
+  it("starts at the query when the turn came first (a quiet worker's turn comes at the open)", () => {
+    const { state, events, wait } = queuedTurn();
+    state.released?.upgrade();
+    wait();
     deepStrictEqual(events, ["start"]);
   });
 
   it("starts in its turn when the query came first, once", () => {
-    const { ticket, state } = handTicket();
-    const turn = new QueuedStartTurn(ticket, refusal);
-    turn.queue();
-    const events: string[] = [];
-    turn.wait(
-      () => events.push("start"),
-      (error) => events.push(`refused ${error}`),
-    );
+    const { state, events, wait } = queuedTurn();
+    wait();
     deepStrictEqual(events, []);
     state.released?.upgrade();
     deepStrictEqual(events, ["start"]);
@@ -52,15 +54,7 @@ describe("a socket's start turn", () => {
 
   it("ends the stream with the pace's refusal, whether the query came before it or after", () => {
     for (const queryFirst of [true, false]) {
-      const { ticket, state } = handTicket();
-      const turn = new QueuedStartTurn(ticket, refusal);
-      turn.queue();
-      const events: string[] = [];
-      const wait = () =>
-        turn.wait(
-          () => events.push("start"),
-          (error) => events.push(`refused ${error}`),
-        );
+      const { state, events, wait } = queuedTurn();
       if (queryFirst) wait();
       state.released?.refuse(3);
       if (!queryFirst) wait();
@@ -69,14 +63,8 @@ describe("a socket's start turn", () => {
   });
 
   it("gives its turn back when the socket closes, and starts nothing after", () => {
-    const { ticket, state } = handTicket();
-    const turn = new QueuedStartTurn(ticket, refusal);
-    turn.queue();
-    const events: string[] = [];
-    turn.wait(
-      () => events.push("start"),
-      (error) => events.push(`refused ${error}`),
-    );
+    const { turn, state, events, wait } = queuedTurn();
+    wait();
     turn.giveBack();
     strictEqual(state.abandoned, 1);
     // Were the ticket's turn to come regardless (it is withdrawn: see the pacer), nothing starts.
