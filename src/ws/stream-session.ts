@@ -7,7 +7,6 @@ import { RenewalIntake } from "../endpoints/renewal-intake.js";
 import type { SharedQueries } from "../endpoints/shared-queries.js";
 import { subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
-import type { Grant } from "../endpoints/stream-grant.js";
 import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
   endReasonOf,
@@ -117,7 +116,8 @@ export class StreamSession {
   readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
-  readonly #grant: Grant;
+  /** Its token's expiry, read when the token was held. */
+  #expiresAt: number | undefined;
   #renewalIntake: RenewalIntake | undefined;
   /**
    * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
@@ -154,14 +154,11 @@ export class StreamSession {
       },
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
-    const { recheckIntervalMs, ledgerAwayGraceMs } = options.authorization;
     const { token, tokens } = options;
-    let expiresAt: number | undefined;
     if (token !== undefined && tokens !== undefined) {
-      expiresAt = tokens.hold(token);
+      this.#expiresAt = tokens.hold(token);
       this.#heldToken = token;
     }
-    this.#grant = subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, expiresAt);
   }
 
   /**
@@ -237,14 +234,20 @@ export class StreamSession {
     );
   }
 
-  /** Opens the stream of its query: its own ledger call, or a place in a shared one. */
+  /**
+   * Opens the stream of its query: its own ledger call, or a place in a shared one. Its grant is
+   * made now, not with the session: a yes is as old as the stream, and a wait for its turn at the
+   * pace is the gateway's, not the ledger's silence (made at the query, a stream that waited past
+   * twice the re-check interval was ended at its first re-check before its call could answer).
+   */
   #start(request: unknown): void {
     const { endpoint, token, fanout, trace } = this.#options;
+    const { recheckIntervalMs, ledgerAwayGraceMs } = this.#options.authorization;
     this.#subscription = subscriberStream({
       endpoint,
       request,
       token,
-      grant: this.#grant,
+      grant: subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, this.#expiresAt),
       recheckIntervalMs: this.#options.authorization.recheckIntervalMs,
       demand$: this.#sink.demand$,
       ...(fanout ? { fanout } : {}),

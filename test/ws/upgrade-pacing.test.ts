@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import { allocate, createIouTransaction, userFor, wildcard } from "../e2e/ledger-client.js";
+import { allocate, call, createIouTransaction, userFor, wildcard } from "../e2e/ledger-client.js";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
 import { type Stack, startStack } from "../support/stack.js";
 
@@ -56,7 +56,7 @@ async function upgradeHonouringRetryAfter(stack: Stack): Promise<{ socket: WebSo
  * tokens itself, and its sandbox too, when given a secret), started before the describing block's
  * tests and stopped after them, with the sockets they opened.
  */
-function pacedGateway(perSecond: number, maxWait: string, verifyingSecret?: string) {
+function pacedGateway(perSecond: number, maxWait: string, verifyingSecret?: string, more: string[] = []) {
   const paced = { stack: undefined as unknown as Stack, sockets: [] as WebSocket[] };
   before(async () => {
     const pace = [
@@ -64,6 +64,7 @@ function pacedGateway(perSecond: number, maxWait: string, verifyingSecret?: stri
       String(perSecond),
       "--websocket-config.upgrade-max-wait",
       maxWait,
+      ...more,
     ];
     paced.stack =
       verifyingSecret === undefined
@@ -258,5 +259,83 @@ describe("WebSocket streams started at the pace, their sockets upgraded at once"
       { code: "WEBSOCKET_UPGRADES_PACED", renewal: "refused" },
     );
     ok(renewing.frames.some(({ frame }) => frame.update !== undefined));
+  });
+});
+
+describe("a stream that waited for its turn longer than twice the re-check interval", () => {
+  // 5 a second, each waiting at most 20 s; the ledger asked again every second, so that a yes
+  // older than 2 s is stale.
+  const gateway = pacedGateway(5, "20s", undefined, [
+    "--websocket-config.stream-authorization-recheck-interval",
+    "1s",
+  ]);
+
+  it("starts with its grant's clock at its start: the wait was the gateway's, not the ledger's silence", async () => {
+    const party = await allocate(gateway.stack, "paced-idle");
+    const token = await userFor(gateway.stack, "paced-idle-user", [party]);
+    const created = await createIouTransaction(gateway.stack, token, "paced-idle-1", {
+      issuer: party,
+      owner: party,
+      currency: "EUR",
+      amount: "1",
+    });
+    strictEqual(created.status, 200);
+    const end = (
+      await call<{ offset: number }>(gateway.stack, "GET", "/v2/state/ledger-end", undefined, token)
+    ).body.offset;
+    const url = `${gateway.stack.url.replace(/^http/, "ws")}/v2/updates`;
+    const open = (query?: unknown) => {
+      const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
+      gateway.sockets.push(socket);
+      if (query !== undefined) socket.once("open", () => socket.send(JSON.stringify(query)));
+      return socket;
+    };
+    // 15 of the user's sockets take the next 3 s of turns (their queries never come).
+    for (let i = 0; i < 15; i++) open();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Another user's stream starts in the next turn (the queue is served a user at a time): the
+    // worker's re-check clock ticks from then on, so that one tick falls soon after the idle
+    // stream's start, before its call's first message (the sandbox's first checkpoint, after
+    // half a second). With the grant made at the query, that tick found it 3 s old and ended it.
+    const other = await allocate(gateway.stack, "paced-idle-other");
+    const otherToken = await userFor(gateway.stack, "paced-idle-other-user", [other]);
+    const phase = new WebSocket(url, ["daml.ws.auth", `jwt.token.${otherToken}`]);
+    gateway.sockets.push(phase);
+    phase.once("open", () =>
+      phase.send(
+        JSON.stringify({
+          beginExclusive: end,
+          updateFormat: {
+            includeTransactions: {
+              eventFormat: { filtersByParty: { [other]: {} } },
+              transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+            },
+          },
+        }),
+      ),
+    );
+    // An idle stream (from the ledger's end, nothing after it): its turn comes some 3 s later.
+    const idle = open({
+      beginExclusive: end,
+      updateFormat: {
+        includeTransactions: {
+          eventFormat: { filtersByParty: { [party]: {} } },
+          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+        },
+      },
+    });
+    const errors: string[] = [];
+    idle.on("message", (data: Buffer) => {
+      const frame = JSON.parse(data.toString("utf8")) as { code?: string };
+      if (frame.code !== undefined) errors.push(frame.code);
+    });
+    let closed: number | undefined;
+    idle.on("close", (code) => {
+      closed = code;
+    });
+    // Past its turn and a few re-checks after it.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    deepStrictEqual({ errors, closed }, { errors: [], closed: undefined });
+    strictEqual(idle.readyState, WebSocket.OPEN);
   });
 });
