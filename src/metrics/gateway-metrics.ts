@@ -335,6 +335,22 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** How many streams wait for their turn now: the worker's pace tells (watchWaitingStarts). */
+  #waitingStarts: () => number = () => 0;
+
+  readonly wsStreamsWaiting: Gauge = new Gauge({
+    name: "ledger_gateway_ws_streams_waiting",
+    help: "WebSocket streams upgraded and waiting for their turn to start under websocket-config.upgrades-per-second (a reconnect storm's queue), read at each scrape; with worker threads, the sum of theirs",
+    aggregator: "sum",
+    registers: [this.registry],
+    collect: (): void => this.wsStreamsWaiting.set(this.#waitingStarts()),
+  });
+
+  /** Where ledger_gateway_ws_streams_waiting is read from: the worker's pace of stream starts. */
+  watchWaitingStarts(waiting: () => number): void {
+    this.#waitingStarts = waiting;
+  }
+
   /** How far WebSocket subscribers are behind, in bytes and offsets, measured at scrape. */
   readonly subscriberLag = new SubscriberLagGauges(this.registry);
 

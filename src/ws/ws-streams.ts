@@ -207,6 +207,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     options.pacing.perSecond > 0
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
       : undefined;
+  if (pacer !== undefined) options.metrics?.watchWaitingStarts(() => pacer.waiting);
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const corked = new CorkedUpgrade<SocketData>(options.corkedUpgrades);
   const batches = new UpgradeBatches(UPGRADES_PER_BATCH);

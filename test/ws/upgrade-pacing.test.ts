@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
 import { allocate, call, createIouTransaction, userFor, wildcard } from "../e2e/ledger-client.js";
 import { AUDIENCE, signToken } from "../jwt/test-tokens.js";
+import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 /** One upgrade of /v2/updates: the open socket, or the refusal's status, Retry-After and body. */
@@ -245,7 +246,11 @@ describe("WebSocket streams started at the pace, their sockets upgraded at once"
     const crowd = Array.from({ length: 8 }, () => reader(token, party));
     const renewing = reader(token, party, true);
     const opened = await Promise.all([...crowd, renewing].map((r) => r.opened));
+    const waiting = await gatewayMetric(gateway.stack.url, "ledger_gateway_ws_streams_waiting");
     const firsts = await Promise.all([...crowd, renewing].map((r) => r.firstElement));
+    // The queue as operators see it: some waited when all were open, none once all started.
+    ok(waiting >= 1, `${waiting} waiting once all were open`);
+    strictEqual(await gatewayMetric(gateway.stack.url, "ledger_gateway_ws_streams_waiting"), 0);
     // Every socket was upgraded before the streams had all started: they waited upgraded, not
     // for their 101.
     ok(Math.max(...opened) < Math.max(...firsts) - 300, `opened ${opened} first elements ${firsts}`);
