@@ -34,6 +34,7 @@ export class QueuedStartTurn implements StartTurn {
     else refused(this.#state.refused);
   }
 
+  /** The socket closed: a turn not yet come is given back, and nothing starts. Once it came, nothing. */
   giveBack(): void {
     this.#pending = undefined;
     this.#ticket.abandon();

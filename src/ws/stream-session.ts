@@ -73,13 +73,12 @@ export interface StreamSessionOptions {
 
 /**
  * A stream's place in its worker's pace of starts: the socket is upgraded at once, and its stream
- * starts (its query frame parsed, its call opened or its shared stream joined) in its turn.
+ * starts (its query frame parsed, its call opened or its shared stream joined) in its turn. The
+ * socket's owner queues it and gives it back at the close.
  */
 export interface StartTurn {
   /** `start` in its turn, or `refused` with the error it ends with (the pace could not make it in time). */
   wait(start: () => void, refused: (error: unknown) => void): void;
-  /** The socket closed before its turn: the turn is given back. Once it came, nothing. */
-  giveBack(): void;
 }
 
 /** How a subscriber's standing with the ledger is kept (src/endpoints/stream-authorization.ts). */
@@ -365,7 +364,6 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
-    this.#options.turn?.giveBack();
     if (this.#heldToken !== undefined) {
       this.#options.tokens?.release(this.#heldToken);
       this.#heldToken = undefined;

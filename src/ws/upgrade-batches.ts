@@ -7,7 +7,7 @@
  */
 export class UpgradeBatches {
   readonly #perTurn: number;
-  #queue: (() => void)[] = [];
+  readonly #queue: (() => void)[] = [];
   #scheduled = false;
 
   constructor(perTurn: number) {

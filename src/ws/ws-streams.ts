@@ -331,12 +331,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       pinger.delete(ws);
       deadlines.delete(ws);
       data.releaseQuotas?.();
+      // Its turn, if it has not come yet, goes back unused.
+      data.turn?.giveBack();
       if (data.session !== undefined) {
         data.session.closed(code);
         return;
       }
-      // Never sent its query: its turn goes back unused.
-      data.turn?.giveBack();
       // Closed inside its upgrade (see upgradeCorked): never a stream.
       if (inUpgrade)
         data.span?.end(

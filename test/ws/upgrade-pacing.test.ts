@@ -42,6 +42,14 @@ function upgrade(stack: Stack, token = stack.token): Promise<Upgrade> {
   });
 }
 
+/** The query frame of what `eventFormat` reads after `begin`, in ACS-delta shape. */
+function updatesAfter(begin: number, eventFormat: unknown) {
+  return {
+    beginExclusive: begin,
+    updateFormat: { includeTransactions: { eventFormat, transactionShape: "TRANSACTION_SHAPE_ACS_DELTA" } },
+  };
+}
+
 /** Upgrades until one opens, each refusal's Retry-After waited out as a client would. */
 async function upgradeHonouringRetryAfter(stack: Stack): Promise<{ socket: WebSocket; refusals: number }> {
   for (let refusals = 0; ; refusals++) {
@@ -202,17 +210,7 @@ describe("WebSocket streams started at the pace, their sockets upgraded at once"
     const frames: { at: number; frame: Record<string, unknown> }[] = [];
     const opened = new Promise<number>((resolve, reject) => {
       socket.once("open", () => {
-        socket.send(
-          JSON.stringify({
-            beginExclusive: 0,
-            updateFormat: {
-              includeTransactions: {
-                eventFormat: wildcard([party]),
-                transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-              },
-            },
-          }),
-        );
+        socket.send(JSON.stringify(updatesAfter(0, wildcard([party]))));
         if (renewAtOnce) socket.send(JSON.stringify({ token }));
         resolve(performance.now());
       });
@@ -289,8 +287,8 @@ describe("a stream that waited for its turn longer than twice the re-check inter
       await call<{ offset: number }>(gateway.stack, "GET", "/v2/state/ledger-end", undefined, token)
     ).body.offset;
     const url = `${gateway.stack.url.replace(/^http/, "ws")}/v2/updates`;
-    const open = (query?: unknown) => {
-      const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
+    const open = (query?: unknown, as = token) => {
+      const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${as}`]);
       gateway.sockets.push(socket);
       if (query !== undefined) socket.once("open", () => socket.send(JSON.stringify(query)));
       return socket;
@@ -304,31 +302,9 @@ describe("a stream that waited for its turn longer than twice the re-check inter
     // half a second). With the grant made at the query, that tick found it 3 s old and ended it.
     const other = await allocate(gateway.stack, "paced-idle-other");
     const otherToken = await userFor(gateway.stack, "paced-idle-other-user", [other]);
-    const phase = new WebSocket(url, ["daml.ws.auth", `jwt.token.${otherToken}`]);
-    gateway.sockets.push(phase);
-    phase.once("open", () =>
-      phase.send(
-        JSON.stringify({
-          beginExclusive: end,
-          updateFormat: {
-            includeTransactions: {
-              eventFormat: { filtersByParty: { [other]: {} } },
-              transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-            },
-          },
-        }),
-      ),
-    );
+    open(updatesAfter(end, { filtersByParty: { [other]: {} } }), otherToken);
     // An idle stream (from the ledger's end, nothing after it): its turn comes some 3 s later.
-    const idle = open({
-      beginExclusive: end,
-      updateFormat: {
-        includeTransactions: {
-          eventFormat: { filtersByParty: { [party]: {} } },
-          transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-        },
-      },
-    });
+    const idle = open(updatesAfter(end, { filtersByParty: { [party]: {} } }));
     const errors: string[] = [];
     idle.on("message", (data: Buffer) => {
       const frame = JSON.parse(data.toString("utf8")) as { code?: string };
