@@ -1,7 +1,8 @@
 import uWS from "uWebSockets.js";
 import type { Logger } from "pino";
 import { AudienceLessTokens } from "./auth/audience-less-tokens.js";
-import { gatewayAuth } from "./auth/gateway-auth.js";
+import { chargedStreamSlots } from "./auth/charged-stream-slots.js";
+import { gatewayAuth, gatewayVerifiesSignatures } from "./auth/gateway-auth.js";
 import { LedgerJson } from "./codec/index.js";
 import type { GatewayConfig } from "./config/gateway-config.js";
 import { docsRoutes } from "./docs/docs-routes.js";
@@ -22,9 +23,9 @@ import { holdPort, listenExclusive, listenShared, probeAddress } from "./http/li
 import { StreamTickets } from "./http/stream-tickets.js";
 import { TicketExchange } from "./http/ticket-exchange.js";
 import { streamTicketRoutes, type TicketRoutesOptions, ticketHolder } from "./http/ticket-routes.js";
-import { userKey } from "./jwt/bearer-token.js";
 import { HeldTokens } from "./jwt/held-tokens.js";
 import { observeBoth } from "./ledger/call-observer.js";
+import { callerAdmission } from "./ledger/caller-admission.js";
 import { LedgerClient } from "./ledger/ledger-client.js";
 import { PackageSignatureCache } from "./ledger/package-signature-cache.js";
 import type { StreamSlots } from "./ledger/stream-slots.js";
@@ -128,13 +129,15 @@ export interface RunningGateway {
 /**
  * The ledger client's stream budget (limits.ledger-streams), none when it is 0. Each claim is
  * charged to the user of the call's token (its subject within its issuer), so that one user holds
- * at most its share (limits.ledger-streams-per-user); the token itself goes no further.
+ * at most its share (limits.ledger-streams-per-user), once that token is known to be the user's
+ * (see chargedStreamSlots); the token itself goes no further.
  */
 function streamBudget(
   config: GatewayConfig,
   buffer: SharedArrayBuffer | undefined,
   metrics: GatewayMetrics | undefined,
   tokens: HeldTokens,
+  admission: (token: string) => Promise<void>,
 ): { streamSlots?: StreamSlots } {
   const { limit } = config.ledgerStreams;
   const events = metrics?.ledgerStreamBudget(limit);
@@ -144,12 +147,8 @@ function streamBudget(
     config.ledgerStreams,
     events,
   );
-  return {
-    streamSlots: {
-      claim: (granted, refused, purpose, token) =>
-        budget.claim(granted, refused, purpose, userKey(tokens.claims(token ?? "") ?? {})),
-    },
-  };
+  const verified = gatewayVerifiesSignatures(config.auth);
+  return { streamSlots: chargedStreamSlots(budget, tokens, verified ? "verified" : admission) };
 }
 
 /** Wires config -> ledger client -> route table -> uWS and starts listening. */
@@ -165,7 +164,7 @@ export async function startGateway(
   // The OTEL_* environment, as the OpenTelemetry SDK reads it.
   const tracing = await startTracing(process.env, options.worker);
   const protos = ledgerApiProtos();
-  // The tokens this worker's open WebSocket streams hold, with their claims decoded once.
+  // The tokens this worker's open streams (WebSockets, list twins) hold, with their claims decoded once.
   const tokens = new HeldTokens(tokenDigest);
   const ledgerTarget = `${ledgerAddress.host}:${ledgerAddress.port}`;
   const observers = [metrics?.ledgerCalls(), tracing?.ledgerCalls].filter((o) => o !== undefined);
@@ -173,7 +172,7 @@ export async function startGateway(
   const served = new ServedApiVersion(config.ledgerApiVersion, options.apiVersionBuffer);
   // A new connection may reach another participant release (restarted, upgraded): ask it again.
   let onConnected = (): void => {};
-  const ledger = new LedgerClient({
+  const ledger: LedgerClient = new LedgerClient({
     target: ledgerTarget,
     ...(ledgerAddress.tls ? { tls: ledgerAddress.tls } : {}),
     deadlineMs: config.server.requestTimeoutMs,
@@ -186,7 +185,13 @@ export async function startGateway(
       ),
     ...(observers.length > 0 ? { observer: observers.reduce(observeBoth) } : {}),
     ...(metrics ? { onCallRefused: (reason) => metrics.recordRefusedCall(reason) } : {}),
-    ...streamBudget(config, options.ledgerStreamBuffer, metrics, tokens),
+    ...streamBudget(
+      config,
+      options.ledgerStreamBuffer,
+      metrics,
+      tokens,
+      (token): Promise<void> => callerAdmission(ledger, token),
+    ),
     onConnected: () => onConnected(),
   });
   const versionWatch = new LedgerVersionWatch(ledger, served, log, ledgerTarget);
@@ -247,8 +252,10 @@ export async function startGateway(
     metrics,
     options.metricsExposition,
     () => lameDuck,
+    tokens,
     {
       tickets,
+      tokens,
       ...(ticketExchange ? { exchange: ticketExchange } : {}),
       pendingPerUser: STREAM_TICKETS_PER_USER,
       config: config.websocket,
@@ -445,13 +452,14 @@ function routeTable(
   metrics: GatewayMetrics | undefined,
   metricsExposition: GatewayOptions["metricsExposition"],
   shuttingDown: () => boolean,
+  tokens: HeldTokens,
   tickets: TicketRoutesOptions,
 ): Route[] {
   const routes: Route[] = [
     ...probeRoutes(deps.ledger, shuttingDown),
     ...(metrics ? [metricsRoute(metrics, metricsExposition)] : []),
     ...ledgerApiRoutes(deps),
-    ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics)),
+    ...streamEndpoints.map((endpoint) => listTwinRoute(endpoint, config.websocket, metrics, tokens)),
     ...streamTicketRoutes(streamEndpoints, tickets),
   ];
   const channels = streamEndpoints.map(({ path, summary, requestSchema, responseSchema, availability }) => ({

@@ -1,11 +1,12 @@
 /**
  * Gateway CPU per unary request, alone: a sandbox of 10 ticks, a gateway in front, 4000 warm-up
  * requests (a fresh gateway's CPU per request falls some 4x while V8 optimizes its hot code, over
- * the first 2000-3000), then `GET /v2/state/ledger-end` (20 000) or `submit-and-wait` creating a
- * Bench:Tick (3000) at concurrency 16; prints the gateway's CPU (from /proc) per request over
- * that window.
+ * the first 2000-3000), then `GET /v2/state/ledger-end` (20 000), `submit-and-wait` creating a
+ * Bench:Tick (3000), or the list twin of the active contracts, the 10 ticks (`list`: a short
+ * stream call, on a token that no stream holds; 5000) at concurrency 16; prints the gateway's CPU
+ * (from /proc) per request over that window.
  * Short enough to alternate two builds of the gateway and compare them on a shared machine:
- *   node dist/bench/micro/unary-cost.js get|submit [--requests N] [--warm-up N] [--cpu-prof DIR]
+ *   node dist/bench/micro/unary-cost.js get|submit|list [--requests N] [--warm-up N] [--cpu-prof DIR]
  * For a profile, give many more requests than the default: the process's start-up (proto
  * loading, schema compilation, protobufjs's code generation on first use) is in the profile too.
  */
@@ -19,10 +20,11 @@ import { tickCommands } from "../lib/tick-commands.js";
 const { values, positionals } = commandLine(
   "micro/unary-cost.js",
   { "cpu-prof": { type: "string" }, requests: { type: "string" }, "warm-up": { type: "string" } },
-  "get|submit",
+  "get|submit|list",
 );
 const what = positionals[0] ?? "get";
-if (what !== "get" && what !== "submit") throw new Error(`get or submit, not ${what}`);
+if (what !== "get" && what !== "submit" && what !== "list")
+  throw new Error(`get, submit or list, not ${what}`);
 const sandbox = await startSandboxProcess(10, 64, 1);
 const gateway = await startGatewayProcess(sandbox.port, [], {
   nodeArgs: values["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]],
@@ -30,10 +32,18 @@ const gateway = await startGatewayProcess(sandbox.port, [], {
 const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
 const http = new BenchHttpClient(`http://127.0.0.1:${gateway.port}`, 16);
 const run = `${process.pid}-${Date.now()}`;
+const ticksList = JSON.stringify({
+  eventFormat: { filtersByParty: { [sandbox.tickParty]: {} }, verbose: false },
+  activeAtOffset: sandbox.lastOffset,
+});
 
 async function request(i: number): Promise<void> {
   if (what === "get") {
     await http.ok("/v2/state/ledger-end", { token });
+    return;
+  }
+  if (what === "list") {
+    await http.ok("/v2/state/active-contracts", { token, body: ticksList });
     return;
   }
   await http.ok("/v2/commands/submit-and-wait", {
@@ -43,7 +53,7 @@ async function request(i: number): Promise<void> {
 }
 
 try {
-  const total = Number(values.requests ?? (what === "get" ? 20_000 : 3000));
+  const total = Number(values.requests ?? { get: 20_000, submit: 3000, list: 5000 }[what]);
   const loops = async (count: number, first: number) => {
     let next = 0;
     await Promise.all(

@@ -20,6 +20,14 @@ export interface GatewayAuth {
 }
 
 /**
+ * Whether a token that reached a call passed the gateway's check of its signature (hs256,
+ * rs256, es256): its claims are then its sender's. `unsafe-decode` checks only its form.
+ */
+export function gatewayVerifiesSignatures(config: GatewayAuthConfig): boolean {
+  return config.mode !== "none" && config.mode !== "unsafe-decode";
+}
+
+/**
  * The gateway's own token check (auth.mode other than `none`) for HTTP routes and WebSocket
  * upgrades alike; undefined in mode `none`, where the ledger judges every request, token-less
  * ones too, as Canton's JSON API lets it.

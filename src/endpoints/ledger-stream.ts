@@ -2,6 +2,7 @@ import { defer, map, merge, type Observable, Subject, switchMap } from "rxjs";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
+import { callerAdmission } from "../ledger/caller-admission.js";
 import type { StreamPurpose } from "../ledger/stream-slots.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import type { Availability } from "../proto/api-version.js";
@@ -200,7 +201,7 @@ export function ledgerStream(deps: RouteDeps, spec: LedgerStreamSpec): StreamEnd
     probe: (request, token, trace) =>
       call(request, token, { trace, purpose: "authorization", answersOnly: true }),
     ...(position ? { renewable: true } : {}),
-    admit: (token, trace) => admitCaller(deps, token, trace),
+    admit: (token, trace) => callerAdmission(deps.ledger, token, trace),
     ...(spec.share
       ? {
           share: (request: unknown, token: string | undefined, trace?: TraceContext) =>
@@ -269,16 +270,6 @@ function sharedFormOf(
   }
   if (memo !== undefined) sharedForms.set(memo, form);
   return form ?? undefined;
-}
-
-/**
- * A call every caller whose claims the ledger resolves may make (public claims): it fails
- * exactly where the ledger's own claim resolution does (bad token: UNAUTHENTICATED; unknown or
- * deactivated user, other identity provider: PERMISSION_DENIED). The ledger decides; no rule of
- * its is copied here.
- */
-async function admitCaller(deps: RouteDeps, token: string | undefined, trace?: TraceContext): Promise<void> {
-  await deps.ledger.unary("VersionService", "GetLedgerApiVersion", {}, token, trace ? { trace } : {});
 }
 
 /**

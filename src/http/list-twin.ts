@@ -1,4 +1,14 @@
-import { concat, defer, EMPTY, identity, ignoreElements, type Observable, ReplaySubject, tap } from "rxjs";
+import {
+  concat,
+  defer,
+  EMPTY,
+  finalize,
+  identity,
+  ignoreElements,
+  type Observable,
+  ReplaySubject,
+  tap,
+} from "rxjs";
 import { confirmEmptyAnswer } from "../endpoints/ledger-questions.js";
 import { operationId } from "../endpoints/operation-id.js";
 import type { Answer, RequestContext, Route, StreamedAnswer } from "../endpoints/route.js";
@@ -7,6 +17,7 @@ import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { type StreamFormat, streamFormatOf } from "../endpoints/stream-format.js";
 import { type SubscriberStreamOptions, subscriberStream } from "../endpoints/subscriber-stream.js";
 import { InvalidValueError, type StreamEndReason } from "../errors/index.js";
+import { type HeldTokens, TokenHold } from "../jwt/held-tokens.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { elementLimit } from "../streams/element-limit.js";
 import { idleTimeout } from "../streams/idle-timeout.js";
@@ -94,6 +105,8 @@ export function listTwinRoute(
   endpoint: StreamEndpoint,
   config: ListTwinConfig,
   metrics?: GatewayMetrics,
+  /** The worker's held tokens: a reader holds its token while it reads (see HeldTokens). */
+  tokens?: HeldTokens,
 ): Route {
   return {
     method: "POST",
@@ -120,7 +133,7 @@ export function listTwinRoute(
         const lastId = format === "sse" ? ctx.headers["last-event-id"] : "";
         const request = lastId ? startAfter(endpoint, ctx.body, lastId) : ctx.body;
         const reader = { request, token: ctx.token };
-        return streamedAnswer(endpoint, ctx, format, { limit, wait, config, metrics }, reader);
+        return streamedAnswer(endpoint, ctx, format, { limit, wait, config, metrics, tokens }, reader);
       }
       const started = process.hrtime.bigint();
       let reason: StreamEndReason = "completed";
@@ -140,6 +153,7 @@ export function listTwinRoute(
         }),
       );
       const array = new JsonArrayBytes();
+      const hold = readerHold(tokens, ctx.token);
       try {
         await collect(source, ctx.signal, array);
         // `reason` is set by the operators' callbacks, which the compiler cannot see.
@@ -150,6 +164,8 @@ export function listTwinRoute(
         record(0, 0);
         // An ElementLimitExceededError becomes Canton's 413 in src/errors.
         throw error;
+      } finally {
+        hold?.release();
       }
       const { chunks, length } = array.end();
       record(array.elements, length);
@@ -166,6 +182,8 @@ export interface StreamedAnswerPolicy {
   readonly wait: number | undefined;
   readonly config: ListTwinConfig;
   readonly metrics: GatewayMetrics | undefined;
+  /** The worker's held tokens, which hold the reader's token while it reads. */
+  readonly tokens?: HeldTokens | undefined;
 }
 
 /**
@@ -182,7 +200,7 @@ export function streamedAnswer(
   endpoint: StreamEndpoint,
   ctx: RequestContext,
   format: StreamFormat,
-  { limit, wait, config, metrics }: StreamedAnswerPolicy,
+  { limit, wait, config, metrics, tokens }: StreamedAnswerPolicy,
   reader: AnswerReader,
 ): StreamedAnswer {
   const { request, token } = reader;
@@ -198,7 +216,8 @@ export function streamedAnswer(
         let elements = 0;
         let bytes = 0;
         const idle = { ms: wait, onIdle: () => (reason = "idle") };
-        const elements$ = readerElements(endpoint, reader, ctx, demand$, config, idle).pipe(
+        const hold = readerHold(tokens, token);
+        const elements$ = readerElements(endpoint, heldReader(reader, hold), ctx, demand$, config, idle).pipe(
           // No node limit here (nothing is held), only the client's; a limit of 0 still waits
           // for the ledger's first word, as the array's does.
           limit === undefined ? identity : elementLimit<string>(Number.MAX_SAFE_INTEGER, limit),
@@ -219,7 +238,7 @@ export function streamedAnswer(
             await confirmEmptyAnswer(endpoint, request, token, ctx.signal, ctx.trace);
           }
         }).pipe(ignoreElements());
-        return concat(elements$, verdict);
+        return concat(elements$, verdict).pipe(finalize(() => hold?.release()));
       }),
   };
 }
@@ -268,4 +287,24 @@ function collect(source: Observable<string>, signal: AbortSignal, array: JsonArr
 export function tagOf(path: string): string {
   const segment = path.split("/").filter((s) => s !== "")[1] ?? "";
   return segment.charAt(0).toUpperCase() + segment.slice(1);
+}
+
+/**
+ * The reader's token held in the worker's held tokens while it reads: once the ledger accepted
+ * it for the reader's first call, the reader's later calls (re-checks, an empty answer's
+ * verdict) are charged to its user without asking again (chargedStreamSlots).
+ */
+function readerHold(tokens: HeldTokens | undefined, token: string | undefined): TokenHold | undefined {
+  return tokens === undefined || token === undefined ? undefined : new TokenHold(tokens, token, false);
+}
+
+/** The reader, its hold moved onto each renewed token the ledger accepted. */
+function heldReader(reader: AnswerReader, hold: TokenHold | undefined): AnswerReader {
+  const { renewals } = reader;
+  if (hold === undefined || renewals === undefined) return reader;
+  const renewed = (token: string) => {
+    hold.renewed(token);
+    renewals.renewed(token);
+  };
+  return { ...reader, renewals: { ...renewals, renewed } };
 }

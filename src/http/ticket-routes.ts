@@ -14,6 +14,7 @@ import {
   tooManyStreamTicketsError,
 } from "../errors/index.js";
 import { decodeTokenClaims } from "../jwt/bearer-token.js";
+import type { HeldTokens } from "../jwt/held-tokens.js";
 import type { ClientQuotas } from "../limits/client-quotas.js";
 import type { GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { type ListTwinConfig, startAfter, streamedAnswer, tagOf } from "./list-twin.js";
@@ -26,6 +27,8 @@ export interface TicketRoutesOptions {
   /** Unused tickets a user may hold (the limit StreamTickets was made with), for the refusal. */
   readonly pendingPerUser: number;
   readonly config: ListTwinConfig;
+  /** The worker's held tokens: a ticket's stream holds its token while it reads (see HeldTokens). */
+  readonly tokens?: HeldTokens;
   /**
    * The largest ticket request body (websocket-config.max-query-frame-bytes: a ticket stands for
    * a stream's query, and the gateway keeps it while the ticket lives: a user's unused tickets
@@ -167,7 +170,13 @@ function ticketStream(
     endpoint,
     ctx,
     "sse",
-    { limit: undefined, wait: undefined, config: options.config, metrics: options.metrics },
+    {
+      limit: undefined,
+      wait: undefined,
+      config: options.config,
+      metrics: options.metrics,
+      tokens: options.tokens,
+    },
     {
       request,
       token: stream.token,

@@ -10,6 +10,11 @@ import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
  * calls), so no token is kept beyond the requests that carry it. The claims are the token's
  * unverified contents, the same whoever decodes them: sharing them decides nothing (the ledger
  * judges every call).
+ *
+ * A held token may also be known as accepted by the ledger (`accept`): a WebSocket's at its
+ * upgrade, a renewal's at the ledger's yes, any other at its first stream claim (see
+ * chargedStreamSlots). Its subject is then its sender's, which the stream budget charges its
+ * claims to. That too goes with the last holder: a later request on the token is asked again.
  */
 export class HeldTokens {
   readonly #held = new Map<string, Held>();
@@ -36,6 +41,17 @@ export class HeldTokens {
     return known === undefined ? decodeTokenClaims(token) : known.claims;
   }
 
+  /** Whether `token` is held and known to be accepted by the ledger. */
+  accepted(token: string): boolean {
+    return this.#held.get(token)?.accepted === true;
+  }
+
+  /** The ledger accepted `token`, which the caller holds: known as long as a holder holds it. */
+  accept(token: string): void {
+    const known = this.#held.get(token);
+    if (known !== undefined) known.accepted = true;
+  }
+
   /** `token`'s digest (`digestOf`): the held one while a stream holds it, else made now (and not kept). */
   digest(token: string): string {
     const known = this.#held.get(token);
@@ -52,7 +68,7 @@ export class HeldTokens {
       return known.claims?.expiresAtMs;
     }
     const claims = decodeTokenClaims(token);
-    this.#held.set(token, { token, claims, digest: undefined, holders: 1 });
+    this.#held.set(token, { token, claims, digest: undefined, holders: 1, accepted: false });
     return claims?.expiresAtMs;
   }
 
@@ -77,4 +93,41 @@ interface Held {
   /** Made when first asked for. */
   digest: string | undefined;
   holders: number;
+  /** The ledger accepted it (`accept`). */
+  accepted: boolean;
+}
+
+/**
+ * One holder's hold of a token in a worker's held tokens: taken once, moved onto each renewed
+ * token the ledger accepted (which the holder's calls carry from then on, so that they are
+ * charged to its user without asking again), given back once.
+ */
+export class TokenHold {
+  readonly #tokens: HeldTokens;
+  #token: string | undefined;
+  /** The first token's expiry (epoch ms; undefined: none, or not a JWT). */
+  readonly expiresAt: number | undefined;
+
+  /** `accepted`: the ledger accepted `token` already (a WebSocket's upgrade was admitted). */
+  constructor(tokens: HeldTokens, token: string, accepted: boolean) {
+    this.#tokens = tokens;
+    this.#token = token;
+    this.expiresAt = tokens.hold(token);
+    if (accepted) tokens.accept(token);
+  }
+
+  /** The ledger accepted `token`, which replaces the one held. */
+  renewed(token: string): void {
+    const before = this.#token;
+    if (before === undefined) return;
+    this.#tokens.hold(token);
+    this.#tokens.accept(token);
+    this.#tokens.release(before);
+    this.#token = token;
+  }
+
+  release(): void {
+    if (this.#token !== undefined) this.#tokens.release(this.#token);
+    this.#token = undefined;
+  }
 }

@@ -228,7 +228,7 @@ export class LedgerClient {
    *   of its `purpose` (it may wait in the budget's queue); the slot goes back when the call
    *   ends, however it ends, and a waiter that unsubscribes leaves the queue. No slot (queue
    *   full, waited too long): the stream errors with MAXIMUM_NUMBER_OF_STREAMS (429), and no call
-   *   is made.
+   *   is made; a token the ledger refused before the budget charged its user: with that refusal.
    */
   serverStream<Res = Record<string, unknown>>(
     service: LedgerService,
@@ -249,7 +249,10 @@ export class LedgerClient {
         () => {
           call = calls.subscribe(subscriber);
         },
-        (refusal) => subscriber.error(ledgerStreamsExhaustedError(refusal)),
+        (refusal) =>
+          subscriber.error(
+            refusal.reason === "token-refused" ? refusal.error : ledgerStreamsExhaustedError(refusal),
+          ),
         options.purpose ?? "subscription",
         token,
       );

@@ -7,7 +7,8 @@ export interface StreamSlots {
   /**
    * Asks for a slot for `purpose`, charged to the user of `token` (the call's own token: each
    * user holds at most a share): `granted` once one is held, or `refused` (the user's share
-   * taken, queue full, waited too long); one of them, at most once. The function returned ends
+   * taken, queue full, waited too long, or the ledger refused the token before its user was
+   * charged); one of them, at most once. The function returned ends
    * the claim, however often it is called: a held slot goes back once, a waiting one leaves the
    * queue.
    */
@@ -26,9 +27,20 @@ export interface StreamSlots {
  */
 export type StreamPurpose = "subscription" | "authorization";
 
-/** Why no slot was given, with the budget's settings: what the error body says. */
-interface StreamSlotRefusal {
-  readonly reason: string;
+/**
+ * Why no slot was given: the budget's refusal with its settings (what the error body says), or
+ * the ledger's refusal of the token, asked before its user was charged (the stream's answer).
+ */
+type StreamSlotRefusal = BudgetRefusal | TokenRefusal;
+
+interface TokenRefusal {
+  readonly reason: "token-refused";
+  /** The ledger's error, as its calls fail. */
+  readonly error: unknown;
+}
+
+interface BudgetRefusal {
+  readonly reason: "queue-full" | "queue-timeout" | "user-share";
   readonly purpose: StreamPurpose;
   /** The user's share of `purpose` (limits.ledger-streams-per-user). */
   readonly perUser: number;

@@ -24,7 +24,7 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import type { HeldTokens } from "../jwt/held-tokens.js";
+import { type HeldTokens, TokenHold } from "../jwt/held-tokens.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
@@ -124,7 +124,7 @@ export class StreamSession {
    */
   #acknowledge: Set<string> | undefined;
   /** The token whose entry in `tokens` it holds, given back at the close. */
-  #heldToken: string | undefined;
+  #tokenHold: TokenHold | undefined;
   /** Its query was taken and its stream waits for its turn (StartTurn) to start. */
   #waiting = false;
 
@@ -155,8 +155,10 @@ export class StreamSession {
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
     const { token, tokens } = options;
     if (token !== undefined && tokens !== undefined) {
-      this.#expiresAt = tokens.hold(token);
-      this.#heldToken = token;
+      // A session is made once the ledger admitted its upgrade (ws-streams), where its endpoint
+      // asks: the token is accepted.
+      this.#tokenHold = new TokenHold(tokens, token, options.endpoint.admit !== undefined);
+      this.#expiresAt = this.#tokenHold.expiresAt;
     }
   }
 
@@ -258,6 +260,7 @@ export class StreamSession {
       renewals: {
         tokens$: this.#renewals,
         renewed: (token) => {
+          this.#tokenHold?.renewed(token);
           this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
           trace.span?.event("renewal", { outcome: "accepted" });
           if (this.#acknowledge?.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
@@ -364,10 +367,7 @@ export class StreamSession {
       );
     }
     this.#sink.socketClosed();
-    if (this.#heldToken !== undefined) {
-      this.#options.tokens?.release(this.#heldToken);
-      this.#heldToken = undefined;
-    }
+    this.#tokenHold?.release();
     this.#untrackLag?.();
     this.#subscription?.unsubscribe();
     recordStreamClose(this.#options, code, {

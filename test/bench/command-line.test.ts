@@ -21,7 +21,7 @@ describe("the bench tools' command lines", () => {
     assert.match(local.stdout, /^usage: ledger-json-gateway bench local .*\[--ticks 100000\]/);
     const unary = tool("micro/unary-cost.ts", "--help");
     assert.equal(unary.status, 0, unary.stderr);
-    assert.match(unary.stdout, /^usage: node dist\/bench\/micro\/unary-cost\.js get\|submit /);
+    assert.match(unary.stdout, /^usage: node dist\/bench\/micro\/unary-cost\.js get\|submit\|list /);
   });
 
   it("every tool a user runs by hand answers --help and a stray flag with its usage line", () => {

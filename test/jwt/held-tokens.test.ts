@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
 import { tokenDigest } from "../../src/fanout/subscription-key.js";
-import { HeldTokens } from "../../src/jwt/held-tokens.js";
+import { HeldTokens, TokenHold } from "../../src/jwt/held-tokens.js";
 import { signToken } from "./test-tokens.js";
 
 describe("HeldTokens", () => {
@@ -78,5 +78,46 @@ describe("HeldTokens", () => {
     strictEqual(tokens.hold(signToken("alice", { exp: null })), undefined);
     strictEqual(tokens.hold("not a jwt"), undefined);
     strictEqual(tokens.size, 2);
+  });
+
+  it("knows a token as accepted only while it is held, and forgets it with its last holder", () => {
+    const alice = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
+    const tokens = new HeldTokens(tokenDigest);
+    tokens.accept(alice);
+    strictEqual(tokens.accepted(alice), false, "accepting a token nobody holds keeps nothing");
+    tokens.hold(alice);
+    strictEqual(tokens.accepted(alice), false, "held, not judged");
+    tokens.accept(alice);
+    tokens.hold(alice);
+    strictEqual(tokens.accepted(alice), true);
+    tokens.release(alice);
+    strictEqual(tokens.accepted(alice), true, "one holder still holds it");
+    tokens.release(alice);
+    strictEqual(tokens.accepted(alice), false);
+    tokens.hold(alice);
+    strictEqual(tokens.accepted(alice), false, "a later request on the token is asked again");
+  });
+
+  it("moves a TokenHold onto each renewed token, accepted, and gives the last one back once", () => {
+    const now = Math.floor(Date.now() / 1000);
+    const [first, second, third] = [240, 250, 260].map((s) => signToken("alice", { exp: now + s })) as [
+      string,
+      string,
+      string,
+    ];
+    const tokens = new HeldTokens(tokenDigest);
+    const hold = new TokenHold(tokens, first, false);
+    strictEqual(hold.expiresAt, (now + 240) * 1000);
+    strictEqual(tokens.accepted(first), false);
+    hold.renewed(second);
+    deepStrictEqual([tokens.size, tokens.accepted(second)], [1, true]);
+    hold.renewed(third);
+    hold.release();
+    hold.release();
+    hold.renewed(first);
+    strictEqual(tokens.size, 0, "nothing held after the release, a late renewal included");
+    const admitted = new TokenHold(tokens, first, true);
+    strictEqual(tokens.accepted(first), true);
+    admitted.release();
   });
 });

@@ -1,0 +1,247 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { chargedStreamSlots } from "../../src/auth/charged-stream-slots.js";
+import { tokenDigest } from "../../src/fanout/subscription-key.js";
+import { userKey } from "../../src/jwt/bearer-token.js";
+import { HeldTokens } from "../../src/jwt/held-tokens.js";
+import type { StreamPurpose } from "../../src/ledger/stream-slots.js";
+import { LedgerStreamBudget, ledgerStreamBudgetBuffer } from "../../src/limits/ledger-stream-budget.js";
+import { signToken } from "../jwt/test-tokens.js";
+
+const ALICE = userKey({ subject: "alice" });
+const GENUINE = signToken("alice", { key: "the-ledger-key" });
+const FORGED = signToken("alice", { key: "an-attacker-key" });
+const UNAUTHENTICATED = Object.assign(new Error("UNAUTHENTICATED"), { code: 16 });
+
+/** The ledger's admission of tokens, answered when the test says so; counts what it was asked. */
+class Ledger {
+  readonly asked: string[] = [];
+  readonly #pending: { token: string; answer: (accepted: boolean) => void }[] = [];
+
+  admission = (token: string): Promise<void> => {
+    this.asked.push(token);
+    return new Promise((resolve, reject) =>
+      this.#pending.push({ token, answer: (accepted) => (accepted ? resolve() : reject(UNAUTHENTICATED)) }),
+    );
+  };
+
+  /** Answers the oldest question about `token`: refused when it is the forged one. */
+  answer(token: string): void {
+    const at = this.#pending.findIndex((p) => p.token === token);
+    assert.notEqual(at, -1, "a question about that token is in flight");
+    this.#pending.splice(at, 1)[0]?.answer(token !== FORGED);
+  }
+
+  get inFlight(): readonly string[] {
+    return this.#pending.map((p) => p.token);
+  }
+}
+
+interface Claim {
+  granted: boolean;
+  refusal: { reason: string; error?: unknown } | undefined;
+  end(): void;
+}
+
+function setUp(verified = false, settings = { perUser: 2 }) {
+  const budget = new LedgerStreamBudget(ledgerStreamBudgetBuffer(), {
+    limit: 10,
+    reservedForAuthorization: 2,
+    queueLimit: 10,
+    queueTimeoutMs: 60_000,
+    subscriptionsPerUser: settings.perUser,
+    authorizationsPerUser: settings.perUser,
+  });
+  const tokens = new HeldTokens(tokenDigest);
+  const ledger = new Ledger();
+  const slots = chargedStreamSlots(budget, tokens, verified ? "verified" : ledger.admission);
+  const claim = (token: string | undefined, purpose: StreamPurpose = "subscription"): Claim => {
+    const made: Claim = { granted: false, refusal: undefined, end: () => undefined };
+    made.end = slots.claim(
+      () => {
+        made.granted = true;
+      },
+      (refusal) => {
+        made.refusal = refusal;
+      },
+      purpose,
+      token,
+    );
+    return made;
+  };
+  return { budget, tokens, ledger, claim };
+}
+
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("chargedStreamSlots", () => {
+  it("charges a token nobody holds to its user only once the ledger accepted it, and holds the token while the claim lasts", async () => {
+    const { budget, tokens, ledger, claim } = setUp();
+    const first = claim(GENUINE);
+    assert.equal(budget.heldBy(ALICE, "subscription"), 0, "nothing charged before the ledger's answer");
+    assert.deepEqual(ledger.asked, [GENUINE]);
+    ledger.answer(GENUINE);
+    await settled();
+    assert.equal(first.granted, true);
+    assert.equal(budget.heldBy(ALICE, "subscription"), 1);
+    assert.equal(tokens.accepted(GENUINE), true);
+    // Held now: the stream's next claim (a re-check) is charged at once, unasked.
+    const recheck = claim(GENUINE, "authorization");
+    assert.equal(recheck.granted, true);
+    assert.equal(budget.heldBy(ALICE, "authorization"), 1);
+    assert.deepEqual(ledger.asked, [GENUINE]);
+    recheck.end();
+    first.end();
+    assert.equal(tokens.accepted(GENUINE), false);
+    assert.equal(budget.held(), 0);
+  });
+
+  it("refuses a token the ledger refuses with the ledger's error, charging nobody", async () => {
+    const { budget, tokens, ledger, claim } = setUp();
+    const forged = [claim(FORGED), claim(FORGED, "authorization"), claim(FORGED)];
+    assert.deepEqual(ledger.asked, [FORGED], "one question for the claims of a token in flight together");
+    ledger.answer(FORGED);
+    await settled();
+    for (const c of forged) {
+      assert.equal(c.granted, false);
+      assert.deepEqual(c.refusal, { reason: "token-refused", error: UNAUTHENTICATED });
+    }
+    assert.equal(budget.heldBy(ALICE, "subscription") + budget.heldBy(ALICE, "authorization"), 0);
+    assert.equal(tokens.size, 0);
+    // Alice's own share is whole: her two streams are granted.
+    const own = [claim(GENUINE), claim(GENUINE)];
+    ledger.answer(GENUINE);
+    await settled();
+    assert.deepEqual(
+      own.map((c) => c.granted),
+      [true, true],
+    );
+    for (const c of own) c.end();
+  });
+
+  it("charges at once, unasked, a token that a stream holds, and any token where the gateway verified it", () => {
+    const held = setUp();
+    held.tokens.hold(GENUINE);
+    held.tokens.accept(GENUINE);
+    assert.equal(held.claim(GENUINE).granted, true);
+    assert.deepEqual(held.ledger.asked, []);
+
+    const verified = setUp(true);
+    assert.equal(verified.claim(FORGED).granted, true);
+    assert.deepEqual(verified.ledger.asked, []);
+    assert.equal(verified.budget.heldBy(ALICE, "subscription"), 1);
+  });
+
+  it("charges a token that names nobody (none, not a JWT) to the anonymous share, unasked", () => {
+    const { budget, ledger, claim } = setUp();
+    assert.equal(claim(undefined).granted, true);
+    assert.equal(claim("not-a-jwt").granted, true);
+    assert.deepEqual(ledger.asked, []);
+    assert.equal(budget.heldBy(ALICE, "subscription"), 0);
+    assert.equal(budget.held("subscription"), 2);
+  });
+
+  it("charges nothing for a claim that ended while its token was asked about", async () => {
+    const { budget, tokens, ledger, claim } = setUp();
+    const gone = claim(GENUINE);
+    gone.end();
+    ledger.answer(GENUINE);
+    await settled();
+    assert.equal(gone.granted, false);
+    assert.equal(budget.held(), 0);
+    assert.equal(tokens.size, 0);
+  });
+
+  it("gives the token back when the budget refuses the claim as it is charged (the user's share taken)", async () => {
+    const { budget, tokens, ledger, claim } = setUp(false, { perUser: 1 });
+    tokens.hold(GENUINE);
+    tokens.accept(GENUINE);
+    const holder = claim(GENUINE);
+    tokens.release(GENUINE);
+    const other = signToken("alice", { key: "the-ledger-key", exp: Math.floor(Date.now() / 1000) + 200 });
+    const past = claim(other);
+    ledger.answer(other);
+    await settled();
+    assert.equal(past.refusal?.reason, "user-share");
+    past.end();
+    assert.equal(tokens.accepted(other), false);
+    holder.end();
+    assert.equal(budget.held(), 0);
+  });
+
+  it("never charges a user for a claim whose token the ledger did not accept, in random interleavings of claims, answers, ends and streams' holds", async () => {
+    // Model-based: a seeded random run. Alice's genuine tokens, a forged one naming her, and
+    // bob's; claims of both purposes; the ledger's answers in any order; claims ended at any
+    // point (before their answer too); WebSocket streams holding genuine tokens as accepted, and
+    // requests holding any token unjudged, taking and dropping their holds. At every step: what alice is charged is at most her live claims on genuine tokens
+    // (never a forged one's), no forged claim is granted, and a token is held only while a
+    // claim or a stream holds it. At the end, with everything ended, nothing is charged or held.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const { budget, tokens, ledger, claim } = setUp(false, { perUser: 4 });
+    const genuine = [
+      GENUINE,
+      signToken("alice", { key: "the-ledger-key", exp: Math.floor(Date.now() / 1000) + 250 }),
+    ];
+    const bobs = signToken("bob", { key: "the-ledger-key" });
+    const all = [...genuine, FORGED, bobs];
+    const live: { token: string; purpose: StreamPurpose; claim: Claim }[] = [];
+    const streams: string[] = [];
+    let forgedGranted = 0;
+    for (let step = 0; step < 3_000; step++) {
+      const roll = random();
+      if (roll < 0.35) {
+        const token = pick(all);
+        const purpose = pick<StreamPurpose>(["subscription", "authorization"]);
+        live.push({ token, purpose, claim: claim(token, purpose) });
+      } else if (roll < 0.6 && ledger.inFlight.length > 0) {
+        ledger.answer(pick(ledger.inFlight));
+      } else if (roll < 0.85 && live.length > 0) {
+        const ended = live.splice(Math.floor(random() * live.length), 1)[0];
+        ended?.claim.end();
+      } else if (roll < 0.9) {
+        // A WebSocket stream: admitted at its upgrade, it holds its token as accepted.
+        const token = pick(genuine);
+        tokens.hold(token);
+        tokens.accept(token);
+        streams.push(token);
+      } else if (roll < 0.95) {
+        // A list twin's request: it holds its token, forged or not, as nobody has judged it.
+        const token = pick(all);
+        tokens.hold(token);
+        streams.push(token);
+      } else if (streams.length > 0) {
+        tokens.release(streams.splice(Math.floor(random() * streams.length), 1)[0] as string);
+      }
+      await settled();
+      for (const purpose of ["subscription", "authorization"] as const) {
+        const honest = live.filter(
+          (c) => c.purpose === purpose && genuine.includes(c.token) && c.claim.refusal === undefined,
+        ).length;
+        assert.ok(
+          budget.heldBy(ALICE, purpose) <= honest,
+          `step ${step}: alice charged for a claim not hers`,
+        );
+      }
+      forgedGranted += live.filter((c) => c.token === FORGED && c.claim.granted).length;
+      for (const token of all) {
+        const holders =
+          streams.filter((t) => t === token).length + live.filter((c) => c.token === token).length;
+        if (holders === 0)
+          assert.equal(tokens.accepted(token), false, `step ${step}: a token held by nobody`);
+      }
+    }
+    assert.equal(forgedGranted, 0);
+    for (const c of live.splice(0)) c.claim.end();
+    while (ledger.inFlight.length > 0) ledger.answer(ledger.inFlight[0] as string);
+    await settled();
+    for (const token of streams.splice(0)) tokens.release(token);
+    assert.equal(budget.held(), 0);
+    assert.equal(budget.waiting(), 0);
+    assert.equal(tokens.size, 0);
+  });
+});

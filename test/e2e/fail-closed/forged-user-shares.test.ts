@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { AUDIENCE, signToken } from "../../jwt/test-tokens.js";
+import { type Stack, startStack } from "../../support/stack.js";
+import { until } from "../../support/until.js";
+import { call, createIouTransaction } from "../ledger-client.js";
+import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
+
+/** The ledger's key; the gateway has none (auth.mode none, the default): it does not verify tokens. */
+const SECRET = "only-the-ledger-checks-this-secret";
+const signed = (user: string) => signToken(user, { key: SECRET });
+const admin = () => signed("participant_admin");
+
+const updatesOf = (party: string, endInclusive?: number, copies = 1) => ({
+  beginExclusive: 0,
+  ...(endInclusive === undefined ? {} : { endInclusive }),
+  updateFormat: {
+    includeTransactions: {
+      eventFormat: {
+        filtersByParty: {
+          // Copies of one filter: the same read, but a query of its own (no shared call).
+          [party]: {
+            cumulative: Array.from({ length: copies }, () => ({
+              identifierFilter: { WildcardFilter: { value: { includeCreatedEventBlob: false } } },
+            })),
+          },
+        },
+      },
+      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
+    },
+  },
+});
+
+/**
+ * Found from outside (docs/security.md, "Tried from outside"): forged tokens naming a user take
+ * that user's shares of the stream budget, where the gateway does not verify tokens.
+ *
+ * The attack: the gateway leaves token checks to the ledger (auth.mode none, the default), which
+ * verifies signatures. The budget has 3 slots for subscriptions, 3 a user
+ * (limits.ledger-streams-per-user). Bob's three open streams hold every slot. An attacker who
+ * knows alice's user id, and no key, sends three list twins on tokens it signed itself naming
+ * alice. Then alice asks for her own updates.
+ *
+ * The fixed gateway: a token that no open stream holds is charged to its user only once the
+ * ledger accepted it. The forged requests are answered 401 at once and charged to nobody; alice's
+ * request waits for a slot, as anyone's would, and gets her Iou when one of bob's streams ends.
+ *
+ * On 054621d it fails: the forged requests are charged to alice and wait in the budget's queue,
+ * taking her share, and her own request is refused at once with 429 MAXIMUM_NUMBER_OF_STREAMS
+ * naming limits.ledger-streams-per-user (the forged ones get their 401 only once a slot frees).
+ */
+describe("fail closed: forged tokens naming a user do not take that user's shares (the gateway not verifying tokens)", () => {
+  let stack: Stack;
+  let alice: string;
+  let bob: string;
+  let aliceIou: string;
+  const opened: WatchedSocket[] = [];
+
+  before(async () => {
+    stack = await startStack(
+      [
+        ...["--limits.ledger-streams", "4", "--limits.ledger-streams-per-user", "3"],
+        ...["--limits.ledger-streams-queue-timeout", "20s"],
+        // Each stream's own call admits it: no re-check probes beside the streams counted.
+        ...["--websocket-config.stream-authorization-recheck-interval", "0s"],
+      ],
+      {},
+      { sandbox: { auth: { mode: "hs256", secret: SECRET, audience: AUDIENCE } } },
+    );
+    const party = async (hint: string) => {
+      const reply = await call<{ partyDetails: { party: string } }>(
+        stack,
+        "POST",
+        "/v2/parties",
+        { partyIdHint: hint },
+        admin(),
+      );
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      return reply.body.partyDetails.party;
+    };
+    alice = await party("alice");
+    bob = await party("bob");
+    for (const [id, kind, of] of [
+      ["alice-reader", "CanReadAs", alice],
+      ["alice-writer", "CanActAs", alice],
+      ["bob-reader", "CanReadAs", bob],
+    ] as const) {
+      const rights = [{ kind: { [kind]: { value: { party: of } } } }];
+      const created = await call(stack, "POST", "/v2/users", { user: { id }, rights }, admin());
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+    }
+    const iou = { issuer: alice, owner: alice, currency: "EUR", amount: "100" };
+    const created = await createIouTransaction(stack, signed("alice-writer"), "forged-shares-iou", iou);
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    aliceIou = created.body.transaction.events[0].CreatedEvent.contractId as string;
+  });
+  after(async () => {
+    for (const socket of opened) socket.close();
+    await stack.stop();
+  });
+
+  it("answers the forged requests 401 at once and keeps alice's share for her", {
+    timeout: 60_000,
+  }, async () => {
+    // Bob's streams take the subscriptions' three slots; a fourth is past his share.
+    const bobs = [1, 2, 3, 4].map((copies) =>
+      watchedSocket(stack.url, signed("bob-reader"), updatesOf(bob, undefined, copies)),
+    );
+    opened.push(...bobs);
+    const isError = (frame: Frame) => typeof frame.code === "string";
+    await until(() => bobs.some((socket) => socket.frames.some(isError)), { budgetMs: 10_000 });
+    const holding = bobs.filter((socket) => !socket.frames.some(isError));
+    assert.equal(holding.length, 3, "bob holds every subscription slot");
+
+    const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end", undefined, admin()))
+      .body.offset;
+    const forgedAlice = signToken("alice-reader", { key: "the-attacker-signed-this" });
+    const answeredAt: number[] = [];
+    const forged = [1, 2, 3].map(() =>
+      call(stack, "POST", "/v2/updates", updatesOf(alice, end), forgedAlice).then((reply) => {
+        answeredAt.push(Date.now());
+        return reply;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const own = call<Frame[]>(stack, "POST", "/v2/updates", updatesOf(alice, end), signed("alice-reader"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A slot frees: alice's request, waiting like anyone's, takes it.
+    const freedAt = Date.now();
+    holding[0]?.close();
+    const reply = await own;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.ok(JSON.stringify(reply.body).includes(aliceIou), "alice's list twin holds her Iou");
+
+    // The forged requests were refused by the ledger's answer, before any slot was free.
+    const statuses = (await Promise.all(forged)).map((r) => r.status);
+    assert.deepEqual(statuses, [401, 401, 401]);
+    assert.ok(
+      answeredAt.every((at) => at < freedAt),
+      "the forged requests were answered without waiting for a slot",
+    );
+  });
+  it("asks the ledger about a list twin's token once per request, not for each of its calls, nor past it", async () => {
+    const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end", undefined, admin()))
+      .body.offset;
+    const token = signed("alice-reader");
+    const asked = () => stack.sandbox.calls.started("VersionService/GetLedgerApiVersion");
+    const reads = () => stack.sandbox.calls.started("UpdateService/GetUpdates");
+    // Nothing after the end: the idle wait ends it empty, and the empty answer's verdict is a
+    // probe of its own (a second call on the token).
+    const request = { ...updatesOf(alice), beginExclusive: end };
+    const listed = async () => {
+      const [askedBefore, readsBefore] = [asked(), reads()];
+      const reply = await call(stack, "POST", "/v2/updates?stream_idle_timeout_ms=100", request, token);
+      return {
+        status: reply.status,
+        body: reply.body,
+        asked: asked() - askedBefore,
+        reads: reads() - readsBefore,
+      };
+    };
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(await listed(), { status: 200, body: [], asked: 1, reads: 2 }, `request ${i + 1}`);
+    }
+  });
+});
