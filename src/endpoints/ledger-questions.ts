@@ -1,4 +1,5 @@
 import type { Observable } from "rxjs";
+import { isTokenRefusal } from "../errors/index.js";
 import { InFlightQuestions } from "../fanout/in-flight-questions.js";
 import { tokenDigest } from "../fanout/subscription-key.js";
 import type { TraceContext } from "../ledger/trace-context.js";
@@ -261,12 +262,14 @@ function firstAnswer(probe$: Observable<string>, signal: AbortSignal | undefined
 
 /**
  * The ledger's verdict on a reader before it is answered an empty list: a list twin's idle wait
- * may end before the ledger's refusal arrives (a 1 ms `stream_idle_timeout_ms`, a slow ledger),
- * and `200 []` must not be the answer to a token the ledger refuses. Updates from a positive
- * offset have an empty range to ask, which judges the token and the filter's parties alike;
- * the other requests have no bounded form, so the token's claims are asked (the caller's rights
- * on the parties then stay unjudged for an answer that reveals nothing). Rejects with the
- * ledger's error.
+ * may end before the ledger's answer arrives (a `stream_idle_timeout_ms` of 0 or 1, a slow
+ * ledger), and `200 []` must not be the answer to a reader the ledger refuses: Canton's is its
+ * 401 or 403. A probe of the request (probeSubscriber) judges the token and the parties alike:
+ * updates in an empty range (from 0, `(0, 1]`), the active contracts' snapshot, completions from
+ * their begin (answered once the call caught up). Where the probe has no verdict to give, the
+ * token's claims are asked instead, and the parties stay unjudged for an answer that reveals
+ * nothing: a ledger whose end is still 0 (it refuses `(0, 1]` as past its end), or a completion
+ * stream silent for the question's deadline. Rejects with the ledger's error.
  */
 export async function confirmEmptyAnswer(
   endpoint: StreamEndpoint,
@@ -275,9 +278,24 @@ export async function confirmEmptyAnswer(
   signal: AbortSignal,
   trace?: TraceContext,
 ): Promise<void> {
-  if (probeKind(endpoint) === "updates" && beginOf(request) > 0) {
-    await probeSubscriber(endpoint, request, token, { signal, ...(trace ? { trace } : {}) });
-  } else {
+  const kind = probeKind(endpoint);
+  if (kind === undefined) {
+    await endpoint.admit?.(token, trace);
+    return;
+  }
+  // Updates from 0 are asked in (0, 1], which a ledger that has not reached offset 1 refuses.
+  const pastTheEnd = kind === "updates" && beginOf(request) === 0;
+  try {
+    await underDeadline((deadline) =>
+      probeSubscriber(endpoint, request, token, {
+        reached: 1,
+        signal: AbortSignal.any([signal, deadline]),
+        ...(trace ? { trace } : {}),
+      }),
+    );
+  } catch (error) {
+    if (signal.aborted || isTokenRefusal(error)) throw error;
+    if (!(error instanceof UnansweredQuestion) && !pastTheEnd) throw error;
     await endpoint.admit?.(token, trace);
   }
 }
