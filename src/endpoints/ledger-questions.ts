@@ -267,9 +267,11 @@ function firstAnswer(probe$: Observable<string>, signal: AbortSignal | undefined
  * 401 or 403. A probe of the request (probeSubscriber) judges the token and the parties alike:
  * updates in an empty range (from 0, `(0, 1]`), the active contracts' snapshot, completions from
  * their begin (answered once the call caught up). Where the probe has no verdict to give, the
- * token's claims are asked instead, and the parties stay unjudged for an answer that reveals
- * nothing: a ledger whose end is still 0 (it refuses `(0, 1]` as past its end), or a completion
- * stream silent for the question's deadline. Rejects with the ledger's error.
+ * token's claims are asked instead: a ledger whose end is still 0 refuses `(0, 1]` as past its
+ * end (it judges the parties first, as Canton's authorization wraps its services, so only a
+ * reader it authorized gets there); a completion stream silent for the question's deadline
+ * leaves the parties unjudged, for an answer that reveals nothing. Rejects with the ledger's
+ * error.
  */
 export async function confirmEmptyAnswer(
   endpoint: StreamEndpoint,

@@ -46,6 +46,26 @@ describe("an empty list twin answer waits for the ledger's verdict on the reader
     deepStrictEqual(await statuses(updatesAfter(end), stranger), Array(TRIES).fill(403));
   });
 
+  it("judges the parties before the offsets, as Canton does: a reader of other parties is refused 403 past the end too", async () => {
+    // Canton's *ServiceAuthorization wraps the service: a range past the end is the service's
+    // OFFSET_AFTER_LEDGER_END only for a reader it authorized. The verdict of an empty answer
+    // from offset 0 asks (0, 1], past the end of a ledger that has nothing yet.
+    const past = end + 5;
+    const updates = await call(
+      stack,
+      "POST",
+      "/v2/updates",
+      updatesRequest(wildcard([party]), past),
+      stranger,
+    );
+    strictEqual(updates.status, 403, JSON.stringify(updates.body));
+    const acs = { activeAtOffset: past, eventFormat: wildcard([party]) };
+    const contracts = await call(stack, "POST", "/v2/state/active-contracts", acs, stranger);
+    strictEqual(contracts.status, 403, JSON.stringify(contracts.body));
+    const mine = await call(stack, "POST", "/v2/updates", updatesRequest(wildcard([party]), past), reader);
+    strictEqual(mine.status, 400, JSON.stringify(mine.body));
+  });
+
   it("answers [] to a reader the ledger admits", async () => {
     for (const begin of [0, end]) {
       const reply = await call(

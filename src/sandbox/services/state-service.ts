@@ -135,8 +135,9 @@ function checkActiveAt(store: SandboxStore, activeAt: number): void {
 function activeContractsStream(store: SandboxStore, runtime: LedgerRuntime) {
   return async (request: GetActiveContractsRequest__Output, context: CallContext, sink: StreamSink) => {
     const activeAt = Number(request.activeAtOffset);
-    checkActiveAt(store, activeAt);
+    // Canton's StateServiceAuthorization wraps the service: the parties before the offset.
     const format = await snapshotFormat(runtime, request.eventFormat, context);
+    checkActiveAt(store, activeAt);
     const requestKey = JSON.stringify(["acs", activeAt, format.key]);
     const from = resumeAt(
       decodeToken<AcsPosition>(request.streamContinuationToken, requestKey, "stream continuation token"),

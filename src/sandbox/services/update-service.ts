@@ -156,6 +156,9 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
     },
     stream: {
       GetUpdates: async (request: GetUpdatesRequest__Output, context: CallContext, sink: StreamSink) => {
+        // Canton's UpdateServiceAuthorization wraps the service: the parties are judged before
+        // the offsets are (a reader of other parties gets 403, not OFFSET_AFTER_LEDGER_END).
+        const compiled = await format(request.updateFormat, context);
         const begin = Number(request.beginExclusive);
         if (begin < 0)
           throw ledgerErrors.offsetOutOfRange(`Offset ${begin} in begin_exclusive is a negative integer`);
@@ -168,7 +171,6 @@ export function updateService(runtime: LedgerRuntime): ServiceImplementation {
         if (begin > ledgerEnd) throw ledgerErrors.offsetAfterLedgerEnd("Begin", begin, ledgerEnd);
         if (end !== undefined && end > ledgerEnd)
           throw ledgerErrors.offsetAfterLedgerEnd("End", end, ledgerEnd);
-        const compiled = await format(request.updateFormat, context);
         const pruned = store.latestPrunedOffset();
         // Canton checks the range even when it is empty (the gateway's admission probe is one).
         if (begin < pruned) {
