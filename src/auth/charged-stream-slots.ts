@@ -22,8 +22,11 @@ import type { LedgerStreamBudget } from "../limits/ledger-stream-budget.js";
  *   accepted while its claim lasts (and while its request holds it), so that the stream's later
  *   calls (its re-checks, its empty answer's verdict) need not ask again; a refusal is the
  *   stream's answer, with nothing charged to anyone.
- * A token that names no user (none, not a JWT, no subject) can take nobody's share: its claims
- * share one of their own, unasked.
+ * Claims that name no user share one share of their own: no token (asked about by the call
+ * itself: an anonymous caller can take nobody else's share), or a token without a subject or
+ * not a JWT at all, asked about like any other first (found from outside: charged at once to its
+ * issuer and an empty subject, forged tokens each with an issuer of its own took a share each
+ * and filled the budget).
  */
 export function chargedStreamSlots(
   budget: LedgerStreamBudget,
@@ -35,13 +38,9 @@ export function chargedStreamSlots(
   return {
     claim(granted, refused, purpose, token) {
       const claims = token === undefined ? undefined : tokens.claims(token);
-      const user = userKey(claims ?? {});
-      if (
-        admission === "verified" ||
-        token === undefined ||
-        claims?.subject === undefined ||
-        tokens.accepted(token)
-      )
+      // No subject, no user: whatever else the token says (an issuer of its own), one share.
+      const user = claims?.subject === undefined ? undefined : userKey(claims);
+      if (admission === "verified" || token === undefined || tokens.accepted(token))
         return budget.claim(granted, refused, purpose, user);
       let ended = false;
       let release: (() => void) | undefined;

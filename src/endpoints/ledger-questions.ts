@@ -17,6 +17,14 @@ import type { StreamEndpoint } from "./stream-endpoint.js";
 /** How long any question to the ledger may go unanswered before it counts as no answer. */
 export const QUESTION_DEADLINE_MS = 10_000;
 
+/**
+ * How long an empty completions answer's verdict waits for the probe's first word. The ledger
+ * refuses a reader as the call opens; one it authorized hears nothing until the call has caught
+ * up, which on a quiet ledger may not come at all (found from outside: on a sandbox at offset 0,
+ * an authorized reader's empty list waited out the 10 s deadline).
+ */
+const SILENT_COMPLETIONS_MS = 1_000;
+
 /** A question the ledger did not answer within its deadline: no yes, and no refusal either. */
 export class UnansweredQuestion extends Error {
   constructor(ms: number) {
@@ -93,9 +101,12 @@ function requestTextOf(request: unknown): string {
  * question aborted it all the same, 10 s later, a DOMException each (a storm's probes by the
  * thousand).
  */
-async function underDeadline<T>(ask: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function underDeadline<T>(
+  ask: (signal: AbortSignal) => Promise<T>,
+  deadlineMs: number = QUESTION_DEADLINE_MS,
+): Promise<T> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), QUESTION_DEADLINE_MS);
+  const timer = setTimeout(() => controller.abort(), deadlineMs);
   timer.unref();
   try {
     return await ask(controller.signal);
@@ -269,9 +280,9 @@ function firstAnswer(probe$: Observable<string>, signal: AbortSignal | undefined
  * their begin (answered once the call caught up). Where the probe has no verdict to give, the
  * token's claims are asked instead: a ledger whose end is still 0 refuses `(0, 1]` as past its
  * end (it judges the parties first, as Canton's authorization wraps its services, so only a
- * reader it authorized gets there); a completion stream silent for the question's deadline
- * leaves the parties unjudged, for an answer that reveals nothing. Rejects with the ledger's
- * error.
+ * reader it authorized gets there); a completion stream silent for a second (a refusal comes
+ * as the call opens) leaves the parties unjudged, for an answer that reveals nothing. Rejects with
+ * the ledger's error.
  */
 export async function confirmEmptyAnswer(
   endpoint: StreamEndpoint,
@@ -288,12 +299,14 @@ export async function confirmEmptyAnswer(
   // Updates from 0 are asked in (0, 1], which a ledger that has not reached offset 1 refuses.
   const pastTheEnd = kind === "updates" && beginOf(request) === 0;
   try {
-    await underDeadline((deadline) =>
-      probeSubscriber(endpoint, request, token, {
-        reached: 1,
-        signal: AbortSignal.any([signal, deadline]),
-        ...(trace ? { trace } : {}),
-      }),
+    await underDeadline(
+      (deadline) =>
+        probeSubscriber(endpoint, request, token, {
+          reached: 1,
+          signal: AbortSignal.any([signal, deadline]),
+          ...(trace ? { trace } : {}),
+        }),
+      kind === "completions" ? SILENT_COMPLETIONS_MS : QUESTION_DEADLINE_MS,
     );
   } catch (error) {
     if (signal.aborted || isTokenRefusal(error)) throw error;

@@ -11,6 +11,11 @@ import { signToken } from "../jwt/test-tokens.js";
 const ALICE = userKey({ subject: "alice" });
 const GENUINE = signToken("alice", { key: "the-ledger-key" });
 const FORGED = signToken("alice", { key: "an-attacker-key" });
+/** Forged tokens naming nobody, each with an issuer of its own. */
+const NOBODY = [1, 2, 3].map((n) =>
+  signToken("", { key: "an-attacker-key", issuer: `made-up-${n}`, extra: { sub: undefined } }),
+);
+const REFUSED = new Set([FORGED, ...NOBODY, "not-a-jwt"]);
 const UNAUTHENTICATED = Object.assign(new Error("UNAUTHENTICATED"), { code: 16 });
 
 /** The ledger's admission of tokens, answered when the test says so; counts what it was asked. */
@@ -25,11 +30,11 @@ class Ledger {
     );
   };
 
-  /** Answers the oldest question about `token`: refused when it is the forged one. */
+  /** Answers the oldest question about `token`: refused when it is a forged one, or no JWT. */
   answer(token: string): void {
     const at = this.#pending.findIndex((p) => p.token === token);
     assert.notEqual(at, -1, "a question about that token is in flight");
-    this.#pending.splice(at, 1)[0]?.answer(token !== FORGED);
+    this.#pending.splice(at, 1)[0]?.answer(!REFUSED.has(token));
   }
 
   get inFlight(): readonly string[] {
@@ -132,13 +137,34 @@ describe("chargedStreamSlots", () => {
     assert.equal(verified.budget.heldBy(ALICE, "subscription"), 1);
   });
 
-  it("charges a token that names nobody (none, not a JWT) to the anonymous share, unasked", () => {
-    const { budget, ledger, claim } = setUp();
-    assert.equal(claim(undefined).granted, true);
-    assert.equal(claim("not-a-jwt").granted, true);
+  it("charges claims that name no user to one share: no token unasked, a token without a subject once the ledger accepted it", async () => {
+    const { budget, ledger, claim } = setUp(false, { perUser: 2 });
+    assert.equal(claim(undefined).granted, true, "the call itself asks the ledger");
     assert.deepEqual(ledger.asked, []);
-    assert.equal(budget.heldBy(ALICE, "subscription"), 0);
-    assert.equal(budget.held("subscription"), 2);
+    // Found from outside: forged tokens without a subject, each with an issuer of its own, were
+    // charged at once, each to a share of its own.
+    const flood = [...NOBODY, "not-a-jwt"].map((token) => claim(token));
+    assert.equal(budget.held(), 1, "nothing charged before the ledger's answer");
+    for (const token of [...NOBODY, "not-a-jwt"]) ledger.answer(token);
+    await settled();
+    assert.deepEqual(
+      flood.map((c) => c.refusal?.reason),
+      ["token-refused", "token-refused", "token-refused", "token-refused"],
+    );
+    assert.equal(budget.held(), 1);
+    // Accepted (a ledger without auth), tokens of two issuers without a subject share one share.
+    const anonymous = [1, 2].map((n) => signToken("", { issuer: `iss-${n}`, extra: { sub: undefined } }));
+    const accepted = anonymous.map((token) => claim(token));
+    for (const token of anonymous) ledger.answer(token);
+    await settled();
+    assert.deepEqual(
+      accepted.map((c) => [c.granted, c.refusal?.reason]),
+      [
+        [true, undefined],
+        [false, "user-share"],
+      ],
+      "the token-less claim and the first of them hold the one share of 2",
+    );
   });
 
   it("charges nothing for a claim that ended while its token was asked about", async () => {

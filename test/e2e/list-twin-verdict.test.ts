@@ -1,5 +1,6 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { QUESTION_DEADLINE_MS } from "../../src/endpoints/ledger-questions.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { updatesRequest } from "../support/update-requests.js";
@@ -78,5 +79,38 @@ describe("an empty list twin answer waits for the ledger's verdict on the reader
       strictEqual(reply.status, 200);
       if (begin === end) deepStrictEqual(reply.body, []);
     }
+  });
+});
+
+/**
+ * Found from outside: on a ledger with nothing yet, an authorized reader's empty completions list
+ * (`stream_idle_timeout_ms=0`) waited out the verdict's 10 s deadline, its probe hearing nothing
+ * (no checkpoint before the ledger has an offset). A refusal comes as the call opens, so the
+ * verdict waits a second for one, then asks the token's claims.
+ */
+describe("an empty completions list on a quiet ledger is answered without waiting out the question's deadline", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+    const rights = [{ kind: { CanReadAsAnyParty: { value: {} } } }];
+    strictEqual((await call(stack, "POST", "/v2/users", { user: { id: "quiet" }, rights })).status, 200);
+  });
+  after(() => stack.stop());
+
+  it("answers [] to an authorized reader well before QUESTION_DEADLINE_MS", async () => {
+    strictEqual((await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset, 0);
+    const asked = Date.now();
+    const request = { userId: "quiet", parties: ["ghost::1220abcd"], beginExclusive: 0 };
+    const reply = await call(
+      stack,
+      "POST",
+      "/v2/commands/completions?stream_idle_timeout_ms=0",
+      request,
+      tokenFor("quiet"),
+    );
+    strictEqual(reply.status, 200, JSON.stringify(reply.body));
+    deepStrictEqual(reply.body, []);
+    // Not a speed target: the answer must not wait for a word that never comes.
+    ok(Date.now() - asked < QUESTION_DEADLINE_MS / 2, `answered after ${Date.now() - asked} ms`);
   });
 });

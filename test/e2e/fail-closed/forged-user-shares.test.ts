@@ -48,6 +48,11 @@ const updatesOf = (party: string, endInclusive?: number, copies = 1) => ({
  * On 054621d it fails: the forged requests are charged to alice and wait in the budget's queue,
  * taking her share, and her own request is refused at once with 429 MAXIMUM_NUMBER_OF_STREAMS
  * naming limits.ledger-streams-per-user (the forged ones get their 401 only once a slot frees).
+ *
+ * A second outside attack, on the fix: three more forged tokens name nobody (no `sub`), each
+ * with an issuer of its own. On a94d5a8 they were charged at once, each to a user of its own
+ * (its issuer, no subject), and filled the queue (3 here): alice's request was refused with 429
+ * `queue-full`. Tokens that name no user now are asked about too, and share one share.
  */
 describe("fail closed: forged tokens naming a user do not take that user's shares (the gateway not verifying tokens)", () => {
   let stack: Stack;
@@ -60,7 +65,7 @@ describe("fail closed: forged tokens naming a user do not take that user's share
     stack = await startStack(
       [
         ...["--limits.ledger-streams", "4", "--limits.ledger-streams-per-user", "3"],
-        ...["--limits.ledger-streams-queue-timeout", "20s"],
+        ...["--limits.ledger-streams-queue", "3", "--limits.ledger-streams-queue-timeout", "20s"],
         // Each stream's own call admits it: no re-check probes beside the streams counted.
         ...["--websocket-config.stream-authorization-recheck-interval", "0s"],
       ],
@@ -115,9 +120,11 @@ describe("fail closed: forged tokens naming a user do not take that user's share
     const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end", undefined, admin()))
       .body.offset;
     const forgedAlice = signToken("alice-reader", { key: "the-attacker-signed-this" });
+    const nobody = (n: number) =>
+      signToken("", { key: "the-attacker-signed-this", issuer: `made-up-${n}`, extra: { sub: undefined } });
     const answeredAt: number[] = [];
-    const forged = [1, 2, 3].map(() =>
-      call(stack, "POST", "/v2/updates", updatesOf(alice, end), forgedAlice).then((reply) => {
+    const forged = [forgedAlice, forgedAlice, forgedAlice, nobody(1), nobody(2), nobody(3)].map((token) =>
+      call(stack, "POST", "/v2/updates", updatesOf(alice, end), token).then((reply) => {
         answeredAt.push(Date.now());
         return reply;
       }),
@@ -134,7 +141,7 @@ describe("fail closed: forged tokens naming a user do not take that user's share
 
     // The forged requests were refused by the ledger's answer, before any slot was free.
     const statuses = (await Promise.all(forged)).map((r) => r.status);
-    assert.deepEqual(statuses, [401, 401, 401]);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 401]);
     assert.ok(
       answeredAt.every((at) => at < freedAt),
       "the forged requests were answered without waiting for a slot",
