@@ -3,7 +3,8 @@
  * requests (a fresh gateway's CPU per request falls some 4x while V8 optimizes its hot code, over
  * the first 2000-3000), then `GET /v2/state/ledger-end` (20 000), `submit-and-wait` creating a
  * Bench:Tick (3000), or the list twin of the active contracts, the 10 ticks (`list`: a short
- * stream call, on a token that no stream holds; 5000) at concurrency 16; prints the gateway's CPU
+ * stream call, on a token that no stream holds; 5000) at concurrency 16 (`--concurrency`: with 1,
+ * no list twin's token is held by another in flight); prints the gateway's CPU
  * (from /proc) per request over that window.
  * Short enough to alternate two builds of the gateway and compare them on a shared machine:
  *   node dist/bench/micro/unary-cost.js get|submit|list [--requests N] [--warm-up N] [--cpu-prof DIR]
@@ -19,7 +20,12 @@ import { tickCommands } from "../lib/tick-commands.js";
 
 const { values, positionals } = commandLine(
   "micro/unary-cost.js",
-  { "cpu-prof": { type: "string" }, requests: { type: "string" }, "warm-up": { type: "string" } },
+  {
+    "cpu-prof": { type: "string" },
+    requests: { type: "string" },
+    "warm-up": { type: "string" },
+    concurrency: { type: "string" },
+  },
   "get|submit|list",
 );
 const what = positionals[0] ?? "get";
@@ -30,7 +36,8 @@ const gateway = await startGatewayProcess(sandbox.port, [], {
   nodeArgs: values["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]],
 });
 const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", expiresInSeconds: 3600 });
-const http = new BenchHttpClient(`http://127.0.0.1:${gateway.port}`, 16);
+const concurrency = Number(values.concurrency ?? 16);
+const http = new BenchHttpClient(`http://127.0.0.1:${gateway.port}`, concurrency);
 const run = `${process.pid}-${Date.now()}`;
 const ticksList = JSON.stringify({
   eventFormat: { filtersByParty: { [sandbox.tickParty]: {} }, verbose: false },
@@ -57,7 +64,7 @@ try {
   const loops = async (count: number, first: number) => {
     let next = 0;
     await Promise.all(
-      Array.from({ length: 16 }, async () => {
+      Array.from({ length: concurrency }, async () => {
         while (next < count) await request(first + next++);
       }),
     );

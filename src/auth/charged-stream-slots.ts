@@ -14,14 +14,19 @@ import type { LedgerStreamBudget } from "../limits/ledger-stream-budget.js";
  * call carries passed that check. Where it does not (none, unsafe-decode), charging the subject
  * as sent let forged tokens naming a user take that user's shares: a flood of them, each refused
  * by the ledger in the end, had the user's own streams answered 429 and its re-checks starved.
- * So there a claim is charged to a user only once the ledger accepted its token:
+ * So there the second half of a user's share goes only to tokens the ledger accepted:
  * - a token held as accepted (see HeldTokens: a WebSocket's since its upgrade, a list twin's
  *   since its first claim here) is charged at once;
- * - any other is first asked about with `admission` (a call every token the ledger accepts may
- *   make; one question for the claims of a token in flight together), then charged, and held as
- *   accepted while its claim lasts (and while its request holds it), so that the stream's later
- *   calls (its re-checks, its empty answer's verdict) need not ask again; a refusal is the
- *   stream's answer, with nothing charged to anyone.
+ * - so is any other while the user holds less than half its share: the question would cost
+ *   every list twin a ledger call (a quarter more of the gateway's CPU for one at a time), and
+ *   forged tokens can take at most that half, each for as long as the ledger takes to refuse it;
+ * - past it, a token is first asked about with `admission` (a call every token the ledger
+ *   accepts may make; one question for the claims of a token in flight together), then charged,
+ *   and held as accepted while its claim lasts (and while its request holds it), so that the
+ *   stream's later calls (its re-checks, its empty answer's verdict) need not ask again; a
+ *   refusal is the stream's answer, with nothing charged to anyone.
+ * However forged tokens naming a user come, the user keeps at least half its share for tokens
+ * that are its own.
  * Claims that name no user share one share of their own: no token (asked about by the call
  * itself: an anonymous caller can take nobody else's share), or a token without a subject or
  * not a JWT at all, asked about like any other first (found from outside: charged at once to its
@@ -40,7 +45,12 @@ export function chargedStreamSlots(
       const claims = token === undefined ? undefined : tokens.claims(token);
       // No subject, no user: whatever else the token says (an issuer of its own), one share.
       const user = claims?.subject === undefined ? undefined : userKey(claims);
-      if (admission === "verified" || token === undefined || tokens.accepted(token))
+      if (
+        admission === "verified" ||
+        token === undefined ||
+        tokens.accepted(token) ||
+        budget.heldBy(user, purpose) < Math.floor(budget.shareOf(purpose) / 2)
+      )
         return budget.claim(granted, refused, purpose, user);
       let ended = false;
       let release: (() => void) | undefined;

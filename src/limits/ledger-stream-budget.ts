@@ -293,9 +293,14 @@ export class LedgerStreamBudget {
     return Atomics.load(this.#queued, QUEUED.subscription) + Atomics.load(this.#queued, QUEUED.authorization);
   }
 
-  /** Slots `user` holds and waits for now, all threads together, of `purpose`. */
-  heldBy(user: string, purpose: LedgerStreamPurpose): number {
-    return this.#users.count(userShareKey(purpose, user));
+  /** Slots `user` (undefined: claims that name no user) holds and waits for now, all threads together, of `purpose`. */
+  heldBy(user: string | undefined, purpose: LedgerStreamPurpose): number {
+    return this.#users.count(userShareKey(purpose, user ?? UNKNOWN_USER));
+  }
+
+  /** A user's share of `purpose`: the slots it may hold and wait for at once. */
+  shareOf(purpose: LedgerStreamPurpose): number {
+    return this.#perUser[purpose];
   }
 
   /** This thread's waiting claims: of `purpose`, or of both. */
