@@ -10,6 +10,7 @@ import {
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { allocate, userFor } from "./ledger-client.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
@@ -27,8 +28,12 @@ interface ErrorBody {
  */
 describe("the client's trace context on HTTP requests", () => {
   let stack: Stack;
+  let party: string;
+  let reader: string;
   before(async () => {
     stack = await startStack();
+    party = await allocate(stack, "traced");
+    reader = await userFor(stack, "traced-reader", [], [party]);
   });
   after(() => stack.stop());
 
@@ -113,8 +118,9 @@ describe("the client's trace context on HTTP requests", () => {
     });
 
   it("names the client's trace in WebSocket error frames, the ledger's and the gateway's", async () => {
-    // The ledger refuses the request (an end offset must be positive): its error, under the client's trace.
-    const refused = await wsFrames(tokenFor(), JSON.stringify(updatesRequest(partyFilter("anyone"), 0, 0)));
+    // The ledger refuses the request of a reader it authorized (an end offset must be positive):
+    // its error, under the client's trace.
+    const refused = await wsFrames(reader, JSON.stringify(updatesRequest(partyFilter(party), 0, 0)));
     assert.equal(refused.length, 1, JSON.stringify(refused));
     assert.equal(refused[0]?.code, "OFFSET_OUT_OF_RANGE");
     assert.equal(refused[0]?.traceId, TRACE_ID);
