@@ -17,16 +17,20 @@ import type { LedgerStreamBudget } from "../limits/ledger-stream-budget.js";
  * So there the second half of a user's share goes only to tokens the ledger accepted:
  * - a token held as accepted (see HeldTokens: a WebSocket's since its upgrade, a list twin's
  *   since its first claim here) is charged at once;
- * - so is any other while the user holds less than half its share: the question would cost
- *   every list twin a ledger call (a quarter more of the gateway's CPU for one at a time), and
- *   forged tokens can take at most that half, each for as long as the ledger takes to refuse it;
- * - past it, a token is first asked about with `admission` (a call every token the ledger
+ * - so is any other while the user holds less than half its share and claims nobody judged
+ *   hold less than half the budget's slots (LedgerStreamBudget.holdUnjudged): the question would
+ *   cost every list twin a ledger call (a quarter more of the gateway's CPU for one at a time),
+ *   and forged tokens can take at most those halves, each for as long as the ledger takes to
+ *   refuse it (found from outside: without the budget's half, forged tokens each naming a user
+ *   of their own, each under half its share, filled the budget);
+ * - past either, a token is first asked about with `admission` (a call every token the ledger
  *   accepts may make; one question for the claims of a token in flight together), then charged,
  *   and held as accepted while its claim lasts (and while its request holds it), so that the
  *   stream's later calls (its re-checks, its empty answer's verdict) need not ask again; a
  *   refusal is the stream's answer, with nothing charged to anyone.
- * However forged tokens naming a user come, the user keeps at least half its share for tokens
- * that are its own.
+ * However forged tokens come, a user keeps at least half its share for tokens that are its own,
+ * and tokens someone judged at least half the budget. Calls without a token cannot be asked
+ * about: they are charged at once to the share of claims that name no user.
  * Claims that name no user share one share of their own: no token (asked about by the call
  * itself: an anonymous caller can take nobody else's share), or a token without a subject or
  * not a JWT at all, asked about like any other first (found from outside: charged at once to its
@@ -45,13 +49,19 @@ export function chargedStreamSlots(
       const claims = token === undefined ? undefined : tokens.claims(token);
       // No subject, no user: whatever else the token says (an issuer of its own), one share.
       const user = claims?.subject === undefined ? undefined : userKey(claims);
-      if (
-        admission === "verified" ||
-        token === undefined ||
-        tokens.accepted(token) ||
-        budget.heldBy(user, purpose) < Math.floor(budget.shareOf(purpose) / 2)
-      )
+      if (admission === "verified" || token === undefined || tokens.accepted(token))
         return budget.claim(granted, refused, purpose, user);
+      const unjudged =
+        budget.heldBy(user, purpose) < Math.floor(budget.shareOf(purpose) / 2)
+          ? budget.holdUnjudged(purpose)
+          : undefined;
+      if (unjudged !== undefined) {
+        const end = budget.claim(granted, refused, purpose, user);
+        return () => {
+          end();
+          unjudged();
+        };
+      }
       let ended = false;
       let release: (() => void) | undefined;
       const charge = () => {

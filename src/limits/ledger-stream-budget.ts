@@ -88,6 +88,9 @@ export const LEDGER_STREAM_REFUSAL_REASONS: readonly LedgerStreamRefusalReason[]
  */
 const UNKNOWN_USER = "?";
 
+/** A key no user's is (a user key is a JSON array, or UNKNOWN_USER): the claims nobody judged. */
+const UNJUDGED = "~unjudged";
+
 export interface LedgerStreamBudgetSettings {
   /** Streams open at once, all threads together (at least 2: one for each purpose). */
   readonly limit: number;
@@ -301,6 +304,25 @@ export class LedgerStreamBudget {
   /** A user's share of `purpose`: the slots it may hold and wait for at once. */
   shareOf(purpose: LedgerStreamPurpose): number {
     return this.#perUser[purpose];
+  }
+
+  /**
+   * Takes one of the places that claims whose token nobody has judged (neither the gateway nor
+   * the ledger: see chargedStreamSlots) may hold, held and waiting, all threads together: half
+   * the slots of `purpose` (the subscriptions' share of the budget, or the reserve), so that the
+   * other half is always for tokens someone judged, however many users forged tokens make up.
+   * The function returned gives it back, once; undefined: none left.
+   */
+  holdUnjudged(purpose: LedgerStreamPurpose): (() => void) | undefined {
+    const slots =
+      purpose === "subscription" ? this.#subscriptionLimit : this.#settings.reservedForAuthorization;
+    const key = userShareKey(purpose, UNJUDGED);
+    if (this.#users.acquire(key, Math.floor(slots / 2)) !== undefined) return undefined;
+    let held = true;
+    return () => {
+      if (held) this.#users.release(key);
+      held = false;
+    };
   }
 
   /** This thread's waiting claims: of `purpose`, or of both. */

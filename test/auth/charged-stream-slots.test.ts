@@ -167,6 +167,33 @@ describe("chargedStreamSlots", () => {
     assert.equal(verified.budget.heldBy(ALICE, "subscription"), 1);
   });
 
+  it("lets claims nobody judged hold at most half the budget's slots, however many users forged tokens make up", async () => {
+    // Found from outside: forged tokens each naming a user of its own, each under half its
+    // share, were all charged unasked and filled the budget. Subscriptions have 8 slots here.
+    const { budget, ledger, claim } = setUp(false, { perUser: 4 });
+    const madeUp = Array.from({ length: 10 }, (_, n) =>
+      signToken(`made-up-${n}`, { key: "an-attacker-key" }),
+    );
+    for (const token of madeUp) REFUSED.add(token);
+    const flood = madeUp.map((token) => claim(token));
+    assert.equal(flood.filter((c) => c.granted).length, 4, "half of the 8 slots, unasked");
+    assert.equal(ledger.asked.length, 6);
+    for (const token of ledger.inFlight.slice()) ledger.answer(token);
+    await settled();
+    assert.equal(flood.filter((c) => c.refusal?.reason === "token-refused").length, 6);
+    // The other half is for tokens the ledger accepted: alice's are asked about, and granted.
+    const own = [claim(GENUINE), claim(GENUINE), claim(GENUINE), claim(GENUINE)];
+    ledger.answer(GENUINE);
+    await settled();
+    assert.deepEqual(
+      own.map((c) => c.granted),
+      [true, true, true, true],
+    );
+    assert.equal(budget.held("subscription"), 8);
+    for (const c of [...flood, ...own]) c.end();
+    assert.equal(budget.held(), 0);
+  });
+
   it("charges claims that name no user to one share: no token unasked, a token without a subject once the ledger accepted it", async () => {
     const { budget, ledger, claim } = setUp(false, { perUser: 2 });
     assert.equal(claim(undefined).granted, true, "the call itself asks the ledger");
@@ -229,10 +256,11 @@ describe("chargedStreamSlots", () => {
     // Model-based: a seeded random run. Alice's genuine tokens, a forged one naming her, and
     // bob's; claims of both purposes; the ledger's answers in any order; claims ended at any
     // point (before their answer too); WebSocket streams holding genuine tokens as accepted, and
-    // requests holding any token unjudged, taking and dropping their holds. At every step:
-    // forged claims hold at most half of alice's share (2 of 4), so what she is charged is at
-    // most her live claims on genuine tokens and that half; a token is held only while a claim
-    // or a stream holds it. At the end, with everything ended, nothing is charged or held.
+    // requests holding any token unjudged, taking and dropping their holds; forged tokens of
+    // made-up users too. At every step: forged claims hold at most half of alice's share (2 of
+    // 4), so what she is charged is at most her live claims on genuine tokens and that half, and
+    // all forged claims together at most half the slots; a token is held only while a claim or
+    // a stream holds it. At the end, with everything ended, nothing is charged or held.
     let seed = 42;
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -245,7 +273,12 @@ describe("chargedStreamSlots", () => {
       signToken("alice", { key: "the-ledger-key", exp: Math.floor(Date.now() / 1000) + 250 }),
     ];
     const bobs = signToken("bob", { key: "the-ledger-key" });
-    const all = [...genuine, FORGED, bobs];
+    // Forged tokens of users made up, each a share of its own.
+    const madeUp = [1, 2, 3].map((n) => signToken(`made-up-${n}`, { key: "an-attacker-key" }));
+    for (const token of madeUp) REFUSED.add(token);
+    const all = [...genuine, FORGED, bobs, ...madeUp];
+    /** Half the slots of each purpose (8 for subscriptions, a reserve of 2). */
+    const budgetHalf = { subscription: 4, authorization: 1 };
     const live: { token: string; purpose: StreamPurpose; claim: Claim }[] = [];
     const streams: string[] = [];
     const HALF = 2;
@@ -284,6 +317,13 @@ describe("chargedStreamSlots", () => {
         assert.ok(
           budget.heldBy(ALICE, purpose) <= honest + HALF,
           `step ${step}: alice charged past half her share for claims not hers`,
+        );
+        const unjudged = live.filter(
+          (c) => c.purpose === purpose && (c.token === FORGED || madeUp.includes(c.token)) && c.claim.granted,
+        );
+        assert.ok(
+          unjudged.length <= budgetHalf[purpose],
+          `step ${step}: forged claims hold more than half the budget`,
         );
         const forgedHeld = live.filter((c) => c.purpose === purpose && c.token === FORGED && c.claim.granted);
         assert.ok(forgedHeld.length <= HALF, `step ${step}: forged claims hold more than half alice's share`);

@@ -42,10 +42,10 @@ const updatesOf = (party: string, endInclusive?: number, copies = 1) => ({
  * alice. Then alice asks for her own updates.
  *
  * The fixed gateway: the second half of a user's share goes only to tokens the ledger accepted.
- * The first forged request takes the first half (1 of 3) and waits; the other two are asked
- * about and answered 401 at once, charged to nobody; alice's request, her token accepted, waits
- * for a slot, as anyone's would, and gets her Iou once one of bob's streams ends (and the forged
- * one that waited before her got its slot and its 401).
+ * A forged request may take the first half (1 of 3) and wait; the others are asked about and
+ * answered 401 at once, charged to nobody; alice's request, her token accepted, waits for a slot,
+ * as anyone's would, and gets her Iou once one of bob's streams ends (and a forged one that
+ * waited before her got its slot and its 401).
  *
  * On 054621d it fails: the forged requests are charged to alice and wait in the budget's queue,
  * taking her share, and her own request is refused at once with 429 MAXIMUM_NUMBER_OF_STREAMS
@@ -54,8 +54,13 @@ const updatesOf = (party: string, endInclusive?: number, copies = 1) => ({
  * A second outside attack, on the fix: three more forged tokens name nobody (no `sub`), each
  * with an issuer of its own. On a94d5a8 they were charged at once, each to a user of its own
  * (its issuer, no subject), and filled the queue (3 here): alice's request was refused with 429
- * `queue-full`. Tokens that name no user now share one share: one of them waits, the others are
- * asked about and refused.
+ * `queue-full`. Tokens that name no user now share one share.
+ *
+ * A third, on the half of a share charged unasked (2983540): three forged tokens of users made
+ * up, each under half its own share, were charged unasked and, with the others, filled the queue:
+ * alice's request was refused 429 `queue-full`. Claims nobody judged now hold at most half the
+ * budget's slots together (1 of 3 here): one forged request waits, the eight others are asked
+ * about and refused at once.
  */
 describe("fail closed: forged tokens naming a user do not take that user's shares (the gateway not verifying tokens)", () => {
   let stack: Stack;
@@ -126,7 +131,9 @@ describe("fail closed: forged tokens naming a user do not take that user's share
     const nobody = (n: number) =>
       signToken("", { key: "the-attacker-signed-this", issuer: `made-up-${n}`, extra: { sub: undefined } });
     const answeredAt: number[] = [];
-    const forged = [forgedAlice, forgedAlice, forgedAlice, nobody(1), nobody(2), nobody(3)].map((token) =>
+    const madeUp = (n: number) => signToken(`made-up-${n}`, { key: "the-attacker-signed-this" });
+    const tokens = [forgedAlice, forgedAlice, forgedAlice, nobody(1), nobody(2), nobody(3)];
+    const forged = [...tokens, madeUp(1), madeUp(2), madeUp(3)].map((token) =>
       call(stack, "POST", "/v2/updates", updatesOf(alice, end), token).then((reply) => {
         answeredAt.push(Date.now());
         return reply;
@@ -142,11 +149,11 @@ describe("fail closed: forged tokens naming a user do not take that user's share
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.ok(JSON.stringify(reply.body).includes(aliceIou), "alice's list twin holds her Iou");
 
-    // Every forged request was refused by the ledger; those past the first half of a share (two
-    // of alice's, two of nobody's) before any slot was free.
+    // Every forged request was refused by the ledger; all but the one that took the unjudged
+    // half of the budget (1 of its 3 slots) before any slot was free.
     const statuses = (await Promise.all(forged)).map((r) => r.status);
-    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 401]);
-    assert.equal(answeredAt.filter((at) => at < freedAt).length, 4, "answered without waiting for a slot");
+    assert.deepEqual(statuses, Array(9).fill(401));
+    assert.equal(answeredAt.filter((at) => at < freedAt).length, 8, "answered without waiting for a slot");
   });
   it("asks the ledger about a list twin's token once per request, not for each of its calls, nor past it", async () => {
     for (const socket of opened) socket.close();
