@@ -12,8 +12,8 @@ import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
  * judges every call).
  *
  * A held token may also be known as accepted by the ledger (`accept`): a WebSocket's at its
- * upgrade, a renewal's at the ledger's yes, any other at its first stream claim (see
- * chargedStreamSlots). Its subject is then its sender's, which the stream budget charges its
+ * upgrade, a renewal's at the ledger's yes, any other once the ledger was asked about it at a
+ * stream claim (see chargedStreamSlots). Its subject is then its sender's, which the stream budget charges its
  * claims to. That too goes with the last holder: a later request on the token is asked again.
  */
 export class HeldTokens {

@@ -123,7 +123,7 @@ export class StreamSession {
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
   #acknowledge: Set<string> | undefined;
-  /** The token whose entry in `tokens` it holds, given back at the close. */
+  /** Its hold of its token in `tokens`, as accepted: moved onto renewals, given back at the close. */
   #tokenHold: TokenHold | undefined;
   /** Its query was taken and its stream waits for its turn (StartTurn) to start. */
   #waiting = false;
