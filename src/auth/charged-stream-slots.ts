@@ -17,12 +17,12 @@ import type { LedgerStreamBudget } from "../limits/ledger-stream-budget.js";
  * So there the second half of a user's share goes only to tokens the ledger accepted:
  * - a token held as accepted (see HeldTokens: a WebSocket's since its upgrade, a list twin's
  *   since its first claim here) is charged at once;
- * - so is any other while the user holds less than half its share and claims nobody judged
- *   hold less than half the budget's slots (LedgerStreamBudget.holdUnjudged): the question would
- *   cost every list twin a ledger call (a quarter more of the gateway's CPU for one at a time),
- *   and forged tokens can take at most those halves, each for as long as the ledger takes to
- *   refuse it (found from outside: without the budget's half, forged tokens each naming a user
- *   of their own, each under half its share, filled the budget);
+ * - so is any other while claims nobody judged hold less than half its user's share and less
+ *   than half the budget's slots (LedgerStreamBudget.holdUnjudged): the question would cost
+ *   every list twin a ledger call (a quarter more of the gateway's CPU for one at a time), and
+ *   forged tokens can take at most those halves, each for as long as the ledger takes to refuse
+ *   it (found from outside: without the budget's half, forged tokens each naming a user of
+ *   their own, each under half its share, filled the budget);
  * - past either, a token is first asked about with `admission` (a call every token the ledger
  *   accepts may make; one question for the claims of a token in flight together), then charged,
  *   and held as accepted while its claim lasts (and while its request holds it), so that the
@@ -51,10 +51,7 @@ export function chargedStreamSlots(
       const user = claims?.subject === undefined ? undefined : userKey(claims);
       if (admission === "verified" || token === undefined || tokens.accepted(token))
         return budget.claim(granted, refused, purpose, user);
-      const unjudged =
-        budget.heldBy(user, purpose) < Math.floor(budget.shareOf(purpose) / 2)
-          ? budget.holdUnjudged(purpose)
-          : undefined;
+      const unjudged = budget.holdUnjudged(purpose, user);
       if (unjudged !== undefined) {
         const end = budget.claim(granted, refused, purpose, user);
         return () => {

@@ -88,8 +88,11 @@ export const LEDGER_STREAM_REFUSAL_REASONS: readonly LedgerStreamRefusalReason[]
  */
 const UNKNOWN_USER = "?";
 
-/** A key no user's is (a user key is a JSON array, or UNKNOWN_USER): the claims nobody judged. */
-const UNJUDGED = "~unjudged";
+/**
+ * Keys no user's is (a user key is a JSON array, or UNKNOWN_USER): the claims nobody judged, all
+ * users together, and a user's (the prefix before its key).
+ */
+const UNJUDGED = "~";
 
 export interface LedgerStreamBudgetSettings {
   /** Streams open at once, all threads together (at least 2: one for each purpose). */
@@ -158,8 +161,9 @@ export function ledgerStreamBudgetBuffer(
 function userSlots(settings: Pick<LedgerStreamBudgetSettings, "limit" | "queueLimit"> | undefined): number {
   if (settings === undefined) return DEFAULT_USER_SLOTS;
   // Claims at once: every slot held, a full queue of each purpose, and a few more in flight
-  // between threads; the table keeps its probes short below 3/4 full.
-  const keys = settings.limit + 2 * settings.queueLimit + 64;
+  // between threads; the places of claims nobody judged (holdUnjudged: half the slots at most,
+  // each user's key and one of all users); the table keeps its probes short below 3/4 full.
+  const keys = settings.limit + 2 * settings.queueLimit + Math.ceil(settings.limit / 2) + 64;
   let slots = DEFAULT_USER_SLOTS;
   while ((slots * 3) / 4 < keys) slots *= 2;
   return slots;
@@ -301,27 +305,31 @@ export class LedgerStreamBudget {
     return this.#users.count(userShareKey(purpose, user ?? UNKNOWN_USER));
   }
 
-  /** A user's share of `purpose`: the slots it may hold and wait for at once. */
-  shareOf(purpose: LedgerStreamPurpose): number {
-    return this.#perUser[purpose];
-  }
-
   /**
-   * Takes one of the places that claims whose token nobody has judged (neither the gateway nor
-   * the ledger: see chargedStreamSlots) may hold, held and waiting, all threads together: half
-   * the slots of `purpose` (the subscriptions' share of the budget, or the reserve), so that the
-   * other half is always for tokens someone judged, however many users forged tokens make up.
-   * The function returned gives it back, once; undefined: none left.
+   * Takes a place for a claim whose token nobody has judged (neither the gateway nor the ledger:
+   * see chargedStreamSlots), held and waiting, all threads together: such claims may hold at
+   * most half of `user`'s share (undefined: claims that name no user), and at most half the
+   * slots of `purpose` of all users together (the subscriptions' share of the budget, or the
+   * reserve). So the other half of a share is for the user's own tokens, and the other half of
+   * the budget for tokens someone judged, however many users forged tokens make up. The
+   * function returned gives the place back, once; undefined: none left.
    */
-  holdUnjudged(purpose: LedgerStreamPurpose): (() => void) | undefined {
+  holdUnjudged(purpose: LedgerStreamPurpose, user: string | undefined): (() => void) | undefined {
     const slots =
       purpose === "subscription" ? this.#subscriptionLimit : this.#settings.reservedForAuthorization;
-    const key = userShareKey(purpose, UNJUDGED);
-    if (this.#users.acquire(key, Math.floor(slots / 2)) !== undefined) return undefined;
+    const everyone = userShareKey(purpose, UNJUDGED);
+    const own = userShareKey(purpose, `${UNJUDGED}${user ?? UNKNOWN_USER}`);
+    if (this.#users.acquire(own, Math.floor(this.#perUser[purpose] / 2)) !== undefined) return undefined;
+    if (this.#users.acquire(everyone, Math.floor(slots / 2)) !== undefined) {
+      this.#users.release(own);
+      return undefined;
+    }
     let held = true;
     return () => {
-      if (held) this.#users.release(key);
+      if (!held) return;
       held = false;
+      this.#users.release(everyone);
+      this.#users.release(own);
     };
   }
 

@@ -194,22 +194,27 @@ describe("chargedStreamSlots", () => {
     assert.equal(budget.held(), 0);
   });
 
-  it("charges claims that name no user to one share: no token unasked, a token without a subject once the ledger accepted it", async () => {
-    const { budget, ledger, claim } = setUp(false, { perUser: 2 });
+  it("charges claims that name no user to one share: no token unasked, a token without a subject like any other", async () => {
+    const { budget, ledger, claim } = setUp(false, { perUser: 4 });
     assert.equal(claim(undefined).granted, true, "the call itself asks the ledger");
     assert.deepEqual(ledger.asked, []);
     // Found from outside: forged tokens without a subject, each with an issuer of its own, were
-    // charged at once, each to a share of its own.
+    // charged at once, each to a share of its own. Now they share one: half of it (2) unasked,
+    // the rest asked about and refused.
     const flood = [...NOBODY, "not-a-jwt"].map((token) => claim(token));
-    assert.equal(budget.held(), 1, "nothing charged before the ledger's answer");
-    for (const token of [...NOBODY, "not-a-jwt"]) ledger.answer(token);
+    assert.deepEqual(
+      flood.map((c) => c.granted),
+      [true, true, false, false],
+    );
+    for (const token of ledger.inFlight.slice()) ledger.answer(token);
     await settled();
     assert.deepEqual(
       flood.map((c) => c.refusal?.reason),
-      ["token-refused", "token-refused", "token-refused", "token-refused"],
+      [undefined, undefined, "token-refused", "token-refused"],
     );
-    assert.equal(budget.held(), 1);
-    // Accepted (a ledger without auth), tokens of two issuers without a subject share one share.
+    assert.equal(budget.heldBy(undefined, "subscription"), 3);
+    // Accepted (a ledger without auth), tokens of two issuers without a subject are charged to
+    // that one share too: the first takes its last place, the second finds it taken.
     const anonymous = [1, 2].map((n) => signToken("", { issuer: `iss-${n}`, extra: { sub: undefined } }));
     const accepted = anonymous.map((token) => claim(token));
     for (const token of anonymous) ledger.answer(token);
@@ -220,7 +225,6 @@ describe("chargedStreamSlots", () => {
         [true, undefined],
         [false, "user-share"],
       ],
-      "the token-less claim and the first of them hold the one share of 2",
     );
   });
 
