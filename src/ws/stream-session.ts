@@ -115,8 +115,6 @@ export class StreamSession {
   readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
-  /** Its token's expiry, read when the token was held. */
-  #expiresAt: number | undefined;
   #renewalIntake: RenewalIntake | undefined;
   /**
    * Tokens whose renewal frame asked to be told when the ledger accepts them; at most the
@@ -158,7 +156,6 @@ export class StreamSession {
       // A session is made once the ledger admitted its upgrade (ws-streams), where its endpoint
       // asks: the token is accepted.
       this.#tokenHold = new TokenHold(tokens, token, options.endpoint.admit !== undefined);
-      this.#expiresAt = this.#tokenHold.expiresAt;
     }
   }
 
@@ -248,7 +245,14 @@ export class StreamSession {
       endpoint,
       request,
       token,
-      grant: subscriberGrant(token, recheckIntervalMs, ledgerAwayGraceMs, Date.now, this.#expiresAt),
+      // The upgrade token's expiry, read when it was held (no renewal comes before the start).
+      grant: subscriberGrant(
+        token,
+        recheckIntervalMs,
+        ledgerAwayGraceMs,
+        Date.now,
+        this.#tokenHold?.expiresAt,
+      ),
       recheckIntervalMs: this.#options.authorization.recheckIntervalMs,
       demand$: this.#sink.demand$,
       ...(fanout ? { fanout } : {}),
