@@ -54,7 +54,8 @@ UNIT_TESTS := test/codec test/config test/endpoints test/errors test/lf test/pro
   test/metrics/exposition.test.ts test/metrics/worker-metrics.test.ts \
   test/readme/sample-dar.test.ts test/sandbox/update-mask.test.ts \
   test/sandbox/auth/rights-authorizer.test.ts test/sandbox/interactive/prepared-transaction-hash.test.ts \
-  test/sandbox/interactive/signing-keys.test.ts test/ws/socket-sink.test.ts test/auth/charged-stream-slots.test.ts
+  test/sandbox/interactive/signing-keys.test.ts test/ws/socket-sink.test.ts test/auth/charged-stream-slots.test.ts \
+  test/fanout/question-peers.test.ts
 
 # A path of UNIT_TESTS that is gone (a renamed test) fails here rather than drop out unseen.
 test-unit: install

@@ -79,7 +79,7 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
       admitted: (askedAt) => grant.confirm(token, askedAt),
       ...(options.position ? { position: options.position } : {}),
       ...(trace?.span ? { told: trace.span } : {}),
-      source: new SubscriberSource(endpoint, grant, trace, now),
+      source: new SubscriberSource(endpoint, grant, options.recheckIntervalMs, trace, now),
     });
   });
   return source.pipe(
@@ -112,12 +112,20 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
 class SubscriberSource implements UpstreamSource {
   readonly #endpoint: StreamEndpoint;
   readonly #grant: Grant;
+  readonly #recheckIntervalMs: number;
   readonly #trace: TraceContext | undefined;
   readonly #now: () => number;
 
-  constructor(endpoint: StreamEndpoint, grant: Grant, trace: TraceContext | undefined, now: () => number) {
+  constructor(
+    endpoint: StreamEndpoint,
+    grant: Grant,
+    recheckIntervalMs: number,
+    trace: TraceContext | undefined,
+    now: () => number,
+  ) {
     this.#endpoint = endpoint;
     this.#grant = grant;
+    this.#recheckIntervalMs = recheckIntervalMs;
     this.#trace = trace;
     this.#now = now;
   }
@@ -151,5 +159,16 @@ class SubscriberSource implements UpstreamSource {
    */
   expiryOf(token: string | undefined): number | undefined {
     return token === this.#grant.token ? this.#grant.expiresAt : tokenExpiryMs(token);
+  }
+
+  /**
+   * The grant's yes on `token`, while it is younger than the re-check interval: within it, a
+   * yes is what the gate lets elements through on without asking again (its re-checks come at
+   * that interval), so a joiner admitted with it is asked again no later than this subscriber.
+   * With re-checks off (0), none is shared.
+   */
+  freshYes(token: string | undefined): number | undefined {
+    if (this.#recheckIntervalMs <= 0) return undefined;
+    return this.#grant.yesWithin(token, this.#now(), this.#recheckIntervalMs);
   }
 }

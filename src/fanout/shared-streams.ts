@@ -1,6 +1,7 @@
 import { Observable } from "rxjs";
 import { InFlightQuestions } from "./in-flight-questions.js";
 import type { Seat } from "./member.js";
+import { QuestionPeers } from "./question-peers.js";
 import { DeliverySlot, SharedStream } from "./shared-stream.js";
 import type { FanoutEvents, MemberRequest } from "./subscription.js";
 import { tokenDigest } from "./subscription-key.js";
@@ -62,6 +63,8 @@ export class SharedStreams {
   readonly #catchUps = new Map<string, Set<SharedStream>>();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
   readonly #admissions = new InFlightQuestions<number | undefined>();
+  /** Joined subscribers by their admission question, whose fresh yes a joiner may share (see open). */
+  readonly #peers = new QuestionPeers();
 
   constructor(options: SharedStreamsOptions) {
     this.#catchUpBuffer = options.catchUpBuffer;
@@ -102,19 +105,32 @@ export class SharedStreams {
       const seat: Seat = { leave: undefined };
       let release: (() => void) | undefined;
       let gone = false;
+      const admit = request.share.admit;
+      // What it would ask the ledger before joining, and whose fresh yes may answer it.
+      const question = admit === undefined ? undefined : this.#question(request);
       const join = (admitted: boolean) => {
         if (gone) return;
         this.#streamFor(request, admitted).join(request, subscriber, admitted, seat);
+        if (question !== undefined) this.#peers.add(question, request.source);
       };
-      const admit = request.share.admit;
       const running = this.#streams.get(request.share.key);
+      const peersYes = question === undefined ? undefined : this.#peers.freshYes(question, request.token);
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.
-      if (admit === undefined || running === undefined || running.closed) join(false);
-      else {
+      if (admit === undefined || question === undefined || running === undefined || running.closed)
+        join(false);
+      else if (peersYes !== undefined) {
+        // Another subscriber of the same token, request and offset had the ledger's yes within
+        // its re-check interval: the answer its probe would get, as one asked while that was in
+        // flight shares it.
+        this.#events.sharedAdmission?.(request.endpoint);
+        request.admitted?.(peersYes);
+        request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
+        join(true);
+      } else {
         // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
         // and so does a catch-up stream that covers it, should the main one not.
         release = this.#reserve(running, request.share);
-        this.#admit(request, () => admit(running.position)).then(
+        this.#admit(request, question, () => admit(running.position)).then(
           (askedAt) => {
             // No answer in time: its own call, which the ledger judges itself.
             if (askedAt === undefined) join(false);
@@ -134,6 +150,7 @@ export class SharedStreams {
         gone = true;
         release?.();
         seat.leave?.();
+        if (question !== undefined) this.#peers.remove(question, request.source);
       };
     });
   }
@@ -158,11 +175,14 @@ export class SharedStreams {
    * The ledger's answer for this subscriber's token and request. Subscribers that ask the same
    * question at the same time (same request, offset and token: a client opening many sockets)
    * share one probe: the ledger's answer for that token, asked once while it is in flight, not
-   * remembered after it (a later subscriber asks again).
+   * remembered after it (a later subscriber asks again, unless a member's own yes to the same
+   * question is fresh: see open).
    */
-  #admit(request: MemberRequest, admit: () => Promise<number | undefined>): Promise<number | undefined> {
-    const token = request.token === undefined ? "" : this.#digestOf(request.token);
-    const question = `${request.share.begin} ${token} ${request.share.key}`;
+  #admit(
+    request: MemberRequest,
+    question: string,
+    admit: () => Promise<number | undefined>,
+  ): Promise<number | undefined> {
     const answer = this.#admissions.ask(question, () =>
       admit().then(
         (askedAt) => {
@@ -187,6 +207,12 @@ export class SharedStreams {
         () => told.event("admission", { outcome: "refused", at: "fanout" }),
       );
     return answer;
+  }
+
+  /** A subscriber's admission question: its request, offset and token (by digest). */
+  #question(request: MemberRequest): string {
+    const token = request.token === undefined ? "" : this.#digestOf(request.token);
+    return `${request.share.begin} ${token} ${request.share.key}`;
   }
 
   /**

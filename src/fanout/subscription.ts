@@ -46,6 +46,13 @@ export interface UpstreamSource {
   isTokenRefusal(error: unknown): boolean;
   /** When the ledger stops accepting the token (its `exp`, epoch ms); undefined: never. */
   expiryOf(token: string | undefined): number | undefined;
+  /**
+   * When the ledger's newest yes to this subscriber, on `token` (its current one) for its
+   * request, was asked, if that yes is younger than the re-check interval; undefined otherwise
+   * (absent: never). A joiner of the same token, request and offset is admitted with it instead
+   * of a probe of its own (SharedStreams).
+   */
+  freshYes?(token: string | undefined): number | undefined;
 }
 
 /** One subscriber as the transport sees it. */
@@ -129,6 +136,11 @@ export interface FanoutEvents {
    * the same time (same request, offset and token) share one.
    */
   admission?(endpoint: string, outcome: AdmissionOutcome): void;
+  /**
+   * A joining subscriber was admitted with a member's fresh yes on the same token to the same
+   * request and offset: no probe (see SharedStreams.open).
+   */
+  sharedAdmission?(endpoint: string): void;
   /** A member over its high-water mark was moved onto its own call. */
   detached?(endpoint: string): void;
   /** The upstream was reopened on a token that expires later (see RotationCause). */

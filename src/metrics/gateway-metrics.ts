@@ -424,6 +424,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly fanoutSharedAdmissions = new Counter({
+    name: "ledger_gateway_fanout_shared_admissions_total",
+    help: "Subscribers joining a running shared stream admitted with the ledger's yes to another subscriber of the same token, request and offset, younger than the re-check interval: no probe of their own, by endpoint",
+    labelNames: ["endpoint"] as const,
+    registers: [this.registry],
+  });
+
   readonly fanoutDetaches = new Counter({
     name: "ledger_gateway_fanout_detaches_total",
     help: "Slow subscribers moved off a shared stream onto their own call, by endpoint",
@@ -516,6 +523,7 @@ export class GatewayMetrics {
     for (const how of ["direct", "splice"]) this.fanoutJoins.inc({ endpoint, how }, 0);
     for (const cause of CATCH_UP_CAUSES) this.fanoutCatchUps.inc({ endpoint, cause }, 0);
     for (const outcome of ADMISSION_OUTCOMES) this.fanoutAdmissions.inc({ endpoint, outcome }, 0);
+    this.fanoutSharedAdmissions.inc({ endpoint }, 0);
     for (const reason of UPSTREAM_CLOSE_REASONS) this.fanoutUpstreamCloses.inc({ endpoint, reason }, 0);
   }
 
@@ -537,6 +545,7 @@ export class GatewayMetrics {
       catchUp: (endpoint, cause) => this.fanoutCatchUps.inc({ endpoint, cause }),
       detached: (endpoint) => this.fanoutDetaches.inc({ endpoint }),
       admission: (endpoint, outcome) => this.fanoutAdmissions.inc({ endpoint, outcome }),
+      sharedAdmission: (endpoint) => this.fanoutSharedAdmissions.inc({ endpoint }),
     };
   }
 

@@ -62,6 +62,7 @@ const countingEvents: FanoutEvents = {
   joined: (_endpoint, how) => count(`fanout join ${how}`),
   catchUp: (_endpoint, cause) => count(`fanout catch-up ${cause}`),
   admission: (_endpoint, outcome) => count(`fanout admission ${outcome}`),
+  sharedAdmission: () => count("fanout admission shared"),
   detached: () => count("fanout detach"),
   rotated: (_endpoint, cause) => count(`fanout rotation ${cause}`),
 };
@@ -404,6 +405,8 @@ describe("stream authorization, model-based", () => {
     t.diagnostic(`${numRuns} runs in ${Math.round(performance.now() - started)} ms`);
     for (const [what, n] of [...tally].sort()) t.diagnostic(`${what}: ${n}`);
     assert.ok((tally.get("elements sent") ?? 0) > 0, "no run sent any element");
+    // Joiners admitted with a member's fresh yes are among the interleavings checked.
+    assert.ok((tally.get("fanout admission shared") ?? 0) > 0, "no run shared a member's yes");
   });
 });
 
