@@ -43,13 +43,24 @@ export class HeldTokens {
 
   /** Whether `token` is held and known to be accepted by the ledger. */
   accepted(token: string): boolean {
-    return this.#held.get(token)?.accepted === true;
+    return this.#held.get(token)?.acceptedAt !== undefined;
   }
 
-  /** The ledger accepted `token`, which the caller holds: known as long as a holder holds it. */
-  accept(token: string): void {
+  /**
+   * When the newest question the ledger accepted `token` on was asked (epoch ms), while it is
+   * held: -Infinity when accepted at a time not told; undefined when not held, or not accepted.
+   */
+  acceptedAt(token: string): number | undefined {
+    return this.#held.get(token)?.acceptedAt;
+  }
+
+  /**
+   * The ledger accepted `token`, which the caller holds, on a question asked at `askedAt` (absent:
+   * a time not told): known as long as a holder holds it.
+   */
+  accept(token: string, askedAt: number = Number.NEGATIVE_INFINITY): void {
     const known = this.#held.get(token);
-    if (known !== undefined) known.accepted = true;
+    if (known !== undefined) known.acceptedAt = Math.max(known.acceptedAt ?? askedAt, askedAt);
   }
 
   /** `token`'s digest (`digestOf`): the held one while a stream holds it, else made now (and not kept). */
@@ -68,7 +79,7 @@ export class HeldTokens {
       return known.claims?.expiresAtMs;
     }
     const claims = decodeTokenClaims(token);
-    this.#held.set(token, { token, claims, digest: undefined, holders: 1, accepted: false });
+    this.#held.set(token, { token, claims, digest: undefined, holders: 1, acceptedAt: undefined });
     return claims?.expiresAtMs;
   }
 
@@ -93,8 +104,8 @@ interface Held {
   /** Made when first asked for. */
   digest: string | undefined;
   holders: number;
-  /** The ledger accepted it (`accept`). */
-  accepted: boolean;
+  /** When the ledger accepted it (`accept`); undefined: not known to. */
+  acceptedAt: number | undefined;
 }
 
 /**
@@ -108,12 +119,16 @@ export class TokenHold {
   /** The first token's expiry (epoch ms; undefined: none, or not a JWT). */
   readonly expiresAt: number | undefined;
 
-  /** `accepted`: the ledger accepted `token` already (a WebSocket's upgrade was admitted). */
-  constructor(tokens: HeldTokens, token: string, accepted: boolean) {
+  /**
+   * `accepted`: the ledger accepted `token` already (a WebSocket's upgrade was admitted), on a
+   * question asked at `acceptedAt` (absent: a time not told, or the token's held acceptance was
+   * what admitted it, which it does not renew).
+   */
+  constructor(tokens: HeldTokens, token: string, accepted: boolean, acceptedAt?: number) {
     this.#tokens = tokens;
     this.#token = token;
     this.expiresAt = tokens.hold(token);
-    if (accepted) tokens.accept(token);
+    if (accepted) tokens.accept(token, acceptedAt);
   }
 
   /** The ledger accepted `token`, which replaces the one held. */

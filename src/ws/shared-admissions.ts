@@ -10,13 +10,20 @@ import { tokenDigest } from "../fanout/subscription-key.js";
  * asks again.
  */
 export class SharedAdmissions {
-  readonly #questions = new InFlightQuestions();
+  readonly #questions = new InFlightQuestions<number>();
 
   /** `digestOf`: the token's digest (HeldTokens.digest shares those of the worker's held tokens). */
-  constructor(private readonly digestOf: (token: string) => string = tokenDigest) {}
+  constructor(
+    private readonly digestOf: (token: string) => string = tokenDigest,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  admit(endpoint: string, token: string, ask: () => Promise<void>): Promise<void> {
-    return this.#questions.ask(`${endpoint} ${this.digestOf(token)}`, ask);
+  /** Resolves with when the question was asked (epoch ms) once the ledger admitted the token. */
+  admit(endpoint: string, token: string, ask: () => Promise<void>): Promise<number> {
+    return this.#questions.ask(`${endpoint} ${this.digestOf(token)}`, () => {
+      const askedAt = this.now();
+      return ask().then(() => askedAt);
+    });
   }
 
   /** Questions in flight, for tests. */

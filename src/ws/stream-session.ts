@@ -46,6 +46,8 @@ export interface StreamSessionOptions {
   endpoint: StreamEndpoint;
   /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
   token: string | undefined;
+  /** When the ledger's admission of its upgrade was asked (epoch ms); undefined: not for this socket. */
+  acceptedAt: number | undefined;
   validator: BodyValidator;
   /** The app's parses of query frames, shared by the sockets that send the same text. */
   queries: SharedQueries;
@@ -155,7 +157,12 @@ export class StreamSession {
     if (token !== undefined && tokens !== undefined) {
       // A session is made once the ledger admitted its upgrade (ws-streams), where its endpoint
       // asks: the token is accepted.
-      this.#tokenHold = new TokenHold(tokens, token, options.endpoint.admit !== undefined);
+      this.#tokenHold = new TokenHold(
+        tokens,
+        token,
+        options.endpoint.admit !== undefined,
+        options.acceptedAt,
+      );
     }
   }
 

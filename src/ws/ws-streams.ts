@@ -127,6 +127,11 @@ export interface WsStreamsHandle {
 interface SocketData {
   endpoint: StreamEndpoint;
   token: string | undefined;
+  /**
+   * When the ledger's admission of its token was asked (epoch ms); undefined: not asked for this
+   * socket (a refusal, an endpoint without one, or a token the worker holds as freshly accepted).
+   */
+  acceptedAt: number | undefined;
   /** The upgrade request's trace context, or a fresh one; its span's, with tracing on. */
   trace: TraceContext;
   /** The subscription's span, with tracing on: from the upgrade request to the close. */
@@ -222,6 +227,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
       token,
+      acceptedAt: data.acceptedAt,
       compressed: data.compressed,
       trace: data.trace,
       span: data.span,
@@ -401,7 +407,16 @@ function upgrade(
     options.metrics?.recordHttp(endpoint.path, "GET", answer.status, 0, sampledTraceId(trace));
     upgradeCorked(
       res,
-      { endpoint, token: undefined, compressed: false, trace, span, openedAt: 0, refusal },
+      {
+        endpoint,
+        token: undefined,
+        acceptedAt: undefined,
+        compressed: false,
+        trace,
+        span,
+        openedAt: 0,
+        refusal,
+      },
       { key, protocol: authSubprotocol(protocols), extensions, context },
     );
   };
@@ -448,9 +463,11 @@ function upgrade(
     span?.end({ "http.response.status_code": 499 });
     return true;
   };
-  void admission(auth.token, endpoint, options, admissions, trace, holdCaps).then((refusal) => {
+  const admitting = { token: auth.token, expiresAt: auth.claims.expiresAtMs, trace };
+  void admission(admitting, endpoint, options, admissions, tokens, holdCaps).then((admitted) => {
     if (left()) return;
-    if (refusal !== undefined) {
+    if (admitted.refused) {
+      const refusal = admitted.error;
       pace?.ticket.abandon();
       hold?.release();
       // A plain answer is written in one cork; an upgrade corks itself (not inside another cork,
@@ -469,7 +486,16 @@ function upgrade(
       pace?.ticket.abandon();
       upgradeCorked(
         res,
-        { endpoint, token: undefined, compressed, trace, span, openedAt: 0, refusal: capped },
+        {
+          endpoint,
+          token: undefined,
+          acceptedAt: undefined,
+          compressed,
+          trace,
+          span,
+          openedAt: 0,
+          refusal: capped,
+        },
         { key, protocol: auth.protocol, extensions, context },
       );
       return;
@@ -483,6 +509,7 @@ function upgrade(
         {
           endpoint,
           token: auth.token,
+          acceptedAt: admitted.askedAt,
           compressed,
           trace,
           span,
@@ -551,34 +578,61 @@ function refuse(
   }
 }
 
+/** An upgrade's admission: refused (why), or admitted (when the ledger was asked, if it was). */
+type Admission =
+  | { readonly refused: true; readonly error: unknown }
+  | { readonly refused: false; readonly askedAt: number | undefined };
+
+const ADMITTED_UNASKED: Admission = { refused: false, askedAt: undefined };
+
 /**
- * Why this caller gets no stream (the refusal, an error), or undefined to upgrade. Canton resolves
- * the token's claims before it upgrades (its user exists, is active, its rights can be read), so a
- * caller it refuses gets a plain HTTP answer (a browser: the refusal on the socket, see
- * refusal-close.ts): the gateway's own token check first (when configured), then
- * the caps (limits.*: past one, undefined here and the socket is refused on itself), then the
- * ledger's admission (one question for the upgrades of a token in flight together). What the caller may read is the stream's own call, after the query.
+ * Whether this caller gets a stream. Canton resolves the token's claims before it upgrades (its
+ * user exists, is active, its rights can be read), so a caller it refuses gets a plain HTTP
+ * answer (a browser: the refusal on the socket, see refusal-close.ts): the gateway's own token
+ * check first (when configured), then the caps (limits.*: past one, admitted here and the socket
+ * is refused on itself), then the ledger's admission: one question for the upgrades of a token in
+ * flight together, none for a token the worker holds for an open stream whose admission the
+ * ledger answered yes within the re-check interval (as Canton's own user cache, whose expiry that
+ * interval is, would answer it). What the caller may read is the stream's own call, after the
+ * query: its admission is never shared by a token of another's.
  */
 async function admission(
-  token: string,
+  caller: { readonly token: string; readonly expiresAt: number | undefined; readonly trace: TraceContext },
   endpoint: StreamEndpoint,
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
-  trace: TraceContext,
+  tokens: HeldTokens,
   /** Takes the caller's caps; false: past one of them, the ledger is not asked. */
   holdCaps: () => boolean,
-): Promise<unknown | undefined> {
+): Promise<Admission> {
+  const { token, trace } = caller;
   const refused = await options.tokenRefusal?.(token, `GET ${endpoint.path}`);
-  if (refused !== undefined) return refused;
-  if (!holdCaps()) return undefined;
+  if (refused !== undefined) return { refused: true, error: refused };
+  if (!holdCaps()) return ADMITTED_UNASKED;
   const { admit } = endpoint;
-  if (admit === undefined) return undefined;
+  if (admit === undefined) return ADMITTED_UNASKED;
+  if (freshlyAccepted(tokens, caller, options.authorization.recheckIntervalMs)) return ADMITTED_UNASKED;
   try {
-    await admissions.admit(endpoint.path, token, () => admit(token, trace));
-    return undefined;
+    const askedAt = await admissions.admit(endpoint.path, token, () => admit(token, trace));
+    return { refused: false, askedAt };
   } catch (error) {
-    return error ?? new Error("admission refused");
+    return { refused: true, error: error ?? new Error("admission refused") };
   }
+}
+
+/**
+ * Whether the worker holds `caller`'s token for an open stream, accepted by the ledger on a
+ * question asked within `withinMs` (0: never), and the token has not expired.
+ */
+function freshlyAccepted(
+  tokens: HeldTokens,
+  caller: { readonly token: string; readonly expiresAt: number | undefined },
+  withinMs: number,
+): boolean {
+  const acceptedAt = tokens.acceptedAt(caller.token);
+  if (acceptedAt === undefined || withinMs <= 0) return false;
+  const now = Date.now();
+  return now - acceptedAt <= withinMs && (caller.expiresAt === undefined || now < caller.expiresAt);
 }
 
 /** A subscription's span, named by its endpoint and user (the token's subject, never the token). */

@@ -7,6 +7,7 @@ import { GATEWAY_CLI, listeningPort } from "../support/gateway-cli.js";
 import { gatewayMetric } from "../support/gateway-metric.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { tokenFor } from "../support/tokens.js";
+import { until } from "../support/until.js";
 import { updatesRequest } from "../support/update-requests.js";
 import { allocate, call, upgradeAs, userFor, wildcard, wsStream } from "./ledger-client.js";
 
@@ -40,6 +41,15 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
   });
   after(() => stack.stop());
 
+  /** The gateway's GetLedgerApiVersion calls so far: the upgrades' admissions. */
+  const versionCalls = async () => {
+    const text = await (await fetch(`${stack.url}/metrics`)).text();
+    const counts = text.match(
+      /^ledger_gateway_grpc_client_call_duration_seconds_count\{[^}]*GetLedgerApiVersion[^}]*\} (\d+)$/gm,
+    );
+    return (counts ?? []).reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+  };
+
   it("refuses a token of a user the ledger does not know: plain 403, redacted body, no 101", async () => {
     const answer = await upgradeAs(wsUrl, tokenFor("no-such-user"));
     assert.equal(answer.status, 403);
@@ -48,13 +58,6 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
   });
 
   it("asks the ledger once for a crowd of one token upgrading together, and refuses a refused token's crowd every one", async () => {
-    const versionCalls = async () => {
-      const text = await (await fetch(`${stack.url}/metrics`)).text();
-      const counts = text.match(
-        /^ledger_gateway_grpc_client_call_duration_seconds_count\{[^}]*GetLedgerApiVersion[^}]*\} (\d+)$/gm,
-      );
-      return (counts ?? []).reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
-    };
     const token = await userFor(stack, "ws-crowd", [alice]);
     const before = await versionCalls();
     const crowd = await Promise.all(Array.from({ length: 40 }, () => upgradeAs(wsUrl, token)));
@@ -75,6 +78,51 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
       refused.map((answer) => answer.status),
       refused.map(() => 403),
     );
+  });
+
+  it("upgrades a token that an open stream holds, admitted within the re-check interval, without asking again; asks once it closed", async () => {
+    const token = await userFor(stack, "ws-held", [alice]);
+    const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
+    const openBefore = await open();
+    // A stream of the token: its session holds the token, admitted at its upgrade.
+    const held = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
+    await once(held, "open");
+    held.send(JSON.stringify(updatesRequest(wildcard([alice]))));
+    await until(async () => (await open()) === openBefore + 1);
+
+    const before = await versionCalls();
+    const upgrades = [];
+    for (let i = 0; i < 5; i += 1) upgrades.push((await upgradeAs(wsUrl, token)).status);
+    assert.deepEqual(upgrades, [101, 101, 101, 101, 101]);
+    assert.equal((await versionCalls()) - before, 0);
+    // Another token of the same user is another question: asked.
+    const other = await userFor(stack, "ws-held-other", [alice]);
+    assert.equal((await upgradeAs(wsUrl, other)).status, 101);
+    assert.equal((await versionCalls()) - before, 1);
+
+    held.close();
+    await until(async () => (await open()) === openBefore);
+    assert.equal((await upgradeAs(wsUrl, token)).status, 101);
+    assert.equal((await versionCalls()) - before, 2);
+  });
+
+  it("asks again for a held token once its admission is older than the re-check interval", async () => {
+    const token = await userFor(stack, "ws-held-aging", [alice]);
+    const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
+    const openBefore = await open();
+    const held = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
+    await once(held, "open");
+    held.send(JSON.stringify(updatesRequest(wildcard([alice]))));
+    await until(async () => (await open()) === openBefore + 1);
+    const before = await versionCalls();
+    assert.equal((await upgradeAs(wsUrl, token)).status, 101);
+    assert.equal((await versionCalls()) - before, 0);
+    // The stack's re-check interval: 5 s (the default).
+    await new Promise((resolve) => setTimeout(resolve, 5_100));
+    assert.equal((await upgradeAs(wsUrl, token)).status, 101);
+    assert.equal((await versionCalls()) - before, 1);
+    held.close();
+    await until(async () => (await open()) === openBefore);
   });
 
   it("refuses a deactivated user (403) and upgrades it while it is active", async () => {

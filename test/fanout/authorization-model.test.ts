@@ -411,6 +411,65 @@ describe("stream authorization, model-based", () => {
 });
 
 /**
+ * A joiner admitted with a member's fresh yes (SharedStreams) holds that yes as of when the
+ * ledger was asked, never as of its join: handed on from joiner to joiner, it must not grow
+ * younger. While the ledger's questions go unanswered (its streams flowing), a crowd of one token
+ * joining every 250 ms would otherwise carry a yes along for ever. (The runs above find that
+ * chain only with longer command sequences than CI's.)
+ */
+describe("a shared yes, handed on", () => {
+  it("ages as the ledger's own: joiners stop reading once it is older than twice the re-check interval", async () => {
+    const world = new World({
+      recheckIntervalMs: 1_000,
+      ledgerAwayGraceMs: 0,
+      resumeWindowMs: 0,
+      historyBytes: 65_536,
+      lagBytes: 65_536,
+      catchUpBuffer: 100,
+      rotateBeforeExpiryMs: 2_000,
+      checkpointIntervalMs: 2_000,
+      budget: {
+        limit: 20,
+        reservedForAuthorization: 2,
+        queueLimit: 2,
+        queueTimeoutMs: 3_000,
+        subscriptionsPerUser: 20,
+        authorizationsPerUser: 20,
+      },
+      rights: { u1: ["alice"], u2: [] },
+    });
+    try {
+      const token = world.ledger.mint("u1", { lifetimeMs: 3_600_000 });
+      const step = async (act: () => unknown) => {
+        act();
+        await world.clock.settle();
+        world.check();
+      };
+      await step(() => world.gateway.subscribe(["alice"], 0, token));
+      await step(() => world.ledger.commit(["alice"]));
+      // From now on the ledger's answers to new calls (probes, re-checks) take longer than
+      // the question deadline; the shared call, judged already, flows on.
+      world.ledger.setLatency(12_000);
+      const sharedBefore = tally.get("fanout admission shared") ?? 0;
+      for (let i = 0; i < 16; i += 1) {
+        await step(() => world.clock.advance(250));
+        await step(() => world.gateway.subscribe(["alice"], 0, token));
+        await step(() => world.ledger.commit(["alice"]));
+      }
+      assert.ok((tally.get("fanout admission shared") ?? 0) > sharedBefore, "no joiner shared a yes");
+      const late = world.gateway.subscribers.slice(-4);
+      for (const subscriber of late)
+        assert.ok(subscriber.delivered.every((d) => d.checkpoint || d.offset <= 1));
+    } finally {
+      world.gateway.close();
+      world.ledger.dispose();
+      await world.clock.settle();
+      world.clock.uninstall();
+    }
+  });
+});
+
+/**
  * The gate is handed only the renewal tokens the intake passed (the gateway's own verifier as at
  * the upgrade, then the stream's own user), so the model above renews with tokens of the same
  * user; what the intake stops is tested here: forged, another user's, a flood.

@@ -34,6 +34,17 @@ describe("SharedAdmissions", () => {
     await second;
   });
 
+  it("tells every upgrade of a shared question when that question was asked, not when it came", async () => {
+    let clock = 1_000;
+    const admissions = new SharedAdmissions(undefined, () => clock);
+    const { answers, ask } = ledger();
+    const first = admissions.admit("/v2/updates", "token-a", ask);
+    clock = 1_500;
+    const joined = admissions.admit("/v2/updates", "token-a", ask);
+    answers[0]?.resolve();
+    assert.deepEqual(await Promise.all([first, joined]), [1_000, 1_000]);
+  });
+
   it("keeps other tokens and other endpoints apart", async () => {
     const admissions = new SharedAdmissions();
     const { answers, ask } = ledger();
