@@ -24,7 +24,7 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import { type HeldTokens, TokenHold } from "../jwt/held-tokens.js";
+import type { HeldTokens, TokenHold } from "../jwt/held-tokens.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
@@ -46,8 +46,11 @@ export interface StreamSessionOptions {
   endpoint: StreamEndpoint;
   /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
   token: string | undefined;
-  /** When the ledger's admission of its upgrade was asked (epoch ms); undefined: not for this socket. */
-  acceptedAt: number | undefined;
+  /**
+   * The socket's hold of its token in `tokens`, taken at its admission (ws-streams): moved onto
+   * renewals the ledger accepts, given back at the close.
+   */
+  tokenHold: TokenHold | undefined;
   validator: BodyValidator;
   /** The app's parses of query frames, shared by the sockets that send the same text. */
   queries: SharedQueries;
@@ -153,17 +156,7 @@ export class StreamSession {
       },
     });
     this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
-    const { token, tokens } = options;
-    if (token !== undefined && tokens !== undefined) {
-      // A session is made once the ledger admitted its upgrade (ws-streams), where its endpoint
-      // asks: the token is accepted.
-      this.#tokenHold = new TokenHold(
-        tokens,
-        token,
-        options.endpoint.admit !== undefined,
-        options.acceptedAt,
-      );
-    }
+    this.#tokenHold = options.tokenHold;
   }
 
   /**

@@ -27,7 +27,7 @@ import {
 } from "../errors/index.js";
 import { SharedStreams } from "../fanout/shared-streams.js";
 import { userKey } from "../jwt/bearer-token.js";
-import type { HeldTokens } from "../jwt/held-tokens.js";
+import { type HeldTokens, TokenHold } from "../jwt/held-tokens.js";
 import {
   clientTraceContext,
   freshTraceContext,
@@ -128,10 +128,11 @@ interface SocketData {
   endpoint: StreamEndpoint;
   token: string | undefined;
   /**
-   * When the ledger's admission of its token was asked (epoch ms); undefined: not asked for this
-   * socket (a refusal, an endpoint without one, or a token the worker holds as freshly accepted).
+   * Its hold of its token in the worker's held tokens, taken at its admission (so that a crowd's
+   * later upgrades of the token find it accepted before this socket's session is made), given
+   * back at its close; its session moves it onto renewals. undefined: refused.
    */
-  acceptedAt: number | undefined;
+  hold: TokenHold | undefined;
   /** The upgrade request's trace context, or a fresh one; its span's, with tracing on. */
   trace: TraceContext;
   /** The subscription's span, with tracing on: from the upgrade request to the close. */
@@ -227,7 +228,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
       token,
-      acceptedAt: data.acceptedAt,
+      tokenHold: data.hold,
       compressed: data.compressed,
       trace: data.trace,
       span: data.span,
@@ -337,6 +338,8 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       pinger.delete(ws);
       deadlines.delete(ws);
       data.releaseQuotas?.();
+      // Its session's too (a hold is given back once): a socket closed before its query frame has none.
+      data.hold?.release();
       // Its turn, if it has not come yet, goes back unused.
       data.turn?.giveBack();
       if (data.session !== undefined) {
@@ -410,7 +413,7 @@ function upgrade(
       {
         endpoint,
         token: undefined,
-        acceptedAt: undefined,
+        hold: undefined,
         compressed: false,
         trace,
         span,
@@ -489,7 +492,7 @@ function upgrade(
         {
           endpoint,
           token: undefined,
-          acceptedAt: undefined,
+          hold: undefined,
           compressed,
           trace,
           span,
@@ -501,15 +504,21 @@ function upgrade(
       return;
     }
     trace.span?.event("admission", { outcome: "admitted", at: "upgrade" });
+    // The worker's one copy of the token (see HeldTokens.shared), held from the ledger's yes.
+    const token = tokens.shared(auth.token);
+    const tokenHold = new TokenHold(tokens, token, endpoint.admit !== undefined, admitted.askedAt);
     batches.run(() => {
       // The client may have left while the upgrade waited for its batch.
-      if (left()) return;
+      if (left()) {
+        tokenHold.release();
+        return;
+      }
       upgradeCorked(
         res,
         {
           endpoint,
-          token: auth.token,
-          acceptedAt: admitted.askedAt,
+          token,
+          hold: tokenHold,
           compressed,
           trace,
           span,
