@@ -50,6 +50,22 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     return (counts ?? []).reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
   };
 
+  /** A stream of alice's on `token`, started: its socket holds the token, admitted at its upgrade. */
+  const heldStream = async (token: string) => {
+    const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
+    const openBefore = await open();
+    const socket = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
+    await once(socket, "open");
+    socket.send(JSON.stringify(updatesRequest(wildcard([alice]))));
+    await until(async () => (await open()) === openBefore + 1);
+    return {
+      close: async () => {
+        socket.close();
+        await until(async () => (await open()) === openBefore);
+      },
+    };
+  };
+
   it("refuses a token of a user the ledger does not know: plain 403, redacted body, no 101", async () => {
     const answer = await upgradeAs(wsUrl, tokenFor("no-such-user"));
     assert.equal(answer.status, 403);
@@ -82,13 +98,7 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
 
   it("upgrades a token that an open stream holds, admitted within the re-check interval, without asking again; asks once it closed", async () => {
     const token = await userFor(stack, "ws-held", [alice]);
-    const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
-    const openBefore = await open();
-    // A stream of the token: its session holds the token, admitted at its upgrade.
-    const held = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
-    await once(held, "open");
-    held.send(JSON.stringify(updatesRequest(wildcard([alice]))));
-    await until(async () => (await open()) === openBefore + 1);
+    const held = await heldStream(token);
 
     const before = await versionCalls();
     const upgrades = [];
@@ -100,20 +110,14 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     assert.equal((await upgradeAs(wsUrl, other)).status, 101);
     assert.equal((await versionCalls()) - before, 1);
 
-    held.close();
-    await until(async () => (await open()) === openBefore);
+    await held.close();
     assert.equal((await upgradeAs(wsUrl, token)).status, 101);
     assert.equal((await versionCalls()) - before, 2);
   });
 
   it("asks again for a held token once its admission is older than the re-check interval", async () => {
     const token = await userFor(stack, "ws-held-aging", [alice]);
-    const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
-    const openBefore = await open();
-    const held = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
-    await once(held, "open");
-    held.send(JSON.stringify(updatesRequest(wildcard([alice]))));
-    await until(async () => (await open()) === openBefore + 1);
+    const held = await heldStream(token);
     const before = await versionCalls();
     assert.equal((await upgradeAs(wsUrl, token)).status, 101);
     assert.equal((await versionCalls()) - before, 0);
@@ -121,8 +125,7 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     await new Promise((resolve) => setTimeout(resolve, 5_100));
     assert.equal((await upgradeAs(wsUrl, token)).status, 101);
     assert.equal((await versionCalls()) - before, 1);
-    held.close();
-    await until(async () => (await open()) === openBefore);
+    await held.close();
   });
 
   it("refuses a deactivated user (403) and upgrades it while it is active", async () => {

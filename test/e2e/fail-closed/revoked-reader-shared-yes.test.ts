@@ -3,7 +3,8 @@ import { after, before, describe, it } from "node:test";
 import { gatewayMetric } from "../../support/gateway-metric.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
-import { allocate, call, iouCommitter, userFor } from "../ledger-client.js";
+import { updatesRequest } from "../../support/update-requests.js";
+import { allocate, call, iouCommitter, userFor, wildcard } from "../ledger-client.js";
 import { type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const RECHECK_MS = 1_000;
@@ -13,21 +14,6 @@ const SLACK_MS = 5_000;
 const EVERY_MS = 200;
 
 const readAs = (party: string) => ({ kind: { CanReadAs: { value: { party } } } });
-
-/** alice's transactions after `beginExclusive`, open-ended. */
-const updatesOf = (party: string, beginExclusive: number) => ({
-  beginExclusive,
-  updateFormat: {
-    includeTransactions: {
-      eventFormat: {
-        filtersByParty: {
-          [party]: { cumulative: [{ identifierFilter: { WildcardFilter: { value: {} } } }] },
-        },
-      },
-      transactionShape: "TRANSACTION_SHAPE_ACS_DELTA",
-    },
-  },
-});
 
 /**
  * Attack on the shared yes (a joiner of a running shared stream is admitted with another
@@ -88,7 +74,7 @@ describe("fail closed: a revoked reader opening socket after socket on a shared 
     timeout: 120_000,
   }, async () => {
     const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
-    const live = updatesOf(alice, end);
+    const live = updatesRequest(wildcard([alice]), end);
     const open = (token: string) => {
       const socket = watchedSocket(stack.url, token, live);
       opened.push(socket);
