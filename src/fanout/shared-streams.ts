@@ -63,7 +63,7 @@ export class SharedStreams {
   readonly #catchUps = new Map<string, Set<SharedStream>>();
   /** Admission probes in flight, by request key, offset and token digest (see #admit). */
   readonly #admissions = new InFlightQuestions<number | undefined>();
-  /** Joined subscribers by their admission question, whose fresh yes a joiner may share (see open). */
+  /** Some joined subscribers of each admission question, whose fresh yes a joiner may share (see open). */
   readonly #peers = new QuestionPeers();
 
   constructor(options: SharedStreamsOptions) {
@@ -114,37 +114,39 @@ export class SharedStreams {
         if (question !== undefined) this.#peers.add(question, request.source);
       };
       const running = this.#streams.get(request.share.key);
-      const peersYes = question === undefined ? undefined : this.#peers.freshYes(question, request.token);
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.
       if (admit === undefined || question === undefined || running === undefined || running.closed)
         join(false);
-      else if (peersYes !== undefined) {
-        // Another subscriber of the same token, request and offset had the ledger's yes within
-        // its re-check interval: the answer its probe would get, as one asked while that was in
-        // flight shares it.
-        this.#events.sharedAdmission?.(request.endpoint);
-        request.admitted?.(peersYes);
-        request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
-        join(true);
-      } else {
-        // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
-        // and so does a catch-up stream that covers it, should the main one not.
-        release = this.#reserve(running, request.share);
-        this.#admit(request, question, () => admit(running.position)).then(
-          (askedAt) => {
-            // No answer in time: its own call, which the ledger judges itself.
-            if (askedAt === undefined) join(false);
-            else if (!gone) {
-              request.admitted?.(askedAt);
-              join(true);
-            }
-            release?.();
-          },
-          (error: unknown) => {
-            release?.();
-            if (!gone) subscriber.error(error);
-          },
-        );
+      else {
+        const peersYes = this.#peers.freshYes(question, request.token);
+        if (peersYes !== undefined) {
+          // Another subscriber of the same token, request and offset had the ledger's yes within
+          // its re-check interval: the answer its probe would get, as one asked while that was in
+          // flight shares it.
+          this.#events.sharedAdmission?.(request.endpoint);
+          request.admitted?.(peersYes);
+          request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
+          join(true);
+        } else {
+          // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
+          // and so does a catch-up stream that covers it, should the main one not.
+          release = this.#reserve(running, request.share);
+          this.#admit(request, question, () => admit(running.position)).then(
+            (askedAt) => {
+              // No answer in time: its own call, which the ledger judges itself.
+              if (askedAt === undefined) join(false);
+              else if (!gone) {
+                request.admitted?.(askedAt);
+                join(true);
+              }
+              release?.();
+            },
+            (error: unknown) => {
+              release?.();
+              if (!gone) subscriber.error(error);
+            },
+          );
+        }
       }
       return () => {
         gone = true;

@@ -18,7 +18,7 @@ function member(token: string, yes: number | undefined): UpstreamSource {
 }
 
 describe("QuestionPeers", () => {
-  it("answers a question with its members' newest fresh yes on the joiner's token, and nothing else", () => {
+  it("answers a question with a kept member's fresh yes on the joiner's token, and nothing else", () => {
     const peers = new QuestionPeers();
     const stale = member("t", undefined);
     const older = member("t", 100);
@@ -26,23 +26,30 @@ describe("QuestionPeers", () => {
     peers.add("q", stale);
     peers.add("q", older);
     peers.add("q", newer);
-    deepStrictEqual(peers.freshYes("q", "t"), 150);
+    deepStrictEqual(peers.freshYes("q", "t"), 100);
     // Another token, another question, or a question nobody joined with: the joiner asks.
     deepStrictEqual(peers.freshYes("q", "u"), undefined);
     deepStrictEqual(peers.freshYes("other", "t"), undefined);
-    peers.remove("q", newer);
-    deepStrictEqual(peers.freshYes("q", "t"), 100);
     peers.remove("q", older);
+    deepStrictEqual(peers.freshYes("q", "t"), 150);
+    peers.remove("q", newer);
     peers.remove("q", stale);
     deepStrictEqual(peers.freshYes("q", "t"), undefined);
     deepStrictEqual(peers.size, 0);
   });
 
-  it("looks at a question's first four members only: a crowd without a fresh yes costs each joiner O(1)", () => {
+  it("keeps a question's first four members only: a crowd's joins and leaves cost O(1)", () => {
     const peers = new QuestionPeers();
-    for (let i = 0; i < 4; i += 1) peers.add("q", member("t", undefined));
-    const fresh = member("t", 500);
-    peers.add("q", fresh);
+    const first = Array.from({ length: 4 }, () => member("t", undefined));
+    for (const peer of first) peers.add("q", peer);
+    const fifth = member("t", 500);
+    peers.add("q", fifth);
+    // Not kept: its yes is not looked at; a later joiner asks, and is kept once there is room.
     deepStrictEqual(peers.freshYes("q", "t"), undefined);
+    peers.remove("q", fifth);
+    peers.remove("q", first[0] as UpstreamSource);
+    const later = member("t", 700);
+    peers.add("q", later);
+    deepStrictEqual(peers.freshYes("q", "t"), 700);
   });
 });
