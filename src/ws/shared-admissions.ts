@@ -7,7 +7,9 @@ import { tokenDigest } from "../fanout/subscription-key.js";
  * together (a gateway restart, a balancer's failover) cost one call, not one per socket. Each
  * call's garbage (an HTTP/2 stream and its buffers, held for the call's round trip) was most of
  * what 10,000 idle sockets grew the gateway's RSS by. An upgrade that comes after the answer
- * asks again.
+ * asks again, unless the worker holds its token for an open socket, accepted within the re-check
+ * interval (ws-streams' `admission`): each answer tells when its question was asked, which that
+ * hold keeps.
  */
 export class SharedAdmissions {
   readonly #questions = new InFlightQuestions<number>();

@@ -98,6 +98,29 @@ describe("HeldTokens", () => {
     strictEqual(tokens.accepted(alice), false, "a later request on the token is asked again");
   });
 
+  it("knows when a held token was accepted: the newest question's time, never renewed by a hold without one", () => {
+    const token = signToken("alice", { exp: Math.floor(Date.now() / 1000) + 240 });
+    const tokens = new HeldTokens(tokenDigest);
+    strictEqual(tokens.acceptedAt(token), undefined); // not held
+    const first = new TokenHold(tokens, token, true, 1_000);
+    strictEqual(tokens.acceptedAt(token), 1_000);
+    // A later upgrade admitted by that acceptance (no time of its own) keeps its time.
+    const second = new TokenHold(tokens, token, true);
+    strictEqual(tokens.acceptedAt(token), 1_000);
+    // A newer question's yes moves it on; an older one's does not move it back.
+    tokens.accept(token, 3_000);
+    tokens.accept(token, 2_000);
+    strictEqual(tokens.acceptedAt(token), 3_000);
+    first.release();
+    second.release();
+    strictEqual(tokens.acceptedAt(token), undefined);
+    // Accepted at a time not told (a stream claim's question): accepted, never fresh.
+    const third = new TokenHold(tokens, token, true);
+    strictEqual(tokens.accepted(token), true);
+    strictEqual(tokens.acceptedAt(token), Number.NEGATIVE_INFINITY);
+    third.release();
+  });
+
   it("moves a TokenHold onto each renewed token, accepted, and gives the last one back once", () => {
     const now = Math.floor(Date.now() / 1000);
     const [first, second, third] = [240, 250, 260].map((s) => signToken("alice", { exp: now + s })) as [
