@@ -118,17 +118,6 @@ export class Grant {
     this.#changed();
   }
 
-  /**
-   * When the ledger's newest yes on `token` was asked, if `token` is the current one, unexpired,
-   * and that yes at most `maxAgeMs` old: what a joiner with the same token and request may be
-   * admitted with (see SharedStreams). undefined otherwise.
-   */
-  yesWithin(token: string | undefined, now: number, maxAgeMs: number): number | undefined {
-    const at = this.#confirmedAt;
-    if (token !== this.#token || at === undefined || now - at > maxAgeMs) return undefined;
-    return this.#expiresAt !== undefined && now >= this.#expiresAt ? undefined : at;
-  }
-
   verdict(now: number): GrantVerdict {
     if (this.#expiresAt !== undefined && now >= this.#expiresAt) return "expired";
     if (this.#confirmedAt === undefined) return "unconfirmed";

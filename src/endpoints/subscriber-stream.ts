@@ -70,16 +70,20 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
           options.opened,
         )
         .pipe(confirmedBy(grant, token, now));
+    const member = new SubscriberSource(endpoint, grant, options.recheckIntervalMs, trace, now);
     return fanout.open({
       endpoint: endpoint.path,
       share,
       token,
       renewed$,
       demand$: options.demand$,
-      admitted: (askedAt) => grant.confirm(token, askedAt),
+      admitted: (askedAt) => {
+        grant.confirm(token, askedAt);
+        member.admitted(token, askedAt);
+      },
       ...(options.position ? { position: options.position } : {}),
       ...(trace?.span ? { told: trace.span } : {}),
-      source: new SubscriberSource(endpoint, grant, options.recheckIntervalMs, trace, now),
+      source: member,
     });
   });
   return source.pipe(
@@ -115,6 +119,13 @@ class SubscriberSource implements UpstreamSource {
   readonly #recheckIntervalMs: number;
   readonly #trace: TraceContext | undefined;
   readonly #now: () => number;
+  /**
+   * The token and ask time of its fan-out admission's yes (its probe's from its offset, or one
+   * shared with it): what a joiner of the same question may share. Not its re-checks', which ask
+   * from where the stream stands and say nothing of its offset (pruned since, say).
+   */
+  #admittedOn: string | undefined;
+  #admittedAt: number | undefined;
 
   constructor(
     endpoint: StreamEndpoint,
@@ -161,14 +172,25 @@ class SubscriberSource implements UpstreamSource {
     return token === this.#grant.token ? this.#grant.expiresAt : tokenExpiryMs(token);
   }
 
+  /** The fan-out admitted it on `token`: the ledger said yes to its request and offset, asked at `askedAt`. */
+  admitted(token: string | undefined, askedAt: number): void {
+    this.#admittedOn = token;
+    this.#admittedAt = askedAt;
+  }
+
   /**
-   * The grant's yes on `token`, while it is younger than the re-check interval: within it, a
-   * yes is what the gate lets elements through on without asking again (its re-checks come at
-   * that interval), so a joiner admitted with it is asked again no later than this subscriber.
-   * With re-checks off (0), none is shared.
+   * Its admission's yes, while `token` is still its grant's (not renewed away, not expired) and
+   * that yes younger than the re-check interval: within it, a yes is what the gate lets elements
+   * through on without asking again, so a joiner admitted with it is asked again no later than
+   * this subscriber. With re-checks off (0), none is shared.
    */
   freshYes(token: string | undefined): number | undefined {
-    if (this.#recheckIntervalMs <= 0) return undefined;
-    return this.#grant.yesWithin(token, this.#now(), this.#recheckIntervalMs);
+    const at = this.#admittedAt;
+    if (at === undefined || this.#recheckIntervalMs <= 0) return undefined;
+    if (token !== this.#admittedOn || token !== this.#grant.token) return undefined;
+    const now = this.#now();
+    const expiresAt = this.#grant.expiresAt;
+    if (now - at > this.#recheckIntervalMs || (expiresAt !== undefined && now >= expiresAt)) return undefined;
+    return at;
   }
 }

@@ -47,10 +47,10 @@ export interface UpstreamSource {
   /** When the ledger stops accepting the token (its `exp`, epoch ms); undefined: never. */
   expiryOf(token: string | undefined): number | undefined;
   /**
-   * When the ledger's newest yes to this subscriber, on `token` (its current one) for its
-   * request, was asked, if that yes is younger than the re-check interval; undefined otherwise
-   * (absent: never). A joiner of the same token, request and offset is admitted with it instead
-   * of a probe of its own (SharedStreams).
+   * When the ledger's yes to this subscriber's fan-out admission (its request from its offset),
+   * on `token`, still its current one, was asked, if that yes is younger than the re-check
+   * interval; undefined otherwise (absent: never). A joiner of the same token, request and offset
+   * is admitted with it instead of a probe of its own (SharedStreams).
    */
   freshYes?(token: string | undefined): number | undefined;
 }

@@ -152,4 +152,36 @@ describe("pruned history through the gateway", () => {
       "the shared stream's subscriber goes on",
     );
   });
+
+  // Last: it prunes further. Found from outside: a joiner with the running subscriber's token,
+  // request and offset was admitted with that subscriber's yes, a re-check's asked from where
+  // its stream stood, and replayed the pruned updates from the shared stream's history.
+  it("gives a joiner from an offset pruned since the running subscriber's start the pruned-offset error, on the same token", async () => {
+    const from = (await create("reprune-from")).offset as number;
+    const running = await openStream(stack, "/v2/updates", updates(from), bankToken);
+    const created: Json[] = [];
+    for (let i = 0; i < 4; i += 1) created.push(await create(`reprune-${i}`));
+    await running.waitFor((frames) =>
+      frames.some((f) => f.update?.Transaction?.value.offset === created.at(-1)?.offset),
+    );
+    const repruned = created[1]?.offset as number;
+    const pruning = serviceClient(
+      stack.sandboxPort,
+      "com.daml.ledger.api.v2.admin.ParticipantPruningService",
+    );
+    await pruning.Prune!({ pruneUpTo: String(repruned) }).finally(() => pruning.close());
+    // Past a re-check of the running subscriber (the stack's interval: 5 s), whose yes was the one shared.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+
+    const joiner = await openStream(stack, "/v2/updates", updates(from), bankToken);
+    const frames = await joiner.waitFor((all) => all.length > 0);
+    joiner.close();
+    running.close();
+    assert.equal(frames[0]?.code, "PARTICIPANT_PRUNED_DATA_ACCESSED", JSON.stringify(frames[0]));
+    assert.equal(
+      frames.some((f) => f.update !== undefined),
+      false,
+      `the joiner was sent pruned updates: ${JSON.stringify(frames.map((f) => f.update?.Transaction?.value.offset ?? f.code))}`,
+    );
+  });
 });

@@ -43,27 +43,3 @@ describe("Grant listeners", () => {
     deepStrictEqual(told, ["gate"]);
   });
 });
-
-describe("Grant.yesWithin: the yes a joiner of the same token and request may share", () => {
-  it("gives when the newest yes was asked, on the current token, while it is young enough", () => {
-    const grant = new Grant("t", policy, 0, 10_000);
-    deepStrictEqual(grant.yesWithin("t", 100, 500), undefined); // no yes yet
-    grant.confirm("t", 200);
-    deepStrictEqual(grant.yesWithin("t", 600, 500), 200);
-    deepStrictEqual(grant.yesWithin("t", 700, 500), 200);
-    deepStrictEqual(grant.yesWithin("t", 701, 500), undefined); // older than maxAgeMs
-    deepStrictEqual(grant.yesWithin("other", 300, 500), undefined); // another token's question
-  });
-
-  it("gives none once the token expired, nor for the token a renewal replaced", () => {
-    const grant = new Grant("t", policy, 0, 1_000);
-    grant.confirm("t", 900);
-    deepStrictEqual(grant.yesWithin("t", 999, 500), 900);
-    deepStrictEqual(grant.yesWithin("t", 1_000, 500), undefined);
-    const renewed = new Grant("t", policy, 0, undefined);
-    renewed.confirm("t", 10);
-    renewed.renew("u", 20);
-    deepStrictEqual(renewed.yesWithin("t", 30, 500), undefined);
-    deepStrictEqual(renewed.yesWithin("u", 30, 500), 20);
-  });
-});

@@ -445,8 +445,11 @@ describe("a shared yes, handed on", () => {
         await world.clock.settle();
         world.check();
       };
+      // The first opens the shared call; the second joins it on its probe's yes, which is what
+      // the joiners after it may share.
       await step(() => world.gateway.subscribe(["alice"], 0, token));
       await step(() => world.ledger.commit(["alice"]));
+      await step(() => world.gateway.subscribe(["alice"], 0, token));
       // From now on the ledger's answers to new calls (probes, re-checks) take longer than
       // the question deadline; the shared call, judged already, flows on.
       world.ledger.setLatency(12_000);
