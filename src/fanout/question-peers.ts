@@ -1,10 +1,13 @@
 import type { UpstreamSource } from "./subscription.js";
 
 /**
- * Members kept per question: a yes is fresh for a subscriber's re-check interval, which re-checks
- * renew, so the first is almost always one; where none of these is (the ledger away), the joiner
- * asks. A few in an array, not every member in a set: a crowd of one question is thousands, each
- * of whose joins and leaves would hash it into a set, for an answer the first one gives.
+ * Members kept per question, the latest to join: an admission's yes is fresh for the re-check
+ * interval from its probe, and a joiner that found none fresh asks and is kept, so the kept ones
+ * hold the newest yes there is. A few in an array, not every member in a set: a crowd of one
+ * question is thousands, each of whose joins and leaves would hash it into a set, for an answer
+ * the newest one gives. (Kept as the first to join, a crowd's first four, whose yeses aged,
+ * crowded out every fresher one: a storm of 10,000 on 100 tokens probed at every join after its
+ * first interval.)
  */
 const KEPT = 4;
 
@@ -19,11 +22,11 @@ const KEPT = 4;
 export class QuestionPeers {
   readonly #peers = new Map<string, UpstreamSource[]>();
 
-  /** A member that joined with `question`: kept if its question has fewer than KEPT. */
+  /** A member that joined with `question`: kept, in place of the earliest kept past KEPT. */
   add(question: string, member: UpstreamSource): void {
     const peers = this.#peers.get(question);
     if (peers === undefined) this.#peers.set(question, [member]);
-    else if (peers.length < KEPT) peers.push(member);
+    else if (peers.push(member) > KEPT) peers.shift();
   }
 
   remove(question: string, member: UpstreamSource): void {
@@ -34,12 +37,15 @@ export class QuestionPeers {
     if (peers.length === 0) this.#peers.delete(question);
   }
 
-  /** When a kept peer's fresh yes on `token` to `question` was asked, or undefined: the joiner asks. */
+  /**
+   * When a kept peer's fresh yes on `token` to `question` was asked (the latest to join first),
+   * or undefined: the joiner asks.
+   */
   freshYes(question: string, token: string | undefined): number | undefined {
     const peers = this.#peers.get(question);
     if (peers === undefined) return undefined;
-    for (const peer of peers) {
-      const at = peer.freshYes?.(token);
+    for (let i = peers.length - 1; i >= 0; i -= 1) {
+      const at = peers[i]?.freshYes?.(token);
       if (at !== undefined) return at;
     }
     return undefined;

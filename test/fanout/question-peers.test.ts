@@ -26,30 +26,32 @@ describe("QuestionPeers", () => {
     peers.add("q", stale);
     peers.add("q", older);
     peers.add("q", newer);
-    deepStrictEqual(peers.freshYes("q", "t"), 100);
+    // The latest to join first.
+    deepStrictEqual(peers.freshYes("q", "t"), 150);
     // Another token, another question, or a question nobody joined with: the joiner asks.
     deepStrictEqual(peers.freshYes("q", "u"), undefined);
     deepStrictEqual(peers.freshYes("other", "t"), undefined);
-    peers.remove("q", older);
-    deepStrictEqual(peers.freshYes("q", "t"), 150);
     peers.remove("q", newer);
+    deepStrictEqual(peers.freshYes("q", "t"), 100);
+    peers.remove("q", older);
     peers.remove("q", stale);
     deepStrictEqual(peers.freshYes("q", "t"), undefined);
     deepStrictEqual(peers.size, 0);
   });
 
-  it("keeps a question's first four members only: a crowd's joins and leaves cost O(1)", () => {
+  it("keeps a question's latest four members: a fresher yes is never crowded out by older ones", () => {
     const peers = new QuestionPeers();
     const first = Array.from({ length: 4 }, () => member("t", undefined));
     for (const peer of first) peers.add("q", peer);
-    const fifth = member("t", 500);
-    peers.add("q", fifth);
-    // Not kept: its yes is not looked at; a later joiner asks, and is kept once there is room.
     deepStrictEqual(peers.freshYes("q", "t"), undefined);
-    peers.remove("q", fifth);
+    // A joiner that found no fresh yes asked; kept, its yes answers the next ones.
+    const asked = member("t", 500);
+    peers.add("q", asked);
+    deepStrictEqual(peers.freshYes("q", "t"), 500);
+    // The earliest kept made room: its leave changes nothing.
     peers.remove("q", first[0] as UpstreamSource);
-    const later = member("t", 700);
-    peers.add("q", later);
-    deepStrictEqual(peers.freshYes("q", "t"), 700);
+    deepStrictEqual(peers.freshYes("q", "t"), 500);
+    peers.remove("q", asked);
+    deepStrictEqual(peers.freshYes("q", "t"), undefined);
   });
 });
