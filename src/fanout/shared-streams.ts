@@ -120,9 +120,9 @@ export class SharedStreams {
       else {
         const peersYes = this.#peers.freshYes(question, request.token);
         if (peersYes !== undefined) {
-          // Another subscriber of the same token, request and offset had the ledger's yes within
-          // its re-check interval: the answer its probe would get, as one asked while that was in
-          // flight shares it.
+          // Another subscriber of the same token, request and offset was admitted on the ledger's
+          // yes within its re-check interval: the answer its probe would get, as one asked while
+          // that was in flight shares it.
           this.#events.sharedAdmission?.(request.endpoint);
           request.admitted?.(peersYes);
           request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
@@ -177,7 +177,7 @@ export class SharedStreams {
    * The ledger's answer for this subscriber's token and request. Subscribers that ask the same
    * question at the same time (same request, offset and token: a client opening many sockets)
    * share one probe: the ledger's answer for that token, asked once while it is in flight, not
-   * remembered after it (a later subscriber asks again, unless a member's own yes to the same
+   * remembered after it (a later subscriber asks again, unless a member's admission to the same
    * question is fresh: see open).
    */
   #admit(

@@ -24,7 +24,7 @@ import {
   traced,
 } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
-import type { HeldTokens, TokenHold } from "../jwt/held-tokens.js";
+import type { TokenHold } from "../jwt/held-tokens.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
@@ -47,8 +47,8 @@ export interface StreamSessionOptions {
   /** The token of this socket's upgrade request, for its one gRPC call (none: the ledger admitted that). */
   token: string | undefined;
   /**
-   * The socket's hold of its token in `tokens`, taken at its admission (ws-streams): moved onto
-   * renewals the ledger accepts, given back at the close.
+   * The socket's hold of its token in the worker's held tokens, taken at its admission
+   * (ws-streams): moved onto renewals the ledger accepts, given back at the close.
    */
   tokenHold: TokenHold | undefined;
   validator: BodyValidator;
@@ -64,8 +64,6 @@ export interface StreamSessionOptions {
   tokenRefusal?: GatewayTokenRefusal;
   /** When the socket opened (performance.now()): the session is made later, when it is first needed. */
   openedAt: number;
-  /** The tokens the worker's sessions hold: this session's token is decoded once for all of them. */
-  tokens?: HeldTokens;
   /** The socket negotiated permessage-deflate (see SocketSinkOptions.compressed). */
   compressed?: boolean;
   /** The upgrade request's trace: the stream's ledger calls carry it, its error frames name it. */
@@ -126,7 +124,7 @@ export class StreamSession {
    * renewals a minute (the intake refuses more), the oldest forgotten first.
    */
   #acknowledge: Set<string> | undefined;
-  /** Its hold of its token in `tokens`, as accepted: moved onto renewals, given back at the close. */
+  /** Its hold of its token, as accepted: moved onto renewals, given back at the close. */
   #tokenHold: TokenHold | undefined;
   /** Its query was taken and its stream waits for its turn (StartTurn) to start. */
   #waiting = false;

@@ -234,7 +234,6 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       span: data.span,
       validator: options.validator,
       queries,
-      tokens,
       limits: options.limits,
       metrics: options.metrics,
       log: options.log,

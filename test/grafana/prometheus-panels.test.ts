@@ -411,10 +411,14 @@ async function fanoutLoad(port: number, token: string, sandbox: RunningSandbox):
   stopped.pause();
   const fast = [new OpenStream(url, token, request), new OpenStream(url, token, request)];
   await Promise.all(fast.map((s) => s.received(sandbox.lastOffset)));
-  // A joiner from an offset (not the ledger's begin) is admitted by an empty-range probe first.
+  // A joiner from an offset (not the ledger's begin) is admitted by an empty-range probe first;
+  // another of the same token and offset within the re-check interval, with that probe's yes.
   const probed = new OpenStream(url, token, { ...request, beginExclusive: 1 });
   await probed.received(1);
-  await probed.close();
+  const sharing = new OpenStream(url, token, { ...request, beginExclusive: 1 });
+  await sharing.received(1);
+  await Promise.all([probed.close(), sharing.close()]);
+  assert.ok((await fanout("shared_admissions_total")) > 0, `a shared admission; ${await observed()}`);
   // Each transaction moves the shared call on (the fast readers read it); the stopped reader's
   // socket and the kernel's buffers hold at most their maximum (net.ipv4.tcp_rmem and tcp_wmem,
   // 36 MiB here), and its allowance in the history is the gateway's 4 MiB hard limit.
