@@ -5,7 +5,7 @@ import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { partyFilter, updatesRequest } from "../../support/update-requests.js";
 import { call, iouCommitter } from "../ledger-client.js";
-import { type WatchedSocket, watchedSocket } from "./watched-socket.js";
+import { updateIds, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const SECRET = "the-gateway-checks-this-secret";
 /** The genuine token's lifetime: the stream must end with it. */
@@ -72,8 +72,6 @@ describe("fail closed: a forged token in a renewal frame, with the gateway verif
     () => party,
     "forged",
   );
-  const updateIds = (socket: WatchedSocket) =>
-    socket.elements().map((frame) => frame.update?.Transaction?.value?.updateId as string | undefined);
 
   it("refuses the forged renewal and ends the stream at its genuine token's expiry", {
     timeout: 90_000,

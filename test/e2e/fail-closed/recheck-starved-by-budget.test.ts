@@ -4,7 +4,7 @@ import { gatewayMetric } from "../../support/gateway-metric.js";
 import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { allocate, call, iouCommitter, userFor } from "../ledger-client.js";
-import { type Frame, type WatchedSocket, watchedSocket } from "./watched-socket.js";
+import { type Frame, updateIds, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const RECHECK_MS = 1_000;
 /** Room for a loaded machine on top of Canton's staleness bound (twice the re-check interval). */
@@ -104,8 +104,6 @@ describe("fail closed: re-checks of a subscriber who filled the stream budget", 
   const ledgerEnd = async () =>
     (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
   const queued = () => gatewayMetric(stack.url, "ledger_gateway_ledger_streams_queued");
-  const updateIds = (socket: WatchedSocket) =>
-    socket.elements().map((frame) => frame.update?.Transaction?.value?.updateId as string | undefined);
 
   it("ends carol's membership of alice's stream once her right is revoked, while alice reads on", {
     timeout: 120_000,

@@ -5,7 +5,7 @@ import { type Stack, startStack } from "../../support/stack.js";
 import { until } from "../../support/until.js";
 import { updatesRequest } from "../../support/update-requests.js";
 import { allocate, call, iouCommitter, userFor, wildcard } from "../ledger-client.js";
-import { type WatchedSocket, watchedSocket } from "./watched-socket.js";
+import { updateIds, type WatchedSocket, watchedSocket } from "./watched-socket.js";
 
 const RECHECK_MS = 1_000;
 /** Room for a loaded machine on top of Canton's staleness bound (twice the re-check interval). */
@@ -66,8 +66,6 @@ describe("fail closed: a revoked reader opening socket after socket on a shared 
     () => alice,
     "shared-yes",
   );
-  const updateIds = (socket: WatchedSocket) =>
-    socket.elements().map((frame) => frame.update?.Transaction?.value?.updateId as string | undefined);
   const shared = () => gatewayMetric(stack.url, "ledger_gateway_fanout_shared_admissions_total");
 
   it("hands no one a yes younger than the ledger's: every socket of carol's ends, nothing late reaches her", {

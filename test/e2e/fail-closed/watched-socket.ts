@@ -72,3 +72,7 @@ export function watchedSocket(
     toString: () => JSON.stringify({ closed: closedWith, frames }).slice(0, 4000),
   };
 }
+
+/** The update ids of the transactions a socket was sent, in order. */
+export const updateIds = (socket: WatchedSocket): (string | undefined)[] =>
+  socket.elements().map((frame) => frame.update?.Transaction?.value?.updateId as string | undefined);
