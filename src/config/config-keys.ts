@@ -156,7 +156,7 @@ export const CONFIG_KEYS = {
   "websocket-config.stream-authorization-recheck-interval": {
     type: { kind: "duration" },
     default: "5s",
-    doc: "how often the ledger is asked again whether each stream subscriber's token (WebSocket, NDJSON, SSE) may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); an element goes out only while the ledger's latest yes is at most twice this old; refused, or unanswered for twice this long: STALE_STREAM_AUTHORIZATION (docs/security.md); 0s: admission and expiry only",
+    doc: "how often the ledger is asked again whether each stream subscriber's token (WebSocket, NDJSON, SSE) may still read its stream (Canton's user-management cache-expiry-after-write-in-seconds, 5 s); an element goes out only while the ledger's latest yes is at most twice this old; refused, or unanswered for twice this long: STALE_STREAM_AUTHORIZATION (docs/security.md); 0s: admission and expiry only. Also how long an admission's yes is shared with the same token's next upgrades and joins of the same request and offset (docs/security.md, shared-yes); 0s: only while in flight",
   },
   "websocket-config.token-renewals-per-minute": {
     type: int(1, 600),
