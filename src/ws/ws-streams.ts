@@ -599,9 +599,9 @@ const ADMITTED_UNASKED: Admission = { refused: false, askedAt: undefined };
  * answer (a browser: the refusal on the socket, see refusal-close.ts): the gateway's own token
  * check first (when configured), then the caps (limits.*: past one, admitted here and the socket
  * is refused on itself), then the ledger's admission: one question for the upgrades of a token in
- * flight together, none for a token the worker holds for an open stream whose admission the
- * ledger answered yes within the re-check interval (as Canton's own user cache, whose expiry that
- * interval is, would answer it). What the caller may read is the stream's own call, after the
+ * flight together, none for a token the worker holds for an open socket whose admission the
+ * ledger answered yes within the re-check interval (as Canton's own user cache would: the
+ * interval's default is its expiry). What the caller may read is the stream's own call, after the
  * query: its admission is never shared by a token of another's.
  */
 async function admission(
@@ -629,7 +629,7 @@ async function admission(
 }
 
 /**
- * Whether the worker holds `caller`'s token for an open stream, accepted by the ledger on a
+ * Whether the worker holds `caller`'s token for an open socket, accepted by the ledger on a
  * question asked within `withinMs` (0: never), and the token has not expired.
  */
 function freshlyAccepted(
