@@ -13,10 +13,11 @@ import { decodeTokenClaims, type TokenClaims } from "./bearer-token.js";
  *
  * A held token may also be known as accepted by the ledger (`accept`): a WebSocket's at its
  * upgrade, a renewal's at the ledger's yes, any other once the ledger was asked about it at a
- * stream claim (see chargedStreamSlots). Its subject is then its sender's, which the stream budget charges its
- * claims to; and where the question's time is known (a WebSocket's admission), an upgrade of the
- * token within the re-check interval of it needs no question of its own (ws-streams). That too
- * goes with the last holder: a later request on the token is asked again.
+ * stream claim (see chargedStreamSlots). Its subject is then its sender's, which the stream
+ * budget charges its claims to; and where the question's time is known (a WebSocket's
+ * admission), an upgrade of the token within the re-check interval of it needs no question of
+ * its own (ws-streams). That too goes with the last holder: a later request on the token is
+ * asked again.
  */
 export class HeldTokens {
   readonly #held = new Map<string, Held>();

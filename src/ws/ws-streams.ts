@@ -221,13 +221,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
     const data = ws.getUserData();
     if (data.session !== undefined) return data.session;
     deadlines.delete(ws);
-    // The worker's one copy of the token, for the socket and its session to keep (see shared()).
-    const token = data.token === undefined ? undefined : tokens.shared(data.token);
-    data.token = token;
     // One shape for every session's options (no conditional spreads).
     data.session = new StreamSession(ws, {
       endpoint: data.endpoint,
-      token,
+      // Already the worker's one copy of the token, held since its admission.
+      token: data.token,
       tokenHold: data.hold,
       compressed: data.compressed,
       trace: data.trace,
