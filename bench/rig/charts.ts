@@ -84,6 +84,8 @@ export function localCharts(r: Wave2Result): [name: string, svg: string][] {
 /** Issue 39's targets: CPU per start of one token's crowd, and the established p99 in a storm. */
 const STORM_CPU_TARGET_MICROS = 100;
 const STORM_P99_TARGET_MS = 100;
+/** Issue 39's title: a start at most twice what bare uWebSockets.js costs (one token's crowd). */
+const STORM_TIMES_BARE_TARGET = 2;
 
 /** The storm scenario's charts: CPU per start, and the established subscribers' p99, per crowd. */
 export function stormCharts(storm: StormResult): [name: string, svg: string][] {
@@ -99,6 +101,20 @@ export function stormCharts(storm: StormResult): [name: string, svg: string][] {
         target: {
           value: STORM_CPU_TARGET_MICROS,
           label: `issue 39: <= ${STORM_CPU_TARGET_MICROS} µs (one token)`,
+        },
+      }),
+    ],
+    [
+      "storm-times-bare",
+      barChartSvg({
+        title: "Reconnect storm: gateway CPU per start / bare uWebSockets.js's, same crowd",
+        unit: "times bare uWS (measured right after each storm)",
+        bars: storm.points
+          .filter((p) => p.timesBare !== undefined)
+          .map((p) => ({ label: label(p), value: p.timesBare as number })),
+        target: {
+          value: STORM_TIMES_BARE_TARGET,
+          label: `issue 39: <= ${STORM_TIMES_BARE_TARGET}x (one token)`,
         },
       }),
     ],

@@ -61,6 +61,8 @@ export function localFigures(r: LocalResult): Record<string, Figure> {
   for (const p of r.storm?.points ?? []) {
     const at = `storm.n${p.subscribers}-k${p.tokens}-q${p.queries}${p.round === "warm" ? ".warm" : ""}`;
     put(`${at}.cpu-per-start`, p.gatewayCpuMicrosPerStart, "µs");
+    if (p.bare !== undefined) put(`${at}.bare-cpu-per-start`, p.bare.cpuMicrosPerStart, "µs");
+    if (p.timesBare !== undefined) put(`${at}.times-bare`, p.timesBare, "x");
     put(`${at}.calls-per-start`, p.ledgerCallsPerStart, "");
     put(`${at}.first-all`, p.firstAllSeconds * 1000, "ms");
     put(`${at}.established-p99`, p.established.during.p99, "ms");

@@ -107,8 +107,10 @@ an HTML report beside it, and SVG charts of the fan-out, idle and workers scenar
                           once, per crowd of --storm-crowds KxQ (K tokens, Q queries, up to 4), against a
                           fresh one-worker gateway (--storm-upgrades-per-second sets its
                           websocket-config.upgrades-per-second) while --storm-established subscribers
-                          stream a tick every --storm-tick-ms; figures storm.n1000-k1-q1.cpu-per-start (µs),
-                          ...calls-per-start, ...first-all (s), ...established-p99 (ms); the crowd's process runs
+                          stream a tick every --storm-tick-ms; after each storm the same crowd against bare
+                          uWebSockets.js answering with the gateway's frames (bench/lib/bare-storm-server.ts);
+                          figures storm.n1000-k1-q1.cpu-per-start (µs), ...bare-cpu-per-start (µs),
+                          ...times-bare (x), ...calls-per-start, ...first-all (s), ...established-p99 (ms); the crowd's process runs
                           at --storm-crowd-nice (a crowd's clients are other machines: its CPU here should not
                           delay the established subscribers' process on the same cores; 0 to share them evenly)
   --gateway-cpus LIST     workers-scaling: taskset CPU lists; by default, on 12 cores or more, the gateway

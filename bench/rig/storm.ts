@@ -5,7 +5,14 @@ import type { LocalBench } from "./ledger.js";
 import type { StormResult } from "./result.js";
 import { allocateParty } from "./scenarios/fairness.js";
 import { updatesRequest } from "./scenarios/fanout.js";
-import { STORM_QUERY_FORMS, startTicker, stormPoint, stormQueries } from "./scenarios/storm.js";
+import {
+  bareStorm,
+  firstFrames,
+  STORM_QUERY_FORMS,
+  startTicker,
+  stormPoint,
+  stormQueries,
+} from "./scenarios/storm.js";
 
 /** Ticks in the storm's ledger: the crowd's first element exists, its history is short. */
 const PRELOADED = 3;
@@ -54,6 +61,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
           established: startBenchClient(true, "bench/lib/storm-client"),
           storm: startBenchClient(true, "bench/lib/storm-client"),
         };
+        const bareServer = startBenchClient(true, "bench/lib/bare-storm-server");
         // The crowd's clients are other machines in a real storm: here, on the same cores, its
         // process yields to the established subscribers' (whose receipt times are the figure).
         const crowdPid = clients.storm.child.pid;
@@ -93,10 +101,17 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
             queries: stormQueries(party, Math.min(crowd.queries, STORM_QUERY_FORMS)),
             upgradesPerSecond: o.stormUpgradesPerSecond ?? 0,
           };
+          // The bare reference answers every query with the first query's frames, as the gateway sent them.
+          bareServer.send({ kind: "serve", frames: await firstFrames(url, owner(0), shape.queries[0]) });
+          const bare = {
+            port: (await bareServer.next<{ port: number }>()).port,
+            pid: bareServer.child.pid as number,
+          };
           say(
             `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): 200 sockets to load the gateway's modules ...`,
           );
           await stormPoint(clients, under, { ...shape, subscribers: 200 }, o.stormEstablished, "cold");
+          await bareStorm(clients.storm, bare, { ...shape, subscribers: 200 });
           for (const round of ["cold", "warm"] as const) {
             const point = await stormPoint(
               clients,
@@ -105,9 +120,15 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
               o.stormEstablished,
               round,
             );
+            // The reference right after, on the same crowd: within seconds, the machine as fast.
+            point.bare = await bareStorm(clients.storm, bare, { ...shape, subscribers: n });
+            // A crowd too small for /proc's 10 ms ticks may read 0: no ratio then.
+            if (point.bare.cpuMicrosPerStart > 0)
+              point.timesBare =
+                Math.round((100 * point.gatewayCpuMicrosPerStart) / point.bare.cpuMicrosPerStart) / 100;
             say(
               `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies), ${round}: ${point.gatewayCpuMicrosPerStart} µs gateway CPU per start ` +
-                `(${point.grossCpuMicrosPerStart} gross), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)}, ` +
+                `(${point.grossCpuMicrosPerStart} gross; bare uWS ${point.bare.cpuMicrosPerStart}: ${point.timesBare ?? "-"}x), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)}, ` +
                 `all first elements after ${point.firstAllSeconds} s (p50 ${point.p50FirstSeconds} s), ${point.failed} failed${point.failures ? ` ${JSON.stringify(point.failures)}` : ""}${point.lostInCork ? ` (${point.lostInCork} lost in their corked upgrade)` : ""}, ` +
                 `${point.refused} refused 503; established p50/p99 ${point.established.during.p50}/${point.established.during.p99} ms ` +
                 `(before ${point.established.before.p50}/${point.established.before.p99} ms, ${point.established.during.count} samples), ` +
@@ -118,6 +139,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
         } finally {
           await clients.storm.stop();
           await clients.established.stop();
+          await bareServer.stop();
           await gateway.stop();
         }
       }

@@ -171,6 +171,8 @@ function printStorm(storm: StormResult): void {
         `N=${p.subscribers} K=${p.tokens} Q=${p.queries} ${p.round ?? "cold"}`,
         {
           "CPU µs/start": p.gatewayCpuMicrosPerStart,
+          "bare uWS µs/start": p.bare?.cpuMicrosPerStart ?? "",
+          "x bare": p.timesBare ?? "",
           "ledger calls/start": p.ledgerCallsPerStart,
           "all first (s)": p.firstAllSeconds,
           failed: p.failed,

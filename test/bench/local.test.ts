@@ -443,6 +443,9 @@ describe("load.js local --scenario storm: a reconnect storm against established 
       assert.ok(point.established.during.p99 >= point.established.during.p50);
       // The gateway's own stalls over the storm, read from its /metrics.
       assert.ok((point.gatewayLoopLagMaxMs ?? 0) > 0, JSON.stringify(point));
+      // The same crowd against bare uWS right after: every socket had its first frame there too.
+      assert.ok(point.bare !== undefined && point.bare.failed === 0, JSON.stringify(point));
+      assert.ok(point.bare.firstAllSeconds > 0, JSON.stringify(point));
     }
   });
 });

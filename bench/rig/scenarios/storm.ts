@@ -1,3 +1,4 @@
+import WebSocket from "ws";
 import { SAMPLE_PACKAGE_ID } from "../../../src/sandbox/sample-package/index.js";
 import { DirectLedger } from "../../lib/grpc-direct.js";
 import { processCpuSeconds } from "../../lib/proc-stats.js";
@@ -51,6 +52,15 @@ export interface StormPoint {
   gatewayCpuMicrosPerStart: number;
   /** The same, the window's whole CPU (the established load's share included). */
   grossCpuMicrosPerStart: number;
+  /**
+   * What bare uWebSockets.js spends per start on the same crowd (bench/lib/bare-storm-server.ts:
+   * the upgrade corked after an asynchronous step, the gateway's first frames corked in answer
+   * to the query), measured right after this storm: the reference issue 39's target is a
+   * multiple of. Absent in results before it was measured.
+   */
+  bare?: { cpuMicrosPerStart: number; firstAllSeconds: number; failed: number };
+  /** gatewayCpuMicrosPerStart / bare.cpuMicrosPerStart: the machine's speed divided out. */
+  timesBare?: number;
   /** Every gRPC call the gateway made to the ledger over the window, by method. */
   ledgerCalls: Record<string, number>;
   ledgerCallsPerStart: number;
@@ -139,6 +149,60 @@ export function startTicker(sandboxPort: number, token: string, party: string, e
       clearInterval(timer);
       direct.close();
     },
+  };
+}
+
+/**
+ * The frames the gateway answers a crowd's query with, as a subscriber receives them: every frame
+ * until `settleMs` after the first (the crowd reads its few elements and nothing more). What the
+ * bare reference answers each query with.
+ */
+export function firstFrames(url: string, token: string, request: unknown, settleMs = 500): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`], { perMessageDeflate: false });
+    const frames: string[] = [];
+    socket.once("open", () => socket.send(JSON.stringify(request)));
+    socket.on("message", (data: Buffer) => {
+      if (frames.push(data.toString("utf8")) === 1)
+        setTimeout(() => {
+          socket.close(1000);
+          resolve(frames);
+        }, settleMs);
+    });
+    socket.once("error", reject);
+    socket.once("close", (code) => {
+      if (frames.length === 0)
+        reject(new Error(`the gateway closed the query's socket (${code}) before a frame`));
+    });
+  });
+}
+
+/**
+ * The same storm against the bare reference (port, pid): its CPU per start over the window until
+ * every socket had its first frame, measured as the gateway's is (the sockets close after it).
+ */
+export async function bareStorm(
+  client: BenchClient,
+  bare: { port: number; pid: number },
+  shape: StormShape,
+): Promise<NonNullable<StormPoint["bare"]>> {
+  await sleep(250);
+  const cpuBefore = processCpuSeconds(bare.pid);
+  client.send({
+    kind: "storm",
+    url: `ws://127.0.0.1:${bare.port}/v2/updates`,
+    tokens: shape.tokens,
+    requests: shape.queries,
+    n: shape.subscribers,
+  });
+  const answer = await client.next<StormAnswer>();
+  const cpu = processCpuSeconds(bare.pid) - cpuBefore;
+  client.send({ kind: "close" });
+  await client.next();
+  return {
+    cpuMicrosPerStart: round((cpu * 1e6) / shape.subscribers, 1),
+    firstAllSeconds: round(answer.firstAllMs / 1000, 3),
+    failed: answer.failed,
   };
 }
 
