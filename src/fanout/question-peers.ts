@@ -11,6 +11,12 @@ import type { UpstreamSource } from "./subscription.js";
  */
 const KEPT = 4;
 
+/** A question's text, kept once, and the members kept for it. */
+interface Peers {
+  readonly question: string;
+  readonly members: UpstreamSource[];
+}
+
 /**
  * Some subscribers of a worker's shared streams by their admission question (request key, offset
  * and token digest: see SharedStreams): a joiner asking what one of them was answered yes to,
@@ -20,21 +26,29 @@ const KEPT = 4;
  * standing (SubscriberSource.freshYes), never a token or an answer of its own.
  */
 export class QuestionPeers {
-  readonly #peers = new Map<string, UpstreamSource[]>();
+  readonly #peers = new Map<string, Peers>();
 
-  /** A member that joined with `question`: kept, in place of the earliest kept past KEPT. */
-  add(question: string, member: UpstreamSource): void {
+  /**
+   * A member that joined with `question`: kept, in place of the earliest kept past KEPT. Answers
+   * the question's text as kept here, for the member to hold instead of its own copy: a crowd's
+   * members each built the same text (some 400 bytes), and each kept it for as long as it lived.
+   */
+  add(question: string, member: UpstreamSource): string {
     const peers = this.#peers.get(question);
-    if (peers === undefined) this.#peers.set(question, [member]);
-    else if (peers.push(member) > KEPT) peers.shift();
+    if (peers === undefined) {
+      this.#peers.set(question, { question, members: [member] });
+      return question;
+    }
+    if (peers.members.push(member) > KEPT) peers.members.shift();
+    return peers.question;
   }
 
   remove(question: string, member: UpstreamSource): void {
-    const peers = this.#peers.get(question);
-    const at = peers === undefined ? -1 : peers.indexOf(member);
-    if (peers === undefined || at === -1) return;
-    peers.splice(at, 1);
-    if (peers.length === 0) this.#peers.delete(question);
+    const members = this.#peers.get(question)?.members;
+    const at = members === undefined ? -1 : members.indexOf(member);
+    if (members === undefined || at === -1) return;
+    members.splice(at, 1);
+    if (members.length === 0) this.#peers.delete(question);
   }
 
   /**
@@ -42,7 +56,7 @@ export class QuestionPeers {
    * or undefined: the joiner asks.
    */
   freshYes(question: string, token: string | undefined): number | undefined {
-    const peers = this.#peers.get(question);
+    const peers = this.#peers.get(question)?.members;
     if (peers === undefined) return undefined;
     for (let i = peers.length - 1; i >= 0; i -= 1) {
       const at = peers[i]?.freshYes?.(token);

@@ -107,11 +107,11 @@ export class SharedStreams {
       let gone = false;
       const admit = request.share.admit;
       // What it would ask the ledger before joining, and whose fresh yes may answer it.
-      const question = admit === undefined ? undefined : this.#question(request);
+      let question = admit === undefined ? undefined : this.#question(request);
       const join = (admitted: boolean) => {
         if (gone) return;
         this.#streamFor(request, admitted).join(request, subscriber, admitted, seat);
-        if (question !== undefined) this.#peers.add(question, request.source);
+        if (question !== undefined) question = this.#peers.add(question, request.source);
       };
       const running = this.#streams.get(request.share.key);
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.

@@ -56,8 +56,19 @@ function lacksAudience(payload: Record<string, unknown>): boolean {
  * the same `sub` of another provider is another user.
  */
 export function userKey(claims: TokenClaims): string {
-  return JSON.stringify([claims.issuer ?? null, claims.subject ?? null]);
+  let key = userKeys.get(claims);
+  if (key === undefined) {
+    key = JSON.stringify([claims.issuer ?? null, claims.subject ?? null]);
+    userKeys.set(claims, key);
+  }
+  return key;
 }
+
+/**
+ * Each claims' key, made once: a worker's held tokens share one claims object a token, and a
+ * crowd's starts each made and kept a copy of it (in their pace tickets and stream slots).
+ */
+const userKeys = new WeakMap<TokenClaims, string>();
 
 /** When the ledger stops accepting `token` (its `exp`, epoch ms); undefined: none, or not a JWT. */
 export function tokenExpiryMs(token: string | undefined): number | undefined {

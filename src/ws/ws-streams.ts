@@ -214,6 +214,11 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       ? new UpgradePacer(options.pacing.perSecond, options.pacing.maxWaitMs)
       : undefined;
   if (pacer !== undefined) options.metrics?.watchWaitingStarts(() => pacer.waiting);
+  // The worker's one: a closure made in `upgrade` would keep that upgrade's whole scope (its
+  // request's headers, its response, its refusals: some 1.5 KB) for as long as its socket lives.
+  const pacedRefusal = (retryAfterSeconds: number) =>
+    upgradesPacedError(options.pacing.perSecond, retryAfterSeconds);
+  const pacing = pacer && { pacer, refusal: pacedRefusal };
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   const corked = new CorkedUpgrade<SocketData>(options.corkedUpgrades);
   const batches = new UpgradeBatches(UPGRADES_PER_BATCH);
@@ -307,7 +312,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
         (endpoint.availability && options.served?.(endpoint.availability) !== "yes")
       )
         req.setYield(true);
-      else upgrade(res, req, context, endpoint, options, admissions, tokens, pacer, upgradeCorked, batches);
+      else upgrade(res, req, context, endpoint, options, admissions, tokens, pacing, upgradeCorked, batches);
     },
     open: (ws) => {
       if (!corked.handOver(ws)) opened(ws);
@@ -368,6 +373,12 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
   };
 }
 
+/** The worker's pace of stream starts, and the refusal of a turn it cannot make in time. */
+interface Pacing {
+  readonly pacer: UpgradePacer;
+  readonly refusal: (retryAfterSeconds: number) => unknown;
+}
+
 /** Upgrades `res`: corked, then the socket's open work. */
 type UpgradeCorked = (res: HttpResponse, data: SocketData, headers: UpgradeHeaders) => void;
 
@@ -379,7 +390,7 @@ function upgrade(
   options: WsStreamsOptions,
   admissions: SharedAdmissions,
   tokens: HeldTokens,
-  pacer: UpgradePacer | undefined,
+  pacing: Pacing | undefined,
   upgradeCorked: UpgradeCorked,
   batches: UpgradeBatches,
 ): void {
@@ -431,7 +442,7 @@ function upgrade(
   // Before anything the start costs (the ledger's admission, the caps, the upgrade itself): a
   // crowd past what the worker's pace can start within upgrade-max-wait is told when to come
   // back; the rest are upgraded once admitted, and their streams start at the pace.
-  const pace = pacer?.arrive(userKey(auth.claims));
+  const pace = pacing?.pacer.arrive(userKey(auth.claims));
   if (pace?.kind === "refuse") {
     refuseCaller(
       upgradesPacedError(options.pacing.perSecond, pace.retryAfterSeconds),
@@ -522,13 +533,9 @@ function upgrade(
           openedAt: 0,
           ...(hold === undefined ? {} : { releaseQuotas: hold.release }),
           // What a start costs a worker is what the pace bounds: the socket waits for its turn.
-          ...(pace === undefined
+          ...(pace === undefined || pacing === undefined
             ? {}
-            : {
-                turn: new QueuedStartTurn(pace.ticket, (retryAfterSeconds) =>
-                  upgradesPacedError(options.pacing.perSecond, retryAfterSeconds),
-                ),
-              }),
+            : { turn: new QueuedStartTurn(pace.ticket, pacing.refusal) }),
         },
         { key, protocol: auth.protocol, extensions, context },
       );
