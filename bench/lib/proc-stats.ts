@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
 const CLOCK_TICKS = 100;
@@ -12,6 +12,25 @@ export function processCpuSeconds(pid: number): number {
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * CPU seconds (user + system) a process's threads have run so far, to the nanosecond: each
+ * thread's /proc/<pid>/task/<tid>/schedstat (its first field, time on a CPU), summed. Where
+ * processCpuSeconds counts 10 ms ticks, which read a storm of 1,000 bare uWS starts (some 50 ms
+ * in all) to within a fifth. A thread that ended is no longer counted: for processes whose
+ * threads live as long as they do, as Node's do (V8's platform workers, libuv's pool).
+ */
+export function threadsCpuSeconds(pid: number): number {
+  let nanoseconds = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // The thread ended between the listing and the read: what it ran is no longer counted.
+    }
+  }
+  return nanoseconds / 1e9;
 }
 
 /** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */

@@ -1,7 +1,7 @@
 import WebSocket from "ws";
 import { SAMPLE_PACKAGE_ID } from "../../../src/sandbox/sample-package/index.js";
 import { DirectLedger } from "../../lib/grpc-direct.js";
-import { processCpuSeconds } from "../../lib/proc-stats.js";
+import { threadsCpuSeconds } from "../../lib/proc-stats.js";
 import type { BenchClient } from "../../lib/processes.js";
 import { round } from "../../lib/stats.js";
 import type { StormAnswer } from "../../lib/storm-client.js";
@@ -10,7 +10,7 @@ import { type GatewayUnderTest, updatesRequest } from "./fanout.js";
 /**
  * A reconnect storm (issue 39): N WebSockets open the /v2/updates stream from offset 0 at once,
  * as every subscriber of a restarted gateway does, while E established subscribers are already
- * streaming live ticks. It measures what the crowd costs the gateway (CPU per start, from /proc,
+ * streaming live ticks. It measures what the crowd costs the gateway (CPU per start, from each thread's /proc schedstat,
  * less the established load's own rate) and the ledger (calls per start), how long until every
  * newcomer has its first element, and what the storm does to the established subscribers'
  * delivery delay (each live tick carries the time it was submitted, directly to the ledger, in
@@ -187,7 +187,7 @@ export async function bareStorm(
   shape: StormShape,
 ): Promise<NonNullable<StormPoint["bare"]>> {
   await sleep(250);
-  const cpuBefore = processCpuSeconds(bare.pid);
+  const cpuBefore = threadsCpuSeconds(bare.pid);
   client.send({
     kind: "storm",
     url: `ws://127.0.0.1:${bare.port}/v2/updates`,
@@ -196,7 +196,7 @@ export async function bareStorm(
     n: shape.subscribers,
   });
   const answer = await client.next<StormAnswer>();
-  const cpu = processCpuSeconds(bare.pid) - cpuBefore;
+  const cpu = threadsCpuSeconds(bare.pid) - cpuBefore;
   client.send({ kind: "close" });
   await client.next();
   return {
@@ -257,9 +257,9 @@ export async function stormPoint(
 ): Promise<StormPoint> {
   const url = `ws://127.0.0.1:${gateway.port}/v2/updates`;
   const quietFrom = nowMs();
-  const quietCpu = processCpuSeconds(gateway.pid);
+  const quietCpu = threadsCpuSeconds(gateway.pid);
   await sleep(2000);
-  const baselineRate = (processCpuSeconds(gateway.pid) - quietCpu) / ((nowMs() - quietFrom) / 1000);
+  const baselineRate = (threadsCpuSeconds(gateway.pid) - quietCpu) / ((nowMs() - quietFrom) / 1000);
   clients.established.send({ kind: "delays", from: quietFrom, to: nowMs() });
   const before = await clients.established.next<DelayFigures>();
 
@@ -269,7 +269,7 @@ export async function stormPoint(
   const metricsBefore = await gateway.metrics();
   const callsBefore = callsByMethod(metricsBefore);
   await sleep(250);
-  const cpuBefore = processCpuSeconds(gateway.pid);
+  const cpuBefore = threadsCpuSeconds(gateway.pid);
   const from = nowMs();
   clients.storm.send({
     kind: "storm",
@@ -280,7 +280,7 @@ export async function stormPoint(
   });
   const answer = await clients.storm.next<StormAnswer>();
   const to = nowMs();
-  const cpu = processCpuSeconds(gateway.pid) - cpuBefore;
+  const cpu = threadsCpuSeconds(gateway.pid) - cpuBefore;
   clients.established.send({ kind: "delays", from, to });
   const during = await clients.established.next<DelayFigures>();
   // A call is counted when it ends: the probes and admissions have; give the last a moment.
