@@ -4,7 +4,8 @@
  * after another (`--storms`, each closed before the next, after 200 that load the modules), against
  * a one-worker gateway at its default pace, the same gateway unpaced, and the bare reference
  * (bench/lib/bare-storm-server.ts, answering with the gateway's own first frames), a fresh process
- * each, taking turns in rounds. Prints each storm's CPU per start (all threads, /proc schedstat):
+ * each, taking turns in rounds. Prints each storm's CPU per start (all threads, /proc schedstat,
+ * until every socket had its first frame, as the storm scenario measures):
  * the first is a restarted gateway's (V8 compiles the start's code as it goes), the later ones
  * show how much of that a gateway that has seen storms still pays. With `--strace`, then one more
  * storm of each (after 200 and one of N) under `strace -c -f`: system calls per start, by call.
@@ -38,8 +39,11 @@ const queries = stormQueries(sandbox.tickParty, 1);
 const crowd = startBenchClient(true, "bench/lib/storm-client");
 const bareServer = startBenchClient(true, "bench/lib/bare-storm-server");
 
-/** A storm of `size` against `port`, its sockets closed once each had its first frame. */
-async function storm(port: number, size: number): Promise<void> {
+/**
+ * A storm of `size` against `port`; `measured` runs once every socket had its first frame (the
+ * scenario's window ends there), then the sockets are closed.
+ */
+async function storm(port: number, size: number, measured: () => void = () => undefined): Promise<void> {
   crowd.send({
     kind: "storm",
     url: `ws://127.0.0.1:${port}/v2/updates`,
@@ -48,6 +52,7 @@ async function storm(port: number, size: number): Promise<void> {
     n: size,
   });
   await crowd.next();
+  measured();
   crowd.send({ kind: "close" });
   await crowd.next();
 }
@@ -102,8 +107,7 @@ for (let round = 1; round <= rounds; round++) {
         // The last storm's sockets closed: its teardown is not the next one's.
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const before = threadsCpuSeconds(pid);
-        await storm(port, n);
-        micros.push((((threadsCpuSeconds(pid) - before) * 1e6) / n).toFixed(1));
+        await storm(port, n, () => micros.push((((threadsCpuSeconds(pid) - before) * 1e6) / n).toFixed(1)));
       }
       return micros;
     });
