@@ -25,7 +25,14 @@ describe("the bench tools' command lines", () => {
   });
 
   it("every tool a user runs by hand answers --help and a stray flag with its usage line", () => {
-    const tools = ["fanout-send", "sandbox-updates", "micro-transcoder", "value-codec", "slow-reader-closes"];
+    const tools = [
+      "fanout-send",
+      "sandbox-updates",
+      "micro-transcoder",
+      "value-codec",
+      "slow-reader-closes",
+      "storm-reference",
+    ];
     for (const name of tools) {
       const help = tool(`micro/${name}.ts`, "--help");
       assert.equal(help.status, 0, `${name} --help: ${help.stderr}`);
