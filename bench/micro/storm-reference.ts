@@ -19,9 +19,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
-import { threadsCpuSeconds } from "../lib/proc-stats.js";
 import { startBenchClient, startGatewayProcess, startSandboxProcess } from "../lib/processes.js";
-import { firstFrames, stormQueries } from "../rig/scenarios/storm.js";
+import { firstFrames, measuredStorm, stormQueries } from "../rig/scenarios/storm.js";
 
 const { values } = commandLine("micro/storm-reference.js", {
   subscribers: { type: "string", default: "5000" },
@@ -39,27 +38,18 @@ const queries = stormQueries(sandbox.tickParty, 1);
 const crowd = startBenchClient(true, "bench/lib/storm-client");
 const bareServer = startBenchClient(true, "bench/lib/bare-storm-server");
 
-/**
- * A storm of `size` against `port`; `measured` runs once every socket had its first frame (the
- * scenario's window ends there), then the sockets are closed.
- */
-async function storm(port: number, size: number, measured: () => void = () => undefined): Promise<void> {
-  crowd.send({
-    kind: "storm",
-    url: `ws://127.0.0.1:${port}/v2/updates`,
-    tokens: [token],
-    requests: queries,
-    n: size,
-  });
-  await crowd.next();
-  measured();
-  crowd.send({ kind: "close" });
-  await crowd.next();
+/** A storm of `size` against `server`: its CPU per start until every first frame, then closed. */
+const storm = (server: Server, size: number) =>
+  measuredStorm(crowd, server, { subscribers: size, tokens: [token], queries });
+
+interface Server {
+  port: number;
+  pid: number;
 }
 
 interface Target {
   label: string;
-  start(): Promise<{ port: number; pid: number; stop(): Promise<void> }>;
+  start(): Promise<Server & { stop(): Promise<void> }>;
 }
 
 let frames: string[] | undefined;
@@ -89,11 +79,11 @@ const bareTarget: Target = {
 const targets = [...gatewayTargets, bareTarget];
 
 /** Started, 200 sockets that load its modules, then measured by `measure`. */
-async function started<T>(target: Target, measure: (port: number, pid: number) => Promise<T>): Promise<T> {
+async function started<T>(target: Target, measure: (server: Server) => Promise<T>): Promise<T> {
   const running = await target.start();
   try {
-    await storm(running.port, 200);
-    return await measure(running.port, running.pid);
+    await storm(running, 200);
+    return await measure(running);
   } finally {
     await running.stop();
   }
@@ -101,13 +91,12 @@ async function started<T>(target: Target, measure: (port: number, pid: number) =
 
 for (let round = 1; round <= rounds; round++) {
   for (const target of targets) {
-    const figures = await started(target, async (port, pid) => {
-      const micros: string[] = [];
+    const figures = await started(target, async (server) => {
+      const micros: number[] = [];
       for (let i = 0; i < storms; i++) {
         // The last storm's sockets closed: its teardown is not the next one's.
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        const before = threadsCpuSeconds(pid);
-        await storm(port, n, () => micros.push((((threadsCpuSeconds(pid) - before) * 1e6) / n).toFixed(1)));
+        micros.push((await storm(server, n)).cpuMicrosPerStart);
       }
       return micros;
     });
@@ -119,9 +108,9 @@ for (let round = 1; round <= rounds; round++) {
 
 if (values.strace)
   for (const target of targets) {
-    const calls = await started(target, async (port, pid) => {
-      await storm(port, n);
-      const tracer = spawn("strace", ["-c", "-f", "-p", String(pid)], {
+    const calls = await started(target, async (server) => {
+      await storm(server, n);
+      const tracer = spawn("strace", ["-c", "-f", "-p", String(server.pid)], {
         stdio: ["ignore", "ignore", "pipe"],
       });
       tracer.once("error", (error) => {
@@ -134,7 +123,7 @@ if (values.strace)
       });
       // strace attaches to every thread before the storm begins.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      await storm(port, n);
+      await storm(server, n);
       tracer.kill("SIGINT");
       await once(tracer, "exit");
       return summary;

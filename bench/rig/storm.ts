@@ -6,8 +6,8 @@ import type { StormResult } from "./result.js";
 import { allocateParty } from "./scenarios/fairness.js";
 import { updatesRequest } from "./scenarios/fanout.js";
 import {
-  bareStorm,
   firstFrames,
+  measuredStorm,
   STORM_QUERY_FORMS,
   startTicker,
   stormPoint,
@@ -111,7 +111,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
             `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): 200 sockets to load the gateway's modules ...`,
           );
           await stormPoint(clients, under, { ...shape, subscribers: 200 }, o.stormEstablished, "cold");
-          await bareStorm(clients.storm, bare, { ...shape, subscribers: 200 });
+          await measuredStorm(clients.storm, bare, { ...shape, subscribers: 200 });
           for (const round of ["cold", "warm"] as const) {
             const point = await stormPoint(
               clients,
@@ -121,7 +121,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
               round,
             );
             // The reference right after, on the same crowd: within seconds, the machine as fast.
-            point.bare = await bareStorm(clients.storm, bare, { ...shape, subscribers: n });
+            point.bare = await measuredStorm(clients.storm, bare, { ...shape, subscribers: n });
             // A crowd too small for /proc's 10 ms ticks may read 0: no ratio then.
             if (point.bare.cpuMicrosPerStart > 0)
               point.timesBare =

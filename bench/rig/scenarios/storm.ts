@@ -178,25 +178,26 @@ export function firstFrames(url: string, token: string, request: unknown, settle
 }
 
 /**
- * The same storm against the bare reference (port, pid): its CPU per start over the window until
- * every socket had its first frame, measured as the gateway's is (the sockets close after it).
+ * A storm against a server process (port, pid) with no established load to subtract, such as the
+ * bare reference: its CPU per start over the window until every socket had its first frame,
+ * measured as the gateway's is (the sockets close after it).
  */
-export async function bareStorm(
+export async function measuredStorm(
   client: BenchClient,
-  bare: { port: number; pid: number },
-  shape: StormShape,
+  server: { port: number; pid: number },
+  shape: Pick<StormShape, "subscribers" | "tokens" | "queries">,
 ): Promise<NonNullable<StormPoint["bare"]>> {
   await sleep(250);
-  const cpuBefore = threadsCpuSeconds(bare.pid);
+  const cpuBefore = threadsCpuSeconds(server.pid);
   client.send({
     kind: "storm",
-    url: `ws://127.0.0.1:${bare.port}/v2/updates`,
+    url: `ws://127.0.0.1:${server.port}/v2/updates`,
     tokens: shape.tokens,
     requests: shape.queries,
     n: shape.subscribers,
   });
   const answer = await client.next<StormAnswer>();
-  const cpu = threadsCpuSeconds(bare.pid) - cpuBefore;
+  const cpu = threadsCpuSeconds(server.pid) - cpuBefore;
   client.send({ kind: "close" });
   await client.next();
   return {
