@@ -13,7 +13,7 @@
  * - allocated per start: the sampling heap profiler over the crowd's start (objects GC collected
  *   included), / N, and by allocating function (sampled: a few % between runs).
  *
- *   npm run -s build && nice -n 19 node dist/bench/micro/subscriber-memory.js [--subscribers 2000] [--top 40]
+ *   npm run -s build && nice -n 19 node dist/bench/micro/subscriber-memory.js [--subscribers 2000] [--top 40] [--shapes]
  *
  * Compiled, so that the gateway is too (bench/lib/processes.ts runs it as this tool runs): under
  * tsx every function carries a name property of esbuild's, some 5 KB a subscriber more.
@@ -30,6 +30,7 @@ import { stormQueries } from "../rig/scenarios/storm.js";
 const { values } = commandLine("micro/subscriber-memory.js", {
   subscribers: { type: "string", default: "2000" },
   top: { type: "string", default: "40" },
+  shapes: { type: "boolean" },
 });
 const N = Number(values.subscribers);
 const TOP = Number(values.top);
@@ -109,10 +110,12 @@ interface HeapSnapshot {
       node_fields: string[];
       node_types: [string[]];
       edge_fields: string[];
+      edge_types: [string[]];
       location_fields: string[];
     };
   };
   nodes: number[];
+  edges: number[];
   strings: string[];
   locations: number[];
 }
@@ -126,11 +129,30 @@ function idsOf(heap: HeapSnapshot): Set<number> {
   return ids;
 }
 
-/** The objects of `after` not in `before`, by kind and name (closures by script id and line): [count, bytes]. */
-function newObjects(before: Set<number>, after: HeapSnapshot): Map<string, [number, number]> {
+/**
+ * The objects of `after` not in `before`, by kind and name (closures by script id and line):
+ * [count, bytes]. With `shapes`, plain objects and contexts also by the names they hold (their
+ * properties, their variables): which scope or options object a subscriber keeps.
+ */
+function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): Map<string, [number, number]> {
   const { meta } = after.snapshot;
   const width = meta.node_fields.length;
-  const [type, name, id, size] = ["type", "name", "id", "self_size"].map((f) => meta.node_fields.indexOf(f));
+  const [type, name, id, size, edgeCount] = ["type", "name", "id", "self_size", "edge_count"].map((f) =>
+    meta.node_fields.indexOf(f),
+  );
+  const edgeWidth = meta.edge_fields.length;
+  const [edgeType, edgeName] = ["type", "name_or_index"].map((f) => meta.edge_fields.indexOf(f));
+  const edgeKinds = meta.edge_types[0];
+  /** The names an object holds (properties, or a context's variables), sorted: its shape. */
+  const shapeOf = (firstEdge: number, count: number): string => {
+    const names: string[] = [];
+    for (let e = firstEdge; e < firstEdge + count * edgeWidth; e += edgeWidth) {
+      const kind = edgeKinds[after.edges[e + (edgeType as number)] as number];
+      if (kind === "property" || kind === "context")
+        names.push(after.strings[after.edges[e + (edgeName as number)] as number] as string);
+    }
+    return `{${names.sort().join(",").slice(0, 120)}}`;
+  };
   const lines = new Map<number, string>();
   const locationWidth = meta.location_fields.length;
   for (let i = 0; i < after.locations.length; i += locationWidth)
@@ -140,16 +162,21 @@ function newObjects(before: Set<number>, after: HeapSnapshot): Map<string, [numb
     );
   const kinds = meta.node_types[0];
   const found = new Map<string, [number, number]>();
+  let firstEdge = 0;
   for (let i = 0; i < after.nodes.length; i += width) {
+    const edges = after.nodes[i + (edgeCount as number)] as number;
+    const edgesFrom = firstEdge;
+    firstEdge += edges * edgeWidth;
     if (before.has(after.nodes[i + (id as number)] as number)) continue;
     const kind = kinds[after.nodes[i + (type as number)] as number] as string;
     const named = after.strings[after.nodes[i + (name as number)] as number] as string;
+    const shaped = shapes && (named === "Object" || named === "system / Context");
     const key =
       kind === "closure"
         ? `closure ${named || "(anonymous)"} (${lines.get(i) ?? "?"})`
         : kind.includes("string")
           ? kind
-          : `${kind} ${named.slice(0, 60)}`;
+          : `${kind} ${named.slice(0, 60)}${shaped ? ` ${shapeOf(edgesFrom, edges)}` : ""}`;
     const entry = found.get(key) ?? [0, 0];
     entry[0] += 1;
     entry[1] += after.nodes[i + (size as number)] as number;
@@ -214,7 +241,7 @@ try {
   const { profile } = await inspector.call<{ profile: { head: SamplingNode } }>("HeapProfiler.stopSampling");
   await sleep(1000);
   const usedAfter = await inspector.heapUsedAfterGc();
-  const found = newObjects(before, await inspector.snapshot());
+  const found = newObjects(before, await inspector.snapshot(), values.shapes === true);
   const allocations = allocationsByFunction(profile.head);
 
   let count = 0;

@@ -53,19 +53,29 @@ export interface SocketSinkOptions {
    * came as bytes: only on a disconnect, never per element).
    */
   offsetOf?: (element: string) => string | number | undefined;
-  /**
-   * Element frames that left the gateway (uWS's buffer), and their bytes: counted when the
-   * socket took them, not when they were queued in user space, where a cut connection loses them.
-   */
-  onSent?: (elements: number, bytes: number) => void;
-  /** Demand went false: a backpressure pause. */
-  onPause?: () => void;
-  onSlowConsumer?: (cause: SlowConsumerCause) => void;
+  /** Told what happens on the socket; absent: no one listens. */
+  events?: SinkEvents;
   /**
    * The socket negotiated permessage-deflate: a frame is smaller on the wire than its text, so
    * what left uWS's buffer is counted in the bytes each send added to it.
    */
   compressed?: boolean;
+}
+
+/**
+ * What a sink tells its stream: methods of one object (the stream's session), where a closure
+ * each cost every subscriber of a crowd some 300 bytes with their scope.
+ */
+export interface SinkEvents {
+  /**
+   * Element frames that left the gateway (uWS's buffer), and their bytes: counted when the
+   * socket took them, not when they were queued in user space, where a cut connection loses them.
+   */
+  elementsSent(elements: number, bytes: number): void;
+  /** Demand went false: a backpressure pause. */
+  paused(): void;
+  /** The client is disconnected as a slow consumer, for `cause`; its last frame follows. */
+  slowConsumer(cause: SlowConsumerCause): void;
 }
 
 /** Where a subscriber stands in its stream, as a fan-out's shared stream knows it. */
@@ -98,6 +108,33 @@ const COMPLETE = Symbol("complete");
 type Item = Uint8Array | string | OwnFrame | ResumableEnd | typeof COMPLETE;
 
 /**
+ * Arrays a sink needs only while it has frames to write or bytes in uWS's buffer: taken when its
+ * first frame comes, given back once all left (its queue at each flush, its bookkeeping when
+ * uWS's buffer is empty). Nearly every subscriber of a crowd is idle between elements, and four
+ * arrays of its own, grown by its first flush, were some 600 bytes of each one's heap (what every
+ * garbage collection of a reconnect storm marks or copies). A busy socket takes and gives back
+ * the same array each turn, allocating nothing. Per thread (each worker has its own).
+ */
+class ArrayPool<T> {
+  readonly #free: T[][] = [];
+
+  take(): T[] {
+    return this.#free.pop() ?? [];
+  }
+
+  /** Given back, its slots of elements already cleared by the caller (it keeps no frame alive). */
+  giveBack(array: T[]): void {
+    // A few are enough (flushes run one at a time); a huge one (a replay's backlog) goes to the GC.
+    if (this.#free.length < POOLED_ARRAYS && array.length <= POOLED_LENGTH) this.#free.push(array);
+  }
+}
+
+const POOLED_ARRAYS = 64;
+const POOLED_LENGTH = 4096;
+const queues = new ArrayPool<Item | undefined>();
+const ledgers = new ArrayPool<number>();
+
+/**
  * The WebSocket end of the stream pipeline. Frames are batched per event-loop turn and sent in
  * one corked write; `send()`'s status and the buffered amount are read after every frame:
  * - above the high-water mark `demand$` goes false, which pauses the gRPC call, and true again
@@ -122,13 +159,13 @@ export class SocketSink {
   readonly #options: SocketSinkOptions;
   readonly #gate: DemandGate;
   /**
-   * Frames for the turn's flush, the first `#queued` of the array: the array is kept (its slots
-   * cleared once sent) and swapped with `#spare` at each flush, so that a busy socket's frames
-   * allocate no array per turn (a replay crowd's sockets take some 200 frames a turn each).
+   * Frames for the turn's flush, the first `#queued` of the array: taken from the pool at the
+   * first, given back (its slots cleared) once sent, so that a busy socket's frames allocate no
+   * array per turn (a replay crowd's sockets take some 200 frames a turn each), and an idle one
+   * holds none.
    */
-  #queue: (Item | undefined)[] = [];
+  #queue: (Item | undefined)[] | undefined;
   #queued = 0;
-  #spare: (Item | undefined)[] = [];
   #flushScheduled = false;
   /** The socket is gone or being ended by us: nothing may touch it any more. */
   #closed = false;
@@ -144,12 +181,14 @@ export class SocketSink {
   #sent = 0;
   #sentBytes = 0;
   #written = 0;
-  /** Per element handed to uWS and maybe still in its buffer: where it ends in #written, and in #sentBytes. */
-  #ends: number[] = [];
-  #byteEnds: number[] = [];
   /**
-   * Entries of #ends before `#head` have left the gateway; those from `#tail` on are stale (the
-   * arrays are overwritten from the start once all left, not emptied: no regrowth per flush).
+   * Per element handed to uWS and maybe still in its buffer, two numbers: where it ends in
+   * #written, and in #sentBytes. From the pool while uWS's buffer holds any; none once it is empty.
+   */
+  #ends: number[] | undefined;
+  /**
+   * Elements of #ends before `#head` have left the gateway; those from `#tail` on are stale (the
+   * array is overwritten from the start once all left, not emptied: no regrowth per flush).
    */
   #head = 0;
   #tail = 0;
@@ -191,8 +230,9 @@ export class SocketSink {
   lag(): SubscriberLag {
     if (this.#closed) return { bytes: 0 };
     let bytes = this.#socket.getBufferedAmount();
+    const queue = this.#queue ?? [];
     for (let i = 0; i < this.#queued; i += 1) {
-      const item = this.#queue[i];
+      const item = queue[i];
       if (typeof item === "string") bytes += Buffer.byteLength(item);
       else if (item instanceof Uint8Array) bytes += item.byteLength;
     }
@@ -247,9 +287,9 @@ export class SocketSink {
   endNow(body: JsCantonError, code: number, what: string): void {
     if (this.#closed) return;
     if (this.#closing === undefined) {
-      const items = [...(this.#queue.slice(0, this.#queued) as Item[]), new ResumableEnd(body, code, what)];
-      this.#queue = [];
-      this.#queued = 0;
+      const queued = (this.#queue?.slice(0, this.#queued) ?? []) as Item[];
+      const items = [...queued, new ResumableEnd(body, code, what)];
+      this.#releaseQueue();
       this.#socket.cork(() => {
         for (const item of items) {
           this.#sendItem(item);
@@ -279,14 +319,15 @@ export class SocketSink {
   /** uWS `close`: the socket is gone, whoever closed it. */
   socketClosed(): void {
     this.#closed = true;
-    this.#queue = [];
-    this.#queued = 0;
+    this.#releaseQueue();
+    this.#releaseEnds();
     this.#clearDeadline();
     this.#gate.close();
   }
 
   #enqueue(item: Item): void {
     if (this.#closed || this.#closing !== undefined) return;
+    this.#queue ??= queues.take();
     this.#queue[this.#queued++] = item;
     if (this.#flushScheduled) {
       // Already waiting for its flush: every 32nd frame of such sinks looks at the clock.
@@ -348,11 +389,11 @@ export class SocketSink {
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#closed) return;
     const items = this.#queue;
+    if (this.#closed || items === undefined) return;
     const count = this.#queued;
-    // What the sends lead to enqueue goes to the next flush.
-    this.#queue = this.#spare;
+    // What the sends lead to enqueue goes to the next flush, in an array of its own.
+    this.#queue = undefined;
     this.#queued = 0;
     this.#level = this.#socket.getBufferedAmount();
     this.#socket.cork(() => {
@@ -362,7 +403,7 @@ export class SocketSink {
       }
     });
     items.fill(undefined, 0, count);
-    this.#spare = items;
+    queues.giveBack(items);
     this.#afterWrites();
   }
 
@@ -401,25 +442,24 @@ export class SocketSink {
     if (level === 0) {
       this.#delivered = this.#sent;
       this.#bytes = this.#sentBytes;
-      this.#head = 0;
-      this.#tail = 0;
-    } else {
+      this.#releaseEnds();
+    } else if (this.#ends !== undefined) {
+      const ends = this.#ends;
       const written = this.#written - level;
       const from = this.#head;
-      while (this.#head < this.#tail && (this.#ends[this.#head] as number) <= written) this.#head++;
+      while (this.#head < this.#tail && (ends[2 * this.#head] as number) <= written) this.#head++;
       if (this.#head > from) {
         this.#delivered += this.#head - from;
-        this.#bytes = this.#byteEnds[this.#head - 1] as number;
+        this.#bytes = ends[2 * this.#head - 1] as number;
       }
       if (this.#head > 1024 && this.#head * 2 > this.#tail) {
-        this.#ends.copyWithin(0, this.#head, this.#tail);
-        this.#byteEnds.copyWithin(0, this.#head, this.#tail);
+        ends.copyWithin(0, 2 * this.#head, 2 * this.#tail);
         this.#tail -= this.#head;
         this.#head = 0;
       }
     }
     if (this.#delivered > before.delivered) {
-      this.#options.onSent?.(this.#delivered - before.delivered, this.#bytes - before.bytes);
+      this.#options.events?.elementsSent(this.#delivered - before.delivered, this.#bytes - before.bytes);
     }
   }
 
@@ -463,8 +503,10 @@ export class SocketSink {
     this.#sent += 1;
     this.#sentBytes += bytes;
     this.#written += this.#wireBytes(bytes, before);
-    this.#ends[this.#tail] = this.#written;
-    this.#byteEnds[this.#tail] = this.#sentBytes;
+    this.#ends ??= ledgers.take();
+    const ends = this.#ends;
+    ends[2 * this.#tail] = this.#written;
+    ends[2 * this.#tail + 1] = this.#sentBytes;
     this.#tail += 1;
     this.#lastElement = item;
     // Per element, the buffered amount is read only when the send added to it (two native calls
@@ -494,7 +536,7 @@ export class SocketSink {
     const wasReady = this.#gate.ready;
     const ready = this.#gate.update(level);
     if (wasReady && !ready) {
-      this.#options.onPause?.();
+      this.#options.events?.paused();
       this.#armDeadline();
     } else if (ready && this.#closing === undefined) {
       this.#clearDeadline();
@@ -506,7 +548,7 @@ export class SocketSink {
    * it names are those of elements the client has read when it reads this frame.
    */
   #slowConsumer(cause: SlowConsumerCause): void {
-    this.#options.onSlowConsumer?.(cause);
+    this.#options.events?.slowConsumer(cause);
     const offset = this.#resumeOffset();
     // The socket keeps headroom above the hard limit (see ws-streams.ts) for this last frame.
     this.#sendText(
@@ -539,6 +581,26 @@ export class SocketSink {
     } catch {
       return undefined;
     }
+  }
+
+  /** The queue's array back to the pool, its frames dropped (sent, or the socket is gone). */
+  #releaseQueue(): void {
+    const queue = this.#queue;
+    this.#queue = undefined;
+    if (queue !== undefined) {
+      queue.fill(undefined, 0, this.#queued);
+      queues.giveBack(queue);
+    }
+    this.#queued = 0;
+  }
+
+  /** Nothing handed to uWS is still in its buffer: the bookkeeping's array back to the pool. */
+  #releaseEnds(): void {
+    const ends = this.#ends;
+    this.#ends = undefined;
+    this.#head = 0;
+    this.#tail = 0;
+    if (ends !== undefined) ledgers.giveBack(ends);
   }
 
   #armDeadline(): void {

@@ -10,7 +10,11 @@ import type { Ticket } from "./upgrade-pacer.js";
  * the refusal, at the query if that comes later.
  */
 export class QueuedStartTurn implements StartTurn {
-  readonly #ticket: Ticket;
+  /**
+   * Its place in the pace until its turn came or was refused; then nothing to give back, and let
+   * go: a crowd's sockets outlive their turns, and each ticket held its pacer's closures.
+   */
+  #ticket: Ticket | undefined;
   readonly #refusal: (retryAfterSeconds: number) => unknown;
   #state: "waiting" | "came" | { readonly refused: unknown } = "waiting";
   #pending: { readonly start: () => void; readonly refused: (error: unknown) => void } | undefined;
@@ -22,7 +26,7 @@ export class QueuedStartTurn implements StartTurn {
 
   /** The socket opened: its turn joins the queue. */
   queue(): void {
-    this.#ticket.release(
+    this.#ticket?.release(
       () => this.#settle("came"),
       (retryAfterSeconds) => this.#settle({ refused: this.#refusal(retryAfterSeconds) }),
     );
@@ -37,11 +41,12 @@ export class QueuedStartTurn implements StartTurn {
   /** The socket closed: a turn not yet come is given back, and nothing starts. Once it came, nothing. */
   giveBack(): void {
     this.#pending = undefined;
-    this.#ticket.abandon();
+    this.#ticket?.abandon();
   }
 
   #settle(state: "came" | { readonly refused: unknown }): void {
     this.#state = state;
+    this.#ticket = undefined;
     const pending = this.#pending;
     this.#pending = undefined;
     if (pending !== undefined) this.wait(pending.start, pending.refused);

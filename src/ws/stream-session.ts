@@ -19,6 +19,7 @@ import {
   renewalBeforeStartError,
   renewalNotSupportedError,
   renewalRefusedFrameText,
+  type SlowConsumerCause,
   type StreamEndReason,
   shuttingDownError,
   traced,
@@ -29,7 +30,7 @@ import type { TraceContext } from "../ledger/trace-context.js";
 import { closeCodeLabel, type GatewayMetrics } from "../metrics/gateway-metrics.js";
 import { Relay } from "../streams/relay.js";
 import { renewalFrame } from "./renewal-frame.js";
-import { type FrameSocket, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
+import { type FrameSocket, type SinkEvents, SocketSink, type SocketSinkOptions } from "./socket-sink.js";
 
 export type SessionLimits = Pick<
   SocketSinkOptions,
@@ -103,7 +104,7 @@ const CLOSE_GOING_AWAY = 1001;
  * open the endpoint with the sink's demand, frame elements and the final error, record how it
  * ended. The uWS handlers in ws-streams.ts only forward their events here.
  */
-export class StreamSession {
+export class StreamSession implements SinkEvents {
   readonly #options: StreamSessionOptions;
   readonly #sink: SocketSink;
   #queried = false;
@@ -131,8 +132,6 @@ export class StreamSession {
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
-    const endpoint = options.endpoint.path;
-    const metrics = options.metrics;
     const { limits } = options;
     // One shape for every session's options (no spreads): the sink reads them on every frame.
     this.#sink = new SocketSink(socket, {
@@ -142,19 +141,33 @@ export class StreamSession {
       writeDeadlineMs: limits.writeDeadlineMs,
       traceId: options.trace.traceId,
       compressed: options.compressed === true,
-      offsetOf: options.endpoint.offsetOf ? (e: string) => options.endpoint.offsetOf?.(e) : undefined,
-      onSent: (elements, bytes) => metrics?.recordStreamSent(endpoint, "ws", elements, bytes),
-      onPause: () => metrics?.wsBackpressurePauses.inc({ endpoint }),
-      onSlowConsumer: (cause) => {
-        this.#reason ??= "slow_consumer";
-        options.trace.span?.event("slow_consumer", { cause, elements: this.#sink.sent });
-        options.log.warn({ endpoint, cause, elements: this.#sink.sent }, "slow consumer disconnected");
-        // Its last frame is queued behind what it has not read yet: the call has nothing more for it.
-        this.#subscription?.unsubscribe();
-      },
+      // The endpoint's own function (a closure of its module's, not a method): shared by its sessions.
+      offsetOf: options.endpoint.offsetOf,
+      // The session itself: no closures of its own per socket.
+      events: this,
     });
-    this.#untrackLag = metrics?.trackSubscriber(endpoint, this.#sink);
+    this.#untrackLag = options.metrics?.trackSubscriber(options.endpoint.path, this.#sink);
     this.#tokenHold = options.tokenHold;
+  }
+
+  /** SinkEvents: frames that left the gateway, for the metrics. */
+  elementsSent(elements: number, bytes: number): void {
+    this.#options.metrics?.recordStreamSent(this.#options.endpoint.path, "ws", elements, bytes);
+  }
+
+  /** SinkEvents: a backpressure pause. */
+  paused(): void {
+    this.#options.metrics?.wsBackpressurePauses.inc({ endpoint: this.#options.endpoint.path });
+  }
+
+  /** SinkEvents: the client is disconnected as a slow consumer. */
+  slowConsumer(cause: SlowConsumerCause): void {
+    const { trace, log, endpoint } = this.#options;
+    this.#reason ??= "slow_consumer";
+    trace.span?.event("slow_consumer", { cause, elements: this.#sink.sent });
+    log.warn({ endpoint: endpoint.path, cause, elements: this.#sink.sent }, "slow consumer disconnected");
+    // Its last frame is queued behind what it has not read yet: the call has nothing more for it.
+    this.#subscription?.unsubscribe();
   }
 
   /**

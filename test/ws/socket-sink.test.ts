@@ -1,5 +1,7 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { JsCantonError, SlowConsumerCause } from "../../src/errors/index.js";
 import {
   CLOSE_NORMAL,
@@ -103,6 +105,9 @@ const OPTIONS: SocketSinkOptions = {
   offsetOf: (text) => (JSON.parse(text) as { offset: number }).offset,
 };
 
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
 /** The sink batches per event-loop turn (setImmediate): let one turn pass. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -115,11 +120,13 @@ function setup(options: Partial<SocketSinkOptions> = {}) {
   };
   const sink = new SocketSink(socket, {
     ...OPTIONS,
-    onPause: () => {
-      events.pauses += 1;
+    events: {
+      paused: () => {
+        events.pauses += 1;
+      },
+      slowConsumer: (cause) => events.slowConsumer.push(cause),
+      elementsSent: (elements, bytes) => events.sent.push([elements, bytes]),
     },
-    onSlowConsumer: (cause) => events.slowConsumer.push(cause),
-    onSent: (elements, bytes) => events.sent.push([elements, bytes]),
     ...options,
   });
   socket.onPong = (message) => sink.ponged(message);
@@ -593,6 +600,33 @@ describe("SocketSink", () => {
     await turn();
     mock.timers.tick(10_000);
     deepStrictEqual([socket.sent.length, socket.closed, demand], [3, undefined, [true, false, "complete"]]);
+  });
+
+  it("keeps no frame once it went out or its socket went away: the arrays it gives back to its pool are cleared", async () => {
+    const { socket, sink } = setup();
+    const other = setup();
+    socket.reading = true;
+    other.socket.reading = true;
+    // Frames the test lets go of; the sink keeps only its last sent element (the resume offset's).
+    const frames = [1, 2, 3, 4, 5].map((offset) => Buffer.from(element(offset)));
+    const refs = frames.map((frame) => new WeakRef(frame));
+    for (const frame of frames.slice(0, 4)) sink.element(frame);
+    await turn();
+    // The pool's array goes to another sink next, and must not carry these frames there.
+    other.sink.element(Buffer.from(element(9)));
+    await turn();
+    // Queued, never written: the socket goes first.
+    sink.element(frames[4] as Buffer);
+    sink.socketClosed();
+    frames.length = 0;
+    socket.messages.length = 0;
+    await turn();
+    gc();
+    deepStrictEqual(
+      refs.map((ref) => ref.deref() !== undefined),
+      [false, false, false, true, false],
+    );
+    deepStrictEqual(other.socket.sent, [element(9)]);
   });
 
   it("sends an element's bytes as given: one Buffer shared by several sinks goes out as that same Buffer", async () => {

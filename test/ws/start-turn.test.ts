@@ -1,5 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { describe, it } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { QueuedStartTurn } from "../../src/ws/start-turn.js";
 import type { Ticket } from "../../src/ws/upgrade-pacer.js";
 
@@ -21,6 +23,9 @@ function handTicket() {
 }
 
 const refusal = (retryAfterSeconds: number) => `paced ${retryAfterSeconds}`;
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 
 /** A queued turn, and its stream's wait told into `events` ("start" or "refused <error>"). */
 function queuedTurn() {
@@ -59,6 +64,29 @@ describe("a socket's start turn", () => {
       state.released?.refuse(3);
       if (!queryFirst) wait();
       deepStrictEqual(events, ["refused paced 3"]);
+    }
+  });
+
+  it("lets go of its ticket once its turn came or was refused: a crowd's sockets outlive their turns", async () => {
+    for (const settle of ["came", "refused"] as const) {
+      let hand: ReturnType<typeof handTicket> | undefined = handTicket();
+      const ticket = new WeakRef(hand.ticket);
+      const turn = new QueuedStartTurn(hand.ticket, refusal);
+      turn.queue();
+      if (settle === "came") hand.state.released?.upgrade();
+      else hand.state.released?.refuse(3);
+      hand = undefined;
+      // The turn lives on, as its socket's does; a WeakRef holds its target until the turn of the event loop ends.
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      strictEqual(ticket.deref(), undefined, settle);
+      const events: string[] = [];
+      turn.wait(
+        () => events.push("start"),
+        (error) => events.push(`refused ${error}`),
+      );
+      turn.giveBack();
+      deepStrictEqual(events, [settle === "came" ? "start" : "refused paced 3"]);
     }
   });
 
