@@ -70,20 +70,15 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
           options.opened,
         )
         .pipe(confirmedBy(grant, token, now));
-    const member = new SubscriberSource(endpoint, grant, options.recheckIntervalMs, trace, now);
     return fanout.open({
       endpoint: endpoint.path,
       share,
       token,
       renewed$,
       demand$: options.demand$,
-      admitted: (askedAt) => {
-        grant.confirm(token, askedAt);
-        member.admitted(token, askedAt);
-      },
       ...(options.position ? { position: options.position } : {}),
       ...(trace?.span ? { told: trace.span } : {}),
-      source: member,
+      source: new SubscriberSource(endpoint, grant, token, options.recheckIntervalMs, trace, now),
     });
   });
   return source.pipe(
@@ -92,20 +87,39 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
       recheckIntervalMs: options.recheckIntervalMs,
       now,
       ...(trace ? { trace } : {}),
-      ...(renewals
-        ? {
-            renewals: {
-              tokens$: renewals.tokens$,
-              renewed: (token) => {
-                renewals.renewed(token);
-                renewed$.next(token);
-              },
-              refused: (error) => renewals.refused(error),
-            },
-          }
-        : {}),
+      ...(renewals ? { renewals: new ConfirmedRenewals(renewals, renewed$) } : {}),
     }),
   );
+}
+
+type Renewals = NonNullable<SubscriberAuthorizationOptions["renewals"]>;
+
+/**
+ * The subscriber's renewals as its gate sees them: the transport's, and each one the ledger
+ * confirmed also told to its calls (`renewed$`), which move onto it. One object with methods,
+ * kept by the gate, where an object of closures kept the whole scope of the subscriber's start.
+ */
+class ConfirmedRenewals implements Renewals {
+  readonly #renewals: Renewals;
+  readonly #renewed$: Relay<string>;
+
+  constructor(renewals: Renewals, renewed$: Relay<string>) {
+    this.#renewals = renewals;
+    this.#renewed$ = renewed$;
+  }
+
+  get tokens$(): Renewals["tokens$"] {
+    return this.#renewals.tokens$;
+  }
+
+  renewed(token: string): void {
+    this.#renewals.renewed(token);
+    this.#renewed$.next(token);
+  }
+
+  refused(error: unknown): void {
+    this.#renewals.refused(error);
+  }
 }
 
 /**
@@ -116,6 +130,8 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
 class SubscriberSource implements UpstreamSource {
   readonly #endpoint: StreamEndpoint;
   readonly #grant: Grant;
+  /** The subscriber's token when it subscribed: the one its admission asks about. */
+  readonly #token: string | undefined;
   readonly #recheckIntervalMs: number;
   readonly #trace: TraceContext | undefined;
   readonly #now: () => number;
@@ -130,12 +146,14 @@ class SubscriberSource implements UpstreamSource {
   constructor(
     endpoint: StreamEndpoint,
     grant: Grant,
+    token: string | undefined,
     recheckIntervalMs: number,
     trace: TraceContext | undefined,
     now: () => number,
   ) {
     this.#endpoint = endpoint;
     this.#grant = grant;
+    this.#token = token;
     this.#recheckIntervalMs = recheckIntervalMs;
     this.#trace = trace;
     this.#now = now;
@@ -172,9 +190,13 @@ class SubscriberSource implements UpstreamSource {
     return token === this.#grant.token ? this.#grant.expiresAt : tokenExpiryMs(token);
   }
 
-  /** The fan-out admitted it on `token`: the ledger said yes to its request and offset, asked at `askedAt`. */
-  admitted(token: string | undefined, askedAt: number): void {
-    this.#admittedOn = token;
+  /**
+   * The fan-out admitted it on its token: the ledger said yes to its request and offset, asked at
+   * `askedAt`. Its grant is told first, which its gate reads.
+   */
+  admitted(askedAt: number): void {
+    this.#grant.confirm(this.#token, askedAt);
+    this.#admittedOn = this.#token;
     this.#admittedAt = askedAt;
   }
 

@@ -124,7 +124,7 @@ export class SharedStreams {
           // yes within its re-check interval: the answer its probe would get, as one asked while
           // that was in flight shares it.
           this.#events.sharedAdmission?.(request.endpoint);
-          request.admitted?.(peersYes);
+          request.source.admitted?.(peersYes);
           request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
           join(true);
         } else {
@@ -136,7 +136,7 @@ export class SharedStreams {
               // No answer in time: its own call, which the ledger judges itself.
               if (askedAt === undefined) join(false);
               else if (!gone) {
-                request.admitted?.(askedAt);
+                request.source.admitted?.(askedAt);
                 join(true);
               }
               release?.();

@@ -53,6 +53,12 @@ export interface UpstreamSource {
    * is admitted with it instead of a probe of its own (SharedStreams).
    */
   freshYes?(token: string | undefined): number | undefined;
+  /**
+   * Told the ledger's yes to its admission (when it was asked) before it reads any shared
+   * element: the subscriber's grant, which its gate reads (src/endpoints/stream-authorization.ts).
+   * A method of the source, not a closure of the request: the subscriber's membership keeps it.
+   */
+  admitted?(askedAt: number): void;
 }
 
 /** One subscriber as the transport sees it. */
@@ -76,11 +82,6 @@ export interface MemberRequest {
    * element it was handed and of the upstream's last (for lag metrics, read when they are asked).
    */
   readonly position?: (read: () => { readonly last: number; readonly newest: number }) => void;
-  /**
-   * Told the ledger's yes to its admission (when it was asked) before it reads any shared
-   * element: the subscriber's grant, which its gate reads (src/endpoints/stream-authorization.ts).
-   */
-  readonly admitted?: (askedAt: number) => void;
   /** Told what happens to this subscriber as it happens (its span's events). */
   readonly told?: MemberEvents;
 }
