@@ -132,7 +132,8 @@ function idsOf(heap: HeapSnapshot): Set<number> {
 /**
  * The objects of `after` not in `before`, by kind and name (closures by script id and line):
  * [count, bytes]. With `shapes`, plain objects and contexts also by the names they hold (their
- * properties, their variables): which scope or options object a subscriber keeps.
+ * properties, their variables), and arrays by what holds them (its name and the property):
+ * which scope, options object or list a subscriber keeps.
  */
 function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): Map<string, [number, number]> {
   const { meta } = after.snapshot;
@@ -162,6 +163,7 @@ function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): M
     );
   const kinds = meta.node_types[0];
   const found = new Map<string, [number, number]>();
+  const holders = shapes ? arrayHolders(before, after) : new Map<number, string>();
   let firstEdge = 0;
   for (let i = 0; i < after.nodes.length; i += width) {
     const edges = after.nodes[i + (edgeCount as number)] as number;
@@ -176,13 +178,59 @@ function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): M
         ? `closure ${named || "(anonymous)"} (${lines.get(i) ?? "?"})`
         : kind.includes("string")
           ? kind
-          : `${kind} ${named.slice(0, 60)}${shaped ? ` ${shapeOf(edgesFrom, edges)}` : ""}`;
+          : `${kind} ${named.slice(0, 60)}${shaped ? ` ${shapeOf(edgesFrom, edges)}` : ""}${holders.has(i) ? ` held by ${holders.get(i)}` : ""}`;
     const entry = found.get(key) ?? [0, 0];
     entry[0] += 1;
     entry[1] += after.nodes[i + (size as number)] as number;
     found.set(key, entry);
   }
   return found;
+}
+
+/**
+ * The new arrays of `after` (by node index), each with its first holder: `Name.property`; the
+ * elements of a JS Array are named by what holds that Array.
+ */
+function arrayHolders(before: Set<number>, after: HeapSnapshot): Map<number, string> {
+  const { meta } = after.snapshot;
+  const width = meta.node_fields.length;
+  const [type, name, id, edgeCount] = ["type", "name", "id", "edge_count"].map((f) =>
+    meta.node_fields.indexOf(f),
+  );
+  const edgeWidth = meta.edge_fields.length;
+  const [edgeType, edgeName, toNode] = ["type", "name_or_index", "to_node"].map((f) =>
+    meta.edge_fields.indexOf(f),
+  );
+  const kinds = meta.node_types[0];
+  const edgeKinds = meta.edge_types[0];
+  const nameOf = (node: number) => after.strings[after.nodes[node + (name as number)] as number] as string;
+  // Every node's first strong holder: its node index and the edge's name.
+  const holderOf = new Map<number, [number, string]>();
+  let edge = 0;
+  for (let i = 0; i < after.nodes.length; i += width) {
+    const edges = after.nodes[i + (edgeCount as number)] as number;
+    for (let e = edge; e < edge + edges * edgeWidth; e += edgeWidth) {
+      const target = after.edges[e + (toNode as number)] as number;
+      const kind = edgeKinds[after.edges[e + (edgeType as number)] as number];
+      if (holderOf.has(target) || kind === "weak") continue;
+      const via = after.edges[e + (edgeName as number)] as number;
+      holderOf.set(target, [
+        i,
+        kind === "element" || kind === "hidden" ? `[${via}]` : (after.strings[via] as string),
+      ]);
+    }
+    edge += edges * edgeWidth;
+  }
+  const holders = new Map<number, string>();
+  for (let i = 0; i < after.nodes.length; i += width) {
+    if (kinds[after.nodes[i + (type as number)] as number] !== "array") continue;
+    if (before.has(after.nodes[i + (id as number)] as number)) continue;
+    let holder = holderOf.get(i);
+    // A JS Array's elements: say what holds the Array.
+    if (holder !== undefined && nameOf(holder[0]) === "Array") holder = holderOf.get(holder[0]) ?? holder;
+    if (holder !== undefined) holders.set(i, `${nameOf(holder[0]).slice(0, 40)}.${holder[1]}`);
+  }
+  return holders;
 }
 
 interface SamplingNode {
