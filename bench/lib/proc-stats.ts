@@ -33,6 +33,19 @@ export function threadsCpuSeconds(pid: number): number {
   return nanoseconds / 1e9;
 }
 
+/**
+ * A process's main thread so far: its CPU seconds (schedstat, to the nanosecond) and how often it
+ * went to sleep (its voluntary context switches: each time it waited, in epoll or on a lock, and
+ * was woken again), where the event loop of a Node process runs.
+ */
+export function mainThreadRun(pid: number): { cpuSeconds: number; sleeps: number } {
+  const cpu = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8");
+  const sleeps = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1];
+  if (sleeps === undefined) throw new Error(`no voluntary_ctxt_switches for process ${pid}`);
+  return { cpuSeconds: cpu / 1e9, sleeps: Number(sleeps) };
+}
+
 /** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */
 export function processRssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

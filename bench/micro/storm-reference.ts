@@ -5,9 +5,10 @@
  * a one-worker gateway at its default pace, the same gateway unpaced, and the bare reference
  * (bench/lib/bare-storm-server.ts, answering with the gateway's own first frames), a fresh process
  * each, taking turns in rounds. Prints each storm's CPU per start (all threads, /proc schedstat,
- * until every socket had its first frame, as the storm scenario measures):
- * the first is a restarted gateway's (V8 compiles the start's code as it goes), the later ones
- * show how much of that a gateway that has seen storms still pays. With `--strace`, then one more
+ * until every socket had its first frame, as the storm scenario measures), of it the main
+ * thread's, and how often per start the main thread went to sleep and was woken (its voluntary
+ * context switches): the first storm is a restarted gateway's (V8 compiles the start's code as it
+ * goes), the later ones show how much of that a gateway that has seen storms still pays. With `--strace`, then one more
  * storm of each (after 200 and one of N) under `strace -c -f`: system calls per start, by call.
  *
  *   node dist/bench/micro/storm-reference.js [--subscribers 5000] [--storms 4] [--rounds 1] [--strace]
@@ -92,16 +93,19 @@ async function started<T>(target: Target, measure: (server: Server) => Promise<T
 for (let round = 1; round <= rounds; round++) {
   for (const target of targets) {
     const figures = await started(target, async (server) => {
-      const micros: number[] = [];
+      const costs: string[] = [];
       for (let i = 0; i < storms; i++) {
         // The last storm's sockets closed: its teardown is not the next one's.
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        micros.push((await storm(server, n)).cpuMicrosPerStart);
+        const cost = await storm(server, n);
+        costs.push(
+          `${cost.cpuMicrosPerStart} (main ${cost.mainThreadMicrosPerStart}, ${cost.mainThreadSleepsPerStart} sleeps)`,
+        );
       }
-      return micros;
+      return costs;
     });
     console.log(
-      `round ${round}, ${target.label.padEnd(22)} µs CPU per start, storm by storm (N = ${n}): ${figures.join(", ")}`,
+      `round ${round}, ${target.label.padEnd(22)} µs CPU per start (of it the main thread's, and its sleeps per start), storm by storm (N = ${n}): ${figures.join(", ")}`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import WebSocket from "ws";
 import { SAMPLE_PACKAGE_ID } from "../../../src/sandbox/sample-package/index.js";
 import { DirectLedger } from "../../lib/grpc-direct.js";
-import { threadsCpuSeconds } from "../../lib/proc-stats.js";
+import { mainThreadRun, threadsCpuSeconds } from "../../lib/proc-stats.js";
 import type { BenchClient } from "../../lib/processes.js";
 import { round } from "../../lib/stats.js";
 import type { StormAnswer } from "../../lib/storm-client.js";
@@ -58,7 +58,7 @@ export interface StormPoint {
    * to the query), measured right after this storm: the reference issue 39's target is a
    * multiple of. Absent in results before it was measured.
    */
-  bare?: { cpuMicrosPerStart: number; firstAllSeconds: number; failed: number };
+  bare?: StormCost;
   /** gatewayCpuMicrosPerStart / bare.cpuMicrosPerStart: the machine's speed divided out. */
   timesBare?: number;
   /** Every gRPC call the gateway made to the ledger over the window, by method. */
@@ -72,6 +72,18 @@ export interface StormPoint {
    * gateway's own thread held, the rest being the machine's (its cores are shared here).
    */
   gatewayLoopLagMaxMs?: number;
+}
+
+/** What a storm cost a server process (measuredStorm). */
+export interface StormCost {
+  /** All its threads' CPU per start, until every socket had its first frame. */
+  cpuMicrosPerStart: number;
+  /** Of which its main thread's (the event loop's). */
+  mainThreadMicrosPerStart: number;
+  /** Times its main thread went to sleep and was woken, per start. */
+  mainThreadSleepsPerStart: number;
+  firstAllSeconds: number;
+  failed: number;
 }
 
 interface DelayFigures {
@@ -186,9 +198,10 @@ export async function measuredStorm(
   client: BenchClient,
   server: { port: number; pid: number },
   shape: Pick<StormShape, "subscribers" | "tokens" | "queries">,
-): Promise<NonNullable<StormPoint["bare"]>> {
+): Promise<StormCost> {
   await sleep(250);
   const cpuBefore = threadsCpuSeconds(server.pid);
+  const mainBefore = mainThreadRun(server.pid);
   client.send({
     kind: "storm",
     url: `ws://127.0.0.1:${server.port}/v2/updates`,
@@ -198,10 +211,13 @@ export async function measuredStorm(
   });
   const answer = await client.next<StormAnswer>();
   const cpu = threadsCpuSeconds(server.pid) - cpuBefore;
+  const main = mainThreadRun(server.pid);
   client.send({ kind: "close" });
   await client.next();
   return {
     cpuMicrosPerStart: round((cpu * 1e6) / shape.subscribers, 1),
+    mainThreadMicrosPerStart: round(((main.cpuSeconds - mainBefore.cpuSeconds) * 1e6) / shape.subscribers, 1),
+    mainThreadSleepsPerStart: round((main.sleeps - mainBefore.sleeps) / shape.subscribers, 2),
     firstAllSeconds: round(answer.firstAllMs / 1000, 3),
     failed: answer.failed,
   };
