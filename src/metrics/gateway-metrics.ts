@@ -26,6 +26,7 @@ import type { ServedApiVersion } from "../proto/served-api-version.js";
 import { EXPOSITION_CONTENT_TYPES, type ExpositionFormat } from "./exposition-format.js";
 import type { GrpcMethodLabel } from "./grpc-method-labels.js";
 import { type BucketExemplars, HistogramExemplars, type MetricJson } from "./histogram-exemplars.js";
+import { replaceOpenFdsGauge } from "./open-fds.js";
 import { openMetricsExposition } from "./open-metrics.js";
 import { PendingCounts } from "./pending-counts.js";
 import { type LagSource, SubscriberLagGauges } from "./subscriber-lag.js";
@@ -75,10 +76,14 @@ export const DROPPED_DEFAULT_METRICS = [
   "nodejs_active_resources_total",
 ] as const;
 
-/** prom-client's default metrics, less the {@link DROPPED_DEFAULT_METRICS}. */
+/**
+ * prom-client's default metrics, less the {@link DROPPED_DEFAULT_METRICS}, its open descriptors
+ * counted without a listing on the event loop (open-fds.ts).
+ */
 export function addProcessMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry });
   for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  replaceOpenFdsGauge(registry);
 }
 
 /** The HTTP series of one route template and method. */

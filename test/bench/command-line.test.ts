@@ -32,6 +32,7 @@ describe("the bench tools' command lines", () => {
       "value-codec",
       "slow-reader-closes",
       "storm-reference",
+      "scrape-cost",
     ];
     for (const name of tools) {
       const help = tool(`micro/${name}.ts`, "--help");
