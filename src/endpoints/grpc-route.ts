@@ -135,9 +135,11 @@ function pagesStreamed(
       new Observable<string>((subscriber) => {
         let ready = true;
         let resume: (() => void) | undefined;
-        const demand = demand$.subscribe((next) => {
-          ready = next;
-          if (next) resume?.();
+        const demand = demand$.subscribe({
+          next: (next) => {
+            ready = next;
+            if (next) resume?.();
+          },
         });
         const walk = async (): Promise<void> => {
           let token: string | undefined;

@@ -1,4 +1,4 @@
-import { defer, map, merge, type Observable, Subject, switchMap } from "rxjs";
+import { defer, map, merge, type Observable, Subject, type Subscribable, switchMap } from "rxjs";
 import { InvalidValueError, isLedgerLost, ledgerLossCause } from "../errors/index.js";
 import type { ShareSpec } from "../fanout/subscription.js";
 import { subscriptionKey } from "../fanout/subscription-key.js";
@@ -56,7 +56,7 @@ type Json = Record<string, unknown>;
 
 /** How one gRPC call of an endpoint runs: see ServerStreamOptions. */
 interface CallOptions {
-  demand$?: Observable<boolean>;
+  demand$?: Subscribable<boolean>;
   trace?: TraceContext | undefined;
   draining?: (closing: unknown) => void;
   purpose?: StreamPurpose;

@@ -1,4 +1,4 @@
-import type { Observable } from "rxjs";
+import type { Observable, Subscribable } from "rxjs";
 import type { TraceContext } from "../ledger/trace-context.js";
 import type { Availability } from "../proto/api-version.js";
 import type { StreamFormat } from "./stream-format.js";
@@ -72,7 +72,7 @@ export interface StreamedAnswer {
   readonly kind: "stream";
   readonly format: StreamFormat;
   /** The elements' JSON texts; cold; a false on `demand$` asks it to pause. */
-  readonly elements: (demand$: Observable<boolean>) => Observable<string>;
+  readonly elements: (demand$: Subscribable<boolean>) => Observable<string>;
   /** Where a reconnect continues after an element (SSE's `id:`), when it says. */
   readonly idOf?: (element: string) => string | number | undefined;
 }

@@ -1,4 +1,4 @@
-import type { Observable } from "rxjs";
+import type { Observable, Subscribable } from "rxjs";
 import type { ShareSpec } from "../fanout/subscription.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import type { Availability } from "../proto/api-version.js";
@@ -60,7 +60,7 @@ export interface StreamEndpoint {
   open(
     request: unknown,
     token: string | undefined,
-    demand$: Observable<boolean>,
+    demand$: Subscribable<boolean>,
     renewed$?: Observable<string>,
     trace?: TraceContext,
     opened?: () => void,

@@ -1,4 +1,4 @@
-import { defer, Observable } from "rxjs";
+import { defer, Observable, type Subscribable } from "rxjs";
 import { isTokenRefusal } from "../errors/index.js";
 import type { SharedStreams } from "../fanout/shared-streams.js";
 import type { MemberRequest, UpstreamSource } from "../fanout/subscription.js";
@@ -24,7 +24,7 @@ export interface SubscriberStreamOptions {
   readonly grant: Grant;
   readonly recheckIntervalMs: number;
   /** The sink's readiness. */
-  readonly demand$: Observable<boolean>;
+  readonly demand$: Subscribable<boolean>;
   /** The app's shared streams: a request the endpoint shares goes through them; absent: a call of its own. */
   readonly fanout?: SharedStreams;
   /** In-band renewals (WebSocket): confirmed ones move the subscriber's calls onto their token. */
@@ -163,7 +163,7 @@ class SubscriberSource implements UpstreamSource {
    * A call on this subscriber's token confirms its grant (its own call, or the shared one while
    * it owns it); the shared call carries the trace of the subscriber that opens it.
    */
-  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string> {
+  open(request: unknown, token: string | undefined, demand$: Subscribable<boolean>): Observable<string> {
     return this.#endpoint
       .open(request, token, demand$, undefined, this.#trace)
       .pipe(confirmedBy(this.#grant, token, this.#now));

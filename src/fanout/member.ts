@@ -30,7 +30,7 @@ export class Member {
   /** The shared position when the buffer started: the own call splices once it reaches it. */
   spliceAt = 0;
   own: Subscription | undefined;
-  demand: Subscription | undefined;
+  demand: Unsubscribable | undefined;
   renewals: Unsubscribable | undefined;
   /** The token its calls are opened with: its request's, or the latest it renewed to. */
   token: string | undefined;

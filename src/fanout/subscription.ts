@@ -31,7 +31,7 @@ export interface ShareSpec {
 
 /** How the fan-out opens a ledger stream (one gRPC call) for a request and a token. */
 export interface UpstreamSource {
-  open(request: unknown, token: string | undefined, demand$: Observable<boolean>): Observable<string>;
+  open(request: unknown, token: string | undefined, demand$: Subscribable<boolean>): Observable<string>;
   /** The element's offset; every element of a shareable stream has one. */
   offsetOf(element: string): number | undefined;
   /**
@@ -76,7 +76,7 @@ export interface MemberRequest {
    */
   readonly renewed$?: Subscribable<string>;
   /** The subscriber's readiness (its socket below its high-water mark). */
-  readonly demand$: Observable<boolean>;
+  readonly demand$: Subscribable<boolean>;
   /**
    * Given, once the subscriber joined, a reader of where it stands: the offset of the last
    * element it was handed and of the upstream's last (for lag metrics, read when they are asked).

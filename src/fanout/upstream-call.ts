@@ -1,4 +1,4 @@
-import type { Observable, Observer, Subscription } from "rxjs";
+import type { Observer, Subscribable, Subscription } from "rxjs";
 import type { Member } from "./member.js";
 import type { FanoutEvents, RotationCause, UpstreamCloseReason } from "./subscription.js";
 
@@ -7,7 +7,7 @@ interface UpstreamCallOptions {
   readonly members: ReadonlySet<Member>;
   /** Where each call reopens: after the last shared element. */
   readonly position: () => number;
-  readonly demand$: Observable<boolean>;
+  readonly demand$: Subscribable<boolean>;
   /** Whichever call runs, its elements, its error and its end go here. */
   readonly observer: Observer<string>;
   readonly events: FanoutEvents;

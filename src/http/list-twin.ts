@@ -7,6 +7,7 @@ import {
   ignoreElements,
   type Observable,
   ReplaySubject,
+  type Subscribable,
   tap,
 } from "rxjs";
 import { confirmEmptyAnswer } from "../endpoints/ledger-questions.js";
@@ -63,7 +64,7 @@ function readerElements(
   endpoint: StreamEndpoint,
   reader: AnswerReader,
   ctx: RequestContext,
-  demand$: Observable<boolean>,
+  demand$: Subscribable<boolean>,
   config: ListTwinConfig,
   idle: { readonly ms: number | undefined; readonly onIdle: () => void },
 ): Observable<string> {

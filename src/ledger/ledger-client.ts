@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
-import { Observable, type Subscription } from "rxjs";
+import { Observable, type Subscribable, type Subscription } from "rxjs";
 import { CONFIG_KEYS } from "../config/config-keys.js";
 import { parseDuration } from "../config/load-config.js";
 import { ledgerStreamsExhaustedError } from "../errors/index.js";
@@ -75,7 +75,7 @@ export interface ServerStreamOptions {
   /** The trace of the request the call is made for (traceparent, tracestate). */
   trace?: TraceContext;
   /** The sink's readiness: `false` pauses the call, `true` resumes it (see `serverStream`). */
-  demand$?: Observable<boolean>;
+  demand$?: Subscribable<boolean>;
   /**
    * Told when the ledger closes the connection of a call gracefully (GOAWAY), with the UNAVAILABLE
    * the call would end with: the call goes on for the ledger's grace period, and the consumer may

@@ -1,4 +1,4 @@
-import { Observable } from "rxjs";
+import { Observable, type Subscribable } from "rxjs";
 import type { ServerStreamCall } from "./server-stream-call.js";
 
 /**
@@ -8,7 +8,7 @@ import type { ServerStreamCall } from "./server-stream-call.js";
  */
 export function observeCall<Res>(
   open: () => ServerStreamCall<Res>,
-  demand$?: Observable<boolean>,
+  demand$?: Subscribable<boolean>,
 ): Observable<Res> {
   return new Observable<Res>((subscriber) => {
     const call = open();

@@ -1,4 +1,4 @@
-import type { Observable } from "rxjs";
+import type { Subscribable } from "rxjs";
 import {
   type JsCantonError,
   resumeCloseReason,
@@ -206,7 +206,7 @@ export class SocketSink {
   }
 
   /** The sink's readiness, for the endpoint's `open(..., demand$)`. */
-  get demand$(): Observable<boolean> {
+  get demand$(): Subscribable<boolean> {
     return this.#gate.ready$;
   }
 

@@ -2,7 +2,7 @@ import uWS from "uWebSockets.js";
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
-import { concat, from, NEVER, Observable } from "rxjs";
+import { concat, from, NEVER, Observable, type Subscribable } from "rxjs";
 import type { StreamedAnswer } from "../../src/endpoints/route.js";
 import { writeStreamed } from "../../src/http/streamed-response.js";
 import { until } from "../support/until.js";
@@ -58,12 +58,14 @@ describe("a streamed answer's writer", () => {
       .get(
         "/paced",
         serve(
-          (demand$: Observable<boolean>) =>
+          (demand$: Subscribable<boolean>) =>
             new Observable<string>((subscriber) => {
               let ready = true;
-              const demand = demand$.subscribe((next: boolean) => {
-                if (ready && !next) pauses += 1;
-                ready = next;
+              const demand = demand$.subscribe({
+                next: (next: boolean) => {
+                  if (ready && !next) pauses += 1;
+                  ready = next;
+                },
               });
               emitted = 0;
               const timer = setInterval(() => {
