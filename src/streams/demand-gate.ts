@@ -1,4 +1,5 @@
 import type { Observer, Subscribable, Unsubscribable } from "rxjs";
+import { Relay } from "./relay.js";
 
 /*
  * Flow control for a push-only library. RxJS cannot ask a source to slow down, so demand
@@ -68,90 +69,32 @@ export class DemandGate {
 
 /**
  * What a BehaviorSubject of booleans did for the gate, at the cost of one small object per
- * listener: a Subject's subscription cost its listener (a fan-out member, a gRPC call) a
- * SafeSubscriber, its observer wrapper, a teardown Subscription and closure, and a finalizers
+ * listener (a Relay's): a Subject's subscription cost its listener (a fan-out member, a gRPC call)
+ * a SafeSubscriber, its observer wrapper, a teardown Subscription and closure, and a finalizers
  * array of 17 slots, some 400 bytes kept by every subscriber of a reconnect storm. Tells a new
  * listener the current value at once, then every change, in order; completes once (a listener
  * that comes later is told so at once); never errors.
  */
 class Readiness implements Subscribable<boolean> {
+  readonly #relay = new Relay<boolean>();
   #value = true;
-  #completed = false;
-  /** The usual case, one listener (a fan-out member, or its call), needs no array. */
-  #first: ReadinessListener | undefined;
-  #more: ReadinessListener[] | undefined;
 
   get value(): boolean {
     return this.#value;
   }
 
   subscribe(observer: Partial<Observer<boolean>>): Unsubscribable {
-    const listener = new ReadinessListener(this, observer);
-    if (this.#completed) {
-      listener.complete();
-      return listener;
-    }
-    if (this.#first === undefined && this.#more === undefined) this.#first = listener;
-    else if (this.#more === undefined) this.#more = [listener];
-    else this.#more.push(listener);
-    observer.next?.(this.#value);
+    const listener = this.#relay.subscribe(observer);
+    if (!this.#relay.completed) observer.next?.(this.#value);
     return listener;
   }
 
   set(value: boolean): void {
-    if (this.#completed) return;
     this.#value = value;
-    for (const listener of this.#listeners()) listener.tell(value);
+    this.#relay.next(value);
   }
 
   complete(): void {
-    if (this.#completed) return;
-    this.#completed = true;
-    const listeners = this.#listeners();
-    this.#first = undefined;
-    this.#more = undefined;
-    for (const listener of listeners) listener.complete();
-  }
-
-  /** @internal */
-  remove(listener: ReadinessListener): void {
-    if (this.#first === listener) this.#first = undefined;
-    else if (this.#more !== undefined) {
-      const at = this.#more.indexOf(listener);
-      if (at >= 0) this.#more.splice(at, 1);
-    }
-    if (this.#more?.length === 0) this.#more = undefined;
-  }
-
-  /** The listeners now, as a copy when there are several (one may leave while told). */
-  #listeners(): readonly ReadinessListener[] {
-    if (this.#more === undefined) return this.#first === undefined ? [] : [this.#first];
-    return this.#first === undefined ? [...this.#more] : [this.#first, ...this.#more];
-  }
-}
-
-/** One listener of a gate's readiness: its own Unsubscribable. */
-class ReadinessListener implements Unsubscribable {
-  #readiness: Readiness | undefined;
-  readonly #observer: Partial<Observer<boolean>>;
-
-  constructor(readiness: Readiness, observer: Partial<Observer<boolean>>) {
-    this.#readiness = readiness;
-    this.#observer = observer;
-  }
-
-  tell(value: boolean): void {
-    if (this.#readiness !== undefined) this.#observer.next?.(value);
-  }
-
-  complete(): void {
-    if (this.#readiness === undefined) return;
-    this.#readiness = undefined;
-    this.#observer.complete?.();
-  }
-
-  unsubscribe(): void {
-    this.#readiness?.remove(this);
-    this.#readiness = undefined;
+    this.#relay.complete();
   }
 }

@@ -5,17 +5,20 @@ import type { Observer, Subscribable, Unsubscribable } from "rxjs";
  * token renewals): each listener costs one small object, where a Subject's subscription costs a
  * SafeSubscriber, its observer wrappers, a Subscription, its teardown closure and two arrays
  * grown to 16 slots (some 700 bytes retained per listener, for every subscriber of a reconnect
- * storm, that nearly all never renew). No completion and no errors: it only relays values, in
- * order, to the listeners there when each is sent.
+ * storm, that nearly all never renew; or a sink's readiness, src/streams/demand-gate.ts). No
+ * errors: it relays values, in order, to the listeners there when each is sent, until it is
+ * completed (once: every listener is told, and one that comes later is told at once).
  */
 export class Relay<T> implements Subscribable<T> {
   /** The usual case, one listener, needs no array. */
   #first: RelayListener<T> | undefined;
   #more: RelayListener<T>[] | undefined;
+  #completed = false;
 
   subscribe(observer: Partial<Observer<T>>): Unsubscribable {
     const listener = new RelayListener(this, observer);
-    if (this.#first === undefined && this.#more === undefined) this.#first = listener;
+    if (this.#completed) listener.complete();
+    else if (this.#first === undefined && this.#more === undefined) this.#first = listener;
     else if (this.#more === undefined) this.#more = [listener];
     else this.#more.push(listener);
     return listener;
@@ -27,8 +30,21 @@ export class Relay<T> implements Subscribable<T> {
       this.#first?.tell(value);
       return;
     }
-    const listeners = this.#first === undefined ? [...this.#more] : [this.#first, ...this.#more];
-    for (const listener of listeners) listener.tell(value);
+    for (const listener of this.#listeners()) listener.tell(value);
+  }
+
+  /** Tells every listener the end, and forgets them; nothing is relayed after it. */
+  complete(): void {
+    if (this.#completed) return;
+    this.#completed = true;
+    const listeners = this.#listeners();
+    this.#first = undefined;
+    this.#more = undefined;
+    for (const listener of listeners) listener.complete();
+  }
+
+  get completed(): boolean {
+    return this.#completed;
   }
 
   /** Listeners subscribed now, for tests. */
@@ -45,6 +61,12 @@ export class Relay<T> implements Subscribable<T> {
     }
     if (this.#more?.length === 0) this.#more = undefined;
   }
+
+  /** The listeners now, a copy (one may leave while they are told). */
+  #listeners(): RelayListener<T>[] {
+    if (this.#more === undefined) return this.#first === undefined ? [] : [this.#first];
+    return this.#first === undefined ? [...this.#more] : [this.#first, ...this.#more];
+  }
 }
 
 /** One subscription of a relay: its own Unsubscribable. */
@@ -59,6 +81,12 @@ class RelayListener<T> implements Unsubscribable {
 
   tell(value: T): void {
     if (this.#relay !== undefined) this.#observer.next?.(value);
+  }
+
+  complete(): void {
+    if (this.#relay === undefined) return;
+    this.#relay = undefined;
+    this.#observer.complete?.();
   }
 
   unsubscribe(): void {

@@ -230,8 +230,9 @@ export class SocketSink {
   lag(): SubscriberLag {
     if (this.#closed) return { bytes: 0 };
     let bytes = this.#socket.getBufferedAmount();
-    const queue = this.#queue ?? [];
-    for (let i = 0; i < this.#queued; i += 1) {
+    const queue = this.#queue;
+    // An idle sink holds no queue: a scrape reads 10,000 of them without an array each.
+    for (let i = 0; queue !== undefined && i < this.#queued; i += 1) {
       const item = queue[i];
       if (typeof item === "string") bytes += Buffer.byteLength(item);
       else if (item instanceof Uint8Array) bytes += item.byteLength;

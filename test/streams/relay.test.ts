@@ -54,6 +54,27 @@ describe("Relay", () => {
     deepStrictEqual(relay.listeners, 1);
   });
 
+  it("completes every listener once, relays nothing after, and completes a later one at once", () => {
+    const relay = new Relay<number>();
+    const seen: string[] = [];
+    const listen = (name: string) =>
+      relay.subscribe({
+        next: (v) => seen.push(`${name} ${v}`),
+        complete: () => seen.push(`${name} complete`),
+      });
+    listen("first");
+    listen("second");
+    relay.next(1);
+    relay.complete();
+    relay.complete();
+    relay.next(2);
+    listen("late");
+    deepStrictEqual(
+      [seen, relay.listeners, relay.completed],
+      [["first 1", "second 1", "first complete", "second complete", "late complete"], 0, true],
+    );
+  });
+
   it("feeds an Observable made over it, until its subscriber unsubscribes", () => {
     const relay = new Relay<string>();
     const seen: string[] = [];
