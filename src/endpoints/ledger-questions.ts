@@ -42,14 +42,27 @@ export interface LedgerAnswer {
   readonly askedAt: number;
 }
 
-/** Questions in flight, per endpoint (each gateway builds its own endpoints). */
-const questionsByEndpoint = new WeakMap<StreamEndpoint, InFlightQuestions<LedgerAnswer>>();
+/**
+ * Questions in flight, per endpoint and request text, then keyed by token digest and offset: a
+ * crowd's re-checks look their question up by the request's one text (whose hash the string
+ * keeps), not by a key of some hundreds of characters made and hashed anew by every subscriber.
+ */
+const questionsByEndpoint = new WeakMap<StreamEndpoint, Map<string, InFlightQuestions<LedgerAnswer>>>();
 
-function questionsOf(endpoint: StreamEndpoint): InFlightQuestions<LedgerAnswer> {
-  let questions = questionsByEndpoint.get(endpoint);
+function questionsOf(endpoint: StreamEndpoint, requestText: string): InFlightQuestions<LedgerAnswer> {
+  let byRequest = questionsByEndpoint.get(endpoint);
+  if (byRequest === undefined) {
+    byRequest = new Map();
+    questionsByEndpoint.set(endpoint, byRequest);
+  }
+  let questions = byRequest.get(requestText);
   if (questions === undefined) {
-    questions = new InFlightQuestions<LedgerAnswer>();
-    questionsByEndpoint.set(endpoint, questions);
+    const requests = byRequest;
+    const created = new InFlightQuestions<LedgerAnswer>(() => {
+      if (requests.get(requestText) === created) requests.delete(requestText);
+    });
+    questions = created;
+    requests.set(requestText, created);
   }
   return questions;
 }
@@ -66,10 +79,16 @@ export function askLedger(
   endpoint: StreamEndpoint,
   request: unknown,
   token: string | undefined,
-  at: { readonly from: number; readonly trace: TraceContext | undefined; readonly now: () => number },
+  at: {
+    readonly from: number;
+    readonly trace: TraceContext | undefined;
+    readonly now: () => number;
+    /** The token's digest (HeldTokens.digest: made once for a held token); absent: tokenDigest. */
+    readonly digestOf?: (token: string) => string;
+  },
 ): Promise<LedgerAnswer> {
-  const key = `${tokenDigest(token ?? "")} ${at.from} ${requestTextOf(request)}`;
-  return questionsOf(endpoint).ask(key, () =>
+  const digest = (at.digestOf ?? tokenDigest)(token ?? "");
+  return questionsOf(endpoint, requestTextOf(request)).ask(`${digest} ${at.from}`, () =>
     underDeadline(async (signal) => {
       const askedAt = at.now();
       if (!canProbe(endpoint, at.from)) {

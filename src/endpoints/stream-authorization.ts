@@ -117,6 +117,12 @@ export interface SubscriberAuthorizationOptions {
   };
   /** The stream's trace: the questions' calls carry it. */
   readonly trace?: TraceContext;
+  /**
+   * What the questions' keys name a token by: the worker's held tokens' digest (HeldTokens.digest,
+   * made once for all the streams that hold the token, where each re-check hashed it anew);
+   * absent: hashed per question.
+   */
+  readonly digestOf?: (token: string) => string;
 }
 
 /**
@@ -267,6 +273,7 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
       from: this.#newest(),
       trace: this.#options.trace,
       now: this.#now,
+      digestOf: this.#options.digestOf,
     });
   }
 
@@ -278,41 +285,53 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
     const token = grant.token;
     // Never admitted: a refusal is the ledger's own answer to this request, told as it is.
     const admitting = !grant.everConfirmed;
-    this.#askAbout(token)
-      .then(
-        (answer) => {
+    // One reaction for each outcome, no `finally` (a crowd's re-checks each made three promises);
+    // still asking while the answer is told, as nothing it sets off may ask again meanwhile.
+    this.#askAbout(token).then(
+      (answer) => {
+        try {
           if (answer.yes) grant.confirm(token, answer.askedAt);
           else grant.answered(token, answer.askedAt);
-        },
-        (error: unknown) => {
-          if (!isTokenRefusal(error)) {
-            this.#lastFailure = error;
-            // Never admitted, and the stream budget refused to ask (this user's share of
-            // questions taken, or the queue full): a clear 429 now, not a wait for a yes
-            // that cannot come.
-            if (admitting && isStreamBudgetRefusal(error)) {
-              this.#end(error);
-              return;
-            }
-            grant.unanswered(isLedgerLost(error));
-            return;
-          }
-          if (admitting) {
-            this.#end(error);
-            return;
-          }
-          // A question asked just before `exp` may be refused just after it: the expiry's.
-          const at = this.#now();
-          this.#end(
-            grant.expiresAt !== undefined && at >= grant.expiresAt
-              ? this.#expired(at)
-              : staleStreamAuthorizationError(),
-          );
-        },
-      )
-      .finally(() => {
-        this.#asking = false;
-      });
+        } finally {
+          this.#asking = false;
+        }
+      },
+      (error: unknown) => {
+        try {
+          this.#failed(error, admitting);
+        } finally {
+          this.#asking = false;
+        }
+      },
+    );
+  }
+
+  /** A question of the grant's token that found no yes: the ledger's refusal, or no answer. */
+  #failed(error: unknown, admitting: boolean): void {
+    const grant = this.#grant;
+    if (!isTokenRefusal(error)) {
+      this.#lastFailure = error;
+      // Never admitted, and the stream budget refused to ask (this user's share of
+      // questions taken, or the queue full): a clear 429 now, not a wait for a yes
+      // that cannot come.
+      if (admitting && isStreamBudgetRefusal(error)) {
+        this.#end(error);
+        return;
+      }
+      grant.unanswered(isLedgerLost(error));
+      return;
+    }
+    if (admitting) {
+      this.#end(error);
+      return;
+    }
+    // A question asked just before `exp` may be refused just after it: the expiry's.
+    const at = this.#now();
+    this.#end(
+      grant.expiresAt !== undefined && at >= grant.expiresAt
+        ? this.#expired(at)
+        : staleStreamAuthorizationError(),
+    );
   }
 
   /** Whether an element may go now; if not, the ledger is asked (or the subscriber ends). */

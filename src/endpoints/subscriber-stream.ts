@@ -38,6 +38,8 @@ export interface SubscriberStreamOptions {
   readonly now?: () => number;
   /** Told each time the subscriber's own call is sent (StreamEndpoint.open's `opened`); not for a fan-out membership. */
   readonly opened?: () => void;
+  /** What its gate's questions name a token by (SubscriberAuthorizationOptions.digestOf). */
+  readonly digestOf?: (token: string) => string;
 }
 
 /**
@@ -88,6 +90,7 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
       now,
       ...(trace ? { trace } : {}),
       ...(renewals ? { renewals: new ConfirmedRenewals(renewals, renewed$) } : {}),
+      ...(options.digestOf ? { digestOf: options.digestOf } : {}),
     }),
   );
 }

@@ -7,10 +7,16 @@
 export class InFlightQuestions<T = void> {
   readonly #inFlight = new Map<string, Promise<T>>();
 
+  /** `idle`: told each time the last question in flight settles (its owner may let it go). */
+  constructor(private readonly idle?: () => void) {}
+
   ask(key: string, question: () => Promise<T>): Promise<T> {
     const running = this.#inFlight.get(key);
     if (running !== undefined) return running;
-    const call = question().finally(() => this.#inFlight.delete(key));
+    const call = question().finally(() => {
+      this.#inFlight.delete(key);
+      if (this.#inFlight.size === 0) this.idle?.();
+    });
     this.#inFlight.set(key, call);
     return call;
   }

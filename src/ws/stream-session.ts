@@ -60,6 +60,8 @@ export interface StreamSessionOptions {
   log: Logger;
   /** The app's shared streams: open-ended requests the endpoint can share go through it. */
   fanout?: SharedStreams;
+  /** What the subscriber's questions to the ledger name its token by (the worker's held tokens' digest). */
+  digestOf?: (token: string) => string;
   authorization: SessionAuthorization;
   /** The gateway's own token check (auth.mode), which renewal tokens pass as the upgrade's did. */
   tokenRefusal?: GatewayTokenRefusal;
@@ -269,6 +271,7 @@ export class StreamSession implements SinkEvents {
       ...(fanout ? { fanout } : {}),
       trace,
       position: (read) => this.#sink.followShared(read),
+      digestOf: this.#options.digestOf,
       upstream: (upstream) => {
         this.#upstream = upstream;
       },

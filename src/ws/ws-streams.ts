@@ -241,6 +241,7 @@ export function attachWsStreams(app: TemplatedApp, options: WsStreamsOptions): W
       metrics: options.metrics,
       log: options.log,
       fanout,
+      digestOf,
       authorization: options.authorization,
       tokenRefusal: options.tokenRefusal,
       openedAt: data.openedAt,

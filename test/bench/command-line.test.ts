@@ -33,6 +33,7 @@ describe("the bench tools' command lines", () => {
       "slow-reader-closes",
       "storm-reference",
       "scrape-cost",
+      "idle-upkeep",
     ];
     for (const name of tools) {
       const help = tool(`micro/${name}.ts`, "--help");

@@ -290,7 +290,7 @@ describe("per-subscriber stream authorization", () => {
     got.unsubscribe();
   });
 
-  it("re-checks a crowd of one token and request with one probe, and another token with its own", async () => {
+  it("re-checks a crowd of one token and request with one probe, and another token or request with its own", async () => {
     // Unanswered until the test says so: every re-check stays in flight, whatever the ticks.
     const answers = new Subject<void>();
     const { endpoint, opened } = updatesEndpoint(
@@ -304,14 +304,19 @@ describe("per-subscriber stream authorization", () => {
     // One token each (signed once: two signatures a second apart differ in `exp`, and are two tokens).
     const alice = signToken("alice");
     const bob = signToken("bob");
-    const subscribe = (token: string) =>
-      gated(endpoint, { beginExclusive: 1 }, token, { recheckIntervalMs: 10, admitted: true }, source);
-    const subscribers = [...Array.from({ length: 20 }, () => subscribe(alice)), subscribe(bob)];
+    const subscribe = (token: string, request: object = { beginExclusive: 1 }) =>
+      gated(endpoint, request, token, { recheckIntervalMs: 10, admitted: true }, source);
+    const subscribers = [
+      ...Array.from({ length: 20 }, () => subscribe(alice)),
+      subscribe(bob),
+      subscribe(alice, { beginExclusive: 1, verbose: true }),
+    ];
     source.next('{"offset":2}');
-    await until(() => opened.length >= 2, { observed: () => `${opened.length} probes` });
+    await until(() => opened.length >= 3, { observed: () => `${opened.length} probes` });
     await new Promise((resolve) => setTimeout(resolve, 15));
-    // Ticks have passed: 21 subscribers, two questions (alice's crowd's, bob's).
-    assert.equal(opened.length, 2, `${opened.length} probes`);
+    // Ticks have passed: 22 subscribers, three questions (alice's crowd's, bob's, alice's other request's).
+    assert.equal(opened.length, 3, `${opened.length} probes`);
+    assert.equal(opened.filter((probe) => probe.verbose === true).length, 1);
     answers.next();
     for (const got of subscribers) {
       assert.deepEqual(got.elements, ['{"offset":2}']);
