@@ -9,7 +9,7 @@
  *
  * - retained per subscriber: heapUsed after forced GCs, with the crowd open less before it, / N;
  *   and the objects in a heap snapshot with the crowd open that were not in one taken before it,
- *   by kind and constructor (closures by function and script line), count and bytes / N;
+ *   by kind and constructor (closures by function, file and line), count and bytes / N;
  * - allocated per start: the sampling heap profiler over the crowd's start (objects GC collected
  *   included), / N, and by allocating function (sampled: a few % between runs).
  *
@@ -42,6 +42,8 @@ class Inspector {
   readonly #socket: WebSocket;
   readonly #pending = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
   readonly #chunks: string[] = [];
+  /** Script ids and their files (Debugger.scriptParsed), once `scripts` was asked. */
+  readonly #scripts = new Map<string, string>();
   #id = 0;
 
   private constructor(socket: WebSocket) {
@@ -50,12 +52,14 @@ class Inspector {
       const message = JSON.parse(data.toString("utf8")) as {
         id?: number;
         method?: string;
-        params?: { chunk: string };
+        params?: { chunk: string; scriptId: string; url: string };
         result?: unknown;
       };
       if (message.id !== undefined) this.#pending.get(message.id)?.(message);
       else if (message.method === "HeapProfiler.addHeapSnapshotChunk" && message.params)
         this.#chunks.push(message.params.chunk);
+      else if (message.method === "Debugger.scriptParsed" && message.params)
+        this.#scripts.set(message.params.scriptId, message.params.url);
     });
   }
 
@@ -91,6 +95,16 @@ class Inspector {
       returnByValue: true,
     });
     return answer.result.value;
+  }
+
+  /**
+   * Every script's file by id: the debugger, enabled once the measuring is done (it tells each
+   * script already parsed), then disabled.
+   */
+  async scripts(): Promise<Map<string, string>> {
+    await this.call("Debugger.enable");
+    await this.call("Debugger.disable");
+    return this.#scripts;
   }
 
   async snapshot(): Promise<HeapSnapshot> {
@@ -130,12 +144,17 @@ function idsOf(heap: HeapSnapshot): Set<number> {
 }
 
 /**
- * The objects of `after` not in `before`, by kind and name (closures by script id and line):
+ * The objects of `after` not in `before`, by kind and name (closures by file and line):
  * [count, bytes]. With `shapes`, plain objects and contexts also by the names they hold (their
  * properties, their variables), and arrays by what holds them (its name and the property):
  * which scope, options object or list a subscriber keeps.
  */
-function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): Map<string, [number, number]> {
+function newObjects(
+  before: Set<number>,
+  after: HeapSnapshot,
+  scripts: ReadonlyMap<string, string>,
+  shapes = false,
+): Map<string, [number, number]> {
   const { meta } = after.snapshot;
   const width = meta.node_fields.length;
   const [type, name, id, size, edgeCount] = ["type", "name", "id", "self_size", "edge_count"].map((f) =>
@@ -156,11 +175,11 @@ function newObjects(before: Set<number>, after: HeapSnapshot, shapes = false): M
   };
   const lines = new Map<number, string>();
   const locationWidth = meta.location_fields.length;
-  for (let i = 0; i < after.locations.length; i += locationWidth)
-    lines.set(
-      after.locations[i] as number,
-      `script ${after.locations[i + 1]} line ${(after.locations[i + 2] as number) + 1}`,
-    );
+  for (let i = 0; i < after.locations.length; i += locationWidth) {
+    const script = String(after.locations[i + 1]);
+    const file = scripts.get(script)?.replace(/^.*\/(dist|node_modules)\//, "") || `script ${script}`;
+    lines.set(after.locations[i] as number, `${file}:${(after.locations[i + 2] as number) + 1}`);
+  }
   const kinds = meta.node_types[0];
   const found = new Map<string, [number, number]>();
   const holders = shapes ? arrayHolders(before, after) : new Map<number, string>();
@@ -289,7 +308,8 @@ try {
   const { profile } = await inspector.call<{ profile: { head: SamplingNode } }>("HeapProfiler.stopSampling");
   await sleep(1000);
   const usedAfter = await inspector.heapUsedAfterGc();
-  const found = newObjects(before, await inspector.snapshot(), values.shapes === true);
+  const snapshot = await inspector.snapshot();
+  const found = newObjects(before, snapshot, await inspector.scripts(), values.shapes === true);
   const allocations = allocationsByFunction(profile.head);
 
   let count = 0;
