@@ -4,23 +4,32 @@
  * its one answer (InFlightQuestions), and 10,000 subscribers hold one timer, not 10,000. A
  * subscriber's first re-check comes at the next tick, within one interval of its start.
  */
+/** A subscriber the clock re-checks: its gate. */
+export interface Rechecked {
+  recheck(): void;
+}
+
 class RecheckClock {
-  readonly #due = new Set<() => void>();
+  readonly #due = new Set<Rechecked>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly intervalMs: number) {}
 
-  /** Calls `recheck` at every tick until the returned function is called. */
-  every(recheck: () => void): () => void {
-    this.#due.add(recheck);
+  /**
+   * Re-checks `subscriber` at every tick until `stop`: an object, not a callback, so that a
+   * subscriber is on the clock for the price of none (a closure, its scope and the removal's).
+   */
+  every(subscriber: Rechecked): void {
+    this.#due.add(subscriber);
     this.#timer ??= setInterval(() => this.#tick([...this.#due], 0), this.intervalMs);
-    return () => {
-      this.#due.delete(recheck);
-      if (this.#due.size === 0 && this.#timer !== undefined) {
-        clearInterval(this.#timer);
-        this.#timer = undefined;
-      }
-    };
+  }
+
+  stop(subscriber: Rechecked): void {
+    this.#due.delete(subscriber);
+    if (this.#due.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
   }
 
   /**
@@ -29,11 +38,11 @@ class RecheckClock {
    * The slices follow one another within milliseconds, so that a crowd's re-checks still share
    * their questions in flight. One that left meanwhile is not asked.
    */
-  #tick(due: (() => void)[], from: number): void {
+  #tick(due: Rechecked[], from: number): void {
     const to = Math.min(due.length, from + RECHECKS_PER_TURN);
     for (let i = from; i < to; i++) {
-      const recheck = due[i] as () => void;
-      if (this.#due.has(recheck)) recheck();
+      const subscriber = due[i] as Rechecked;
+      if (this.#due.has(subscriber)) subscriber.recheck();
     }
     if (to < due.length) setImmediate(() => this.#tick(due, to));
   }

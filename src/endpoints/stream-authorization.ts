@@ -19,7 +19,7 @@ import {
   streamAdmissionUnansweredError,
 } from "../errors/index.js";
 
-import { sharedExpiryTimer } from "../jwt/expiry-timer.js";
+import { type Expiring, sharedExpiryTimer } from "../jwt/expiry-timer.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import {
   askLedger,
@@ -29,9 +29,9 @@ import {
   QUESTION_DEADLINE_MS,
   UnansweredQuestion,
 } from "./ledger-questions.js";
-import { recheckClock } from "./recheck-clock.js";
+import { type Rechecked, recheckClock } from "./recheck-clock.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
-import { Grant } from "./stream-grant.js";
+import { type ConfirmationListener, Grant } from "./stream-grant.js";
 
 /**
  * Authorization per subscriber, one piece for every transport (WebSocket, NDJSON, SSE) and every
@@ -96,6 +96,13 @@ export function confirmedBy(
     });
 }
 
+/** A subscriber's in-band renewals (SubscriberAuthorizationOptions.renewals). */
+export interface SubscriberRenewals {
+  readonly tokens$: Subscribable<string>;
+  renewed(token: string): void;
+  refused(error: unknown): void;
+}
+
 export interface SubscriberAuthorizationOptions {
   /** The subscriber's standing; its calls (`confirmedBy`) and the fan-out's admission feed it too. */
   readonly grant: Grant;
@@ -110,11 +117,7 @@ export interface SubscriberAuthorizationOptions {
    * one still waiting). Confirmed, it is the grant's token from then on (`renewed` is told: the
    * stream's calls move onto it); not, the stream keeps its token and `refused` is told why.
    */
-  readonly renewals?: {
-    readonly tokens$: Subscribable<string>;
-    renewed(token: string): void;
-    refused(error: unknown): void;
-  };
+  readonly renewals?: SubscriberRenewals;
   /** The stream's trace: the questions' calls carry it. */
   readonly trace?: TraceContext;
   /**
@@ -147,9 +150,10 @@ export function authorizeSubscriber(
  * One subscriber's gate (see authorizeSubscriber): its state in fields and its steps in methods
  * of one object, where a closure per step and a context per scope cost every subscriber of a
  * reconnect storm some 1.3 KB retained and more allocated at its start. It is the observer of
- * its source (next, error, complete) and the teardown of its subscriber (unsubscribe).
+ * its source (next, error, complete), the teardown of its subscriber (unsubscribe), and what its
+ * grant, the re-check clock and its token's expiry tell (confirmed, recheck, expired).
  */
-class SubscriberGate implements Observer<string>, Unsubscribable {
+class SubscriberGate implements Observer<string>, Unsubscribable, ConfirmationListener, Rechecked, Expiring {
   readonly #endpoint: StreamEndpoint;
   readonly #request: unknown;
   readonly #options: SubscriberAuthorizationOptions;
@@ -172,8 +176,6 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
   /** Why the latest question had no answer: what a never-admitted subscriber is told. */
   #lastFailure: unknown;
   #expiry: { clear(): void } | undefined;
-  #stopReleases: (() => void) | undefined;
-  #stopRechecks: (() => void) | undefined;
   #renewalSubscription: Unsubscribable | undefined;
   #sourceSubscription: Subscription | undefined;
   /** A renewal token being put to the ledger, and the newest one waiting for it to finish. */
@@ -198,11 +200,10 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
 
   /** Listens to the grant, the expiry, the re-checks and the renewals, then subscribes the source. */
   start(source: Observable<string>): Unsubscribable {
-    this.#stopReleases = this.#grant.onConfirmed(() => this.#release());
+    this.#grant.onConfirmed(this);
     this.#watchExpiry();
     const { recheckIntervalMs, renewals } = this.#options;
-    if (recheckIntervalMs > 0)
-      this.#stopRechecks = recheckClock(recheckIntervalMs).every(() => this.#recheck());
+    if (recheckIntervalMs > 0) recheckClock(recheckIntervalMs).every(this);
     if (renewals !== undefined)
       this.#renewalSubscription = renewals.tokens$.subscribe({
         next: (candidate) => this.#renew(renewals, candidate),
@@ -237,8 +238,9 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
   unsubscribe(): void {
     this.#sourceSubscription?.unsubscribe();
     this.#renewalSubscription?.unsubscribe();
-    this.#stopRechecks?.();
-    this.#stopReleases?.();
+    const { recheckIntervalMs } = this.#options;
+    if (recheckIntervalMs > 0) recheckClock(recheckIntervalMs).stop(this);
+    this.#grant.offConfirmed(this);
     this.#expiry?.clear();
     this.#held = undefined;
   }
@@ -345,7 +347,8 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
     return false;
   }
 
-  #release(): void {
+  /** ConfirmationListener: a new yes; what waited for it may go. */
+  confirmed(): void {
     const held = this.#held;
     while (held !== undefined && held.length > 0 && !this.#subscriber.closed) {
       if (!this.#admits()) return;
@@ -361,24 +364,21 @@ class SubscriberGate implements Observer<string>, Unsubscribable {
     const at = this.#grant.expiresAt;
     // A subscriber the ledger never admitted is refused by the ledger itself (an expired
     // token: UNAUTHENTICATED, as Canton answers it); one it admitted ends at `exp` as Canton's.
-    this.#expiry =
-      at === undefined
-        ? undefined
-        : sharedExpiryTimer(
-            at,
-            () => {
-              if (this.#grant.everConfirmed) this.#end(this.#expired(this.#now()));
-            },
-            this.#now,
-          );
+    this.#expiry = at === undefined ? undefined : sharedExpiryTimer(at, this, this.#now);
   }
 
-  #recheck(): void {
+  /** Expiring: its token's `exp`. */
+  expired(): void {
+    if (this.#grant.everConfirmed) this.#end(this.#expired(this.#now()));
+  }
+
+  /** Rechecked: the re-check clock's tick. */
+  recheck(): void {
     if (this.#grant.overdue(this.#now())) this.#end(this.#overdueError());
     else this.#ask();
   }
 
-  #renew(renewals: NonNullable<SubscriberAuthorizationOptions["renewals"]>, candidate: string): void {
+  #renew(renewals: SubscriberRenewals, candidate: string): void {
     if (this.#renewing) {
       this.#waitingRenewal = candidate;
       return;

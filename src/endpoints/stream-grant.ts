@@ -31,6 +31,11 @@ export interface GrantPolicy {
   readonly ledgerAwayGraceMs: number;
 }
 
+/** Told after each new yes on the subscriber's token (its gate: a held element may go then). */
+export interface ConfirmationListener {
+  confirmed(): void;
+}
+
 /**
  * One subscriber's standing, per token: whom the ledger said yes to and when (when the question
  * was asked, not answered: the yes holds for the state the ledger had then at the latest).
@@ -52,8 +57,8 @@ export class Grant {
    * Told after each new yes. A subscriber has one gate, its one listener, which needs no set: a
    * Set and its table were some 110 bytes of every subscriber. More are kept in one made for them.
    */
-  #listener: (() => void) | undefined;
-  #moreListeners: Set<() => void> | undefined;
+  #listener: ConfirmationListener | undefined;
+  #moreListeners: Set<ConfirmationListener> | undefined;
 
   constructor(
     token: string | undefined,
@@ -134,17 +139,19 @@ export class Grant {
     return now - this.#answeredAt > staleAfterMs + grace;
   }
 
-  /** Calls `listener` after each new yes (a held element may go then); returns the removal. */
-  onConfirmed(listener: () => void): () => void {
+  /**
+   * Tells `listener` after each new yes, until `offConfirmed`: an object, not a callback, so that
+   * a gate listens for the price of none (a closure and its removal's were some 110 bytes).
+   */
+  onConfirmed(listener: ConfirmationListener): void {
     // A listener given twice is told once, and its first removal removes it (as a set's member).
-    if (this.#listener === listener) return () => this.#remove(listener);
+    if (this.#listener === listener) return;
     if (this.#listener === undefined && this.#moreListeners === undefined) this.#listener = listener;
     else if (this.#moreListeners === undefined) this.#moreListeners = new Set([listener]);
     else this.#moreListeners.add(listener);
-    return () => this.#remove(listener);
   }
 
-  #remove(listener: () => void): void {
+  offConfirmed(listener: ConfirmationListener): void {
     if (this.#listener === listener) this.#listener = undefined;
     else this.#moreListeners?.delete(listener);
   }
@@ -158,7 +165,7 @@ export class Grant {
     // Those listening when the yes came, in the order they came (one removed meanwhile is still told).
     const first = this.#listener;
     const more = this.#moreListeners === undefined ? undefined : [...this.#moreListeners];
-    first?.();
-    if (more !== undefined) for (const listener of more) listener();
+    first?.confirmed();
+    if (more !== undefined) for (const listener of more) listener.confirmed();
   }
 }

@@ -8,7 +8,7 @@ import { Relay } from "../streams/relay.js";
 import {
   authorizeSubscriber,
   confirmedBy,
-  type SubscriberAuthorizationOptions,
+  type SubscriberRenewals,
 } from "./stream-authorization.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import type { Grant } from "./stream-grant.js";
@@ -28,7 +28,7 @@ export interface SubscriberStreamOptions {
   /** The app's shared streams: a request the endpoint shares goes through them; absent: a call of its own. */
   readonly fanout?: SharedStreams;
   /** In-band renewals (WebSocket): confirmed ones move the subscriber's calls onto their token. */
-  readonly renewals?: SubscriberAuthorizationOptions["renewals"];
+  readonly renewals?: SubscriberRenewals;
   readonly trace?: TraceContext;
   /** For the lag metrics of a shared subscriber (MemberRequest.position). */
   readonly position?: MemberRequest["position"];
@@ -95,23 +95,21 @@ export function subscriberStream(options: SubscriberStreamOptions): Observable<s
   );
 }
 
-type Renewals = NonNullable<SubscriberAuthorizationOptions["renewals"]>;
-
 /**
  * The subscriber's renewals as its gate sees them: the transport's, and each one the ledger
  * confirmed also told to its calls (`renewed$`), which move onto it. One object with methods,
  * kept by the gate, where an object of closures kept the whole scope of the subscriber's start.
  */
-class ConfirmedRenewals implements Renewals {
-  readonly #renewals: Renewals;
+class ConfirmedRenewals implements SubscriberRenewals {
+  readonly #renewals: SubscriberRenewals;
   readonly #renewed$: Relay<string>;
 
-  constructor(renewals: Renewals, renewed$: Relay<string>) {
+  constructor(renewals: SubscriberRenewals, renewed$: Relay<string>) {
     this.#renewals = renewals;
     this.#renewed$ = renewed$;
   }
 
-  get tokens$(): Renewals["tokens$"] {
+  get tokens$(): SubscriberRenewals["tokens$"] {
     return this.#renewals.tokens$;
   }
 

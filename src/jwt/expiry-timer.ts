@@ -31,29 +31,54 @@ export function expiryTimer(
   };
 }
 
+/** A subscriber ended at its token's expiry: its gate. */
+export interface Expiring {
+  expired(): void;
+}
+
 /** The subscribers due at one instant, and the one timer that ends them. */
 interface ExpiryGroup {
-  readonly due: Set<() => void>;
+  readonly due: Set<SharedExpiry>;
   timer: { clear(): void } | undefined;
 }
 
 /** Groups by clock (tests move time with clocks of their own), then by instant. */
 const groups = new WeakMap<() => number, Map<number, ExpiryGroup>>();
 
+/** One caller's place in its instant's group: told at the instant unless cleared first. */
+class SharedExpiry {
+  constructor(
+    readonly target: Expiring,
+    private readonly group: ExpiryGroup,
+    private readonly instants: Map<number, ExpiryGroup>,
+    private readonly at: number,
+  ) {}
+
+  clear(): void {
+    const { group, instants, at } = this;
+    if (!group.due.delete(this) || group.due.size > 0) return;
+    group.timer?.clear();
+    if (instants.get(at) === group) instants.delete(at);
+  }
+}
+
+const PAST: { clear(): void } = { clear: () => undefined };
+
 /**
  * {@link expiryTimer} with one timer for every caller due at the same instant (the same `exp`,
  * as `now` reads the clock): a crowd of subscribers on one token (a service's reconnecting
- * sockets) holds one timer, not one each. `expire` is called at `expiresAtMs` unless cleared
- * first; at once when that is past already.
+ * sockets) holds one timer, not one each, and each caller one small object (its place), no
+ * closures. `target.expired()` is called at `expiresAtMs` unless cleared first; at once when that
+ * is past already.
  */
 export function sharedExpiryTimer(
   expiresAtMs: number,
-  expire: () => void,
+  target: Expiring,
   now: () => number = Date.now,
 ): { clear(): void } {
   if (expiresAtMs - now() <= 0) {
-    expire();
-    return { clear: () => undefined };
+    target.expired();
+    return PAST;
   }
   let byInstant = groups.get(now);
   if (byInstant === undefined) {
@@ -69,22 +94,15 @@ export function sharedExpiryTimer(
       () => {
         instants.delete(expiresAtMs);
         created.timer = undefined;
-        for (const due of [...created.due]) due();
+        for (const due of [...created.due]) due.target.expired();
       },
       now,
     );
     instants.set(expiresAtMs, created);
     group = created;
   }
-  const joined = group;
-  // Its own entry: the same callback given twice is cleared once each.
-  const entry = () => expire();
-  joined.due.add(entry);
-  return {
-    clear() {
-      if (!joined.due.delete(entry) || joined.due.size > 0) return;
-      joined.timer?.clear();
-      if (instants.get(expiresAtMs) === joined) instants.delete(expiresAtMs);
-    },
-  };
+  // Its own place: the same target given twice is told, and cleared, once each.
+  const place = new SharedExpiry(target, group, instants, expiresAtMs);
+  group.due.add(place);
+  return place;
 }

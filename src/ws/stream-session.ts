@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
-import type { Subscription } from "rxjs";
+import type { Observer, Subscribable, Subscription } from "rxjs";
 import type { GatewayTokenRefusal } from "../auth/gateway-auth.js";
 import type { BodyValidator } from "../endpoints/body-validator.js";
 import { tokenRenewed } from "../endpoints/renewal-ack.js";
 import { RenewalIntake } from "../endpoints/renewal-intake.js";
 import type { SharedQueries } from "../endpoints/shared-queries.js";
-import { subscriberGrant } from "../endpoints/stream-authorization.js";
+import { type SubscriberRenewals, subscriberGrant } from "../endpoints/stream-authorization.js";
 import type { StreamEndpoint } from "../endpoints/stream-endpoint.js";
 import { subscriberStream } from "../endpoints/subscriber-stream.js";
 import {
@@ -106,7 +106,7 @@ const CLOSE_GOING_AWAY = 1001;
  * open the endpoint with the sink's demand, frame elements and the final error, record how it
  * ended. The uWS handlers in ws-streams.ts only forward their events here.
  */
-export class StreamSession implements SinkEvents {
+export class StreamSession implements SinkEvents, Observer<string>, SubscriberRenewals {
   readonly #options: StreamSessionOptions;
   readonly #sink: SocketSink;
   #queried = false;
@@ -275,34 +275,52 @@ export class StreamSession implements SinkEvents {
       upstream: (upstream) => {
         this.#upstream = upstream;
       },
-      renewals: {
-        tokens$: this.#renewals,
-        renewed: (token) => {
-          this.#tokenHold?.renewed(token);
-          this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
-          trace.span?.event("renewal", { outcome: "accepted" });
-          if (this.#acknowledge?.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
-        },
-        refused: (error) => this.#renewalRefused(error),
-      },
+      // The session itself (tokens$, renewed, refused): no object of closures per socket.
+      renewals: this,
     })
       // One subscriber, no operators: how it ended is recorded here, and an error is the stream's
       // last frame (a session's pipeline pieces and a frame object per element were a start's
-      // and a delivery's garbage). Unsubscribed before either: `closed` records it.
-      .subscribe({
-        // A shared element's one Buffer (encoded once for every member), else its text.
-        next: (text) => this.#sink.element(this.#options.fanout?.bytesOf(text) ?? text),
-        error: (error: unknown) => {
-          this.#reason ??= endReasonOf(error);
-          this.#logFailure(error);
-          this.#lastFrame(error);
-          this.#sink.complete();
-        },
-        complete: () => {
-          this.#reason ??= "completed";
-          this.#sink.complete();
-        },
-      });
+      // and a delivery's garbage). The session is its observer (next, error, complete): no
+      // closures per socket. Unsubscribed before either: `closed` records it.
+      .subscribe(this);
+  }
+
+  /** The stream's observer: a shared element's one Buffer (encoded once for every member), else its text. */
+  next(text: string): void {
+    this.#sink.element(this.#options.fanout?.bytesOf(text) ?? text);
+  }
+
+  /** The stream's observer: it failed; the error is its last frame. */
+  error(error: unknown): void {
+    this.#reason ??= endReasonOf(error);
+    this.#logFailure(error);
+    this.#lastFrame(error);
+    this.#sink.complete();
+  }
+
+  /** The stream's observer: it ended. */
+  complete(): void {
+    this.#reason ??= "completed";
+    this.#sink.complete();
+  }
+
+  /** Renewals: the tokens of the client's renewal frames that passed the intake, for the ledger to judge. */
+  get tokens$(): Subscribable<string> {
+    return this.#renewals;
+  }
+
+  /** Renewals: the ledger accepted `token`; the stream's calls move onto it. */
+  renewed(token: string): void {
+    this.#tokenHold?.renewed(token);
+    const { endpoint, trace } = this.#options;
+    this.#options.metrics?.wsTokenRenewals.inc({ endpoint: endpoint.path, outcome: "accepted" });
+    trace.span?.event("renewal", { outcome: "accepted" });
+    if (this.#acknowledge?.delete(token)) this.#sink.notice(JSON.stringify(tokenRenewed(token)));
+  }
+
+  /** Renewals: the ledger did not accept a renewal's token; the stream goes on, on the one it has. */
+  refused(error: unknown): void {
+    this.#renewalRefused(error);
   }
 
   /**

@@ -3,6 +3,8 @@ import { describe, it } from "node:test";
 import { sharedExpiryTimer } from "../../src/jwt/expiry-timer.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A subscriber whose expiry pushes `name`. */
+const expiring = (expired: unknown[], name: unknown) => ({ expired: () => expired.push(name) });
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
 
 describe("sharedExpiryTimer", () => {
@@ -10,7 +12,7 @@ describe("sharedExpiryTimer", () => {
     const before = timers();
     const at = Date.now() + 40;
     const expired: number[] = [];
-    const entries = Array.from({ length: 100 }, (_, i) => sharedExpiryTimer(at, () => expired.push(i)));
+    const entries = Array.from({ length: 100 }, (_, i) => sharedExpiryTimer(at, expiring(expired, i)));
     strictEqual(timers() - before, 1);
     for (const entry of entries.slice(10)) entry.clear();
     await sleep(120);
@@ -22,9 +24,9 @@ describe("sharedExpiryTimer", () => {
     const before = timers();
     const soon = Date.now() + 30;
     const expired: string[] = [];
-    const a = sharedExpiryTimer(soon, () => expired.push("a"));
-    const b = sharedExpiryTimer(soon, () => expired.push("b"));
-    sharedExpiryTimer(soon + 20, () => expired.push("later"));
+    const a = sharedExpiryTimer(soon, expiring(expired, "a"));
+    const b = sharedExpiryTimer(soon, expiring(expired, "b"));
+    sharedExpiryTimer(soon + 20, expiring(expired, "later"));
     strictEqual(timers() - before, 2);
     a.clear();
     b.clear();
@@ -35,12 +37,12 @@ describe("sharedExpiryTimer", () => {
     deepStrictEqual(expired, ["later"]);
   });
 
-  it("calls at once an expiry already past, and the same callback given twice once per entry", async () => {
+  it("calls at once an expiry already past, and the same subscriber given twice once per entry", async () => {
     const expired: string[] = [];
-    sharedExpiryTimer(Date.now() - 1, () => expired.push("past"));
+    sharedExpiryTimer(Date.now() - 1, expiring(expired, "past"));
     deepStrictEqual(expired, ["past"]);
     const at = Date.now() + 20;
-    const twice = () => expired.push("twice");
+    const twice = expiring(expired, "twice");
     sharedExpiryTimer(at, twice);
     sharedExpiryTimer(at, twice).clear();
     await sleep(80);
