@@ -5,11 +5,7 @@ import type { MemberRequest, UpstreamSource } from "../fanout/subscription.js";
 import { tokenExpiryMs } from "../jwt/bearer-token.js";
 import type { TraceContext } from "../ledger/trace-context.js";
 import { Relay } from "../streams/relay.js";
-import {
-  authorizeSubscriber,
-  confirmedBy,
-  type SubscriberRenewals,
-} from "./stream-authorization.js";
+import { authorizeSubscriber, confirmedBy, type SubscriberRenewals } from "./stream-authorization.js";
 import type { StreamEndpoint } from "./stream-endpoint.js";
 import type { Grant } from "./stream-grant.js";
 import { isOffsetCheckpoint } from "./stream-position.js";

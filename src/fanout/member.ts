@@ -7,7 +7,8 @@ import type { MemberMode, MemberRequest } from "./subscription.js";
  * catch-up stream to the main one takes its seat along, so that its subscriber leaves the right one.
  */
 export interface Seat {
-  leave: (() => void) | undefined;
+  /** Its place in the stream it is a member of now (none before it joined). */
+  place: { leave(): void } | undefined;
 }
 
 /** Where a member handed over from another stream of the same request starts. */

@@ -6,6 +6,7 @@ import type {
   FanoutEvents,
   MemberMode,
   MemberRequest,
+  SharedPositionReader,
   UpstreamCloseReason,
 } from "./subscription.js";
 import { UpstreamCall } from "./upstream-call.js";
@@ -203,7 +204,7 @@ export class SharedStream {
   }
 
   /**
-   * Adds a subscriber; returns its teardown, which its seat holds too. `admitted`: the ledger
+   * Adds a subscriber; its seat holds its place (its way out) from then on. `admitted`: the ledger
    * admitted its token for this request, so it may read shared elements without a call of its
    * own. `start`: a member handed over from a catch-up stream, where it stands there.
    */
@@ -213,7 +214,7 @@ export class SharedStream {
     admitted: boolean,
     seat: Seat,
     start?: MemberStart,
-  ): () => void {
+  ): void {
     const member = new Member(request, subscriber, seat, start);
     this.#members.add(member);
     this.#joining = member;
@@ -237,23 +238,61 @@ export class SharedStream {
     }
     // Every member had left while this one was being admitted: the call resumes on its token.
     this.#upstream.resumeOn(member);
-    member.demand = request.demand$.subscribe({
-      next: (ready) => this.#readiness(member, ready),
-      error: (error: unknown) => this.#fail(member, error),
-    });
-    member.renewals = request.renewed$?.subscribe({ next: (token) => this.#renewed(member, token) });
-    // A catch-up stream's members are behind the main stream, not only behind their own call.
-    request.position?.(() => ({
-      last: member.last,
-      newest: Math.max(this.#position, this.#options.catchUpOf?.()?.position ?? 0),
-    }));
+    const place = new SharedStream.#Place(this, member);
+    member.demand = request.demand$.subscribe(place);
+    member.renewals = request.renewed$?.subscribe(new SharedStream.#Renewals(this, member));
+    request.position?.followShared(place);
     this.#upstream.checkExpiry();
-    seat.leave = () => this.#leave(member);
+    seat.place = place;
     this.#joining = undefined;
     // Replayed to where the main stream may cover it: a catch-up stream's member moves now.
     this.#handOffCovered();
-    return seat.leave;
   }
+
+  /**
+   * A member's place in this stream, for one join: what its demand tells the stream (its
+   * readiness, its failure), its seat's way out, and where it stands, for its sink. One object,
+   * where four closures, their scope and an observer object were every subscriber's.
+   */
+  static readonly #Place = class MemberPlace implements SharedPositionReader {
+    constructor(
+      private readonly stream: SharedStream,
+      private readonly member: Member,
+    ) {}
+
+    next(ready: boolean): void {
+      this.stream.#readiness(this.member, ready);
+    }
+
+    error(error: unknown): void {
+      this.stream.#fail(this.member, error);
+    }
+
+    leave(): void {
+      this.stream.#leave(this.member);
+    }
+
+    /** A catch-up stream's members are behind the main stream, not only behind their own call. */
+    sharedPosition(): { readonly last: number; readonly newest: number } {
+      const { stream } = this;
+      return {
+        last: this.member.last,
+        newest: Math.max(stream.#position, stream.#options.catchUpOf?.()?.position ?? 0),
+      };
+    }
+  };
+
+  /** A member's confirmed renewals, told to this stream: one object, no closure. */
+  static readonly #Renewals = class MemberRenewals {
+    constructor(
+      private readonly stream: SharedStream,
+      private readonly member: Member,
+    ) {}
+
+    next(token: string): void {
+      this.stream.#renewed(this.member, token);
+    }
+  };
 
   /**
    * A catch-up stream's members that the main stream's history covers move to it (each in its

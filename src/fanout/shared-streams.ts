@@ -102,7 +102,7 @@ export class SharedStreams {
   open(request: MemberRequest): Observable<string> {
     return new Observable<string>((subscriber) => {
       // The stream it is a member of may change (from a catch-up stream to the main one).
-      const seat: Seat = { leave: undefined };
+      const seat: Seat = { place: undefined };
       let release: (() => void) | undefined;
       let gone = false;
       const admit = request.share.admit;
@@ -151,7 +151,7 @@ export class SharedStreams {
       return () => {
         gone = true;
         release?.();
-        seat.leave?.();
+        seat.place?.leave();
         if (question !== undefined) this.#peers.remove(question, request.source);
       };
     });

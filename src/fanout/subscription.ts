@@ -81,9 +81,19 @@ export interface MemberRequest {
    * Given, once the subscriber joined, a reader of where it stands: the offset of the last
    * element it was handed and of the upstream's last (for lag metrics, read when they are asked).
    */
-  readonly position?: (read: () => { readonly last: number; readonly newest: number }) => void;
+  readonly position?: PositionFollower;
   /** Told what happens to this subscriber as it happens (its span's events). */
   readonly told?: MemberEvents;
+}
+
+/** Where a member stands: the last element it was handed, and the upstream's last (offsets). */
+export interface SharedPositionReader {
+  sharedPosition(): { readonly last: number; readonly newest: number };
+}
+
+/** What follows a member's position (its socket's sink, for the lag metrics). */
+export interface PositionFollower {
+  followShared(reader: SharedPositionReader): void;
 }
 
 /** What the fan-out tells of one subscriber: admission, joins, catch-ups, detaches. */

@@ -195,7 +195,7 @@ export class SocketSink {
   #delivered = 0;
   #bytes = 0;
   /** A fan-out member's position, from its shared stream (see {@link followShared}). */
-  #shared: (() => SharedPosition) | undefined;
+  #shared: { sharedPosition(): SharedPosition } | undefined;
   /** The last element whose offset the lag was read from, and that offset: parsed once. */
   #measured: { element: Uint8Array | string; offset: number | undefined } | undefined;
 
@@ -237,15 +237,18 @@ export class SocketSink {
       if (typeof item === "string") bytes += Buffer.byteLength(item);
       else if (item instanceof Uint8Array) bytes += item.byteLength;
     }
-    const shared = this.#shared?.();
+    const shared = this.#shared?.sharedPosition();
     if (shared !== undefined) return { bytes, offset: shared.last, newest: shared.newest };
     const offset = this.#lastOffset();
     return offset === undefined ? { bytes } : { bytes, offset };
   }
 
-  /** The subscriber reads a fan-out's shared stream, which tells where it stands. */
-  followShared(position: () => SharedPosition): void {
-    this.#shared = position;
+  /**
+   * The subscriber reads a fan-out's shared stream, which tells where it stands (its member: an
+   * object, where a closure and the session's own closure passing it on were).
+   */
+  followShared(reader: { sharedPosition(): SharedPosition }): void {
+    this.#shared = reader;
   }
 
   /**

@@ -270,7 +270,7 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
       demand$: this.#sink.demand$,
       ...(fanout ? { fanout } : {}),
       trace,
-      position: (read) => this.#sink.followShared(read),
+      position: this.#sink,
       digestOf: this.#options.digestOf,
       upstream: (upstream) => {
         this.#upstream = upstream;
