@@ -205,9 +205,9 @@ class SubscriberGate implements Observer<string>, Unsubscribable, ConfirmationLi
     const { recheckIntervalMs, renewals } = this.#options;
     if (recheckIntervalMs > 0) recheckClock(recheckIntervalMs).every(this);
     if (renewals !== undefined)
-      this.#renewalSubscription = renewals.tokens$.subscribe({
-        next: (candidate) => this.#renew(renewals, candidate),
-      });
+      this.#renewalSubscription = renewals.tokens$.subscribe(
+        new SubscriberGate.#RenewalListener(this, renewals),
+      );
     this.#sourceSubscription = source.subscribe(this);
     return this;
   }
@@ -233,6 +233,18 @@ class SubscriberGate implements Observer<string>, Unsubscribable, ConfirmationLi
     this.#heldComplete = true;
     if (this.#held === undefined || this.#held.length === 0) this.#subscriber.complete();
   }
+
+  /** The renewal frames' tokens, each put to the ledger (#renew): one object, no closure or scope. */
+  static readonly #RenewalListener = class RenewalListener {
+    constructor(
+      private readonly gate: SubscriberGate,
+      private readonly renewals: SubscriberRenewals,
+    ) {}
+
+    next(candidate: string): void {
+      this.gate.#renew(this.renewals, candidate);
+    }
+  };
 
   /** The subscriber's teardown. */
   unsubscribe(): void {

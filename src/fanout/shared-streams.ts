@@ -1,4 +1,4 @@
-import { Observable } from "rxjs";
+import { Observable, type Subscriber, type Unsubscribable } from "rxjs";
 import { InFlightQuestions } from "./in-flight-questions.js";
 import type { Seat } from "./member.js";
 import { QuestionPeers } from "./question-peers.js";
@@ -100,62 +100,92 @@ export class SharedStreams {
    * error, its own call's or the shared call's.
    */
   open(request: MemberRequest): Observable<string> {
-    return new Observable<string>((subscriber) => {
-      // The stream it is a member of may change (from a catch-up stream to the main one).
-      const seat: Seat = { place: undefined };
-      let release: (() => void) | undefined;
-      let gone = false;
-      const admit = request.share.admit;
-      // What it would ask the ledger before joining, and whose fresh yes may answer it.
-      let question = admit === undefined ? undefined : this.#question(request);
-      const join = (admitted: boolean) => {
-        if (gone) return;
-        this.#streamFor(request, admitted).join(request, subscriber, admitted, seat);
-        if (question !== undefined) question = this.#peers.add(question, request.source);
-      };
-      const running = this.#streams.get(request.share.key);
-      // Only a stream someone already reads is worth a probe: the first subscriber opens it.
-      if (admit === undefined || question === undefined || running === undefined || running.closed)
-        join(false);
-      else {
-        const peersYes = this.#peers.freshYes(question, request.token);
-        if (peersYes !== undefined) {
-          // Another subscriber of the same token, request and offset was admitted on the ledger's
-          // yes within its re-check interval: the answer its probe would get, as one asked while
-          // that was in flight shares it.
-          this.#events.sharedAdmission?.(request.endpoint);
-          request.source.admitted?.(peersYes);
-          request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
-          join(true);
-        } else {
-          // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
-          // and so does a catch-up stream that covers it, should the main one not.
-          release = this.#reserve(running, request.share);
-          this.#admit(request, question, () => admit(running.position)).then(
-            (askedAt) => {
-              // No answer in time: its own call, which the ledger judges itself.
-              if (askedAt === undefined) join(false);
-              else if (!gone) {
-                request.source.admitted?.(askedAt);
-                join(true);
-              }
-              release?.();
-            },
-            (error: unknown) => {
-              release?.();
-              if (!gone) subscriber.error(error);
-            },
-          );
-        }
-      }
-      return () => {
-        gone = true;
-        release?.();
-        seat.place?.leave();
-        if (question !== undefined) this.#peers.remove(question, request.source);
-      };
-    });
+    return new Observable<string>((subscriber) =>
+      new SharedStreams.#Joiner(this, request, subscriber).start(),
+    );
   }
+
+  /**
+   * One subscriber's way into its request's shared stream: its admission, its join, its seat
+   * (the stream it is a member of may change, from a catch-up stream to the main one) and its
+   * teardown. One object, where a scope of eight variables and two closures were every
+   * subscriber's.
+   */
+  static readonly #Joiner = class Joiner implements Seat {
+    place: { leave(): void } | undefined = undefined;
+    /** What the running stream keeps for it while its admission is asked. */
+    #release: (() => void) | undefined;
+    #gone = false;
+    /** What it would ask the ledger before joining, and whose fresh yes may answer it. */
+    #asked: string | undefined;
+
+    constructor(
+      private readonly streams: SharedStreams,
+      private readonly request: MemberRequest,
+      private readonly subscriber: Subscriber<string>,
+    ) {}
+
+    /** Joins at once, on a peer's fresh yes, or once the ledger admitted it; returns its teardown. */
+    start(): Unsubscribable {
+      const { streams, request } = this;
+      const admit = request.share.admit;
+      this.#asked = admit === undefined ? undefined : streams.#question(request);
+      const question = this.#asked;
+      const running = streams.#streams.get(request.share.key);
+      // Only a stream someone already reads is worth a probe: the first subscriber opens it.
+      if (admit === undefined || question === undefined || running === undefined || running.closed) {
+        this.#join(false);
+        return this;
+      }
+      const peersYes = streams.#peers.freshYes(question, request.token);
+      if (peersYes !== undefined) {
+        // Another subscriber of the same token, request and offset was admitted on the ledger's
+        // yes within its re-check interval: the answer its probe would get, as one asked while
+        // that was in flight shares it.
+        streams.#events.sharedAdmission?.(request.endpoint);
+        request.source.admitted?.(peersYes);
+        request.told?.event("admission", { outcome: "admitted", at: "fanout", shared: true });
+        this.#join(true);
+        return this;
+      }
+      // While the ledger is asked, the stream keeps what comes after the subscriber's offset,
+      // and so does a catch-up stream that covers it, should the main one not.
+      this.#release = streams.#reserve(running, request.share);
+      streams
+        .#admit(request, question, () => admit(running.position))
+        .then(
+          (askedAt) => {
+            // No answer in time: its own call, which the ledger judges itself.
+            if (askedAt === undefined) this.#join(false);
+            else if (!this.#gone) {
+              request.source.admitted?.(askedAt);
+              this.#join(true);
+            }
+            this.#release?.();
+          },
+          (error: unknown) => {
+            this.#release?.();
+            if (!this.#gone) this.subscriber.error(error);
+          },
+        );
+      return this;
+    }
+
+    #join(admitted: boolean): void {
+      if (this.#gone) return;
+      const { streams, request } = this;
+      streams.#streamFor(request, admitted).join(request, this.subscriber, admitted, this);
+      if (this.#asked !== undefined) this.#asked = streams.#peers.add(this.#asked, request.source);
+    }
+
+    /** The subscriber's teardown. */
+    unsubscribe(): void {
+      this.#gone = true;
+      this.#release?.();
+      this.place?.leave();
+      if (this.#asked !== undefined) this.streams.#peers.remove(this.#asked, this.request.source);
+    }
+  };
 
   /**
    * Keeps what comes after the subscriber's offset in the running stream, and in the catch-up

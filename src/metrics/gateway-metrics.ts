@@ -554,9 +554,13 @@ export class GatewayMetrics {
     };
   }
 
-  /** A WebSocket subscriber, measured by the lag gauges at every scrape until the returned function is called. */
-  trackSubscriber(endpoint: string, source: LagSource): () => void {
-    return this.subscriberLag.track(endpoint, source);
+  /** A WebSocket subscriber, measured by the lag gauges at every scrape until `untrackSubscriber`. */
+  trackSubscriber(endpoint: string, source: LagSource): void {
+    this.subscriberLag.track(endpoint, source);
+  }
+
+  untrackSubscriber(endpoint: string, source: LagSource): void {
+    this.subscriberLag.untrack(endpoint, source);
   }
 
   /** `ledger_gateway_ledger_ready` asks `probe` at a scrape, at most every 5 s (LedgerClient.isReady). */

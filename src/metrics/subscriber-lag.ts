@@ -99,16 +99,22 @@ export class SubscriberLagGauges {
       gauge.set({ endpoint }, 0);
   }
 
-  /** Measures `source` at every scrape until the returned function is called. */
-  track(endpoint: string, source: LagSource): () => void {
+  /** Measures `source` at every scrape until `untrack`. */
+  track(endpoint: string, source: LagSource): void {
     let sources = this.#subscribers.get(endpoint);
     if (sources === undefined) {
       sources = new Set();
       this.#subscribers.set(endpoint, sources);
     }
-    const tracked = sources;
-    tracked.add(source);
-    return () => tracked.delete(source);
+    sources.add(source);
+  }
+
+  /**
+   * `source` is measured no more. A pair of calls rather than a returned removal: a closure and
+   * its scope were two more objects every subscriber kept.
+   */
+  untrack(endpoint: string, source: LagSource): void {
+    this.#subscribers.get(endpoint)?.delete(source);
   }
 
   #measure(): Map<string, EndpointLag> {

@@ -118,7 +118,6 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
    * relay, not a Subject, as nearly every subscriber never renews (see Relay).
    */
   readonly #renewals = new Relay<string>();
-  readonly #untrackLag: (() => void) | undefined;
   /** Where its elements come from: its own ledger call or a shared one (none before the query). */
   #upstream: "own" | "shared" | undefined;
   #renewalIntake: RenewalIntake | undefined;
@@ -148,7 +147,7 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
       // The session itself: no closures of its own per socket.
       events: this,
     });
-    this.#untrackLag = options.metrics?.trackSubscriber(options.endpoint.path, this.#sink);
+    options.metrics?.trackSubscriber(options.endpoint.path, this.#sink);
     this.#tokenHold = options.tokenHold;
   }
 
@@ -404,7 +403,7 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
     }
     this.#sink.socketClosed();
     this.#tokenHold?.release();
-    this.#untrackLag?.();
+    this.#options.metrics?.untrackSubscriber(this.#options.endpoint.path, this.#sink);
     this.#subscription?.unsubscribe();
     recordStreamClose(this.#options, code, {
       reason: this.#reason ?? "unsubscribed",
