@@ -229,19 +229,48 @@ function shareSpec(
   const begin = Number(normalized.beginExclusive ?? 0);
   if (!Number.isSafeInteger(begin) || begin < 0) return undefined;
   const byToken = spec.sharedPerUser === true && !normalized.userId;
-  const from = (offset: number): unknown => startingAfter(request, offset);
+  const shareKey = byToken
+    ? subscriptionKey({ path: spec.path, request: normalized, token: token ?? "" })
+    : key;
   // From offset 0 there is no empty range (an end of 0 reads as none): the probe reads offset 1
   // once the shared stream showed that the ledger has it (probeSubscriber).
-  const probe =
-    spec.share === "updates"
-      ? (reached: number) => admitJoiner(endpoint, from(begin), token, reached, trace)
-      : undefined;
-  return {
-    key: byToken ? subscriptionKey({ path: spec.path, request: normalized, token: token ?? "" }) : key,
-    begin,
-    from,
-    ...(probe ? { admit: probe } : {}),
-  };
+  return spec.share === "updates"
+    ? new ProbedShare(shareKey, begin, request, endpoint, token, trace)
+    : new LedgerShare(shareKey, begin, request);
+}
+
+/**
+ * One subscriber's request as the fan-out sees it (ShareSpec): one object a subscriber keeps,
+ * where two closures and their scope were.
+ */
+class LedgerShare implements ShareSpec {
+  constructor(
+    readonly key: string,
+    readonly begin: number,
+    protected readonly request: unknown,
+  ) {}
+
+  from(offset: number): unknown {
+    return startingAfter(this.request, offset);
+  }
+}
+
+/** An updates request's, whose joiner the ledger is asked about first (ShareSpec.admit). */
+class ProbedShare extends LedgerShare {
+  constructor(
+    key: string,
+    begin: number,
+    request: unknown,
+    private readonly endpoint: StreamEndpoint,
+    private readonly token: string | undefined,
+    private readonly trace: TraceContext | undefined,
+  ) {
+    super(key, begin, request);
+  }
+
+  admit(reached: number): Promise<number | undefined> {
+    return admitJoiner(this.endpoint, this.from(this.begin), this.token, reached, this.trace);
+  }
 }
 
 /**

@@ -128,7 +128,8 @@ export class SharedStreams {
     /** Joins at once, on a peer's fresh yes, or once the ledger admitted it; returns its teardown. */
     start(): Unsubscribable {
       const { streams, request } = this;
-      const admit = request.share.admit;
+      // A method of the share's (a class's, called apart from it below).
+      const admit = request.share.admit?.bind(request.share);
       this.#asked = admit === undefined ? undefined : streams.#question(request);
       const question = this.#asked;
       const running = streams.#streams.get(request.share.key);
