@@ -56,7 +56,9 @@ export function freshTraceContext(): TraceContext {
 
 /** A version 00 `traceparent`: the trace, the span that is the parent, its sampled flag. */
 export function traceparentOf(traceId: string, spanId: string, sampled: boolean): string {
-  return `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`;
+  // Joined, one flat string: a template made four linked pieces that every subscriber's trace
+  // kept (and the span id with them).
+  return ["00", traceId, spanId, sampled ? "01" : "00"].join("-");
 }
 
 /**
