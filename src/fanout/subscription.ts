@@ -92,7 +92,7 @@ export interface SharedPositionReader {
 }
 
 /** What follows a member's position (its socket's sink, for the lag metrics). */
-export interface PositionFollower {
+interface PositionFollower {
   followShared(reader: SharedPositionReader): void;
 }
 
