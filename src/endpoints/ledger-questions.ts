@@ -57,12 +57,10 @@ function questionsOf(endpoint: StreamEndpoint, requestText: string): InFlightQue
   }
   let questions = byRequest.get(requestText);
   if (questions === undefined) {
+    // Let go once idle: an entry is replaced only after that, so this one is still the map's.
     const requests = byRequest;
-    const created = new InFlightQuestions<LedgerAnswer>(() => {
-      if (requests.get(requestText) === created) requests.delete(requestText);
-    });
-    questions = created;
-    requests.set(requestText, created);
+    questions = new InFlightQuestions<LedgerAnswer>(() => requests.delete(requestText));
+    requests.set(requestText, questions);
   }
   return questions;
 }

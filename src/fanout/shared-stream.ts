@@ -6,6 +6,7 @@ import type {
   FanoutEvents,
   MemberMode,
   MemberRequest,
+  SharedPosition,
   SharedPositionReader,
   UpstreamCloseReason,
 } from "./subscription.js";
@@ -273,7 +274,7 @@ export class SharedStream {
     }
 
     /** A catch-up stream's members are behind the main stream, not only behind their own call. */
-    sharedPosition(): { readonly last: number; readonly newest: number } {
+    sharedPosition(): SharedPosition {
       const { stream } = this;
       return {
         last: this.member.last,

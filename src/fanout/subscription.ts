@@ -86,9 +86,17 @@ export interface MemberRequest {
   readonly told?: MemberEvents;
 }
 
-/** Where a member stands: the last element it was handed, and the upstream's last (offsets). */
+/** Where a member stands in its shared stream. */
+export interface SharedPosition {
+  /** The offset of the last element handed to the subscriber. */
+  readonly last: number;
+  /** The offset of the last element of the shared upstream. */
+  readonly newest: number;
+}
+
+/** What tells a member's position when asked (its place in its shared stream). */
 export interface SharedPositionReader {
-  sharedPosition(): { readonly last: number; readonly newest: number };
+  sharedPosition(): SharedPosition;
 }
 
 /** What follows a member's position (its socket's sink, for the lag metrics). */

@@ -8,6 +8,7 @@ import {
   traced,
   withResumeOffset,
 } from "../errors/index.js";
+import type { SharedPositionReader } from "../fanout/subscription.js";
 import type { SubscriberLag } from "../metrics/subscriber-lag.js";
 import { DemandGate } from "../streams/demand-gate.js";
 
@@ -76,14 +77,6 @@ export interface SinkEvents {
   paused(): void;
   /** The client is disconnected as a slow consumer, for `cause`; its last frame follows. */
   slowConsumer(cause: SlowConsumerCause): void;
-}
-
-/** Where a subscriber stands in its stream, as a fan-out's shared stream knows it. */
-export interface SharedPosition {
-  /** The offset of the last element handed to the subscriber. */
-  readonly last: number;
-  /** The offset of the last element of the shared upstream. */
-  readonly newest: number;
 }
 
 /** A last error frame that names the offset to resume after, and the close that follows it. */
@@ -195,7 +188,7 @@ export class SocketSink {
   #delivered = 0;
   #bytes = 0;
   /** A fan-out member's position, from its shared stream (see {@link followShared}). */
-  #shared: { sharedPosition(): SharedPosition } | undefined;
+  #shared: SharedPositionReader | undefined;
   /** The last element whose offset the lag was read from, and that offset: parsed once. */
   #measured: { element: Uint8Array | string; offset: number | undefined } | undefined;
 
@@ -247,7 +240,7 @@ export class SocketSink {
    * The subscriber reads a fan-out's shared stream, which tells where it stands (its member: an
    * object, where a closure and the session's own closure passing it on were).
    */
-  followShared(reader: { sharedPosition(): SharedPosition }): void {
+  followShared(reader: SharedPositionReader): void {
     this.#shared = reader;
   }
 
