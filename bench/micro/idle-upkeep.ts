@@ -11,6 +11,10 @@
  * second, and above the floor in µs a subscriber-second, `--rounds` times.
  *
  *   npm run -s build && node dist/bench/micro/idle-upkeep.js [--subscribers 5000] [--seconds 20] [--rounds 1]
+ *     [--gateway="--websocket-config.ping-interval 0s"]
+ *
+ * `--gateway`: the gateway's own arguments, space-separated, to tell the causes apart (pings off,
+ * re-checks off).
  */
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { commandLine } from "../lib/command-line.js";
@@ -23,10 +27,12 @@ const { values } = commandLine("micro/idle-upkeep.js", {
   subscribers: { type: "string", default: "5000" },
   seconds: { type: "string", default: "20" },
   rounds: { type: "string", default: "1" },
+  gateway: { type: "string", default: "" },
 });
 const n = Number(values.subscribers);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
+const gatewayArgs = values.gateway.split(" ").filter((arg) => arg !== "");
 /** After the crowd's start: its young objects promoted, the old generation's marking and sweeping done. */
 const SETTLE_MS = 5000;
 
@@ -36,7 +42,7 @@ const token = mintToken({ user: `actAs-${sandbox.tickParty}`, secret: "bench", e
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 try {
   for (let round = 1; round <= rounds; round++) {
-    const gateway = await startGatewayProcess(sandbox.port, [], { workers: 1, raiseFdLimit: true });
+    const gateway = await startGatewayProcess(sandbox.port, gatewayArgs, { workers: 1, raiseFdLimit: true });
     const pid = gateway.child.pid as number;
     const cpuOver = async (): Promise<{ all: number; main: number }> => {
       const all = threadsCpuSeconds(pid);

@@ -11,52 +11,64 @@ import type { UpstreamSource } from "./subscription.js";
  */
 const KEPT = 4;
 
-/** A question's text, kept once, and the members kept for it. */
+/** A question's offset and token as first joined with (kept once), and the members kept for it. */
 interface Peers {
-  readonly question: string;
+  readonly asked: string;
   readonly members: UpstreamSource[];
 }
 
 /**
- * Some subscribers of a worker's shared streams by their admission question (request key, offset
- * and token digest: see SharedStreams): a joiner asking what one of them was answered yes to,
- * fresh, is admitted with that yes instead of a probe of its own. A crowd of one token joining
- * over the seconds of the pace asked the ledger again for each start that came after the last
- * answer. Only what the subscribers hold anyway is kept, and only while they do: their own
- * standing (SubscriberSource.freshYes), never a token or an answer of its own.
+ * Some subscribers of a worker's shared streams by their admission question: the request's key,
+ * then its offset and token digest (see SharedStreams). A joiner asking what one of them was
+ * answered yes to, fresh, is admitted with that yes instead of a probe of its own. A crowd of one
+ * token joining over the seconds of the pace asked the ledger again for each start that came
+ * after the last answer. Only what the subscribers hold anyway is kept, and only while they do:
+ * their own standing (SubscriberSource.freshYes), never a token or an answer of its own.
+ *
+ * Two levels, not one text: a request's key is one string for a crowd that sent the same query
+ * frame (SharedQueries, shareSpec), whose hash V8 keeps, where a text joined per start (some 450
+ * characters) was copied and hashed anew at each lookup, a µs or more of every start.
  */
 export class QuestionPeers {
-  readonly #peers = new Map<string, Peers>();
+  /** By request key, then by `${offset} ${digest}` (SharedStreams' joiners). */
+  readonly #peers = new Map<string, Map<string, Peers>>();
 
   /**
-   * A member that joined with `question`: kept, in place of the earliest kept past KEPT. Answers
-   * the question's text as kept here, for the member to hold instead of its own copy: a crowd's
-   * members each built the same text (some 400 bytes), and each kept it for as long as it lived.
+   * A member that joined with question `asked` of request `key`: kept, in place of the earliest
+   * kept past KEPT. Answers `asked` as kept here, for the member to hold instead of its own copy.
    */
-  add(question: string, member: UpstreamSource): string {
-    const peers = this.#peers.get(question);
+  add(key: string, asked: string, member: UpstreamSource): string {
+    let questions = this.#peers.get(key);
+    if (questions === undefined) {
+      questions = new Map();
+      this.#peers.set(key, questions);
+    }
+    const peers = questions.get(asked);
     if (peers === undefined) {
-      this.#peers.set(question, { question, members: [member] });
-      return question;
+      questions.set(asked, { asked, members: [member] });
+      return asked;
     }
     if (peers.members.push(member) > KEPT) peers.members.shift();
-    return peers.question;
+    return peers.asked;
   }
 
-  remove(question: string, member: UpstreamSource): void {
-    const members = this.#peers.get(question)?.members;
+  remove(key: string, asked: string, member: UpstreamSource): void {
+    const questions = this.#peers.get(key);
+    const members = questions?.get(asked)?.members;
     const at = members === undefined ? -1 : members.indexOf(member);
-    if (members === undefined || at === -1) return;
+    if (questions === undefined || members === undefined || at === -1) return;
     members.splice(at, 1);
-    if (members.length === 0) this.#peers.delete(question);
+    if (members.length > 0) return;
+    questions.delete(asked);
+    if (questions.size === 0) this.#peers.delete(key);
   }
 
   /**
-   * When a kept peer's fresh yes on `token` to `question` was asked (the latest to join first),
-   * or undefined: the joiner asks.
+   * When a kept peer's fresh yes on `token` to question `asked` of request `key` was asked (the
+   * latest to join first), or undefined: the joiner asks.
    */
-  freshYes(question: string, token: string | undefined): number | undefined {
-    const peers = this.#peers.get(question)?.members;
+  freshYes(key: string, asked: string, token: string | undefined): number | undefined {
+    const peers = this.#peers.get(key)?.get(asked)?.members;
     if (peers === undefined) return undefined;
     for (let i = peers.length - 1; i >= 0; i -= 1) {
       const at = peers[i]?.freshYes?.(token);
@@ -67,6 +79,8 @@ export class QuestionPeers {
 
   /** Questions with peers kept, for tests. */
   get size(): number {
-    return this.#peers.size;
+    let size = 0;
+    for (const questions of this.#peers.values()) size += questions.size;
+    return size;
   }
 }

@@ -116,7 +116,10 @@ export class SharedStreams {
     /** What the running stream keeps for it while its admission is asked. */
     #release: (() => void) | undefined;
     #gone = false;
-    /** What it would ask the ledger before joining, and whose fresh yes may answer it. */
+    /**
+     * What it would ask the ledger before joining besides its request (its offset and token: see
+     * #askedBy), and whose fresh yes may answer it.
+     */
     #asked: string | undefined;
 
     constructor(
@@ -130,15 +133,16 @@ export class SharedStreams {
       const { streams, request } = this;
       // A method of the share's (a class's, called apart from it below).
       const admit = request.share.admit?.bind(request.share);
-      this.#asked = admit === undefined ? undefined : streams.#question(request);
-      const question = this.#asked;
-      const running = streams.#streams.get(request.share.key);
+      this.#asked = admit === undefined ? undefined : streams.#askedBy(request);
+      const asked = this.#asked;
+      const { key } = request.share;
+      const running = streams.#streams.get(key);
       // Only a stream someone already reads is worth a probe: the first subscriber opens it.
-      if (admit === undefined || question === undefined || running === undefined || running.closed) {
+      if (admit === undefined || asked === undefined || running === undefined || running.closed) {
         this.#join(false);
         return this;
       }
-      const peersYes = streams.#peers.freshYes(question, request.token);
+      const peersYes = streams.#peers.freshYes(key, asked, request.token);
       if (peersYes !== undefined) {
         // Another subscriber of the same token, request and offset was admitted on the ledger's
         // yes within its re-check interval: the answer its probe would get, as one asked while
@@ -153,7 +157,7 @@ export class SharedStreams {
       // and so does a catch-up stream that covers it, should the main one not.
       this.#release = streams.#reserve(running, request.share);
       streams
-        .#admit(request, question, () => admit(running.position))
+        .#admit(request, `${asked} ${key}`, () => admit(running.position))
         .then(
           (askedAt) => {
             // No answer in time: its own call, which the ledger judges itself.
@@ -176,7 +180,8 @@ export class SharedStreams {
       if (this.#gone) return;
       const { streams, request } = this;
       streams.#streamFor(request, admitted).join(request, this.subscriber, admitted, this);
-      if (this.#asked !== undefined) this.#asked = streams.#peers.add(this.#asked, request.source);
+      if (this.#asked !== undefined)
+        this.#asked = streams.#peers.add(request.share.key, this.#asked, request.source);
     }
 
     /** The subscriber's teardown. */
@@ -184,7 +189,8 @@ export class SharedStreams {
       this.#gone = true;
       this.#release?.();
       this.place?.leave();
-      if (this.#asked !== undefined) this.streams.#peers.remove(this.#asked, this.request.source);
+      if (this.#asked !== undefined)
+        this.streams.#peers.remove(this.request.share.key, this.#asked, this.request.source);
     }
   };
 
@@ -242,10 +248,10 @@ export class SharedStreams {
     return answer;
   }
 
-  /** A subscriber's admission question: its request, offset and token (by digest). */
-  #question(request: MemberRequest): string {
+  /** A subscriber's admission question besides its request: its offset and token (by digest). */
+  #askedBy(request: MemberRequest): string {
     const token = request.token === undefined ? "" : this.#digestOf(request.token);
-    return `${request.share.begin} ${token} ${request.share.key}`;
+    return `${request.share.begin} ${token}`;
   }
 
   /**

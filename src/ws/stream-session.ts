@@ -83,8 +83,14 @@ export interface StreamSessionOptions {
  * socket's owner queues it and gives it back at the close.
  */
 export interface StartTurn {
-  /** `start` in its turn, or `refused` with the error it ends with (the pace could not make it in time). */
-  wait(start: () => void, refused: (error: unknown) => void): void;
+  /** `waiter` told to start in its turn, or refused with the error it ends with (the pace could not make it in time). */
+  wait(waiter: StartWaiter): void;
+}
+
+/** A stream waiting for its turn (StartTurn): the session itself, no closures of its own. */
+export interface StartWaiter {
+  startNow(): void;
+  startRefused(error: unknown): void;
 }
 
 /** How a subscriber's standing with the ledger is kept (src/endpoints/stream-authorization.ts). */
@@ -106,7 +112,7 @@ const CLOSE_GOING_AWAY = 1001;
  * open the endpoint with the sink's demand, frame elements and the final error, record how it
  * ended. The uWS handlers in ws-streams.ts only forward their events here.
  */
-export class StreamSession implements SinkEvents, Observer<string>, SubscriberRenewals {
+export class StreamSession implements SinkEvents, Observer<string>, SubscriberRenewals, StartWaiter {
   readonly #options: StreamSessionOptions;
   readonly #sink: SocketSink;
   #queried = false;
@@ -130,6 +136,8 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
   #tokenHold: TokenHold | undefined;
   /** Its query was taken and its stream waits for its turn (StartTurn) to start. */
   #waiting = false;
+  /** The query's request while it waits for its turn. */
+  #request: unknown;
 
   constructor(socket: FrameSocket, options: StreamSessionOptions) {
     this.#options = options;
@@ -230,18 +238,25 @@ export class StreamSession implements SinkEvents, Observer<string>, SubscriberRe
       return;
     }
     this.#waiting = true;
-    turn.wait(
-      () => {
-        this.#waiting = false;
-        this.#start(request);
-      },
-      (error) => {
-        this.#waiting = false;
-        this.#reason = "error";
-        this.#sink.errorFrame(errorFrameText(error, this.#options.trace.traceId));
-        this.#sink.complete();
-      },
-    );
+    this.#request = request;
+    turn.wait(this);
+  }
+
+  /** StartWaiter: its turn came. */
+  startNow(): void {
+    const request = this.#request;
+    this.#waiting = false;
+    this.#request = undefined;
+    this.#start(request);
+  }
+
+  /** StartWaiter: the pace could not make its turn in time; the refusal is its last frame. */
+  startRefused(error: unknown): void {
+    this.#waiting = false;
+    this.#request = undefined;
+    this.#reason = "error";
+    this.#sink.errorFrame(errorFrameText(error, this.#options.trace.traceId));
+    this.#sink.complete();
   }
 
   /**

@@ -45,14 +45,21 @@ export type Arrival =
   | { readonly kind: "taken"; readonly ticket: Ticket }
   | { readonly kind: "refuse"; readonly retryAfterSeconds: number };
 
+/** What a released upgrade is told when its turn comes: to start, or that the slowed pace missed it. */
+export interface TurnWaiter {
+  turnCame(): void;
+  /** Its turn would have come after `maxWaitMs`: the Retry-After to answer. */
+  turnRefused(retryAfterSeconds: number): void;
+}
+
 /** A taken upgrade's place: released once (its stream to start in its turn) or abandoned. */
 export interface Ticket {
   /**
-   * Queues the start: `start` runs in its turn (now if the pace has room and nothing waits),
-   * or `refuse` does, with the Retry-After to answer, when the pace slowed so that its turn came
-   * after `maxWaitMs`.
+   * Queues the start: `waiter` is told in its turn (now if the pace has room and nothing waits)
+   * that it came, or that it is refused, when the pace slowed so that its turn came after
+   * `maxWaitMs`.
    */
-  release(start: () => void, refuse: (retryAfterSeconds: number) => void): void;
+  release(waiter: TurnWaiter): void;
   /**
    * The upgrade will not happen (refused, or its client left before its turn): its share and its
    * slot are given back. Once its turn came, nothing.
@@ -75,18 +82,23 @@ const RETRY_SPREAD_MS = 5_000;
 /** The share of the pace's horizon one user's upgrades may hold (as limits.ledger-streams-per-user's default). */
 const USER_SHARE = 0.5;
 
-/** A start released to go out in its turn, and when its upgrade arrived. */
-interface Queued {
-  readonly start: () => void;
-  readonly refuse: (retryAfterSeconds: number) => void;
-  readonly arrivedAt: number;
-}
-
 /** One user's upgrades: taken and not yet out (queued or awaiting their admission), and queued. */
 interface UserUpgrades {
   held: number;
-  readonly queued: Queued[];
+  readonly queued: QueuedTicket[];
 }
+
+/** A released ticket in its user's queue (UpgradePacer's PacedTicket). */
+interface QueuedTicket {
+  state: TicketState;
+  readonly arrivedAt: number;
+  retryAfterSeconds: number | undefined;
+  /** Its turn came: its waiter is told (to start, or its refusal when `retryAfterSeconds` is set). */
+  tell(): void;
+}
+
+/** A ticket's state: taken, released to its queue (its waiter told in its turn), or done with. */
+type TicketState = "held" | "queued" | "settled";
 
 export class UpgradePacer {
   readonly #maxWaitMs: number;
@@ -166,37 +178,69 @@ export class UpgradePacer {
   }
 
   #ticket(user: string, upgrades: UserUpgrades, arrivedAt: number): Ticket {
-    let state: "held" | Queued | "settled" = "held";
-    return {
-      release: (start, refuse) => {
-        if (state !== "held") return;
-        state = { start, refuse, arrivedAt };
-        upgrades.queued.push(state);
-        this.#waiting++;
-        if (upgrades.queued.length === 1) this.#turns.push(user);
-        if (this.#saturated) return;
-        this.#recover(this.#now());
-        this.#serve();
-      },
-      abandon: () => {
-        if (state === "settled") return;
-        if (state !== "held") {
-          // Queued: withdrawn, unless its turn already came.
-          const at = upgrades.queued.indexOf(state);
-          if (at === -1) return;
-          upgrades.queued.splice(at, 1);
-          this.#waiting--;
-          // Its user's last: out of the round too, or a later release would put it there twice.
-          const turn = this.#turns.indexOf(user);
-          if (upgrades.queued.length === 0 && turn !== -1) this.#turns.splice(turn, 1);
-        }
-        state = "settled";
-        this.#letGo(user, upgrades);
-        // Its slot, never used, is the next arrival's.
-        this.#due -= 1000 / this.#rate;
-      },
-    };
+    return new UpgradePacer.#PacedTicket(this, user, upgrades, arrivedAt);
   }
+
+  /**
+   * A taken upgrade's place, and once released its place in its user's queue: one object, where
+   * a scope and two closures for the ticket, two more for its release and a record in the queue
+   * were every socket's until its turn, seconds into a storm (promoted by then, and so work for
+   * the old generation's collector too).
+   */
+  static readonly #PacedTicket = class PacedTicket implements Ticket, QueuedTicket {
+    state: TicketState = "held";
+    waiter: TurnWaiter | undefined;
+    /** Set when its turn came too late: the Retry-After it is refused with. */
+    retryAfterSeconds: number | undefined;
+
+    constructor(
+      private readonly pacer: UpgradePacer,
+      private readonly user: string,
+      private readonly upgrades: UserUpgrades,
+      readonly arrivedAt: number,
+    ) {}
+
+    release(waiter: TurnWaiter): void {
+      if (this.state !== "held") return;
+      const { pacer, upgrades } = this;
+      this.state = "queued";
+      this.waiter = waiter;
+      upgrades.queued.push(this);
+      pacer.#waiting++;
+      if (upgrades.queued.length === 1) pacer.#turns.push(this.user);
+      if (pacer.#saturated) return;
+      pacer.#recover(pacer.#now());
+      pacer.#serve();
+    }
+
+    abandon(): void {
+      if (this.state === "settled") return;
+      const { pacer, upgrades, user } = this;
+      if (this.state === "queued") {
+        // Queued: withdrawn, unless its turn already came.
+        const at = upgrades.queued.indexOf(this);
+        if (at === -1) return;
+        upgrades.queued.splice(at, 1);
+        pacer.#waiting--;
+        // Its user's last: out of the round too, or a later release would put it there twice.
+        const turn = pacer.#turns.indexOf(user);
+        if (upgrades.queued.length === 0 && turn !== -1) pacer.#turns.splice(turn, 1);
+      }
+      this.state = "settled";
+      this.waiter = undefined;
+      pacer.#letGo(user, upgrades);
+      // Its slot, never used, is the next arrival's.
+      pacer.#due -= 1000 / pacer.#rate;
+    }
+
+    /** Its turn: the waiter is told, and let go. */
+    tell(): void {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      if (this.retryAfterSeconds === undefined) waiter?.turnCame();
+      else waiter?.turnRefused(this.retryAfterSeconds);
+    }
+  };
 
   /** One of `user`'s upgrades is out (or will never be): it holds one less. */
   #letGo(user: string, upgrades: UserUpgrades): void {
@@ -232,7 +276,7 @@ export class UpgradePacer {
       this.#allowance + ((now - this.#filledAt) * this.#rate) / 1000,
     );
     this.#filledAt = now;
-    const out: (() => void)[] = [];
+    const out: QueuedTicket[] = [];
     // A round takes one upgrade of each user in turn; a user with more goes to the back. One
     // that waited past its promise is refused, which takes nothing of the pace.
     while (this.#turns.length > 0 && this.#allowance >= 1) {
@@ -243,13 +287,15 @@ export class UpgradePacer {
       if (upgrades.queued.length > 0) this.#turns.push(user);
       this.#waiting--;
       this.#letGo(user, upgrades);
+      // Out of the queue: its turn came, whatever it is told; an abandon now changes nothing.
+      next.state = "settled";
       if (now - next.arrivedAt > this.#maxWaitMs) {
-        const retryAfter = this.#tell(now, Math.max(this.#due, now), 1000 / this.#rate);
-        out.push(() => next.refuse(retryAfter));
+        next.retryAfterSeconds = this.#tell(now, Math.max(this.#due, now), 1000 / this.#rate);
+        out.push(next);
         continue;
       }
       this.#allowance -= 1;
-      out.push(next.start);
+      out.push(next);
     }
     this.#saturated = this.#allowance < 1;
     if ((this.#turns.length > 0 || this.#saturated) && this.#timer === undefined) {
@@ -260,7 +306,7 @@ export class UpgradePacer {
         this.#serve();
       }, TURN_MS);
     }
-    for (const run of out) run();
+    for (const ticket of out) ticket.tell();
   }
 }
 

@@ -23,35 +23,36 @@ describe("QuestionPeers", () => {
     const stale = member("t", undefined);
     const older = member("t", 100);
     const newer = member("t", 150);
-    peers.add("q", stale);
-    peers.add("q", older);
-    peers.add("q", newer);
+    peers.add("r", "q", stale);
+    peers.add("r", "q", older);
+    peers.add("r", "q", newer);
     // The latest to join first.
-    deepStrictEqual(peers.freshYes("q", "t"), 150);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), 150);
     // Another token, another question, or a question nobody joined with: the joiner asks.
-    deepStrictEqual(peers.freshYes("q", "u"), undefined);
-    deepStrictEqual(peers.freshYes("other", "t"), undefined);
-    peers.remove("q", newer);
-    deepStrictEqual(peers.freshYes("q", "t"), 100);
-    peers.remove("q", older);
-    peers.remove("q", stale);
-    deepStrictEqual(peers.freshYes("q", "t"), undefined);
+    deepStrictEqual(peers.freshYes("r", "q", "u"), undefined);
+    deepStrictEqual(peers.freshYes("r", "other", "t"), undefined);
+    deepStrictEqual(peers.freshYes("another request", "q", "t"), undefined);
+    peers.remove("r", "q", newer);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), 100);
+    peers.remove("r", "q", older);
+    peers.remove("r", "q", stale);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), undefined);
     deepStrictEqual(peers.size, 0);
   });
 
   it("keeps a question's latest four members: a fresher yes is never crowded out by older ones", () => {
     const peers = new QuestionPeers();
     const first = Array.from({ length: 4 }, () => member("t", undefined));
-    for (const peer of first) peers.add("q", peer);
-    deepStrictEqual(peers.freshYes("q", "t"), undefined);
+    for (const peer of first) peers.add("r", "q", peer);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), undefined);
     // A joiner that found no fresh yes asked; kept, its yes answers the next ones.
     const asked = member("t", 500);
-    peers.add("q", asked);
-    deepStrictEqual(peers.freshYes("q", "t"), 500);
+    peers.add("r", "q", asked);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), 500);
     // The earliest kept made room: its leave changes nothing.
-    peers.remove("q", first[0] as UpstreamSource);
-    deepStrictEqual(peers.freshYes("q", "t"), 500);
-    peers.remove("q", asked);
-    deepStrictEqual(peers.freshYes("q", "t"), undefined);
+    peers.remove("r", "q", first[0] as UpstreamSource);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), 500);
+    peers.remove("r", "q", asked);
+    deepStrictEqual(peers.freshYes("r", "q", "t"), undefined);
   });
 });

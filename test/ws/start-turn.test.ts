@@ -3,17 +3,18 @@ import { describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { QueuedStartTurn } from "../../src/ws/start-turn.js";
-import type { Ticket } from "../../src/ws/upgrade-pacer.js";
+import type { StartWaiter } from "../../src/ws/stream-session.js";
+import type { Ticket, TurnWaiter } from "../../src/ws/upgrade-pacer.js";
 
 /** A ticket the test settles by hand: its turn comes, or the pace refuses it. */
 function handTicket() {
   const state = {
-    released: undefined as { upgrade: () => void; refuse: (retryAfterSeconds: number) => void } | undefined,
+    released: undefined as TurnWaiter | undefined,
     abandoned: 0,
   };
   const ticket: Ticket = {
-    release: (upgrade, refuse) => {
-      state.released = { upgrade, refuse };
+    release: (waiter) => {
+      state.released = waiter;
     },
     abandon: () => {
       state.abandoned++;
@@ -33,18 +34,22 @@ function queuedTurn() {
   const turn = new QueuedStartTurn(ticket, refusal);
   turn.queue();
   const events: string[] = [];
-  const wait = () =>
-    turn.wait(
-      () => events.push("start"),
-      (error) => events.push(`refused ${error}`),
-    );
+  const wait = () => turn.wait(told(events));
   return { turn, state, events, wait };
+}
+
+/** A stream's wait for its turn, told into `events` ("start" or "refused <error>"). */
+function told(events: string[]): StartWaiter {
+  return {
+    startNow: () => events.push("start"),
+    startRefused: (error) => events.push(`refused ${error}`),
+  };
 }
 
 describe("a socket's start turn", () => {
   it("starts at the query when the turn came first (a quiet worker's turn comes at the open)", () => {
     const { state, events, wait } = queuedTurn();
-    state.released?.upgrade();
+    state.released?.turnCame();
     wait();
     deepStrictEqual(events, ["start"]);
   });
@@ -53,7 +58,7 @@ describe("a socket's start turn", () => {
     const { state, events, wait } = queuedTurn();
     wait();
     deepStrictEqual(events, []);
-    state.released?.upgrade();
+    state.released?.turnCame();
     deepStrictEqual(events, ["start"]);
   });
 
@@ -61,7 +66,7 @@ describe("a socket's start turn", () => {
     for (const queryFirst of [true, false]) {
       const { state, events, wait } = queuedTurn();
       if (queryFirst) wait();
-      state.released?.refuse(3);
+      state.released?.turnRefused(3);
       if (!queryFirst) wait();
       deepStrictEqual(events, ["refused paced 3"]);
     }
@@ -73,18 +78,15 @@ describe("a socket's start turn", () => {
       const ticket = new WeakRef(hand.ticket);
       const turn = new QueuedStartTurn(hand.ticket, refusal);
       turn.queue();
-      if (settle === "came") hand.state.released?.upgrade();
-      else hand.state.released?.refuse(3);
+      if (settle === "came") hand.state.released?.turnCame();
+      else hand.state.released?.turnRefused(3);
       hand = undefined;
       // The turn lives on, as its socket's does; a WeakRef holds its target until the turn of the event loop ends.
       await new Promise((resolve) => setImmediate(resolve));
       gc();
       strictEqual(ticket.deref(), undefined, settle);
       const events: string[] = [];
-      turn.wait(
-        () => events.push("start"),
-        (error) => events.push(`refused ${error}`),
-      );
+      turn.wait(told(events));
       turn.giveBack();
       deepStrictEqual(events, [settle === "came" ? "start" : "refused paced 3"]);
     }
@@ -96,7 +98,7 @@ describe("a socket's start turn", () => {
     turn.giveBack();
     strictEqual(state.abandoned, 1);
     // Were the ticket's turn to come regardless (it is withdrawn: see the pacer), nothing starts.
-    state.released?.upgrade();
+    state.released?.turnCame();
     deepStrictEqual(events, []);
   });
 });

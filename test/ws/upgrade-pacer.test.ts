@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { describe, it, mock } from "node:test";
-import { type Arrival, type Ticket, UpgradePacer } from "../../src/ws/upgrade-pacer.js";
+import { type Arrival, type Ticket, type TurnWaiter, UpgradePacer } from "../../src/ws/upgrade-pacer.js";
 
 /** A pacer on a clock the test moves, with node's timers mocked to move with it. */
 function pacerAt(perSecond: number, maxWaitMs: number) {
@@ -26,6 +26,11 @@ function taken(arrival: Arrival): Ticket {
 const notRefused = (retryAfterSeconds: number): never => {
   throw new Error(`refused at its turn (Retry-After ${retryAfterSeconds})`);
 };
+
+/** A released upgrade's waiter: `came` in its turn, `refused` if the pace missed it. */
+function waiter(came: () => void, refused: (retryAfterSeconds: number) => void = notRefused): TurnWaiter {
+  return { turnCame: came, turnRefused: refused };
+}
 
 /** Runs `body` with node's setTimeout on the test's clock. */
 function withMockedTimers(body: () => void): void {
@@ -67,7 +72,7 @@ describe("upgrade pacer", () => {
       const again = taken(arrive("mallory"));
       strictEqual(arrive("mallory").kind, "refuse");
       let upgraded = 0;
-      tickets[1]?.release(() => upgraded++, notRefused);
+      tickets[1]?.release(waiter(() => upgraded++));
       strictEqual(upgraded, 1);
       tickets[1]?.abandon(); // settled already: no share given back twice
       strictEqual(taken(arrive("mallory")) !== again, true);
@@ -125,7 +130,7 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // a burst of 5, then one per 10 ms
       const tickets = Array.from({ length: 12 }, () => taken(pacer.arrive("alice")));
       const upgraded: number[] = [];
-      for (const [i, ticket] of tickets.entries()) ticket.release(() => upgraded.push(i), notRefused);
+      for (const [i, ticket] of tickets.entries()) ticket.release(waiter(() => upgraded.push(i)));
       deepStrictEqual(upgraded, [0, 1, 2, 3, 4]);
       // Served every 50 ms, a turn's worth together (5 at 100 a second).
       advance(30);
@@ -143,21 +148,21 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // a burst of 5, one more every 10 ms
       const upgraded: string[] = [];
       for (let i = 0; i < 5; i++)
-        taken(pacer.arrive("alice")).release(() => upgraded.push(`burst ${i}`), notRefused);
+        taken(pacer.arrive("alice")).release(waiter(() => upgraded.push(`burst ${i}`)));
       strictEqual(upgraded.length, 5);
       // A storm's retries come back at the pace: each finds one slot refilled.
       advance(10);
-      taken(pacer.arrive("alice")).release(() => upgraded.push("retry 1"), notRefused);
+      taken(pacer.arrive("alice")).release(waiter(() => upgraded.push("retry 1")));
       advance(10);
-      taken(pacer.arrive("bob")).release(() => upgraded.push("retry 2"), notRefused);
+      taken(pacer.arrive("bob")).release(waiter(() => upgraded.push("retry 2")));
       advance(10);
-      taken(pacer.arrive("alice")).release(() => upgraded.push("retry 3"), notRefused);
+      taken(pacer.arrive("alice")).release(waiter(() => upgraded.push("retry 3")));
       strictEqual(upgraded.length, 5, "none goes out alone");
       advance(20);
       deepStrictEqual(upgraded.slice(5), ["retry 1", "retry 2", "retry 3"]);
       // A turn left some of the pace unspent: a quiet worker upgrades at once again.
       advance(200);
-      taken(pacer.arrive("carol")).release(() => upgraded.push("quiet"), notRefused);
+      taken(pacer.arrive("carol")).release(waiter(() => upgraded.push("quiet")));
       strictEqual(upgraded.at(-1), "quiet");
     });
   });
@@ -167,9 +172,9 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
       const order: string[] = [];
       const flood = Array.from({ length: 20 }, () => taken(pacer.arrive("mallory")));
-      for (const ticket of flood) ticket.release(() => order.push("mallory"), notRefused);
-      taken(pacer.arrive("alice")).release(() => order.push("alice"), notRefused);
-      taken(pacer.arrive("bob")).release(() => order.push("bob"), notRefused);
+      for (const ticket of flood) ticket.release(waiter(() => order.push("mallory")));
+      taken(pacer.arrive("alice")).release(waiter(() => order.push("alice")));
+      taken(pacer.arrive("bob")).release(waiter(() => order.push("bob")));
       deepStrictEqual(order, Array(5).fill("mallory"));
       advance(50);
       deepStrictEqual(order.slice(5), ["mallory", "alice", "bob", "mallory", "mallory"]);
@@ -181,7 +186,7 @@ describe("upgrade pacer", () => {
       const { pacer, advance } = pacerAt(100, 10_000); // 5 a turn
       const out: number[] = [];
       const tickets = Array.from({ length: 12 }, () => taken(pacer.arrive("alice")));
-      for (const [i, ticket] of tickets.entries()) ticket.release(() => out.push(i), notRefused);
+      for (const [i, ticket] of tickets.entries()) ticket.release(waiter(() => out.push(i)));
       deepStrictEqual(out, [0, 1, 2, 3, 4]);
       strictEqual(pacer.waiting, 7);
       tickets[5]?.abandon();
@@ -198,9 +203,9 @@ describe("upgrade pacer", () => {
     withMockedTimers(() => {
       const { pacer, advance } = pacerAt(100, 10_000);
       let upgraded = 0;
-      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++, notRefused);
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(waiter(() => upgraded++));
       advance(60);
-      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(() => upgraded++, notRefused);
+      for (let i = 0; i < 5; i++) taken(pacer.arrive("alice")).release(waiter(() => upgraded++));
       strictEqual(upgraded, 10);
       strictEqual(pacer.waiting, 0);
     });
@@ -209,8 +214,7 @@ describe("upgrade pacer", () => {
   it("slows down when its turns come late and climbs back when they come on time", () => {
     withMockedTimers(() => {
       const { pacer, advance } = pacerAt(1_000, 10_000); // 50 a turn
-      for (let i = 0; i < 2_000; i++)
-        taken(pacer.arrive(`user-${i % 10}`)).release(() => undefined, notRefused);
+      for (let i = 0; i < 2_000; i++) taken(pacer.arrive(`user-${i % 10}`)).release(waiter(() => undefined));
       strictEqual(pacer.rate, 1_000);
       // The worker was busy: the turn due in 50 ms ran 120 ms late.
       advance(170);
@@ -233,8 +237,10 @@ describe("upgrade pacer", () => {
       const outcomes: string[] = [];
       for (let i = 0; i < 30; i++)
         taken(pacer.arrive(`user-${i % 2}`)).release(
-          () => outcomes.push("upgraded"),
-          (retryAfter) => outcomes.push(`refused ${retryAfter}`),
+          waiter(
+            () => outcomes.push("upgraded"),
+            (retryAfter) => outcomes.push(`refused ${retryAfter}`),
+          ),
         );
       strictEqual(outcomes.length, 5);
       // Every turn late: the pace falls to 10 a second, 1 a turn.
@@ -302,17 +308,19 @@ describe("upgrade pacer", () => {
               held.set(owner, (held.get(owner) ?? 0) - 1);
             };
             ticket.release(
-              () => {
-                ok(time() - arrivedAt <= maxWaitMs, `upgraded ${time() - arrivedAt} ms after its arrival`);
-                settle();
-                spend();
-              },
-              (retryAfterSeconds) => {
-                ok(time() - arrivedAt > maxWaitMs, `refused ${time() - arrivedAt} ms after its arrival`);
-                ok(retryAfterSeconds >= 1);
-                refusedAtTurn++;
-                settle();
-              },
+              waiter(
+                () => {
+                  ok(time() - arrivedAt <= maxWaitMs, `upgraded ${time() - arrivedAt} ms after its arrival`);
+                  settle();
+                  spend();
+                },
+                (retryAfterSeconds) => {
+                  ok(time() - arrivedAt > maxWaitMs, `refused ${time() - arrivedAt} ms after its arrival`);
+                  ok(retryAfterSeconds >= 1);
+                  refusedAtTurn++;
+                  settle();
+                },
+              ),
             );
             // Now and then its client leaves while it waits its turn: withdrawn unless already out.
             if (random() < 0.3) {
