@@ -110,7 +110,15 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
           say(
             `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies): 200 sockets to load the gateway's modules ...`,
           );
-          await stormPoint(clients, under, { ...shape, subscribers: 200 }, o.stormEstablished, "cold");
+          const sandboxPid = sandbox.child.pid;
+          await stormPoint(
+            clients,
+            under,
+            { ...shape, subscribers: 200 },
+            o.stormEstablished,
+            "cold",
+            sandboxPid,
+          );
           await measuredStorm(clients.storm, bare, { ...shape, subscribers: 200 });
           for (const round of ["cold", "warm"] as const) {
             const point = await stormPoint(
@@ -119,6 +127,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
               { ...shape, subscribers: n },
               o.stormEstablished,
               round,
+              sandboxPid,
             );
             // The reference right after, on the same crowd: within seconds, the machine as fast.
             point.bare = await measuredStorm(clients.storm, bare, { ...shape, subscribers: n });
@@ -128,7 +137,8 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
                 Math.round((100 * point.gatewayCpuMicrosPerStart) / point.bare.cpuMicrosPerStart) / 100;
             say(
               `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies), ${round}: ${point.gatewayCpuMicrosPerStart} µs gateway CPU per start ` +
-                `(${point.grossCpuMicrosPerStart} gross; bare uWS ${point.bare.cpuMicrosPerStart}: ${point.timesBare ?? "-"}x), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)}, ` +
+                `(${point.grossCpuMicrosPerStart} gross; bare uWS ${point.bare.cpuMicrosPerStart}: ${point.timesBare ?? "-"}x), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)} ` +
+                `(the sandbox's CPU ${point.ledgerCpuMicrosPerStart ?? "-"} µs per start), ` +
                 `all first elements after ${point.firstAllSeconds} s (p50 ${point.p50FirstSeconds} s), ${point.failed} failed${point.failures ? ` ${JSON.stringify(point.failures)}` : ""}${point.lostInCork ? ` (${point.lostInCork} lost in their corked upgrade)` : ""}, ` +
                 `${point.refused} refused 503; established p50/p99 ${point.established.during.p50}/${point.established.during.p99} ms ` +
                 `(before ${point.established.before.p50}/${point.established.before.p99} ms, ${point.established.during.count} samples), ` +

@@ -174,6 +174,7 @@ function printStorm(storm: StormResult): void {
           "bare uWS µs/start": p.bare?.cpuMicrosPerStart ?? "",
           "x bare": p.timesBare ?? "",
           "ledger calls/start": p.ledgerCallsPerStart,
+          "sandbox µs/start": p.ledgerCpuMicrosPerStart ?? "",
           "all first (s)": p.firstAllSeconds,
           failed: p.failed,
           "503s": p.refused,

@@ -63,6 +63,12 @@ export interface StormPoint {
   timesBare?: number;
   /** Every gRPC call the gateway made to the ledger over the window, by method. */
   ledgerCalls: Record<string, number>;
+  /**
+   * The sandbox's CPU per start over the window, less its rate before (the established load's
+   * ticks): what the crowd's ledger calls cost the ledger, here on the same cores as the gateway
+   * and the clients. Absent against a ledger of another machine (and in results before it was read).
+   */
+  ledgerCpuMicrosPerStart?: number;
   ledgerCallsPerStart: number;
   /** Delivery delay (ms, submit to receipt) of the established subscribers' live ticks. */
   established: { subscribers: number; before: DelayFigures; during: DelayFigures };
@@ -271,12 +277,18 @@ export async function stormPoint(
   shape: StormShape,
   establishedSubscribers: number,
   warmth: "cold" | "warm",
+  /** The ledger's process, when it runs on this machine (the sandbox): its CPU is read too. */
+  ledgerPid?: number,
 ): Promise<StormPoint> {
   const url = `ws://127.0.0.1:${gateway.port}/v2/updates`;
+  const ledgerCpu = () => (ledgerPid === undefined ? 0 : threadsCpuSeconds(ledgerPid));
   const quietFrom = nowMs();
   const quietCpu = threadsCpuSeconds(gateway.pid);
+  const quietLedgerCpu = ledgerCpu();
   await sleep(2000);
-  const baselineRate = (threadsCpuSeconds(gateway.pid) - quietCpu) / ((nowMs() - quietFrom) / 1000);
+  const quietSeconds = (nowMs() - quietFrom) / 1000;
+  const baselineRate = (threadsCpuSeconds(gateway.pid) - quietCpu) / quietSeconds;
+  const ledgerRate = (ledgerCpu() - quietLedgerCpu) / quietSeconds;
   clients.established.send({ kind: "delays", from: quietFrom, to: nowMs() });
   const before = await clients.established.next<DelayFigures>();
 
@@ -287,6 +299,7 @@ export async function stormPoint(
   const callsBefore = callsByMethod(metricsBefore);
   await sleep(250);
   const cpuBefore = threadsCpuSeconds(gateway.pid);
+  const ledgerCpuBefore = ledgerCpu();
   const from = nowMs();
   clients.storm.send({
     kind: "storm",
@@ -298,6 +311,7 @@ export async function stormPoint(
   const answer = await clients.storm.next<StormAnswer>();
   const to = nowMs();
   const cpu = threadsCpuSeconds(gateway.pid) - cpuBefore;
+  const ledgerWindowCpu = ledgerCpu() - ledgerCpuBefore;
   clients.established.send({ kind: "delays", from, to });
   const during = await clients.established.next<DelayFigures>();
   // A call is counted when it ends: the probes and admissions have; give the last a moment.
@@ -316,7 +330,9 @@ export async function stormPoint(
   clients.storm.send({ kind: "close" });
   await clients.storm.next();
   const n = shape.subscribers;
-  const net = Math.max(0, cpu - baselineRate * ((to - from) / 1000));
+  const windowSeconds = (to - from) / 1000;
+  const net = Math.max(0, cpu - baselineRate * windowSeconds);
+  const ledgerNet = Math.max(0, ledgerWindowCpu - ledgerRate * windowSeconds);
   return {
     round: warmth,
     subscribers: n,
@@ -336,6 +352,7 @@ export async function stormPoint(
     grossCpuMicrosPerStart: round((cpu * 1e6) / n, 1),
     ledgerCalls,
     ledgerCallsPerStart: round(calls / n, 4),
+    ...(ledgerPid !== undefined && { ledgerCpuMicrosPerStart: round((ledgerNet * 1e6) / n, 1) }),
     established: { subscribers: establishedSubscribers, before, during },
     ...(lagMax !== undefined && { gatewayLoopLagMaxMs: lagMax }),
   };
