@@ -138,7 +138,7 @@ export async function storm(bench: LocalBench): Promise<StormResult | undefined>
             say(
               `N=${n}, ${crowd.tokens} token(s), ${shape.queries.length} query(ies), ${round}: ${point.gatewayCpuMicrosPerStart} µs gateway CPU per start ` +
                 `(${point.grossCpuMicrosPerStart} gross; bare uWS ${point.bare.cpuMicrosPerStart}: ${point.timesBare ?? "-"}x), ${point.ledgerCallsPerStart} ledger calls per start ${JSON.stringify(point.ledgerCalls)} ` +
-                `(the sandbox's CPU ${point.ledgerCpuMicrosPerStart ?? "-"} µs per start), ` +
+                `(the sandbox ${point.ledgerCores?.during ?? "-"} cores, ${point.ledgerCores?.before ?? "-"} before), ` +
                 `all first elements after ${point.firstAllSeconds} s (p50 ${point.p50FirstSeconds} s), ${point.failed} failed${point.failures ? ` ${JSON.stringify(point.failures)}` : ""}${point.lostInCork ? ` (${point.lostInCork} lost in their corked upgrade)` : ""}, ` +
                 `${point.refused} refused 503; established p50/p99 ${point.established.during.p50}/${point.established.during.p99} ms ` +
                 `(before ${point.established.before.p50}/${point.established.before.p99} ms, ${point.established.during.count} samples), ` +

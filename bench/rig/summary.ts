@@ -174,7 +174,7 @@ function printStorm(storm: StormResult): void {
           "bare uWS µs/start": p.bare?.cpuMicrosPerStart ?? "",
           "x bare": p.timesBare ?? "",
           "ledger calls/start": p.ledgerCallsPerStart,
-          "sandbox µs/start": p.ledgerCpuMicrosPerStart ?? "",
+          "sandbox cores (before)": p.ledgerCores ? `${p.ledgerCores.during} (${p.ledgerCores.before})` : "",
           "all first (s)": p.firstAllSeconds,
           failed: p.failed,
           "503s": p.refused,

@@ -64,11 +64,13 @@ export interface StormPoint {
   /** Every gRPC call the gateway made to the ledger over the window, by method. */
   ledgerCalls: Record<string, number>;
   /**
-   * The sandbox's CPU per start over the window, less its rate before (the established load's
-   * ticks): what the crowd's ledger calls cost the ledger, here on the same cores as the gateway
-   * and the clients. Absent against a ledger of another machine (and in results before it was read).
+   * The sandbox's CPU in cores (CPU seconds a second) over the window and over the 2 s before it:
+   * how busy the crowd's ledger calls kept the ledger, here on the same two cores as the gateway
+   * and the clients, whose delays the established figures include. Not less a rate as the
+   * gateway's: the sandbox's own collections make its 2 s rate too noisy to subtract. Absent
+   * against a ledger of another machine (and in results before it was read).
    */
-  ledgerCpuMicrosPerStart?: number;
+  ledgerCores?: { before: number; during: number };
   ledgerCallsPerStart: number;
   /** Delivery delay (ms, submit to receipt) of the established subscribers' live ticks. */
   established: { subscribers: number; before: DelayFigures; during: DelayFigures };
@@ -332,7 +334,6 @@ export async function stormPoint(
   const n = shape.subscribers;
   const windowSeconds = (to - from) / 1000;
   const net = Math.max(0, cpu - baselineRate * windowSeconds);
-  const ledgerNet = Math.max(0, ledgerWindowCpu - ledgerRate * windowSeconds);
   return {
     round: warmth,
     subscribers: n,
@@ -352,7 +353,9 @@ export async function stormPoint(
     grossCpuMicrosPerStart: round((cpu * 1e6) / n, 1),
     ledgerCalls,
     ledgerCallsPerStart: round(calls / n, 4),
-    ...(ledgerPid !== undefined && { ledgerCpuMicrosPerStart: round((ledgerNet * 1e6) / n, 1) }),
+    ...(ledgerPid !== undefined && {
+      ledgerCores: { before: round(ledgerRate, 3), during: round(ledgerWindowCpu / windowSeconds, 3) },
+    }),
     established: { subscribers: establishedSubscribers, before, during },
     ...(lagMax !== undefined && { gatewayLoopLagMaxMs: lagMax }),
   };
