@@ -203,13 +203,23 @@ class SubscriberGate implements Observer<string>, Unsubscribable, ConfirmationLi
     this.#grant.onConfirmed(this);
     this.#watchExpiry();
     const { recheckIntervalMs, renewals } = this.#options;
-    if (recheckIntervalMs > 0) recheckClock(recheckIntervalMs).every(this);
+    if (recheckIntervalMs > 0) recheckClock(recheckIntervalMs).every(this, this.#phaseGroup());
     if (renewals !== undefined)
       this.#renewalSubscription = renewals.tokens$.subscribe(
         new SubscriberGate.#RenewalListener(this, renewals),
       );
     this.#sourceSubscription = source.subscribe(this);
     return this;
+  }
+
+  /**
+   * What the re-check clock phases this subscriber by: its token, as its questions name it, so
+   * that the subscribers of one token come due together and share their questions.
+   */
+  #phaseGroup(): string | undefined {
+    const token = this.#grant.token;
+    if (token === undefined) return undefined;
+    return this.#options.digestOf?.(token) ?? token;
   }
 
   next(element: string): void {
