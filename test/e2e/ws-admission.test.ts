@@ -50,13 +50,21 @@ describe("WebSocket admission before the upgrade (real sandbox)", () => {
     return (counts ?? []).reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
   };
 
-  /** A stream of alice's on `token`, started: its socket holds the token, admitted at its upgrade. */
+  /**
+   * A stream of alice's on `token`, started: its socket holds the token, admitted at its upgrade.
+   * From the ledger end (past 0: alice's allocation took an offset), so that its re-checks probe
+   * its request (GetUpdates) rather than ask whether the token's claims resolve (the
+   * GetLedgerApiVersion calls these tests count): they come at its token's phase of the re-check
+   * clock, anywhere in the tests' windows.
+   */
   const heldStream = async (token: string) => {
     const open = async () => gatewayMetric(stack.url, "ledger_gateway_ws_streams_open");
     const openBefore = await open();
+    const end = (await call<{ offset: number }>(stack, "GET", "/v2/state/ledger-end")).body.offset;
+    assert.ok(end > 0, `ledger end ${end}`);
     const socket = new WebSocket(`${wsUrl}/v2/updates`, ["daml.ws.auth", `jwt.token.${token}`]);
     await once(socket, "open");
-    socket.send(JSON.stringify(updatesRequest(wildcard([alice]))));
+    socket.send(JSON.stringify(updatesRequest(wildcard([alice]), end)));
     await until(async () => (await open()) === openBefore + 1);
     return {
       close: async () => {
