@@ -9,6 +9,7 @@ import {
 } from "../../bench/lib/processes.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
 import { partyFilter, updatesRequest } from "../support/update-requests.js";
+import { reopenedWhenLostInCork } from "../support/lost-in-cork.js";
 import { debianBinary } from "./debian-package.js";
 import { type ShippedNginx, startShippedNginx } from "./shipped-nginx.js";
 
@@ -122,9 +123,12 @@ describe("nginx in front of two gateway instances", {
   it("upgrades WebSockets with subprotocol auth and streams every element to the end, on both instances", async () => {
     const end = await ledgerEnd();
     const url = `${base.replace(/^http/, "ws")}${PREFIX}/v2/updates`;
-    const streams = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        readStream(url, ["daml.ws.auth", `jwt.token.${token}`], updatesRequest(partyFilter(party), 0, end)),
+    const streams = await reopenedWhenLostInCork(
+      gateways.map((g) => `http://127.0.0.1:${g.port}${PREFIX}`),
+      Array.from(
+        { length: 6 },
+        () => () =>
+          readStream(url, ["daml.ws.auth", `jwt.token.${token}`], updatesRequest(partyFilter(party), 0, end)),
       ),
     );
     for (const stream of streams) {
@@ -176,16 +180,18 @@ function readStream(
   url: string,
   protocols: string[],
   request: unknown,
-): Promise<{ protocol: string; code: number; seqs: number[] }> {
+): Promise<{ protocol: string; code: number; frames: number; seqs: number[] }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, protocols);
     const seqs: number[] = [];
+    let frames = 0;
     socket.on("open", () => socket.send(JSON.stringify(request)));
     socket.on("message", (data: Buffer) => {
+      frames++;
       const seq = seqOf(JSON.parse(data.toString("utf8")) as Element);
       if (seq !== undefined) seqs.push(seq);
     });
-    socket.on("close", (code) => resolve({ protocol: socket.protocol, code, seqs }));
+    socket.on("close", (code) => resolve({ protocol: socket.protocol, code, frames, seqs }));
     socket.on("error", reject);
   });
 }

@@ -18,6 +18,7 @@ import { projectRoot } from "../../src/proto/project-root.js";
 import { debianBinary } from "../deploy/debian-package.js";
 import { signToken } from "../jwt/test-tokens.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { type ClosedStream, reopenedWhenLostInCork } from "../support/lost-in-cork.js";
 import { until } from "../support/until.js";
 
 /**
@@ -642,12 +643,27 @@ class OpenStream {
 }
 
 /** Reads a WebSocket stream; resolves with the close code. */
-function readStream(
+/** A stream's close code, the stream opened again if its upgrade was lost in its cork. */
+async function readStream(
   url: string,
   token: string,
   request: unknown,
   options: { leaveAfter?: number; slow?: boolean } = {},
 ): Promise<number> {
+  const gatewayUrl = url.replace(/^ws/, "http").replace(/\/v2\/.*$/, "");
+  const [stream] = await reopenedWhenLostInCork(
+    [gatewayUrl],
+    [() => openStream(url, token, request, options)],
+  );
+  return (stream as ClosedStream).code;
+}
+
+function openStream(
+  url: string,
+  token: string,
+  request: unknown,
+  options: { leaveAfter?: number; slow?: boolean },
+): Promise<ClosedStream> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, ["daml.ws.auth", `jwt.token.${token}`]);
     let frames = 0;
@@ -661,7 +677,7 @@ function readStream(
         setTimeout(() => socket.resume(), 300);
       }
     });
-    socket.on("close", (code) => resolve(code));
+    socket.on("close", (code) => resolve({ code, frames }));
     socket.on("error", reject);
   });
 }
