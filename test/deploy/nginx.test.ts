@@ -8,8 +8,8 @@ import {
   startSandboxProcess,
 } from "../../bench/lib/processes.js";
 import { mintToken } from "../../src/jwt/mint-token.js";
-import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { reopenedWhenLostInCork } from "../support/lost-in-cork.js";
+import { partyFilter, updatesRequest } from "../support/update-requests.js";
 import { debianBinary } from "./debian-package.js";
 import { type ShippedNginx, startShippedNginx } from "./shipped-nginx.js";
 
