@@ -33,6 +33,18 @@ export async function reopenedWhenLostInCork<T extends ClosedStream>(
   return streams;
 }
 
+/**
+ * A socket held open (`open` answers once it is) on a gateway started as a process, opened once
+ * more when its gateway (`gatewayUrl`) counted it lost in its corked upgrade, as
+ * reopenedWhenLostInCork takes such a loss. The opens must not overlap: the count tells only that
+ * some socket was lost meanwhile.
+ */
+export async function heldUnlessLostInCork<T>(gatewayUrl: string, open: () => Promise<T>): Promise<T> {
+  const before = await lostInCork([gatewayUrl]);
+  const socket = await open();
+  return (await lostInCork([gatewayUrl])) === before ? socket : open();
+}
+
 async function lostInCork(gatewayUrls: readonly string[]): Promise<number> {
   let sum = 0;
   for (const url of gatewayUrls)

@@ -6,6 +6,7 @@ import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
 import { freePort } from "../../bench/lib/free-port.js";
+import { heldUnlessLostInCork } from "../support/lost-in-cork.js";
 import { tokenFor } from "../support/tokens.js";
 
 const CLI = ["--import", "tsx", "src/cli.ts"];
@@ -182,11 +183,14 @@ describe("server.workers", () => {
       // Upgraded sockets that sent no request yet: 16 connections, which the kernel's hash puts
       // all on one worker once in 32 768 runs; every one must be closed by its own worker.
       for (let i = 0; i < 16; i++) {
-        const socket = new WebSocket(`ws://127.0.0.1:${port}/v2/updates`, [
-          "daml.ws.auth",
-          `jwt.token.${tokenFor()}`,
-        ]);
-        await once(socket, "open");
+        const socket = await heldUnlessLostInCork(`http://127.0.0.1:${port}`, async () => {
+          const socket = new WebSocket(`ws://127.0.0.1:${port}/v2/updates`, [
+            "daml.ws.auth",
+            `jwt.token.${tokenFor()}`,
+          ]);
+          await once(socket, "open");
+          return socket;
+        });
         closes.push(once(socket, "close").then(([code]) => code as number));
       }
       assert.equal(await stopCli(gateway.child), 0);
