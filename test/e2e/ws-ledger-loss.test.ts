@@ -66,11 +66,11 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   let gateway: RunningGateway | undefined;
 
   /** The standalone sandbox in its own process, so that it can be killed as a ledger dies. */
-  const start = async (resumeWindow = "2s") => {
+  const start = async (resumeWindow = "2s", args: string[] = []) => {
     sandbox = await startSandboxProcess({ args: ["--preload", `ticks=${TICKS},party=lost`] });
     // A ledger that stays away is retried for the resume window first (ws-ledger-resume.test.ts).
     const started = await gatewayOnSandbox(sandbox, "lost", {
-      args: ["--websocket-config.resume-window", resumeWindow],
+      args: ["--websocket-config.resume-window", resumeWindow, ...args],
     });
     gateway = started.gateway;
     return { sandbox, ...started };
@@ -102,8 +102,14 @@ describe("WebSocket streams when the ledger or the gateway goes away", () => {
   });
 
   it("ends a stream with the UNAVAILABLE frame and close 1013 when the ledger comes back without its offset (it lost its state)", async () => {
-    // A window the restart certainly fits in: the stream ends because the offset is gone.
-    const { gateway, party } = await start("60s");
+    // A window the restart certainly fits in: the stream ends because the offset is gone. No
+    // re-check meanwhile: the empty ledger has not allocated the token's party, so a re-check
+    // that reached it before the resume found the offset gone would end the stream, rightly, with
+    // STALE_STREAM_AUTHORIZATION (CI saw that once, the default re-check being every 5 s).
+    const { gateway, party } = await start("60s", [
+      "--websocket-config.stream-authorization-recheck-interval",
+      "600s",
+    ]);
     const client = subscribe(gateway, party);
     await client.elements(TICKS);
     const { port } = sandbox as SandboxProcess;

@@ -642,8 +642,7 @@ class OpenStream {
   }
 }
 
-/** Reads a WebSocket stream; resolves with the close code. */
-/** A stream's close code, the stream opened again if its upgrade was lost in its cork. */
+/** Reads a WebSocket stream; resolves with the close code (opened again if lost in its cork). */
 async function readStream(
   url: string,
   token: string,
@@ -658,6 +657,7 @@ async function readStream(
   return (stream as ClosedStream).code;
 }
 
+/** Reads a WebSocket stream once: how it closed. */
 function openStream(
   url: string,
   token: string,
