@@ -2,6 +2,7 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it, mock } from "node:test";
 import { type Rechecked, recheckClock } from "../../src/endpoints/recheck-clock.js";
+import { seededRandom } from "../support/seeded-random.js";
 
 /** A fresh clock per test: the clocks are the thread's, one per interval. */
 let nextInterval = 1_000;
@@ -43,24 +44,13 @@ class Recorded implements Rechecked {
   }
 }
 
-/** A seeded generator (mulberry32): the same interleavings at every run. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("the re-check clock", () => {
   it("re-checks every subscriber once an interval, one token's together, none after it left, whatever the interleaving", () => {
     for (let seed = 1; seed <= 20; seed++) {
       withMockedTime((advance, now) => {
         const interval = freshInterval();
         const clock = recheckClock(interval);
-        const random = seeded(seed);
+        const random = seededRandom(seed);
         const groups = Array.from({ length: 12 }, (_, i) => digest(`token ${seed} ${i}`));
         const on = new Set<Recorded>();
         const left = new Map<Recorded, number>();

@@ -4,6 +4,7 @@ import protobuf from "protobufjs";
 import { LedgerJson, type PackageSignatures, WireTranscoder } from "../../src/codec/index.js";
 import { ValueCodec } from "../../src/lf/index.js";
 import { ledgerApiProtos } from "../../src/proto/ledger-api-protos.js";
+import { seededRandom } from "../support/seeded-random.js";
 
 /**
  * Unary answers go from their bytes to JSON text by the wire path (src/endpoints/grpc-route.ts),
@@ -49,18 +50,6 @@ function unaryAnswerTypes(): protobuf.Type[] {
   };
   visit(protos.root.lookup("com.daml.ledger.api.v2") as protobuf.Namespace);
   return [...types.values()];
-}
-
-/** A seeded generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const STRINGS = ["", "a", "Alice::1220ab", 'é "quoted" \\ \n', "日本語", "\u{1F600}", "x".repeat(300)];
@@ -129,7 +118,7 @@ describe("unary answers: the wire path writes the object path's text", () => {
   it("for 30 arbitrary answers of every unary Ledger API method, and the empty one", () => {
     const types = unaryAnswerTypes();
     assert.ok(types.length > 50, `only ${types.length} answer types found`);
-    const next = random(20261123);
+    const next = seededRandom(20261123);
     let refused = 0;
     let compared = 0;
     for (const type of types) {

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { LedgerStreamBudget, type LedgerStreamPurpose } from "../../src/limits/ledger-stream-budget.js";
 import { moduleWorkerData } from "../../src/threads/module-worker.js";
+import { seededRandom } from "../support/seeded-random.js";
 import { workerAnswer } from "../support/worker-answer.js";
 
 /**
@@ -60,18 +61,6 @@ export function hammerBudget(data: HammerData): Promise<HammerResult> {
   return workerAnswer(import.meta.url, MARK, data);
 }
 
-/** mulberry32: a small seeded generator, so that a failing walk can be walked again. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** Raises `word` to `value` if it is higher: the most ever seen. */
 function raise(words: Int32Array, word: number, value: number): void {
   for (let most = Atomics.load(words, word); value > most; most = Atomics.load(words, word))
@@ -98,7 +87,7 @@ if (data !== undefined) {
     subscriptionsPerUser: perUser,
     authorizationsPerUser: perUser,
   });
-  const next = random(data.seed);
+  const next = seededRandom(data.seed);
   const result: HammerResult = {
     granted: { subscription: 0, authorization: 0 },
     refused: 0,
